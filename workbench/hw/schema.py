@@ -1,0 +1,289 @@
+"""Pydantic models of an accelerator description (the schema of ``hardware/*.yaml``).
+
+Hardware is data. Each YAML file in ``hardware/`` is validated into a frozen :class:`Hardware`
+with ``extra="forbid"`` (an unknown field is an error, not silently ignored). Units live in field
+names and are SI base units: bytes, seconds, FLOP/s, bytes/s, watts, picojoules. Figures that are
+derived from others (ridge point, peak per core) are properties, not fields, so they cannot
+disagree with the figures they come from.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from workbench.ir.dtypes import DTYPES, canonical
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "Hardware",
+    "Interconnect",
+    "MatrixEngine",
+    "MemoryLevel",
+    "Overheads",
+    "Power",
+    "RuntimeVariance",
+    "Software",
+    "VectorUnit",
+]
+
+SCHEMA_VERSION = 1
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+def _dtype_map(value: dict[str, float]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for key, v in value.items():
+        if key not in DTYPES and canonical(key, where="") not in DTYPES:
+            raise ValueError(f"unknown dtype {key!r}")
+        if v <= 0:
+            raise ValueError(f"{key}: must be > 0")
+        out[canonical(key)] = v
+    return out
+
+
+class MatrixEngine(_Model):
+    """The GEMM engine (tensor cores, MXUs, MMEs, a systolic PE array)."""
+
+    cores: int = Field(
+        gt=0,
+        description="Independent compute units that each run one tile at a time (SMs, CUs, MXU cores).",
+    )
+    native_tile_m: int = Field(
+        gt=0, description="Tile M must be a multiple of this (instruction/array shape), elements."
+    )
+    native_tile_n: int = Field(gt=0, description="Tile N must be a multiple of this, elements.")
+    native_tile_k: int = Field(
+        gt=0, description="Tile K (K-step) must be a multiple of this, elements."
+    )
+    clock_hz: float = Field(gt=0, description="Clock the peak figures assume, Hz.")
+    peak_flops_per_s: dict[str, float] = Field(
+        description="Dense whole-chip peak per dtype, FLOP/s (multiply-add = 2). A dtype absent here is not supported by the engine."
+    )
+    dataflows: tuple[Literal["output_stationary", "weight_stationary", "input_stationary"], ...] = (
+        Field(
+            default=("output_stationary",),
+            description="Dataflows the engine can run; the first is its default.",
+        )
+    )
+
+    @field_validator("peak_flops_per_s")
+    @classmethod
+    def _check_peaks(cls, v: dict[str, float]) -> dict[str, float]:
+        return _dtype_map(v)
+
+
+class VectorUnit(_Model):
+    """The SIMD / vector / scalar units that run everything that is not a GEMM."""
+
+    peak_flops_per_s: dict[str, float] = Field(
+        description="Whole-chip peak of non-GEMM arithmetic per dtype, FLOP/s."
+    )
+
+    @field_validator("peak_flops_per_s")
+    @classmethod
+    def _check_peaks(cls, v: dict[str, float]) -> dict[str, float]:
+        return _dtype_map(v)
+
+
+class MemoryLevel(_Model):
+    """One level of the memory hierarchy. Levels are listed innermost (registers) first."""
+
+    name: str = Field(
+        min_length=1,
+        description="Short name shown in sheets and charts (e.g. 'smem', 'l2', 'hbm').",
+    )
+    kind: Literal["register", "sram", "cache", "dram"] = Field(
+        description="register file, software-managed SRAM (the tiling target), hardware cache, or off-chip DRAM/HBM."
+    )
+    scope: Literal["per_core", "shared"] = Field(
+        description="per_core: each core has its own capacity_bytes; shared: one pool for the chip."
+    )
+    capacity_bytes: int = Field(
+        gt=0, description="Capacity, bytes (per core when scope is per_core)."
+    )
+    bandwidth_bytes_per_s: float = Field(
+        gt=0, description="Whole-chip aggregate bandwidth, bytes/s."
+    )
+    energy_pj_per_byte: float = Field(ge=0, description="Access energy, picojoules per byte.")
+    latency_s: float = Field(default=0.0, ge=0, description="Access latency, seconds.")
+
+
+class Interconnect(_Model):
+    """Chip-to-chip links used by collectives."""
+
+    links: int = Field(ge=0, description="Number of chip-to-chip links (0: single-chip part).")
+    link_bandwidth_bytes_per_s: float = Field(
+        ge=0, description="Per-link bandwidth in one direction, bytes/s."
+    )
+    latency_s: float = Field(ge=0, description="Per-hop (per ring step) latency, seconds.")
+    topology: str = Field(
+        default="switch", description="e.g. 'switch' (NVLink/NVSwitch), 'torus-3d', 'ring', 'none'."
+    )
+    energy_pj_per_byte: float = Field(
+        default=0.0, ge=0, description="Energy per byte moved over a link, pJ."
+    )
+
+    @property
+    def bandwidth_bytes_per_s(self) -> float:
+        """Aggregate one-direction bandwidth of all links, bytes/s."""
+        return self.links * self.link_bandwidth_bytes_per_s
+
+
+class Overheads(_Model):
+    """Fixed costs that do not scale with work."""
+
+    kernel_launch_s: float = Field(
+        ge=0, description="Host-to-device launch cost of one kernel in eager mode, seconds."
+    )
+    graph_launch_s: float = Field(
+        ge=0, description="Amortised per-kernel launch cost under graph capture, seconds."
+    )
+    barrier_s: float = Field(
+        ge=0, description="Cost of one grid-wide barrier/synchronisation, seconds."
+    )
+
+
+class Power(_Model):
+    """Power and energy figures."""
+
+    tdp_w: float = Field(gt=0, description="Thermal design / board power, watts.")
+    idle_w: float = Field(ge=0, description="Power drawn when idle, watts.")
+    energy_pj_per_flop: dict[str, float] = Field(
+        description="Energy per FLOP on the matrix engine per dtype, picojoules."
+    )
+
+    @field_validator("energy_pj_per_flop")
+    @classmethod
+    def _check(cls, v: dict[str, float]) -> dict[str, float]:
+        return _dtype_map(v)
+
+
+class RuntimeVariance(_Model):
+    """Parameters of the serving simulation's runtime-variance model."""
+
+    launch_jitter_s: float = Field(
+        default=0.0, ge=0, description="Standard deviation of per-step launch jitter, seconds."
+    )
+    slow_step_probability: float = Field(
+        default=0.0,
+        ge=0,
+        le=1,
+        description="Probability that a step is slow (GC, preemption, thermal).",
+    )
+    slow_step_factor: float = Field(
+        default=1.0, ge=1, description="A slow step takes this many times as long."
+    )
+
+
+class Software(_Model):
+    """Software-stack maturity, the engineering-risk input of platform selection."""
+
+    maturity: float = Field(
+        ge=0, le=1, description="0 = experimental stack, 1 = mature, broad op coverage."
+    )
+    fused_attention: bool = Field(
+        default=True, description="A production fused (flash-style) attention kernel exists."
+    )
+    graph_capture: bool = Field(
+        default=True, description="Kernel launches can be captured and replayed as a graph."
+    )
+    notes: str = Field(
+        default="", description="Where the maturity figure comes from, or that it is an assumption."
+    )
+
+
+class Hardware(_Model):
+    """An accelerator: engines, memory hierarchy, interconnect, overheads, power and sources."""
+
+    schema_version: int = Field(
+        description="Schema version of the file; this code reads version 1."
+    )
+    name: str = Field(min_length=1, description="Profile name used on the CLI (e.g. 'h100-sxm').")
+    vendor: str = Field(description="Vendor.")
+    description: str = Field(default="", description="One-line description.")
+    matrix_engine: MatrixEngine
+    vector_unit: VectorUnit
+    memory: tuple[MemoryLevel, ...] = Field(
+        min_length=2, description="Levels innermost first; the last is off-chip memory."
+    )
+    interconnect: Interconnect
+    overheads: Overheads
+    power: Power
+    runtime_variance: RuntimeVariance = Field(default_factory=RuntimeVariance)
+    software: Software
+    sources: tuple[str, ...] = Field(
+        min_length=1, description="Where the figures come from (URLs or documents)."
+    )
+    assumptions: tuple[str, ...] = Field(
+        default=(), description="Figures that are assumed rather than published, each with why."
+    )
+
+    @field_validator("schema_version")
+    @classmethod
+    def _version(cls, v: int) -> int:
+        if v != SCHEMA_VERSION:
+            raise ValueError(f"this workbench reads schema_version {SCHEMA_VERSION}, file has {v}")
+        return v
+
+    @model_validator(mode="after")
+    def _levels(self) -> Hardware:
+        if not any(m.kind == "sram" and m.scope == "per_core" for m in self.memory):
+            raise ValueError(
+                "memory: needs one level with kind 'sram' and scope 'per_core' (the tiling target)"
+            )
+        if self.memory[-1].kind != "dram":
+            raise ValueError("memory: the last (outermost) level must have kind 'dram'")
+        names = [m.name for m in self.memory]
+        if len(set(names)) != len(names):
+            raise ValueError(f"memory: level names must be unique, got {names}")
+        return self
+
+    # --- derived figures -------------------------------------------------------------------
+    def peak_flops(self, dtype: str) -> float:
+        """Matrix-engine peak for ``dtype`` (FLOP/s), or 0.0 when the engine lacks it."""
+        return self.matrix_engine.peak_flops_per_s.get(canonical(dtype), 0.0)
+
+    def vector_flops(self, dtype: str) -> float:
+        """Vector-unit peak for ``dtype`` (FLOP/s), falling back to its fp32 figure."""
+        peaks = self.vector_unit.peak_flops_per_s
+        return peaks.get(canonical(dtype)) or peaks.get("fp32") or max(peaks.values())
+
+    def supports(self, dtype: str) -> bool:
+        """Whether the matrix engine runs ``dtype`` natively."""
+        return self.peak_flops(dtype) > 0
+
+    @property
+    def sram(self) -> MemoryLevel:
+        """The per-core software-managed SRAM that tiles must fit (the innermost such level)."""
+        return next(m for m in self.memory if m.kind == "sram" and m.scope == "per_core")
+
+    @property
+    def offchip(self) -> MemoryLevel:
+        """Off-chip memory (HBM/DRAM), the outermost level."""
+        return self.memory[-1]
+
+    def level(self, name: str) -> MemoryLevel:
+        """The memory level called ``name``."""
+        for m in self.memory:
+            if m.name == name:
+                return m
+        raise KeyError(
+            f"{self.name}: no memory level {name!r} (have {[m.name for m in self.memory]})"
+        )
+
+    def ridge_point(self, dtype: str, level: str | None = None) -> float:
+        """Arithmetic intensity (FLOP/byte) where ``dtype`` peak meets ``level`` bandwidth.
+
+        ``level`` defaults to off-chip memory. Kernels below the ridge are bandwidth-bound.
+        """
+        mem = self.offchip if level is None else self.level(level)
+        return self.peak_flops(dtype) / mem.bandwidth_bytes_per_s
+
+    def peak_per_core(self, dtype: str) -> float:
+        """Matrix-engine peak of one core for ``dtype``, FLOP/s."""
+        return self.peak_flops(dtype) / self.matrix_engine.cores
