@@ -342,7 +342,8 @@ class Conv2d(Op):
     Loop nest (per group ``g``)::
 
         for n, k, p, q: for c in group, r, s:
-            out[n, k, p, q] += x[n, c, p*stride + r*dil - pad, q*stride + s*dil - pad] * w[k, c, r, s]
+            h, w = p*stride + r*dil - pad, q*stride + s*dil - pad
+            out[n, k, p, q] += x[n, c, h, w] * w[k, c, r, s]
 
     Attributes:
         batch, in_channels, height, width: Input N, C, H, W.
