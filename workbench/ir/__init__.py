@@ -24,6 +24,7 @@ from workbench.ir.ops import (
     Tensor,
     Transpose,
 )
+from workbench.ir.views import Reshape, Slice
 
 __all__ = [
     "DTYPES",
@@ -46,6 +47,8 @@ __all__ = [
     "Quantize",
     "RMSNorm",
     "Reduce",
+    "Reshape",
+    "Slice",
     "Softmax",
     "Tensor",
     "Transpose",

@@ -73,6 +73,7 @@ ELEMENTWISE_FLOPS: dict[str, int] = {
     "div": 1,
     "swiglu": 5,  # silu(a) * b (binary)
     "bias": 1,  # add a per-channel parameter vector
+    "affine": 2,  # per-channel scale and shift (inference batch norm): mul + add
     "scale": 1,  # multiply by a scalar
     "rope": 3,  # rotary embedding: 2 mul + 1 add per element
     "clip": 2,
@@ -281,6 +282,8 @@ class Linear(Op):
         bias: Whether a bias vector of N is added (fused into the GEMM by default).
         weight_dtype: Storage format of W (e.g. ``"int4"`` for weight-only quantisation);
             ``None`` means the activation dtype.
+        tied_weight: W is owned by another op (tied input/output embeddings): it is read
+            as usual but not counted in :attr:`params`.
     """
 
     tokens: tuple[int, ...]
@@ -288,6 +291,7 @@ class Linear(Op):
     out_features: int
     bias: bool = False
     weight_dtype: str | None = None
+    tied_weight: bool = False
     layer_type: str = "mlp"
 
     def _validate(self) -> None:
@@ -332,7 +336,8 @@ class Linear(Op):
 
     @property
     def params(self) -> int:
-        return self.in_features * self.out_features + (self.out_features if self.bias else 0)
+        weight = 0 if self.tied_weight else self.in_features * self.out_features
+        return weight + (self.out_features if self.bias else 0)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -651,15 +656,18 @@ class Elementwise(Op):
     """A unary or binary elementwise op (GELU, SiLU, ReLU, residual add, bias, RoPE, scale ...).
 
     Binary kinds (``add``, ``mul``, ``swiglu`` ...) take two inputs of the same shape; ``bias``
-    adds a parameter vector over the last dimension; the rest are unary.
+    adds a parameter vector along ``channel_axis``; ``affine`` multiplies by one and adds another
+    (inference batch norm: gamma and beta, 2 parameters per channel); the rest are unary.
 
     Attributes:
         op: The kind, a key of :data:`ELEMENTWISE_FLOPS`.
         shape: Shape of the output (and of every input).
+        channel_axis: Axis the ``bias``/``affine`` parameters run along (1 for NCHW).
     """
 
     op: str
     shape: tuple[int, ...]
+    channel_axis: int = -1
     n_inputs: ClassVar[int] = -1  # checked in _validate (depends on the kind)
 
     def __post_init__(self) -> None:
@@ -674,6 +682,10 @@ class Elementwise(Op):
                 f"op {self.name!r}: {self.op} expects {want} input(s), got {len(self.inputs)}"
             )
         _positive(self.name, shape=self.shape)
+        if not -len(self.shape) <= self.channel_axis < len(self.shape):
+            raise GraphError(
+                f"op {self.name!r}: channel_axis {self.channel_axis} out of range for {self.shape}"
+            )
         if self.dtype not in DTYPES:
             object.__setattr__(self, "dtype", canonical(self.dtype, where=f"op {self.name!r}"))
         if self.layer_type not in LAYER_TYPES:
@@ -693,10 +705,18 @@ class Elementwise(Op):
     def output_shape(self) -> tuple[int, ...]:
         return self.shape
 
+    @property
+    def channels(self) -> int:
+        """Length of the parameter vector of ``bias``/``affine`` (size of ``channel_axis``)."""
+        return self.shape[self.channel_axis]
+
     def weight_tensors(self) -> tuple[Tensor, ...]:
-        if self.op != "bias":
-            return ()
-        return (Tensor(name=f"{self.name}.bias", shape=(self.shape[-1],), dtype=self.dtype),)
+        if self.op == "bias":
+            return (Tensor(name=f"{self.name}.bias", shape=(self.channels,), dtype=self.dtype),)
+        if self.op == "affine":
+            shape = (2, self.channels)
+            return (Tensor(name=f"{self.name}.scale_shift", shape=shape, dtype=self.dtype),)
+        return ()
 
     @property
     def vector_flops(self) -> int:
@@ -704,7 +724,9 @@ class Elementwise(Op):
 
     @property
     def params(self) -> int:
-        return self.shape[-1] if self.op == "bias" else 0
+        if self.op == "bias":
+            return self.channels
+        return 2 * self.channels if self.op == "affine" else 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,0 +1,86 @@
+"""The one description of a transformer: :class:`TransformerConfig`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from workbench.errors import WorkbenchError
+
+__all__ = ["ACTIVATIONS", "NORMS", "POSITIONS", "TransformerConfig"]
+
+ACTIVATIONS = ("swiglu", "gelu", "relu")
+NORMS = ("rmsnorm", "layernorm")
+POSITIONS = ("rope", "learned", "none")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TransformerConfig:
+    """Architecture of a decoder-only or encoder transformer.
+
+    Attributes:
+        name: Model name (e.g. ``"llama2-7b"``).
+        hidden: Model width d (elements).
+        layers: Number of blocks L.
+        heads: Query heads H.
+        kv_heads: Key/value heads (``0``: same as ``heads``; fewer is GQA, 1 is MQA).
+        head_dim: Width of one head Q (``0``: ``hidden // heads``).
+        ffn: MLP intermediate width (per branch for SwiGLU).
+        vocab: Vocabulary size.
+        activation: ``"swiglu"`` (gate and up projections), ``"gelu"`` or ``"relu"``.
+        norm: ``"rmsnorm"`` or ``"layernorm"``.
+        attn_bias: Biases on the q/k/v/o projections.
+        mlp_bias: Biases on the MLP projections.
+        tied_embeddings: The LM head reuses the token embedding table.
+        position: ``"rope"``, ``"learned"`` (a ``max_seq x hidden`` table) or ``"none"``.
+        max_seq: Longest sequence (tokens) the model supports.
+        causal: Causal self-attention (decoders) or bidirectional (encoders).
+        post_norm: Norm after each residual add (BERT) instead of before each sub-block.
+        type_vocab: Token-type (segment) embedding rows; 0 for none (BERT uses 2).
+        pooler: Add BERT's pooler (dense + tanh on the first token).
+    """
+
+    name: str
+    hidden: int
+    layers: int
+    heads: int
+    ffn: int
+    vocab: int
+    kv_heads: int = 0
+    head_dim: int = 0
+    activation: str = "swiglu"
+    norm: str = "rmsnorm"
+    attn_bias: bool = False
+    mlp_bias: bool = False
+    tied_embeddings: bool = False
+    position: str = "rope"
+    max_seq: int = 4096
+    causal: bool = True
+    post_norm: bool = False
+    type_vocab: int = 0
+    pooler: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.kv_heads:
+            object.__setattr__(self, "kv_heads", self.heads)
+        if not self.head_dim and self.heads > 0:
+            object.__setattr__(self, "head_dim", self.hidden // self.heads)
+        sizes = ("hidden", "layers", "heads", "kv_heads", "head_dim", "ffn", "vocab", "max_seq")
+        for key in sizes:
+            value = getattr(self, key)
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise WorkbenchError(f"model {self.name!r}: {key} must be > 0, got {value!r}")
+        if self.heads % self.kv_heads:
+            raise WorkbenchError(
+                f"model {self.name!r}: heads={self.heads} must be a multiple of "
+                f"kv_heads={self.kv_heads}"
+            )
+        for key, allowed in (
+            ("activation", ACTIVATIONS),
+            ("norm", NORMS),
+            ("position", POSITIONS),
+        ):
+            if getattr(self, key) not in allowed:
+                raise WorkbenchError(
+                    f"model {self.name!r}: {key} must be one of {', '.join(allowed)}, "
+                    f"got {getattr(self, key)!r}"
+                )
