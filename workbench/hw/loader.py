@@ -1,0 +1,336 @@
+"""Strict loading of hardware profiles (``hardware/*.yaml``) into :class:`Hardware`.
+
+Loading is strict: a duplicate YAML key is an error (a lax loader silently keeps the last one),
+an unknown field is an error (``extra="forbid"``), and every failure is one
+:class:`~workbench.errors.HardwareError` line naming the file and the field path, e.g.
+``hardware/h100-sxm.yaml: memory[2].bandwidth_bytes_per_s: must be > 0``.
+
+Profiles are found by name in, in order: the folders of ``WORKBENCH_HARDWARE_PATH``
+(``os.pathsep``-separated), the caller's ``search_path``, then the built-in folder (``hardware/``
+in a source checkout, ``workbench/_hardware`` in an installed wheel).
+
+Regenerate the committed JSON Schema with ``python -m workbench.hw --write-schema`` (check it
+with ``--check-schema``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import hashlib
+import json
+import os
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from workbench.errors import HardwareError
+from workbench.hw.schema import SCHEMA_VERSION, Hardware
+
+__all__ = [
+    "ENV_VAR",
+    "builtin_dir",
+    "hardware_dirs",
+    "hardware_hash",
+    "json_schema",
+    "list_hardware",
+    "load_hardware",
+    "load_hardware_file",
+]
+
+#: Environment variable with extra profile folders, separated by ``os.pathsep``.
+ENV_VAR = "WORKBENCH_HARDWARE_PATH"
+_SUFFIXES = (".yaml", ".yml")
+
+
+# --- strict YAML ----------------------------------------------------------------------------
+class _DuplicateKeyError(yaml.MarkedYAMLError):
+    """A mapping repeats a key."""
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that rejects duplicate keys and reads ``1e12`` as a float (YAML 1.2 style)."""
+
+    def construct_mapping(self, node: yaml.Node, deep: bool = False) -> dict[Any, Any]:
+        """Build a mapping, raising on a key that appears twice."""
+        if isinstance(node, yaml.MappingNode):
+            seen: set[Any] = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)  # type: ignore[no-untyped-call]
+                if key in seen:
+                    raise _DuplicateKeyError(
+                        problem=f"duplicate key {key!r}", problem_mark=key_node.start_mark
+                    )
+                seen.add(key)
+        return super().construct_mapping(node, deep=deep)  # type: ignore[arg-type]
+
+
+_FLOAT = re.compile(
+    r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)(?:[eE][-+]?[0-9]+)?$|^[-+]?\.(?:inf|Inf|INF)$"
+    r"|^\.(?:nan|NaN|NAN)$"
+)
+_StrictLoader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT, list("-+0123456789."))
+# NOTE: integers keep their own (earlier-registered) resolver, so "12" stays an int.
+for _first, _resolvers in list(_StrictLoader.yaml_implicit_resolvers.items()):
+    _floats = [r for r in _resolvers if r[0] == "tag:yaml.org,2002:float"]
+    _others = [r for r in _resolvers if r[0] != "tag:yaml.org,2002:float"]
+    _StrictLoader.yaml_implicit_resolvers[_first] = _others + _floats
+
+
+def _parse_yaml(text: str, where: str) -> dict[str, Any]:
+    try:
+        data = yaml.load(text, Loader=_StrictLoader)  # a SafeLoader subclass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        line = f"line {mark.line + 1}: " if mark is not None else ""
+        problem = exc.problem or exc.context or "invalid YAML"
+        kind = "" if isinstance(exc, _DuplicateKeyError) else "YAML syntax error: "
+        raise HardwareError(f"{where}: {line}{kind}{problem}") from None
+    except yaml.YAMLError as exc:
+        raise HardwareError(f"{where}: YAML error: {str(exc).splitlines()[0]}") from None
+    if data is None:
+        raise HardwareError(f"{where}: empty file (expected a mapping of hardware fields)")
+    if not isinstance(data, dict):
+        raise HardwareError(
+            f"{where}: top level must be a mapping of hardware fields, got {type(data).__name__}"
+        )
+    return data
+
+
+# --- validation errors -> one line ----------------------------------------------------------
+def _loc_path(loc: Sequence[int | str]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+_SHORT = {
+    "missing": "required field missing",
+    "extra_forbidden": "unknown field",
+    "int_parsing": "must be an integer",
+    "int_type": "must be an integer",
+    "int_from_float": "must be an integer",
+    "float_parsing": "must be a number",
+    "float_type": "must be a number",
+    "string_type": "must be a string",
+    "bool_parsing": "must be true or false",
+    "bool_type": "must be true or false",
+    "dict_type": "must be a mapping",
+    "model_type": "must be a mapping",
+    "tuple_type": "must be a list",
+    "list_type": "must be a list",
+}
+
+
+def _short_message(err: dict[str, Any]) -> str:
+    kind, ctx = err["type"], err.get("ctx") or {}
+    if kind in _SHORT:
+        return _SHORT[kind]
+    if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
+        op = {"greater_than": ">", "greater_than_equal": ">=", "less_than": "<"}.get(kind, "<=")
+        bound = next(iter(ctx.values()), "?")
+        return f"must be {op} {bound}"
+    if kind == "literal_error":
+        return f"must be one of {ctx.get('expected', '?')}"
+    if kind == "too_short":
+        return f"needs at least {ctx.get('min_length', '?')} item(s)"
+    if kind == "value_error":
+        return str(ctx.get("error", err["msg"]))
+    return str(err["msg"])
+
+
+def _format_validation(exc: ValidationError, where: str) -> str:
+    errors = exc.errors()
+    first = errors[0]
+    path = _loc_path(first["loc"])
+    message = _short_message(first)
+    if not path and ": " in message and message.split(": ", 1)[0].isidentifier():
+        path, message = message.split(": ", 1)
+    more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+    field = f"{path}: " if path else ""
+    return f"{where}: {field}{message}{more}"
+
+
+# --- finding and loading files --------------------------------------------------------------
+def builtin_dir() -> Path:
+    """The folder of profiles that ship with the package.
+
+    Returns:
+        ``workbench/_hardware`` in an installed wheel, ``<repo>/hardware`` in a source checkout.
+    """
+    package = Path(__file__).resolve().parent.parent
+    installed = package / "_hardware"
+    return installed if installed.is_dir() else package.parent / "hardware"
+
+
+def hardware_dirs(search_path: Sequence[Path | str] | None = None) -> list[Path]:
+    """Folders searched for profiles by name, highest priority first.
+
+    Args:
+        search_path: Extra folders (e.g. from ``--hardware-path``), searched after those of
+            ``WORKBENCH_HARDWARE_PATH``.
+
+    Returns:
+        Existing or not, in order: env-var folders, ``search_path``, the built-in folder.
+    """
+    env = [Path(p) for p in os.environ.get(ENV_VAR, "").split(os.pathsep) if p]
+    extra = [Path(p) for p in (search_path or ())]
+    out: list[Path] = []
+    for d in (*env, *extra, builtin_dir()):
+        if d not in out:
+            out.append(d)
+    return out
+
+
+def _profiles(search_path: Sequence[Path | str] | None) -> dict[str, Path]:
+    found: dict[str, Path] = {}
+    for d in hardware_dirs(search_path):
+        if not d.is_dir():
+            continue
+        for f in sorted(d.iterdir()):
+            if f.suffix in _SUFFIXES and f.is_file():
+                found.setdefault(f.stem, f)
+    return found
+
+
+def list_hardware(search_path: Sequence[Path | str] | None = None) -> list[str]:
+    """Names of every profile found (see :func:`hardware_dirs`), sorted.
+
+    >>> "h100-sxm" in list_hardware()
+    True
+    """
+    return sorted(_profiles(search_path))
+
+
+def _display(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+@functools.lru_cache(maxsize=128)
+def _load_cached(resolved: str, mtime_ns: int, size: int) -> Hardware:
+    path = Path(resolved)
+    where = _display(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise HardwareError(f"{where}: cannot read: {exc}") from None
+    data = _parse_yaml(text, where)
+    version = data.get("schema_version")
+    if version is not None and version != SCHEMA_VERSION:
+        raise HardwareError(
+            f"{where}: schema_version: this workbench reads {SCHEMA_VERSION}, file has {version!r}"
+        )
+    try:
+        return Hardware.model_validate(data)
+    except ValidationError as exc:
+        raise HardwareError(_format_validation(exc, where)) from None
+
+
+def load_hardware_file(path: Path | str) -> Hardware:
+    """Load and validate one profile file (cached on path, modification time and size).
+
+    Args:
+        path: A ``.yaml`` file.
+
+    Returns:
+        The validated, frozen :class:`Hardware`.
+
+    Raises:
+        HardwareError: One line naming the file and what is wrong.
+    """
+    p = Path(path)
+    try:
+        st = p.stat()
+    except OSError:
+        raise HardwareError(f"{p}: no such hardware file") from None
+    return _load_cached(str(p.resolve()), st.st_mtime_ns, st.st_size)
+
+
+def _looks_like_path(value: str | Path) -> bool:
+    s = str(value)
+    return isinstance(value, Path) or s.endswith(_SUFFIXES) or "/" in s or os.sep in s
+
+
+def load_hardware(
+    name_or_path: str | Path, search_path: Sequence[Path | str] | None = None
+) -> Hardware:
+    """Load a profile by name (``"h100-sxm"``) or by path (``"my/chip.yaml"``).
+
+    Args:
+        name_or_path: A profile name, looked up in :func:`hardware_dirs`, or a path to a file.
+        search_path: Extra folders to search, after ``WORKBENCH_HARDWARE_PATH``.
+
+    Returns:
+        The validated, frozen :class:`Hardware`.
+
+    Raises:
+        HardwareError: Unknown name (the message lists the known ones) or a malformed file.
+
+    >>> load_hardware("h100-sxm").peak_flops("bf16")
+    989400000000000.0
+    """
+    if _looks_like_path(name_or_path):
+        return load_hardware_file(name_or_path)
+    profiles = _profiles(search_path)
+    path = profiles.get(str(name_or_path))
+    if path is None:
+        known = ", ".join(sorted(profiles)) or "none"
+        raise HardwareError(f"unknown hardware {str(name_or_path)!r} (known: {known})")
+    return load_hardware_file(path)
+
+
+def hardware_hash(hw: Hardware) -> str:
+    """SHA-256 of the profile's canonical JSON (sorted keys), for run records and plan caches.
+
+    Returns:
+        64 hex digits; equal profiles give equal hashes whatever file they came from.
+    """
+    blob = json.dumps(hw.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+# --- JSON Schema ----------------------------------------------------------------------------
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of a hardware file, generated from :class:`Hardware`."""
+    schema = Hardware.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = f"workbench/hardware/schema-v{SCHEMA_VERSION}.json"
+    return schema
+
+
+def schema_text() -> str:
+    """The JSON Schema as the text committed in ``hardware/schema.json``."""
+    return json.dumps(json_schema(), indent=2, sort_keys=True) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print, write (``--write-schema``) or check (``--check-schema``) the JSON Schema file."""
+    parser = argparse.ArgumentParser(prog="python -m workbench.hw")
+    parser.add_argument("--write-schema", action="store_true", help="rewrite the schema file")
+    parser.add_argument("--check-schema", action="store_true", help="exit 1 if it has drifted")
+    parser.add_argument("--schema-file", type=Path, default=builtin_dir() / "schema.json")
+    args = parser.parse_args(argv)
+    if args.write_schema:
+        tmp = args.schema_file.with_suffix(".json.tmp")
+        tmp.write_text(schema_text(), encoding="utf-8")
+        os.replace(tmp, args.schema_file)
+        print(f"wrote {args.schema_file}")
+        return 0
+    if args.check_schema:
+        ok = args.schema_file.is_file() and args.schema_file.read_text() == schema_text()
+        print(f"{args.schema_file}: {'up to date' if ok else 'out of date'}")
+        return 0 if ok else 1
+    sys.stdout.write(schema_text())
+    return 0
