@@ -1,0 +1,61 @@
+"""Serving simulation: latency against throughput for one replica, with tails.
+
+A discrete-event, seeded, deterministic simulator of LLM serving (continuous or static batching)
+and of image serving (dynamic batching), driven by Poisson, bursty or replayed-trace arrivals and
+by step times from a :class:`StepTimeModel` (the mapper fills a :class:`TableStepTime`). Outputs
+throughput and p50/p95/p99 of time to first token, time per output token and end-to-end latency
+per load level, and the knee where the tail breaks an SLA.
+
+Example:
+    >>> from workbench.serving import AnalyticStepTime, find_knee, poisson_arrivals, sweep_load
+    >>> pts = sweep_load([2, 8, 40], lambda r: poisson_arrivals(r, 400, seed=0), AnalyticStepTime())
+    >>> find_knee(pts, sla_s=2.0).first_break.offered_rate_per_s
+    40.0
+"""
+
+from workbench.serving._errors import ServingError
+from workbench.serving.images import simulate_batches
+from workbench.serving.llm import simulate
+from workbench.serving.result import LatencyStats, SimResult
+from workbench.serving.step_time import AnalyticStepTime, StepTimeModel, TableStepTime
+from workbench.serving.sweep import Knee, LoadPoint, find_knee, sweep_image_load, sweep_load
+from workbench.serving.traces import (
+    TRACE_SCHEMA_VERSION,
+    list_traces,
+    load_builtin_trace,
+    load_trace,
+    save_trace,
+)
+from workbench.serving.workload import (
+    LengthDistribution,
+    LogNormalLengths,
+    Workload,
+    gamma_arrivals,
+    poisson_arrivals,
+)
+
+__all__ = [
+    "TRACE_SCHEMA_VERSION",
+    "AnalyticStepTime",
+    "Knee",
+    "LatencyStats",
+    "LengthDistribution",
+    "LoadPoint",
+    "LogNormalLengths",
+    "ServingError",
+    "SimResult",
+    "StepTimeModel",
+    "TableStepTime",
+    "Workload",
+    "find_knee",
+    "gamma_arrivals",
+    "list_traces",
+    "load_builtin_trace",
+    "load_trace",
+    "poisson_arrivals",
+    "save_trace",
+    "simulate",
+    "simulate_batches",
+    "sweep_image_load",
+    "sweep_load",
+]
