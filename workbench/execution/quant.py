@@ -178,8 +178,8 @@ def quantize(
 
     Example:
         >>> q = quantize(np.array([0.5, -1.0], np.float32), "int8")
-        >>> dequantize(q).tolist()
-        [0.5, -1.0]
+        >>> q.values.tolist(), q.scale.tolist()
+        ([64.0, -127.0], [0.007874015718698502])
     """
     x = xp.asarray(x, dtype=xp.float32)
     if fmt not in QUANT_FORMATS:
