@@ -39,7 +39,7 @@ def mlp_gemm() -> onnx.ModelProto:
 
 
 def tiny_conv() -> onnx.ModelProto:
-    """x[1,3,32,32] -> Conv s2 -> BN -> Relu -> dilated depthwise -> MaxPool -> GAP -> Flatten -> Gemm."""
+    """x[1,3,32,32] -> Conv s2, BN, Relu, dilated depthwise, MaxPool, GAP, Flatten, Gemm."""
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 32, 32])
     y = helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 5])
     nodes = [
