@@ -1,0 +1,37 @@
+"""``workbench calibrate``: measure this machine and write it as a hardware profile."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+__all__ = ["register"]
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``calibrate`` command."""
+    parser = subparsers.add_parser(
+        "calibrate", help="measure this machine and write a hardware profile"
+    )
+    parser.add_argument(
+        "--output", type=Path, default=Path("host.yaml"), metavar="FILE", help="default host.yaml"
+    )
+    parser.add_argument("--quick", action="store_true", help="a few seconds, small sizes")
+    parser.add_argument("--name", default="host", help="profile name (default host)")
+    parser.set_defaults(func=_calibrate)
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    from workbench.hw.calibrate import calibrate, write_profile
+
+    hw = calibrate(quick=args.quick, name=args.name)
+    path = write_profile(hw, args.output)
+    print(
+        f"wrote {path}: fp32 {hw.peak_flops('fp32') / 1e9:.3g} GFLOP/s, "
+        f"{hw.sram.name} {hw.sram.capacity_bytes // 1024} KiB per core, "
+        f"DRAM {hw.offchip.bandwidth_bytes_per_s / 1e9:.3g} GB/s, "
+        f"launch {hw.overheads.kernel_launch_s * 1e6:.3g} us"
+    )
+    print(f"see it with: workbench hardware show {path}")
+    return 0
