@@ -36,7 +36,14 @@ from pathlib import Path
 
 import numpy as np
 
-from workbench.serving import LogNormalLengths, Workload, gamma_arrivals, load_trace, save_trace
+from workbench.serving import (
+    LogNormalLengths,
+    ServingError,
+    Workload,
+    gamma_arrivals,
+    load_trace,
+    save_trace,
+)
 
 OUT = Path(__file__).resolve().parent.parent / "workbench" / "serving" / "traces"
 N_REQUESTS = 4000
@@ -108,8 +115,12 @@ def check(out: Path) -> bool:
         fresh = write_all(Path(tmp))
         same = [(out / p.name).exists() and (out / p.name).read_bytes() == p.read_bytes()
                 for p in fresh]  # fmt: skip
-    for p in out.glob("*.json"):
-        load_trace(p)
+    try:
+        for p in out.glob("*.json"):
+            load_trace(p)
+    except ServingError as exc:
+        print(exc)
+        return False
     return all(same)
 
 

@@ -201,7 +201,7 @@ def find_knee(points: Sequence[LoadPoint], sla_s: float, metric: str = "p99_e2e_
         (1.0, 40.0)
     """
     names = {f.name for f in dataclasses.fields(LoadPoint)}
-    if metric not in names or not metric.endswith("_s"):
+    if metric not in names or not metric.startswith(("p50_", "p95_", "p99_", "mean_e2e")):
         raise ServingError(f"find_knee: unknown latency metric {metric!r}")
     ordered = sorted(points, key=lambda p: p.offered_rate_per_s)
     last_ok = None
