@@ -138,7 +138,8 @@ def _short_message(err: dict[str, Any]) -> str:
     if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
         op = {"greater_than": ">", "greater_than_equal": ">=", "less_than": "<"}.get(kind, "<=")
         bound = next(iter(ctx.values()), "?")
-        return f"must be {op} {bound}"
+        shown = f"{bound:g}" if isinstance(bound, int | float) else bound
+        return f"must be {op} {shown}"
     if kind == "literal_error":
         return f"must be one of {ctx.get('expected', '?')}"
     if kind == "too_short":

@@ -1,0 +1,121 @@
+"""Every shipped hardware file loads, and its figures match the published ones.
+
+Sources (see /work/shared/reference/hardware_reference.md, tables A1, A3, A4):
+- H100 SXM5: NVIDIA datasheet via archive-lib.hpctech.co.jp and glennklockwood.com [V]
+- A100 80GB: NVIDIA A100 datasheet via glennklockwood.com [V]
+- TPU v4 / v5e: docs.cloud.google.com/tpu/docs/v4, /v5e [V]; scaling book ridge "240" [V]
+- MI300X: AMD datasheet via ROCm docs and MI300X-vs-H200 METHODOLOGY.md [S]
+- Gaudi 3: Intel Hot Chips 2024 deck [V-copy]; L4: datasheet sparse/2 [S][D]
+"""
+
+import pytest
+
+from workbench.hw import hardware_hash, list_hardware, load_hardware
+from workbench.hw.loader import builtin_dir, schema_text
+
+BUILTIN = sorted(p.stem for p in builtin_dir().glob("*.yaml"))
+EXPECTED = {
+    "h100-sxm",
+    "h200",
+    "a100-80gb",
+    "l4",
+    "mi300x",
+    "tpu-v4",
+    "tpu-v5e",
+    "gaudi3",
+    "edge-npu",
+    "eyeriss",
+    "teaching",
+}
+
+
+def test_every_expected_profile_ships():
+    assert set(BUILTIN) == EXPECTED
+    assert set(list_hardware()) >= EXPECTED
+
+
+@pytest.mark.parametrize("name", BUILTIN)
+def test_profile_loads_and_is_consistent(name):
+    hw = load_hardware(name)
+    assert hw.name == name  # file name and profile name agree
+    assert hw.sources
+    assert hw.offchip.kind == "dram"
+    assert hw.sram.capacity_bytes > 0
+    assert hw.power.idle_w < hw.power.tdp_w
+    assert set(hw.power.energy_pj_per_flop) <= set(hw.matrix_engine.peak_flops_per_s)
+    assert len(hardware_hash(hw)) == 64
+
+
+# (profile, dtype, dense peak FLOP/s) -- datasheet / vendor-doc figures, dense (no sparsity)
+PEAKS = [
+    ("h100-sxm", "bf16", 989.4e12),  # H100 datasheet 1979 sparse / 2 [V]
+    ("h100-sxm", "fp8_e4m3", 1978.9e12),  # [V]
+    ("h100-sxm", "tf32", 494.7e12),  # [V]
+    ("h200", "bf16", 989.4e12),  # same GH100 compute [S]
+    ("a100-80gb", "bf16", 312e12),  # A100 datasheet [V]
+    ("a100-80gb", "int8", 624e12),  # [V]
+    ("l4", "bf16", 121e12),  # 242 sparse / 2 [S][D]
+    ("mi300x", "bf16", 1307.4e12),  # [S]
+    ("tpu-v4", "bf16", 275e12),  # Cloud TPU v4 docs [V]
+    ("tpu-v5e", "bf16", 197e12),  # Cloud TPU v5e docs [V]
+    ("tpu-v5e", "int8", 394e12),  # scaling book 3.94e14 [V]
+    ("gaudi3", "bf16", 1835e12),  # Intel Hot Chips 2024 [V-copy]
+    ("edge-npu", "int8", 4e12),  # coral.ai 4 TOPS [V]
+]
+
+
+@pytest.mark.parametrize(("name", "dtype", "peak"), PEAKS)
+def test_published_peaks(name, dtype, peak):
+    assert load_hardware(name).peak_flops(dtype) == pytest.approx(peak)
+
+
+@pytest.mark.parametrize(
+    ("name", "bandwidth"),
+    [
+        ("h100-sxm", 3.35e12),
+        ("h200", 4.8e12),
+        ("a100-80gb", 2.039e12),
+        ("l4", 300e9),
+        ("mi300x", 5.3e12),
+        ("tpu-v4", 1.2e12),
+        ("tpu-v5e", 819e9),
+        ("gaudi3", 3.67e12),
+    ],
+)
+def test_published_offchip_bandwidth(name, bandwidth):
+    assert load_hardware(name).offchip.bandwidth_bytes_per_s == pytest.approx(bandwidth)
+
+
+# Reference A4 "Ridge points (BF16 dense peak / HBM BW) [D]"; TPU v5e "240" in the scaling book.
+@pytest.mark.parametrize(
+    ("name", "ridge"),
+    [
+        ("h100-sxm", 295),
+        ("h200", 206),
+        ("a100-80gb", 153),
+        ("l4", 403),
+        ("mi300x", 247),
+        ("tpu-v4", 229),
+        ("tpu-v5e", 240),
+        ("gaudi3", 500),
+    ],
+)
+def test_ridge_points(name, ridge):
+    assert load_hardware(name).ridge_point("bf16") == pytest.approx(ridge, rel=0.005)
+
+
+def test_engines_lack_what_the_silicon_lacks():
+    assert not load_hardware("a100-80gb").supports("fp8_e4m3")  # no FP8 on Ampere
+    assert not load_hardware("tpu-v4").supports("fp8_e4m3")
+    assert not load_hardware("edge-npu").supports("bf16")  # int8 only
+
+
+def test_core_counts():
+    assert load_hardware("h100-sxm").matrix_engine.cores == 132  # SMs [V]
+    assert load_hardware("a100-80gb").matrix_engine.cores == 108  # SMs [V]
+    assert load_hardware("mi300x").matrix_engine.cores == 304  # CUs [V]
+
+
+def test_committed_json_schema_matches_the_models():
+    committed = (builtin_dir() / "schema.json").read_text()
+    assert committed == schema_text(), "run: python -m workbench.hw --write-schema"
