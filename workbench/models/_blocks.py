@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from workbench.errors import WorkbenchError
@@ -124,7 +125,7 @@ def block_ops(
     i: int,
     x: str,
     tokens: tuple[int, int],
-    attn: dict[str, object],
+    attn: Mapping[str, object],
 ) -> str:
     """Add transformer block ``i`` reading ``x``; return the name of its output.
 
