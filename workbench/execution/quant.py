@@ -118,7 +118,8 @@ def round_to_format(x: Any, fmt: str, xp: Any = np) -> Any:
     if fmt == "bf16":
         return round_bf16(x, xp)
     if fmt == "fp16":
-        return x.astype(xp.float16).astype(xp.float32)
+        with np.errstate(over="ignore"):  # past 65504 is inf, as on hardware
+            return x.astype(xp.float16).astype(xp.float32)
     if fmt == "tf32":
         return _round_mantissa(x, 10, -126, xp)
     if fmt in FP8_MAX:
@@ -136,7 +137,9 @@ def _amax(x: Any, axis: int | None, xp: Any) -> Any:
 
 
 def _safe_scale(amax: Any, top: float, xp: Any) -> Any:
-    return xp.where(amax > 0, amax / xp.float32(top), xp.float32(1.0)).astype(xp.float32)
+    scale = (amax / xp.float32(top)).astype(xp.float32)
+    # NOTE: an all-zero (or subnormal, underflowing) channel gets scale 1 instead of 0.
+    return xp.where(scale > 0, scale, xp.float32(1.0)).astype(xp.float32)
 
 
 def _int4_groups(x: Any, axis: int, group_size: int, xp: Any) -> Quantized:

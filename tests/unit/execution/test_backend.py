@@ -4,7 +4,14 @@ import types
 import numpy as np
 import pytest
 
-from workbench.execution import ExecutionError, backend, get_backend, resolve_backend, sync, to_numpy
+from workbench.execution import (
+    ExecutionError,
+    backend,
+    get_backend,
+    resolve_backend,
+    sync,
+    to_numpy,
+)
 
 
 @pytest.fixture

@@ -1,3 +1,4 @@
+import itertools
 import math
 
 import numpy as np
@@ -43,9 +44,8 @@ def test_low_precision_runs_on_quantized_inputs(dtype, rng):
     got = gemm(a, b, tile_m=16, tile_n=8, tile_k=32, split_k=2, dtype=dtype, backend="numpy")
     a_q, b_q = prepare_gemm_inputs(a, b, dtype, np)
     ref_q = gemm_ref(a_q, b_q)
-    out_fmt = OUTPUT_FORMAT[dtype]
-    assert np.all(np.abs(got - ref_q) <= gemm_bound(a_q.astype(float), b_q.astype(float), ref_q,
-                                                    "fp32" if out_fmt == "fp32" else out_fmt))  # fmt: skip
+    bound = gemm_bound(a_q.astype(float), b_q.astype(float), ref_q, OUTPUT_FORMAT[dtype])
+    assert np.all(np.abs(got - ref_q) <= bound)
     # The quantization error itself is real (non-zero) and larger than fp32's.
     exact = gemm_ref(a, b)
     assert np.abs(got - exact).max() > np.abs(a @ b - exact).max()
@@ -94,7 +94,7 @@ def test_k_slices_partition_k_in_whole_steps(k, tk, split):
     assert len(sl) == split
     assert sl[0][0] == 0
     assert sl[-1][1] == k
-    for (_, e0), (s1, _) in zip(sl, sl[1:], strict=False):
+    for (_, e0), (s1, _) in itertools.pairwise(sl):
         assert e0 == s1
     assert all(s0 % tk == 0 for s0, e in sl if e > s0)
 
