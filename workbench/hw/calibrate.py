@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import yaml
@@ -207,11 +208,11 @@ _FULL = _Plan(
 )
 
 
-def _progress(total: int, enabled: bool):  # type: ignore[no-untyped-def]
+def _progress(total: int, enabled: bool) -> Any:
     from tqdm.auto import tqdm
 
     # NOTE: pass `disable` only when asked to, so TQDM_DISABLE in the environment still works.
-    kwargs = {} if enabled else {"disable": True}
+    kwargs: dict[str, Any] = {} if enabled else {"disable": True}
     return tqdm(total=total, desc="calibrate", unit="step", **kwargs)
 
 
@@ -281,7 +282,7 @@ def calibrate(*, quick: bool = False, progress: bool = True, name: str = "host")
     plan = _QUICK if quick else _FULL
     caches = cache_levels()
     cores = os.cpu_count() or 1
-    timing = {"repeat": plan.repeat, "min_time_s": plan.min_time_s}
+    timing: dict[str, Any] = {"repeat": plan.repeat, "min_time_s": plan.min_time_s}
     sizes = [c.size_bytes // 2 for c in caches]
     dram_ws = max(plan.dram_min_bytes, (2 if quick else 4) * caches[-1].size_bytes)
     bar = _progress(2 + len(plan.matmul_n) + len(sizes) + 1, progress)

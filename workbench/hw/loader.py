@@ -61,13 +61,13 @@ class _StrictLoader(yaml.SafeLoader):
         if isinstance(node, yaml.MappingNode):
             seen: set[Any] = set()
             for key_node, _ in node.value:
-                key = self.construct_object(key_node, deep=True)  # type: ignore[no-untyped-call]
+                key = self.construct_object(key_node, deep=True)
                 if key in seen:
                     raise _DuplicateKeyError(
                         problem=f"duplicate key {key!r}", problem_mark=key_node.start_mark
                     )
                 seen.add(key)
-        return super().construct_mapping(node, deep=deep)  # type: ignore[arg-type]
+        return super().construct_mapping(node, deep=deep)
 
 
 _FLOAT = re.compile(
@@ -131,7 +131,7 @@ _SHORT = {
 }
 
 
-def _short_message(err: dict[str, Any]) -> str:
+def _short_message(err: Any) -> str:
     kind, ctx = err["type"], err.get("ctx") or {}
     if kind in _SHORT:
         return _SHORT[kind]
