@@ -50,13 +50,14 @@ def form_batch(
 class Curves:
     """Step times over a token axis, built once per batch size (mutable cache, internal)."""
 
-    __slots__ = ("_cache", "_fn", "_length", "_what")
+    __slots__ = ("_cache", "_fn", "_length", "_prefix", "_what")
 
     def __init__(self, fn: Callable[[int, np.ndarray], object], length: int, what: str) -> None:
         self._fn = fn
         self._length = length
         self._what = what
         self._cache: dict[int, np.ndarray] = {}
+        self._prefix: dict[int, np.ndarray] = {}
 
     def __call__(self, batch: int) -> np.ndarray:
         """Times for tokens ``0 .. length - 1`` at this batch size, seconds."""
@@ -65,6 +66,14 @@ class Curves:
             curve = self._build(batch)
             self._cache[batch] = curve
         return curve
+
+    def prefix(self, batch: int) -> np.ndarray:
+        """Running sums: ``prefix(b)[c]`` is the time of steps at tokens ``0 .. c - 1``, seconds."""
+        out = self._prefix.get(batch)
+        if out is None:
+            out = np.concatenate(([0.0], np.cumsum(self(batch))))
+            self._prefix[batch] = out
+        return out
 
     def _build(self, batch: int) -> np.ndarray:
         tokens = np.arange(self._length)

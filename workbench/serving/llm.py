@@ -88,7 +88,7 @@ def simulate(
     )
     noise_p, noise_d = StepNoise(var, prefill_rng), StepNoise(var, decode_rng)
     length = int(workload.prompt_tokens.max() + workload.output_tokens.max()) + 2
-    prefill = Curves(step_time.prefill_time, length, "prefill_time")  # type: ignore[arg-type]
+    prefill = Curves(step_time.prefill_time, length, "prefill_time")
     decode = Curves(step_time.decode_time, length, "decode_time")
     if batching == "continuous":
         _check_continuous(workload, max_prefill_tokens, kv_capacity_tokens)
@@ -153,6 +153,7 @@ def _continuous(
     t = 0.0
     g = gp = nxt = arrived = active = ctx_sum = reserved = done = 0
     area = area_wait = area_batch = busy = 0.0
+    noisy = noise_d.active
     while done < n:
         while arrived < n and arr[arrived] <= t:
             arrived += 1
@@ -172,13 +173,22 @@ def _continuous(
             b_run, n_wait = active, arrived - nxt
             kc = heap[0][0] - g
             c0 = (ctx_sum + active // 2) // active
-            steps = noise_d.apply(decode(active)[c0 : c0 + kc], g)
-            if active < max_batch and nxt == arrived < n:
-                cum = np.cumsum(steps)
-                kc = min(kc, int(np.searchsorted(cum, arr[nxt] - t)) + 1)
-                dt = float(cum[kc - 1])
-            else:
-                dt = float(steps.sum())
+            may_join = active < max_batch and nxt == arrived < n
+            if noisy:
+                steps = noise_d.apply(decode(active)[c0 : c0 + kc], g)
+                if may_join:
+                    cum = steps.cumsum()
+                    kc = min(kc, int(cum.searchsorted(arr[nxt] - t)) + 1)
+                    dt = float(cum[kc - 1])
+                else:
+                    dt = float(steps.sum())
+            else:  # O(1) from running sums of the step-time curve
+                run = decode.prefix(active)
+                s0 = run[c0]
+                dt = float(run[c0 + kc] - s0)
+                if may_join and dt > arr[nxt] - t:
+                    kc = max(1, int(run.searchsorted(s0 + (arr[nxt] - t))) - c0)
+                    dt = float(run[c0 + kc] - s0)
         # occupancy over (t, t + dt]: the state is fixed except for arrivals inside it
         t1 = t + dt
         j = arrived

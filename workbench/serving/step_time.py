@@ -3,10 +3,14 @@
 The simulator asks a :class:`StepTimeModel` two questions, both in seconds:
 
 - ``prefill_time(batch, prompt_tokens)``: one prefill iteration of ``batch`` sequences of
-  ``prompt_tokens`` tokens each (the group's mean when their lengths differ).
+  ``prompt_tokens`` tokens each (the group's mean when their lengths differ). ``prompt_tokens``
+  may be an integer array; the answer then has the same shape.
 - ``decode_time(batch, context)``: one decode iteration producing one token for each of ``batch``
   sequences whose KV cache holds ``context`` tokens each (the batch's mean). ``context`` may be an
   integer array; the answer then has the same shape.
+
+Array support is for speed: the simulator builds one curve per batch size with one call. A model
+that only takes scalars still works (one call per token count, slower).
 
 :class:`TableStepTime` is how the mapper plugs in: it maps a few (batch, tokens) grid points, and
 the table interpolates between them (bilinear, flat below the grid, linear above it).
@@ -30,7 +34,7 @@ __all__ = ["AnalyticStepTime", "StepTimeModel", "TableStepTime"]
 class StepTimeModel(Protocol):
     """Times of one prefill and one decode iteration, seconds."""
 
-    def prefill_time(self, batch: int, prompt_tokens: int) -> float:
+    def prefill_time(self, batch: int, prompt_tokens: np.ndarray | int) -> np.ndarray | float:
         """One prefill iteration: ``batch`` sequences of ``prompt_tokens`` tokens, seconds."""
         ...
 
@@ -63,9 +67,10 @@ class AnalyticStepTime:
     decode_s_per_seq: float = 2e-6
     decode_s_per_context_token: float = 0.16e-6
 
-    def prefill_time(self, batch: int, prompt_tokens: int) -> float:
-        """One prefill iteration, seconds."""
-        return self.step_overhead_s + batch * prompt_tokens * self.prefill_s_per_token
+    def prefill_time(self, batch: int, prompt_tokens: np.ndarray | int) -> np.ndarray | float:
+        """One prefill iteration, seconds (array in, array out)."""
+        out = self.step_overhead_s + batch * np.asarray(prompt_tokens) * self.prefill_s_per_token
+        return out if out.ndim else float(out)
 
     def decode_time(self, batch: int, context: np.ndarray | int) -> np.ndarray | float:
         """One decode iteration, seconds (array in, array out)."""
@@ -181,11 +186,12 @@ class TableStepTime:
             decode_s=tuple(tuple(float(decode(b, c)) for c in contexts) for b in batches),
         )
 
-    def prefill_time(self, batch: int, prompt_tokens: int) -> float:
-        """One prefill iteration, seconds (bilinear in batch and prompt length)."""
+    def prefill_time(self, batch: int, prompt_tokens: np.ndarray | int) -> np.ndarray | float:
+        """One prefill iteration, seconds (bilinear; an array of lengths gives an array)."""
         a = self._arrays
-        x = np.asarray(float(prompt_tokens))
-        return float(_bilinear(batch, x, a["b"], a["p"], a["prefill"]))
+        x = np.asarray(prompt_tokens, dtype=np.float64)
+        out = _bilinear(batch, x, a["b"], a["p"], a["prefill"])
+        return out if out.ndim else float(out)
 
     def decode_time(self, batch: int, context: np.ndarray | int) -> np.ndarray | float:
         """One decode iteration, seconds (bilinear; an array of contexts gives an array)."""

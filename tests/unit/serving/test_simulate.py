@@ -172,3 +172,11 @@ def test_bad_step_time_is_an_error():
 
     with pytest.raises(ServingError, match="decode_time"):
         simulate(poisson_arrivals(1.0, 5, seed=0), Broken())
+
+
+def test_noisy_and_noiseless_paths_agree_when_the_noise_vanishes(model, mixed):
+    w = mixed(30.0, n=500)
+    calm = simulate(w, model, max_batch=16)
+    tiny = simulate(w, model, max_batch=16, variance=RuntimeVariance(launch_jitter_s=1e-15))
+    assert tiny.e2e_s == pytest.approx(calm.e2e_s, rel=1e-9)
+    assert tiny.ttft_s == pytest.approx(calm.ttft_s, rel=1e-9)
