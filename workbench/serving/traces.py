@@ -91,7 +91,8 @@ def load_trace(path: str | Path) -> Workload:
     arrival = _column(path, requests, "arrival_s", integer=False)
     prompt = _column(path, requests, "prompt_tokens", integer=True)
     output = _column(path, requests, "output_tokens", integer=True)
-    name = doc.get("name") if isinstance(doc.get("name"), str) else path.stem
+    raw_name = doc.get("name")
+    name = raw_name if isinstance(raw_name, str) else path.stem
     try:
         return Workload(arrival_s=arrival, prompt_tokens=prompt, output_tokens=output, name=name)
     except ServingError as exc:

@@ -27,7 +27,7 @@ _Z99 = 2.3263478740408408  # standard-normal quantile at 0.99
 
 
 def _frozen_array(values: object, dtype: type, name: str) -> np.ndarray:
-    out = np.array(values, dtype=dtype)
+    out: np.ndarray = np.array(values, dtype=dtype)
     if out.ndim != 1:
         raise ServingError(f"workload: {name} must be one-dimensional, got shape {out.shape}")
     out.setflags(write=False)
