@@ -53,7 +53,7 @@ def _mask(s: Any, q0: int, k0: int, offset: int, xp: Any) -> Any:
     """Set scores of keys after each query's position to -inf (in place)."""
     rows = xp.arange(q0, q0 + s.shape[-2])[:, None] + offset
     cols = xp.arange(k0, k0 + s.shape[-1])[None, :]
-    s[..., cols > rows] = -xp.inf
+    s += xp.where(cols > rows, xp.float32(-xp.inf), xp.float32(0.0))
     return s
 
 
