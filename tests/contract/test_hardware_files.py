@@ -42,7 +42,8 @@ def test_profile_loads_and_is_consistent(name):
     assert hw.offchip.kind == "dram"
     assert hw.sram.capacity_bytes > 0
     assert hw.power.idle_w < hw.power.tdp_w
-    assert set(hw.power.energy_pj_per_flop) <= set(hw.matrix_engine.peak_flops_per_s)
+    engines = set(hw.matrix_engine.peak_flops_per_s) | set(hw.vector_unit.peak_flops_per_s)
+    assert set(hw.power.energy_pj_per_flop) <= engines
     assert len(hardware_hash(hw)) == 64
 
 

@@ -64,6 +64,21 @@ class MatrixEngine(_Model):
     peak_flops_per_s: dict[str, float] = Field(
         description="Dense whole-chip peak per dtype, FLOP/s (multiply-add = 2). A dtype absent here is not supported by the engine."
     )
+    efficiency: float = Field(
+        default=1.0,
+        gt=0,
+        le=1,
+        description="Fraction of peak the engine sustains on a large, well-tiled GEMM (measured maximum achievable matmul FLOP/s over peak): clock and issue limits the tile model does not capture.",
+    )
+    cluster_size: int = Field(
+        default=1,
+        ge=1,
+        description="Cores that share one operand tile load from the next level (multicast within a thread-block cluster); 1 = no sharing.",
+    )
+    preferred_layout: Literal["NHWC", "NCHW"] = Field(
+        default="NHWC",
+        description="Activation layout the engine's conv kernels want (implicit GEMM reads NHWC on tensor cores).",
+    )
     dataflows: tuple[Literal["output_stationary", "weight_stationary", "input_stationary"], ...] = (
         Field(
             default=("output_stationary",),
@@ -82,6 +97,11 @@ class VectorUnit(_Model):
 
     peak_flops_per_s: dict[str, float] = Field(
         description="Whole-chip peak of non-GEMM arithmetic per dtype, FLOP/s."
+    )
+    special_function_ops_per_s: float = Field(
+        default=0.0,
+        ge=0,
+        description="Whole-chip rate of transcendental ops (exp, rsqrt) per second; 0 = same as the fp32 vector rate.",
     )
 
     @field_validator("peak_flops_per_s")

@@ -1,0 +1,99 @@
+"""``workbench map``: map a model onto a hardware profile and print the mapping sheet."""
+
+from __future__ import annotations
+
+import argparse
+from collections import OrderedDict
+
+from workbench._cli.common import (
+    add_model_args,
+    add_options_args,
+    fusion_rules_text,
+    graph_from_args,
+    hardware_from_args,
+    layer_pattern,
+    options_from_args,
+    write_output,
+)
+from workbench._format import fmt_bytes, fmt_si, fmt_time
+from workbench.mapper import ModelMapping, map_model
+from workbench.report import sheet
+
+__all__ = ["register", "summary_text"]
+
+
+def register(subs: argparse._SubParsersAction) -> None:
+    """Add the ``map`` subcommand."""
+    p = subs.add_parser(
+        "map",
+        help="map a model onto hardware and print the mapping sheet",
+        description="Map a model (default: Llama-2-7B prefill, batch 1, seq 2048, bf16) onto a "
+        "hardware profile (default: H100 SXM) and print the summary and mapping sheet.",
+    )
+    add_model_args(p)
+    add_options_args(p)
+    p.add_argument("--format", choices=("table", "json", "csv", "md", "html"), default="table")
+    p.add_argument("--output", metavar="FILE", help="write to FILE instead of stdout")
+    p.add_argument("--full", action="store_true", help="table: one row per kernel, not per layer")
+    p.add_argument("--list-fusion-rules", action="store_true", help="list fusion rules and exit")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Handle ``workbench map``."""
+    if args.list_fusion_rules:
+        print(fusion_rules_text(), end="")
+        return 0
+    options = options_from_args(args)
+    mapping = map_model(graph_from_args(args), hardware_from_args(args), options)
+    render = {
+        "json": sheet.to_json,
+        "csv": sheet.to_csv,
+        "md": sheet.to_markdown,
+        "html": sheet.to_html,
+        "table": lambda m: summary_text(m, full=args.full),
+    }[args.format]
+    write_output(render(mapping), args.output)
+    return 0
+
+
+def summary_text(m: ModelMapping, *, full: bool = False) -> str:
+    """A readable summary and sheet (identical layers grouped unless ``full``)."""
+    hw = m.hardware
+    unit = "tokens/s" if m.phase in ("prefill", "decode", "encode") else "items/s"
+    lines = [
+        f"model     {m.graph.name}",
+        f"hardware  {hw.name} ({hw.vendor}); {m.dtype} peak {fmt_si(m.peak_flops, 'FLOP/s')}, "
+        f"{hw.offchip.name} {fmt_si(hw.offchip.bandwidth_bytes_per_s, 'B/s')}",
+        f"time      {fmt_time(m.time_s)} per step   {m.tokens_per_s:,.1f} {unit}",
+        f"MFU       {m.mfu:.1%}   HFU {m.hfu:.1%}   energy {m.energy_j:.3g} J   "
+        f"power {m.power_w:.0f} W",
+        "stall     "
+        + "  ".join(f"{k} {v:.0%}" for k, v in m.stall_fraction_by_layer_type().items()),
+        "",
+    ]
+    header = (
+        f"{'kernel':<34} {'n':>3} {'engine':<6} {'dtype':<8} {'tile':<12} {'st':>2} "
+        f"{'sram':>5} {'time':>9} {'share':>6}  bottleneck"
+    )
+    lines += [header, "-" * len(header)]
+    groups: OrderedDict[str, list] = OrderedDict()
+    for k in m.kernels:
+        key = k.kernel.name if full else layer_pattern(k.kernel.name)
+        groups.setdefault(key, []).append(k)
+    for name, ks in groups.items():
+        k = ks[0]
+        t = k.tiling
+        total = sum(x.cost.total_s for x in ks)
+        sram = f"{t.sram_bytes / t.sram_capacity_bytes:.0%}" if t.sram_capacity_bytes else ""
+        lines.append(
+            f"{name[:34]:<34} {len(ks):>3} {k.kernel.engine[:6]:<6} {k.kernel.dtype:<8} "
+            f"{t.shape if k.kernel.kind != 'collective' else '-':<12} {t.stages:>2} {sram:>5} "
+            f"{fmt_time(k.cost.total_s):>9} {total / m.time_s:>6.1%}  {k.cost.bottleneck}"
+        )
+    lines.append("")
+    lines.append(
+        f"fusion saved {fmt_bytes(sum(k.kernel.saved_bytes for k in m.kernels))} "
+        f"of off-chip traffic; {len(m.kernels)} kernels"
+    )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,51 @@
+"""Engineering-notation formatting for the one-line explanations the library writes.
+
+Numbers of record stay in SI base units; this module only turns them into short text
+(``3.35 TB/s``, ``12.4 us``) for evidence sentences, errors and tables.
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["fmt_bytes", "fmt_rate", "fmt_si", "fmt_time"]
+
+_PREFIX = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
+
+
+def fmt_si(value: float, unit: str, digits: int = 3) -> str:
+    """Format ``value`` with an SI prefix.
+
+    >>> fmt_si(3.35e12, "B/s")
+    '3.35 TB/s'
+    """
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g} {unit}"
+    for scale, prefix in _PREFIX:
+        if abs(value) >= scale:
+            return f"{value / scale:.{digits}g} {prefix}{unit}"
+    return f"{value:.{digits}g} {unit}"
+
+
+def fmt_time(seconds: float) -> str:
+    """Format a duration (``12.4 us``, ``3.1 ms``).
+
+    >>> fmt_time(1.24e-5)
+    '12.4 us'
+    """
+    if seconds == 0 or not math.isfinite(seconds):
+        return f"{seconds:g} s"
+    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns")):
+        if abs(seconds) >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"
+
+
+def fmt_bytes(n: float) -> str:
+    """Format a byte count with decimal prefixes (``32.0 MB``)."""
+    return fmt_si(n, "B")
+
+
+def fmt_rate(flops_per_s: float) -> str:
+    """Format a FLOP rate (``989 TFLOP/s``)."""
+    return fmt_si(flops_per_s, "FLOP/s")

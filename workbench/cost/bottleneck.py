@@ -1,0 +1,81 @@
+"""Bottleneck class of a kernel and the figures that prove it.
+
+Rules, in order:
+
+1. ``capacity``: the tile overflows the per-core SRAM (only a forced tile can): its spill
+   traffic is the evidence.
+2. ``interconnect``: a collective (time on links).
+3. ``overhead``: launch overhead is larger than the execution itself.
+4. ``sync``: barrier time is larger than the execution.
+5. ``compute`` if the engine's compute time is at least every level's transfer time, else
+   ``bandwidth:<level>`` for the slowest level (its transfer time is the execution time).
+"""
+
+from __future__ import annotations
+
+from workbench._format import fmt_bytes, fmt_rate, fmt_si, fmt_time
+from workbench.cost.model import Cost
+from workbench.hw.schema import Hardware
+from workbench.lowering.kernel import Kernel
+from workbench.scheduling.tiling import Tiling
+
+__all__ = ["classify"]
+
+
+def classify(kernel: Kernel, tiling: Tiling, cost: Cost, hw: Hardware) -> tuple[str, str]:
+    """Return ``(class, evidence sentence)`` for one kernel's cost.
+
+    Args:
+        kernel: The kernel.
+        tiling: Its chosen tiling.
+        cost: Its cost (time parts filled in).
+        hw: Hardware, for ridge points and bandwidths.
+
+    Returns:
+        The class and one sentence with the figures that prove it.
+    """
+    if tiling.sram_bytes > tiling.sram_capacity_bytes:
+        return "capacity", (
+            f"capacity-bound: tile {tiling.shape} x{tiling.stages} stages needs "
+            f"{tiling.sram_bytes / 1024:.0f} KiB > {hw.sram.name} "
+            f"{tiling.sram_capacity_bytes / 1024:.0f} KiB; spills {fmt_bytes(tiling.spill_bytes)}"
+            f" to the next level ({fmt_time(cost.exec_s)} execution)"
+        )
+    if kernel.kind == "collective":
+        bw = hw.interconnect.bandwidth_bytes_per_s
+        return "interconnect", (
+            f"interconnect-bound: {fmt_bytes(kernel.link_bytes)} per chip over "
+            f"{fmt_si(bw, 'B/s')} links ({kernel.chips} chips, ring) = {fmt_time(cost.network_s)}"
+        )
+    if cost.launch_s > cost.exec_s:
+        return "overhead", (
+            f"overhead-bound: launch {fmt_time(cost.launch_s)} > execution {fmt_time(cost.exec_s)}"
+        )
+    if cost.sync_s > cost.exec_s:
+        return "sync", (
+            f"sync-bound: {kernel.barriers + tiling.barriers} grid barrier(s) "
+            f"{fmt_time(cost.sync_s)} > execution {fmt_time(cost.exec_s)}"
+        )
+    level, mem_s = max(cost.memory_s, key=lambda p: p[1], default=("", 0.0))
+    intensity = kernel.flops / kernel.bytes if kernel.bytes else float("inf")
+    if cost.pipeline_s >= mem_s:
+        peak = (
+            hw.peak_flops(kernel.dtype)
+            if kernel.engine == "matrix"
+            else hw.vector_flops(kernel.dtype)
+        )
+        achieved = kernel.flops / cost.exec_s if cost.exec_s else 0.0
+        ridge = peak / hw.offchip.bandwidth_bytes_per_s
+        return "compute", (
+            f"compute-bound on the {kernel.engine} engine: intensity {intensity:.3g} FLOP/B vs "
+            f"{hw.offchip.name} ridge {ridge:.3g} FLOP/B; {fmt_rate(achieved)} = "
+            f"{achieved / peak:.0%} of {kernel.dtype} peak (wave efficiency "
+            f"{tiling.wave_efficiency:.0%})"
+        )
+    lvl = hw.level(level)
+    moved = cost.bytes_at(level)
+    return f"bandwidth:{level}", (
+        f"{level}-bandwidth-bound: moves {fmt_bytes(moved)} at "
+        f"{fmt_si(lvl.bandwidth_bytes_per_s, 'B/s')} = {fmt_time(mem_s)} > compute "
+        f"{fmt_time(cost.pipeline_s)}; intensity {intensity:.3g} FLOP/B"
+    )

@@ -1,0 +1,146 @@
+"""The cost of a kernel: time parts, energy, bottleneck class and the evidence for it.
+
+Time of one kernel (seconds)::
+
+    execution = max(pipeline, traffic[level] / bandwidth[level] for every level, network)
+    pipeline  = waves x per-tile time         # compute at the sustained rate, K-step loads
+                                              # from the next level, latency not hidden by
+                                              # the pipeline stages, prologue and epilogue
+    graph launch: total = execution + graph_launch_s       (device-side gap per kernel)
+    eager launch: total = max(execution + graph_launch_s, kernel_launch_s)
+                                              # the host cannot issue faster than this
+    total += barriers x barrier_s             # grid-wide syncs drain the pipeline
+
+Energy (joules) = FLOPs x pJ/FLOP + sum over levels of bytes x pJ/byte + link bytes x pJ/byte
++ idle power x time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from workbench.hw.schema import Hardware
+
+__all__ = ["BOTTLENECK_CLASSES", "Cost", "launch_and_sync"]
+
+#: Bottleneck classes; ``bandwidth`` is reported as ``bandwidth:<level>``.
+BOTTLENECK_CLASSES = ("compute", "bandwidth", "overhead", "sync", "capacity", "interconnect")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Cost:
+    """Predicted cost of one kernel, or the sum of several (costs add).
+
+    Attributes:
+        compute_s: Engine time for the padded work at its sustained rate, seconds.
+        pipeline_s: Tile-pipeline time (compute plus unhidden loads and latency), seconds.
+        memory_s: ``(level, seconds)`` to move each level's traffic at its bandwidth.
+        traffic: ``(level, bytes)`` moved at each level.
+        network_s: Time on chip-to-chip links, seconds.
+        exec_s: Execution time on the device (the max of the above), seconds.
+        launch_s: Launch overhead added to the execution, seconds.
+        sync_s: Barrier time, seconds.
+        total_s: Wall time of the kernel(s), seconds.
+        stall_s: Time the engine waits on memory (execution beyond compute), seconds.
+        energy_j: Energy, joules.
+        bottleneck: Class (``compute``, ``bandwidth:<level>``, ``overhead``, ``sync``,
+            ``capacity``, ``interconnect``); ``mixed`` for sums of different classes.
+        evidence: The figures that prove the class, as one sentence.
+    """
+
+    compute_s: float = 0.0
+    pipeline_s: float = 0.0
+    memory_s: tuple[tuple[str, float], ...] = ()
+    traffic: tuple[tuple[str, float], ...] = ()
+    network_s: float = 0.0
+    exec_s: float = 0.0
+    launch_s: float = 0.0
+    sync_s: float = 0.0
+    total_s: float = 0.0
+    stall_s: float = 0.0
+    energy_j: float = 0.0
+    bottleneck: str = ""
+    evidence: str = ""
+
+    def __add__(self, other: Cost) -> Cost:
+        """Sum two costs part by part (levels matched by name)."""
+        if not isinstance(other, Cost):
+            return NotImplemented
+        cls = self.bottleneck if self.bottleneck == other.bottleneck else "mixed"
+        if not self.bottleneck or not other.bottleneck:
+            cls = self.bottleneck or other.bottleneck
+        return Cost(
+            compute_s=self.compute_s + other.compute_s,
+            pipeline_s=self.pipeline_s + other.pipeline_s,
+            memory_s=_merge(self.memory_s, other.memory_s),
+            traffic=_merge(self.traffic, other.traffic),
+            network_s=self.network_s + other.network_s,
+            exec_s=self.exec_s + other.exec_s,
+            launch_s=self.launch_s + other.launch_s,
+            sync_s=self.sync_s + other.sync_s,
+            total_s=self.total_s + other.total_s,
+            stall_s=self.stall_s + other.stall_s,
+            energy_j=self.energy_j + other.energy_j,
+            bottleneck=cls,
+            evidence="" if cls == "mixed" else self.evidence or other.evidence,
+        )
+
+    def __radd__(self, other: object) -> Cost:
+        """Allow ``sum(costs)`` (which starts from 0)."""
+        if other == 0:
+            return self
+        return NotImplemented  # type: ignore[return-value]
+
+    def time_at(self, level: str) -> float:
+        """Seconds to move ``level``'s traffic (0 if absent)."""
+        return next((s for name, s in self.memory_s if name == level), 0.0)
+
+    def bytes_at(self, level: str) -> float:
+        """Bytes moved at ``level`` (0 if absent)."""
+        return next((b for name, b in self.traffic if name == level), 0.0)
+
+
+def _merge(a: tuple[tuple[str, float], ...], b: tuple[tuple[str, float], ...]):
+    out = dict(a)
+    for k, v in b:
+        out[k] = out.get(k, 0.0) + v
+    return tuple(out.items())
+
+
+def launch_and_sync(exec_s: float, barriers: int, hw: Hardware, launch: str) -> tuple[float, float]:
+    """Launch overhead added to ``exec_s`` and barrier time (see module docstring).
+
+    Args:
+        exec_s: Device execution time, seconds.
+        barriers: Grid-wide barriers in the kernel.
+        hw: Hardware (its overheads).
+        launch: ``"eager"`` or ``"graph"``.
+
+    Returns:
+        ``(launch_s, sync_s)``, seconds.
+    """
+    o = hw.overheads
+    with_gap = exec_s + o.graph_launch_s
+    total = max(with_gap, o.kernel_launch_s) if launch == "eager" else with_gap
+    return total - exec_s, barriers * o.barrier_s
+
+
+def energy(
+    hw: Hardware,
+    *,
+    dtype: str,
+    matmul_flops: float,
+    vector_flops: float,
+    traffic: dict[str, float],
+    link_bytes: float,
+    seconds: float,
+) -> float:
+    """Energy of a kernel in joules (see module docstring)."""
+    pj = hw.power.energy_pj_per_flop
+    per_flop = pj.get(dtype) or pj.get("fp32") or max(pj.values())
+    vec = pj.get("fp32") or per_flop
+    e = matmul_flops * per_flop + vector_flops * vec
+    for lvl in hw.memory:
+        e += traffic.get(lvl.name, 0.0) * lvl.energy_pj_per_byte
+    e += link_bytes * hw.interconnect.energy_pj_per_byte
+    return e * 1e-12 + hw.power.idle_w * seconds

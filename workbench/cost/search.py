@@ -1,0 +1,326 @@
+"""Search: evaluate a kernel's whole mapspace with the cost model and keep the best.
+
+Every candidate of a mapspace is costed at once with NumPy array arithmetic; the fastest
+candidate that fits SRAM wins (a forced tile is kept even if it spills, and is then
+capacity-bound). :func:`rank` returns the top-k for runtime autotuning.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from workbench.cost.bottleneck import classify
+from workbench.cost.model import Cost, energy, launch_and_sync
+from workbench.hw.schema import Hardware
+from workbench.lowering.kernel import Kernel
+from workbench.options import MapOptions
+from workbench.scheduling.attention import attention_mapspace
+from workbench.scheduling.gemm import GemmMapspace, gemm_mapspace
+from workbench.scheduling.rows import row_mapspace
+from workbench.scheduling.tiling import Tiling
+
+__all__ = ["Scored", "rank", "schedule"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Scored:
+    """Times of every candidate of one mapspace (arrays) and the chosen index."""
+
+    compute_s: np.ndarray
+    pipeline_s: np.ndarray
+    exec_s: np.ndarray
+    memory_s: dict[str, np.ndarray]
+    order: np.ndarray  # candidate indices, best first (fitting candidates before spilling ones)
+
+
+def _peak(kernel: Kernel, hw: Hardware) -> float:
+    if kernel.engine == "matrix":
+        return hw.peak_flops(kernel.dtype) * hw.matrix_engine.efficiency
+    return hw.vector_flops(kernel.dtype)
+
+
+def _memory_times(hw: Hardware, traffic: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    return {
+        lvl.name: traffic[lvl.name] / lvl.bandwidth_bytes_per_s
+        for lvl in hw.memory
+        if lvl.name in traffic
+    }
+
+
+def _next_level(hw: Hardware):
+    s = hw.memory.index(hw.sram)
+    return hw.memory[s + 1]
+
+
+def _score_gemm(kernel: Kernel, hw: Hardware, ms: GemmMapspace) -> Scored:
+    p = kernel.gemm
+    assert p is not None
+    cores = hw.matrix_engine.cores
+    peak_core = _peak(kernel, hw) / cores
+    nxt = _next_level(hw)
+    lat = hw.offchip.latency_s
+    active = np.minimum(ms.tiles, cores)
+    bw_core = nxt.bandwidth_bytes_per_s / active
+    rows = np.minimum(ms.tm, p.m)
+    cols = np.minimum(ms.tn, p.n)
+    t_c = 2.0 * ms.tm * ms.tn * ms.tk / peak_core
+    cluster = hw.matrix_engine.cluster_size
+    t_l = (rows * p.a_bytes + cols * p.b_bytes / cluster) * ms.tk / bw_core
+    hidden = np.maximum(np.maximum(t_c, t_l), lat / np.maximum(ms.stages - 1, 1))
+    t_k = np.where(ms.stages >= 2, hidden, t_c + t_l + lat)
+    t_tile = ms.k_iters * t_k + (lat + t_l) + rows * cols * p.c_bytes / bw_core
+    pipeline = ms.waves * t_tile
+    compute = ms.padded_flops / (peak_core * cores)
+    return _finish(kernel, hw, ms.traffic, compute, pipeline, ms.fits)
+
+
+def _score_attention(kernel: Kernel, hw: Hardware, ms) -> Scored:
+    p = kernel.attention
+    assert p is not None
+    cores = hw.matrix_engine.cores
+    peak_core = _peak(kernel, hw) / cores
+    vec_core = hw.vector_flops("fp32") / cores
+    sfu = hw.vector_unit.special_function_ops_per_s or hw.vector_flops("fp32")
+    nxt = _next_level(hw)
+    lat = hw.offchip.latency_s
+    active = np.minimum(ms.items, cores)
+    bw_core = nxt.bandwidth_bytes_per_s / active
+    t_mm = 4.0 * ms.br * ms.bc * p.head_dim / peak_core
+    # NOTE: the online softmax (one exp on the special-function units, ~5 FLOPs on the vector
+    # unit per score) sits between the two GEMMs of a block; it is not overlapped with them
+    # (FlashAttention-2 style), so a block costs matmul + softmax time.
+    t_sm = ms.br * ms.bc * (1.0 / (sfu / cores) + 5.0 / vec_core)
+    t_l = 2.0 * ms.bc * p.head_dim * p.kv_bytes / bw_core
+    work = t_mm + t_sm
+    hidden = np.maximum(np.maximum(work, t_l), lat / np.maximum(ms.stages - 1, 1))
+    t_block = np.where(ms.stages >= 2, hidden, work + t_l + lat)
+    per_core = ms.blocks * t_block / active
+    longest = ms.max_blocks * t_block
+    pipeline = np.maximum(per_core, longest) + 2 * lat
+    compute = ms.padded_flops / (peak_core * cores)
+    return _finish(kernel, hw, ms.traffic, compute, pipeline, ms.fits)
+
+
+def _score_rows(kernel: Kernel, hw: Hardware, ms) -> Scored:
+    cores = hw.matrix_engine.cores
+    util = np.minimum(1.0, ms.tiles / cores)
+    flops = kernel.flops if kernel.engine != "matrix" else kernel.vector_flops
+    compute = flops / (hw.vector_flops(kernel.dtype) * util)
+    # NOTE: assumption: one core can draw up to 4x its fair share of a level's bandwidth.
+    bw_util = np.minimum(1.0, 4.0 * ms.tiles / cores)
+    traffic = ms.traffic
+    mem = {k: v / bw_util for k, v in _memory_times(hw, traffic).items()}
+    pipeline = compute + hw.offchip.latency_s * ms.passes
+    sync = ms.barriers * hw.overheads.barrier_s
+    return _finish(kernel, hw, traffic, compute, pipeline, ms.fits, mem=mem, penalty=sync)
+
+
+def _finish(kernel, hw, traffic, compute, pipeline, fits, mem=None, penalty=0.0) -> Scored:
+    mem = mem if mem is not None else _memory_times(hw, traffic)
+    exec_s = pipeline.copy()
+    for t in mem.values():
+        exec_s = np.maximum(exec_s, t)
+    # Spilling candidates sort after every fitting one.
+    key = exec_s + penalty + np.where(fits, 0.0, 1e9)
+    order = np.argsort(key, kind="stable")
+    return Scored(compute_s=compute, pipeline_s=pipeline, exec_s=exec_s, memory_s=mem, order=order)
+
+
+def _mapspace(kernel: Kernel, hw: Hardware, options: MapOptions):
+    override = options.tile_for(kernel.name)
+    if kernel.gemm is not None:
+        ms = gemm_mapspace(kernel, hw, override=override, search=options.search)
+        return ms, _score_gemm(kernel, hw, ms)
+    if kernel.attention is not None:
+        ms = attention_mapspace(kernel, hw, override=override, search=options.search)
+        return ms, _score_attention(kernel, hw, ms)
+    ms = row_mapspace(kernel, hw)
+    return ms, _score_rows(kernel, hw, ms)
+
+
+def _tiling(kernel: Kernel, hw: Hardware, ms, sc: Scored, i: int) -> Tiling:
+    traffic = tuple((k, float(v[i])) for k, v in ms.traffic.items())
+    common = {
+        "sram_capacity_bytes": hw.sram.capacity_bytes,
+        "traffic": traffic,
+        "compute_s": float(sc.compute_s[i]),
+        "pipeline_s": float(sc.pipeline_s[i]),
+        "candidates": ms.size,
+        "sram_bytes": int(ms.sram_bytes[i]),
+    }
+    cores = hw.matrix_engine.cores
+    if kernel.gemm is not None:
+        tiles, waves = int(ms.tiles[i]), int(ms.waves[i])
+        return Tiling(
+            tile_m=int(ms.tm[i]),
+            tile_n=int(ms.tn[i]),
+            tile_k=int(ms.tk[i]),
+            stages=int(ms.stages[i]),
+            split_k=int(ms.split[i]),
+            raster="mn" if ms.raster[i] == 0 else "nm",
+            dataflow=GemmMapspace.dataflow_name(int(ms.dataflow[i])),
+            register_bytes=int(ms.register_bytes[i]),
+            tiles=tiles,
+            waves=waves,
+            wave_efficiency=tiles / (waves * cores),
+            padded_flops=int(ms.padded_flops[i]),
+            spill_bytes=float(ms.spill[i]),
+            source=ms.source,
+            **common,
+        )
+    if kernel.attention is not None:
+        items = int(ms.items[i])
+        waves = -(-items // cores)
+        return Tiling(
+            tile_m=int(ms.br[i]),
+            tile_n=int(ms.bc[i]),
+            tile_k=kernel.attention.head_dim,
+            stages=int(ms.stages[i]),
+            split_k=int(ms.split[i]),
+            register_bytes=int(ms.register_bytes[i]),
+            tiles=items,
+            waves=waves,
+            wave_efficiency=items / (waves * cores),
+            padded_flops=int(ms.padded_flops[i]),
+            spill_bytes=float(ms.spill[i]),
+            source=ms.source,
+            **common,
+        )
+    tiles = int(ms.tiles[i])
+    waves = -(-tiles // cores)
+    return Tiling(
+        tile_m=int(ms.rows_per_tile[i]),
+        tile_n=int(ms.cols_per_tile[i]),
+        tile_k=1,
+        split_k=int(ms.split[i]),
+        tiles=tiles,
+        waves=waves,
+        wave_efficiency=tiles / (waves * cores),
+        passes=int(ms.passes[i]),
+        barriers=int(ms.barriers[i]),
+        padded_flops=kernel.flops,
+        source="search",
+        **common,
+    )
+
+
+def _cost(
+    kernel: Kernel, hw: Hardware, options: MapOptions, ms, sc: Scored, i: int, tiling: Tiling
+) -> Cost:
+    mem = tuple((k, float(v[i])) for k, v in sc.memory_s.items())
+    exec_s = float(sc.exec_s[i])
+    barriers = kernel.barriers + tiling.barriers
+    launch_s, sync_s = launch_and_sync(exec_s, barriers, hw, options.launch)
+    total = exec_s + launch_s + sync_s
+    compute = float(sc.compute_s[i])
+    stall = max(0.0, exec_s - compute)
+    traffic = dict(tiling.traffic)
+    e = energy(
+        hw,
+        dtype=kernel.dtype,
+        matmul_flops=tiling.padded_flops if kernel.gemm or kernel.attention else 0,
+        vector_flops=kernel.vector_flops,
+        traffic=traffic,
+        link_bytes=kernel.link_bytes,
+        seconds=total,
+    )
+    cost = Cost(
+        compute_s=compute,
+        pipeline_s=float(sc.pipeline_s[i]),
+        memory_s=mem,
+        traffic=tiling.traffic,
+        exec_s=exec_s,
+        launch_s=launch_s,
+        sync_s=sync_s,
+        total_s=total,
+        stall_s=stall,
+        energy_j=e,
+    )
+    cls, evidence = classify(kernel, tiling, cost, hw)
+    return _with_class(cost, cls, evidence)
+
+
+def _with_class(cost: Cost, cls: str, evidence: str) -> Cost:
+    from dataclasses import replace
+
+    return replace(cost, bottleneck=cls, evidence=evidence)
+
+
+def _collective(kernel: Kernel, hw: Hardware, options: MapOptions) -> tuple[Tiling, Cost]:
+    ic = hw.interconnect
+    bw = ic.bandwidth_bytes_per_s
+    steps = 2 * (kernel.chips - 1)
+    net = (kernel.link_bytes / bw if bw > 0 else float("inf")) + steps * ic.latency_s
+    launch_s, sync_s = launch_and_sync(net, kernel.barriers, hw, options.launch)
+    tiling = Tiling(
+        tile_m=1, tile_n=1, tile_k=1, source="heuristic", sram_capacity_bytes=hw.sram.capacity_bytes
+    )
+    e = energy(
+        hw,
+        dtype=kernel.dtype,
+        matmul_flops=0,
+        vector_flops=kernel.vector_flops,
+        traffic={},
+        link_bytes=kernel.link_bytes * 1.0,
+        seconds=net + launch_s + sync_s,
+    )
+    cost = Cost(
+        network_s=net,
+        exec_s=net,
+        launch_s=launch_s,
+        sync_s=sync_s,
+        total_s=net + launch_s + sync_s,
+        energy_j=e,
+    )
+    cls, evidence = classify(kernel, tiling, cost, hw)
+    return tiling, _with_class(cost, cls, evidence)
+
+
+def schedule(kernel: Kernel, hw: Hardware, options: MapOptions) -> tuple[Tiling, Cost]:
+    """Choose the tiling of ``kernel`` and predict its cost.
+
+    Precedence: a forced tile from ``options.tiles`` beats the search, and the search beats the
+    default heuristic (``options.search == "heuristic"``).
+
+    Args:
+        kernel: The kernel.
+        hw: Target hardware.
+        options: Overrides (tiles, search mode, launch mode).
+
+    Returns:
+        The chosen :class:`Tiling` and its :class:`Cost`.
+    """
+    return rank(kernel, hw, options, k=1)[0]
+
+
+def rank(
+    kernel: Kernel, hw: Hardware, options: MapOptions, k: int = 5
+) -> list[tuple[Tiling, Cost]]:
+    """The ``k`` best candidates of ``kernel``'s mapspace by predicted time, best first.
+
+    Args:
+        kernel: The kernel.
+        hw: Target hardware.
+        options: Overrides.
+        k: How many candidates to return.
+
+    Returns:
+        ``(Tiling, Cost)`` pairs, fastest first (candidates that fit SRAM first).
+    """
+    if kernel.kind == "collective":
+        return [_collective(kernel, hw, options)]
+    ms, sc = _mapspace(kernel, hw, options)
+    out = []
+    for i in sc.order[:k]:
+        tiling = _tiling(kernel, hw, ms, sc, int(i))
+        out.append((tiling, _cost(kernel, hw, options, ms, sc, int(i), tiling)))
+    return out
+
+
+def mapspace_size(kernel: Kernel, hw: Hardware, options: MapOptions) -> int:
+    """Number of candidates in ``kernel``'s mapspace (for throughput benchmarks)."""
+    if kernel.kind == "collective":
+        return 1
+    return _mapspace(kernel, hw, options)[0].size

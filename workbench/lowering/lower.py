@@ -1,0 +1,495 @@
+"""Lowering: graph -> kernels (engine, fusion, format, layout).
+
+Passes, in order:
+
+1. :func:`~workbench.lowering.fusion.plan_fusion` groups ops into kernels.
+2. Each group becomes one kernel (fused attention) or several (unfused attention: QK^T, softmax,
+   PV with the score matrix in off-chip memory), with its format chosen (override > op format)
+   and its engine selected (GEMM-like work goes to the matrix engine when it supports the format,
+   otherwise to the vector unit, with the reason recorded).
+3. Layout assignment inserts a layout-transform kernel where a conv wants a layout its producer
+   did not write (or folds it into the producer's store when ``layout_fold`` is on).
+4. Debug barriers are added per layer when asked.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from workbench.hw.schema import Hardware
+from workbench.ir.dtypes import DTYPES
+from workbench.ir.graph import Graph
+from workbench.ir.ops import (
+    AllGather,
+    AllReduce,
+    Attention,
+    Conv2d,
+    Embedding,
+    LayerNorm,
+    Linear,
+    MatMul,
+    Op,
+    Pool,
+    Reduce,
+    RMSNorm,
+    Softmax,
+    Transpose,
+)
+from workbench.ir.views import Reshape
+from workbench.lowering.fusion import Group, plan_fusion
+from workbench.lowering.kernel import AttentionProblem, GemmProblem, Kernel, RowProblem
+from workbench.options import MapOptions
+
+__all__ = ["lower"]
+
+
+def _eb(dtype: str) -> float:
+    """Bytes per element of ``dtype``."""
+    return DTYPES[dtype].bits / 8
+
+
+def lower(graph: Graph, hw: Hardware, options: MapOptions) -> tuple[Kernel, ...]:
+    """Lower ``graph`` to kernels for ``hw`` under ``options``.
+
+    Args:
+        graph: Operator graph.
+        hw: Target hardware.
+        options: Overrides (fusion rules, formats, layout, barriers).
+
+    Returns:
+        Kernels in execution order.
+    """
+    kernels: list[Kernel] = []
+    for group in plan_fusion(graph, hw, options):
+        kernels.extend(_group_kernels(group, hw, options))
+    kernels = _assign_layouts(kernels, graph, hw, options)
+    if options.barrier_per_layer:
+        kernels = _add_layer_barriers(kernels)
+    return tuple(kernels)
+
+
+# ---------------------------------------------------------------------------------------------
+# group -> kernels
+# ---------------------------------------------------------------------------------------------
+def _group_kernels(group: Group, hw: Hardware, options: MapOptions) -> list[Kernel]:
+    head = group.head
+    dtype = options.dtype_for(head.name, head.dtype)
+    base = _base_fields(group, dtype)
+    if isinstance(head, Reshape) and len(group.ops) == 1:
+        return []  # a view: no launch, no bytes
+    if isinstance(head, Attention):
+        return _attention_kernels(group, head, hw, options, dtype)
+    if isinstance(head, (Linear, MatMul, Conv2d)):
+        return [_gemm_kernel(group, head, hw, options, dtype, base)]
+    if isinstance(head, (AllReduce, AllGather)):
+        return [
+            Kernel(
+                **base,
+                kind="collective",
+                engine="interconnect",
+                engine_reason="collective over chip-to-chip links",
+                link_bytes=head.link_bytes,
+                chips=head.chips,
+            )
+        ]
+    return [_vector_kernel(group, head, dtype, base)]
+
+
+def _scaled_bytes(group: Group, dtype: str) -> tuple[int, int, int]:
+    """(read, written, saved) off-chip bytes of a group, re-expressed at ``dtype``."""
+    scale = _eb(dtype) / _eb(group.head.dtype)
+    head = group.head
+    read = sum(t.nbytes for t in head.input_tensors()) + sum(
+        t.nbytes for t in head.weight_tensors()
+    )
+    written = group.tail.bytes_written
+    if group.tail is not head:
+        written = group.tail.output_tensor().nbytes
+    return (
+        round((read + group.extra_read_bytes) * scale),
+        round(written * scale),
+        round(group.saved_bytes * scale),
+    )
+
+
+def _base_fields(group: Group, dtype: str) -> dict[str, object]:
+    read, written, saved = _scaled_bytes(group, dtype)
+    matmul = sum(op.matmul_flops for op in group.ops)
+    vector = sum(op.vector_flops for op in group.ops)
+    return {
+        "name": group.head.name,
+        "ops": tuple(op.name for op in group.ops),
+        "layer_type": group.head.layer_type,
+        "dtype": dtype,
+        "flops": matmul + vector,
+        "matmul_flops": matmul,
+        "vector_flops": vector,
+        "bytes_read": read,
+        "bytes_written": written,
+        "saved_bytes": saved,
+        "fusion": tuple(group.rules),
+        "notes": tuple(group.notes),
+    }
+
+
+def _engine(hw: Hardware, dtype: str) -> tuple[str, str]:
+    if hw.supports(dtype):
+        return "matrix", f"GEMM-like, {dtype} runs on the {hw.name} matrix engine"
+    have = ", ".join(hw.matrix_engine.peak_flops_per_s)
+    return (
+        "vector",
+        f"{hw.name} matrix engine has no {dtype} (has {have}): falls back to vector unit",
+    )
+
+
+def _gemm_kernel(
+    group: Group, head: Op, hw: Hardware, options: MapOptions, dtype: str, base: dict[str, object]
+) -> Kernel:
+    eb = _eb(dtype)
+    wdt = None
+    if isinstance(head, Linear):
+        wdt = options.weight_dtype or head.weight_dtype
+        b_bytes = _eb(wdt) if wdt else eb
+        problem = GemmProblem(
+            batch=1,
+            m=head.m,
+            n=head.out_features,
+            k=head.in_features,
+            a_bytes=eb,
+            b_bytes=b_bytes,
+            c_bytes=_eb(group.tail.output_dtype) if group.tail is not head else eb,
+            b_is_weight=True,
+            epilogue_bytes=round(group.extra_read_bytes * eb / _eb(head.dtype)),
+        )
+        kind = "gemm"
+    elif isinstance(head, MatMul):
+        problem = GemmProblem(
+            batch=head.batch,
+            m=head.m,
+            n=head.n,
+            k=head.k,
+            a_bytes=eb,
+            b_bytes=eb,
+            c_bytes=eb,
+            b_is_weight=False,
+            epilogue_bytes=group.extra_read_bytes,
+        )
+        kind = "gemm"
+    else:
+        assert isinstance(head, Conv2d)
+        m, n, k = head.gemm_mnk
+        problem = GemmProblem(
+            batch=head.groups,
+            m=m,
+            n=n,
+            k=k,
+            a_bytes=eb,
+            b_bytes=eb,
+            c_bytes=eb,
+            b_is_weight=True,
+            epilogue_bytes=group.extra_read_bytes,
+        )
+        kind = "conv"
+    engine, reason = _engine(hw, dtype)
+    if isinstance(head, Conv2d) and head.groups > 1 and problem.n < hw.matrix_engine.native_tile_n:
+        engine = "vector"
+        reason = (
+            f"grouped/depthwise conv: per-group GEMM has n={problem.n} < native tile n="
+            f"{hw.matrix_engine.native_tile_n}, runs on the vector unit"
+        )
+    if wdt is not None and wdt != dtype:
+        # NOTE: weight-only formats are dequantized to the compute format per tile load.
+        extra = 2 * problem.k * problem.n
+        base = {
+            **base,
+            "vector_flops": base["vector_flops"] + extra,  # type: ignore[operator]
+            "flops": base["flops"] + extra,
+        }  # type: ignore[operator]
+        w_scale = _eb(wdt) / _eb(head.weight_dtype or head.dtype)
+        w_bytes = sum(t.nbytes for t in head.weight_tensors()[:1])
+        base["bytes_read"] = round(base["bytes_read"] - w_bytes + w_bytes * w_scale)  # type: ignore[operator]
+        base["notes"] = (*base["notes"], f"weight-only {wdt}: dequantized to {dtype} per tile")  # type: ignore[misc]
+    return Kernel(
+        **base,
+        kind=kind,
+        engine=engine,
+        engine_reason=reason,
+        weight_dtype=wdt,
+        gemm=problem,
+        layout=getattr(head, "layout", "row-major"),
+    )
+
+
+def _attention_kernels(
+    group: Group, op: Attention, hw: Hardware, options: MapOptions, dtype: str
+) -> list[Kernel]:
+    base = _base_fields(group, dtype)
+    eb = _eb(dtype)
+    kv_dtype = op.kv_dtype if (op.kv_dtype and not options.dtype) else dtype
+    problem = AttentionProblem(
+        batch=op.batch,
+        heads=op.heads,
+        kv_heads=op.kv_heads,
+        q_len=op.q_len,
+        kv_len=op.kv_len,
+        head_dim=op.head_dim,
+        causal=op.causal,
+        elem_bytes=eb,
+        kv_bytes=_eb(kv_dtype),
+    )
+    engine, reason = _engine(hw, dtype)
+    if options.fusion_enabled("flash_attention"):
+        refusal = _flash_refusal(problem, hw)
+        if refusal is None:
+            return [
+                Kernel(
+                    **{**base, "fusion": ("flash_attention",)},
+                    kind="attention",
+                    engine=engine,
+                    engine_reason=reason,
+                    attention=problem,
+                )
+            ]
+        base = {**base, "notes": (*base["notes"], refusal)}  # type: ignore[misc]
+    return _unfused_attention(op, problem, base, engine, reason, dtype)
+
+
+def _flash_refusal(p: AttentionProblem, hw: Hardware) -> str | None:
+    """Why fused attention cannot fit SRAM at the smallest tile, or None if it can."""
+    t = hw.matrix_engine.native_tile_m
+    need = (
+        t * p.head_dim * p.elem_bytes
+        + 2 * t * p.head_dim * p.kv_bytes
+        + t * t * 4
+        + t * p.head_dim * 4
+    )
+    cap = hw.sram.capacity_bytes
+    if need <= cap:
+        return None
+    return (
+        f"flash_attention refused: the smallest tile ({t}x{t}, head_dim {p.head_dim}) needs "
+        f"{need / 1024:.0f} KiB > {hw.sram.name} {cap / 1024:.0f} KiB"
+    )
+
+
+def _unfused_attention(
+    op: Attention,
+    p: AttentionProblem,
+    base: dict[str, object],
+    engine: str,
+    reason: str,
+    dtype: str,
+) -> list[Kernel]:
+    """QK^T, softmax and PV as three kernels; the score matrix goes through off-chip memory."""
+    bh = p.batch * p.heads
+    scores = bh * p.q_len * p.kv_len
+    eb = p.elem_bytes
+    q_bytes = round(bh * p.q_len * p.head_dim * eb)
+    kv_bytes = round(bh * p.kv_len * p.head_dim * p.kv_bytes)
+    s_bytes = round(scores * eb)
+    pairs_flops = 2 * bh * p.head_dim * op.score_pairs
+    common = {
+        "layer_type": op.layer_type,
+        "dtype": dtype,
+        "ops": (op.name,),
+        "saved_bytes": 0,
+        "fusion": (),
+        "notes": base["notes"],
+    }
+    append = op.bytes_written - op.output_tensor().nbytes
+    qk = Kernel(
+        **common,
+        name=f"{op.name}.qk",
+        kind="gemm",
+        engine=engine,
+        engine_reason=reason,
+        gemm=GemmProblem(
+            batch=bh,
+            m=p.q_len,
+            n=p.kv_len,
+            k=p.head_dim,
+            a_bytes=eb,
+            b_bytes=p.kv_bytes,
+            c_bytes=eb,
+            b_is_weight=False,
+        ),
+        flops=pairs_flops,
+        matmul_flops=pairs_flops,
+        bytes_read=q_bytes + kv_bytes,
+        bytes_written=s_bytes + round(append * eb / _eb(op.dtype)),
+    )
+    sm_flops = 6 * bh * op.score_pairs
+    sm = Kernel(
+        **common,
+        name=f"{op.name}.softmax",
+        kind="row",
+        engine="vector",
+        engine_reason="softmax runs on the vector unit",
+        rows=RowProblem(rows=bh * p.q_len, cols=p.kv_len, reduce=True, operands=2, elem_bytes=eb),
+        flops=sm_flops,
+        vector_flops=sm_flops,
+        bytes_read=s_bytes,
+        bytes_written=s_bytes,
+    )
+    pv = Kernel(
+        **common,
+        name=f"{op.name}.pv",
+        kind="gemm",
+        engine=engine,
+        engine_reason=reason,
+        gemm=GemmProblem(
+            batch=bh,
+            m=p.q_len,
+            n=p.head_dim,
+            k=p.kv_len,
+            a_bytes=eb,
+            b_bytes=p.kv_bytes,
+            c_bytes=eb,
+            b_is_weight=False,
+        ),
+        flops=pairs_flops,
+        matmul_flops=pairs_flops,
+        bytes_read=s_bytes + kv_bytes,
+        bytes_written=q_bytes,
+    )
+    return [qk, sm, pv]
+
+
+def _vector_kernel(group: Group, head: Op, dtype: str, base: dict[str, object]) -> Kernel:
+    eb = _eb(dtype)
+    shape = head.output_shape()
+    operands = 1 + sum(len(op.inputs) for op in group.ops)
+    reduce = isinstance(head, (LayerNorm, RMSNorm, Softmax, Reduce))
+    kind = "row" if reduce else "elementwise"
+    rows, cols = math.prod(shape[:-1]) or 1, shape[-1]
+    if isinstance(head, Reduce):
+        shape = head.shape
+        rows, cols = math.prod(shape) // shape[head.axis], shape[head.axis]
+    elif isinstance(head, Pool):
+        rows, cols = head.batch * head.channels, head.height * head.width
+        reduce, kind = True, "row"
+    elif isinstance(head, Embedding):
+        kind = "gather"
+    elif isinstance(head, Transpose):
+        kind = "layout"
+    problem = RowProblem(rows=rows, cols=cols, reduce=reduce, operands=operands, elem_bytes=eb)
+    return Kernel(
+        **base,
+        kind=kind,
+        engine="vector",
+        engine_reason=f"{head.kind} runs on the vector unit",
+        rows=problem,
+        layout=getattr(head, "layout", "row-major"),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# layout and barriers
+# ---------------------------------------------------------------------------------------------
+def _assign_layouts(
+    kernels: list[Kernel], graph: Graph, hw: Hardware, options: MapOptions
+) -> list[Kernel]:
+    """Insert (or fold) layout transforms where a conv wants another layout than it gets."""
+    if not any(k.kind == "conv" for k in kernels):
+        return kernels
+    want = hw.matrix_engine.preferred_layout if options.layout == "auto" else options.layout
+    out: list[Kernel] = []
+    layout_of: dict[str, str] = {}  # tensor name -> layout it was written in
+    for k in kernels:
+        op = graph.op(k.ops[0])
+        src = op.inputs[0] if op.inputs else None
+        have = layout_of.get(src, getattr(op, "layout", "row-major")) if src else k.layout
+        if k.kind == "conv" and have != want:
+            out.extend(_transform(k, src, have, want, out, layout_of, graph, options))
+            k = dataclasses.replace(k, layout=want)
+        elif k.kind == "conv":
+            k = dataclasses.replace(k, layout=want)
+        out.append(k)
+        produced = k.layout if k.kind == "conv" else have
+        if k.kind == "conv" and not options.layout_propagation:
+            declared = getattr(op, "layout", want)
+            if declared != want:
+                out.append(_transform_kernel(k, k.ops[-1], want, declared, graph, back=True))
+                produced = declared
+        layout_of[k.ops[-1]] = produced
+    return out
+
+
+def _transform(
+    k: Kernel,
+    src: str | None,
+    have: str,
+    want: str,
+    out: list[Kernel],
+    layout_of: dict[str, str],
+    graph: Graph,
+    options: MapOptions,
+) -> list[Kernel]:
+    producer = next((i for i in range(len(out) - 1, -1, -1) if src in out[i].ops), None)
+    can_fold = (
+        options.fusion_enabled("layout_fold")
+        and options.layout_propagation
+        and producer is not None
+        and out[producer].kind != "collective"
+    )
+    if can_fold:
+        p = out[producer]
+        out[producer] = dataclasses.replace(
+            p,
+            fusion=(*p.fusion, "layout_fold"),
+            notes=(*p.notes, f"stores its output in {want} for {k.name} (layout_fold)"),
+            layout=want if p.kind != "conv" else p.layout,
+        )
+        return []
+    assert src is not None
+    return [_transform_kernel(k, src, have, want, graph, back=False)]
+
+
+def _transform_kernel(
+    k: Kernel, tensor: str, have: str, want: str, graph: Graph, back: bool
+) -> Kernel:
+    """A layout-transform kernel for ``tensor`` (``have`` -> ``want``)."""
+    producer = graph.producer(tensor)
+    if producer is not None:
+        t = producer.output_tensor()
+    else:
+        t = next(x for x in graph.inputs if x.name == tensor)
+    nbytes = round(t.numel * _eb(k.dtype))
+    rows = math.prod(t.shape[:-1]) if len(t.shape) > 1 else 1
+    suffix = "to_" + want.lower() + ("_back" if back else "")
+    return Kernel(
+        name=f"{k.name}.{suffix}",
+        ops=(),
+        kind="layout",
+        layer_type="layout",
+        engine="vector",
+        engine_reason=f"layout transform {have} -> {want} for {k.name}",
+        dtype=k.dtype,
+        layout=have,
+        rows=RowProblem(
+            rows=rows, cols=t.shape[-1], reduce=False, operands=2, elem_bytes=_eb(k.dtype)
+        ),
+        bytes_read=nbytes,
+        bytes_written=nbytes,
+        notes=(f"inserted: {k.name} wants {want}, {tensor} is {have}",),
+    )
+
+
+def _layer_id(name: str) -> str:
+    parts = name.split(".")
+    return ".".join(parts[:2]) if len(parts) > 2 else parts[0]
+
+
+def _add_layer_barriers(kernels: list[Kernel]) -> list[Kernel]:
+    """Add one device-wide barrier after the last kernel of every layer."""
+    out = list(kernels)
+    for i, k in enumerate(kernels):
+        nxt = kernels[i + 1] if i + 1 < len(kernels) else None
+        if nxt is None or _layer_id(nxt.name) != _layer_id(k.name):
+            out[i] = dataclasses.replace(
+                k,
+                barriers=k.barriers + 1,
+                notes=(*k.notes, "debug barrier after the layer (barrier_per_layer)"),
+            )
+    return out

@@ -1,0 +1,224 @@
+"""The mapper: graph x hardware x options -> a costed mapping of every kernel, and model totals.
+
+``map_model`` lowers the graph to kernels, schedules each kernel (the whole mapspace is searched
+unless a tile is forced), and sums the costs. Schedules are cached by (kernel signature, hardware,
+the overrides that apply to the kernel), so the 32 identical decoder blocks of Llama-2-7B are
+searched once, and a second mapping of the same model is almost free.
+
+Model-level figures:
+
+* **MFU** = model FLOPs (multiply-adds only, unpadded, no recompute) / (time x matrix-engine peak
+  at the model's format), as in the PaLM paper (Chowdhery et al. 2022, appendix B).
+* **HFU** = FLOPs the hardware executes, padding included / (time x peak).
+* **Memory-stall fraction** of a layer type = time its kernels spend waiting on memory (execution
+  beyond their compute time) / that layer type's time.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from workbench.cost.model import Cost
+from workbench.cost.search import schedule
+from workbench.hw.schema import Hardware
+from workbench.ir.graph import Graph
+from workbench.ir.ops import LAYER_TYPES, Attention, Conv2d, Linear, MatMul
+from workbench.lowering.kernel import Kernel
+from workbench.lowering.lower import lower
+from workbench.options import MapOptions
+from workbench.scheduling.tiling import Tiling
+
+__all__ = ["KernelMapping", "ModelMapping", "clear_cache", "map_model"]
+
+_CACHE: OrderedDict[tuple[object, ...], tuple[Tiling, Cost]] = OrderedDict()
+_CACHE_MAX = 20_000
+_HW_PINS: dict[int, Hardware] = {}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KernelMapping:
+    """One kernel with its chosen tiling and predicted cost."""
+
+    kernel: Kernel
+    tiling: Tiling
+    cost: Cost
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelMapping:
+    """A whole model mapped onto one hardware profile.
+
+    Attributes:
+        graph: The graph that was mapped.
+        hardware: The hardware profile.
+        options: The options (overrides) used.
+        kernels: Every kernel in execution order.
+        total: The sum of the kernels' costs.
+        dtype: The model's format, whose matrix-engine peak is the MFU denominator.
+    """
+
+    graph: Graph
+    hardware: Hardware
+    options: MapOptions
+    kernels: tuple[KernelMapping, ...]
+    total: Cost
+    dtype: str
+
+    @property
+    def time_s(self) -> float:
+        """Predicted time of one step (a forward pass), seconds."""
+        return self.total.total_s
+
+    @property
+    def model_flops(self) -> int:
+        """Model FLOPs: multiply-adds of the graph, unpadded (PaLM convention)."""
+        return self.graph.matmul_flops
+
+    @property
+    def peak_flops(self) -> float:
+        """The MFU denominator's peak: matrix engine at :attr:`dtype`, FLOP/s."""
+        return self.hardware.peak_flops(self.dtype) or self.hardware.vector_flops(self.dtype)
+
+    @property
+    def mfu(self) -> float:
+        """Model FLOPs utilisation, 0..1."""
+        return self.model_flops / (self.time_s * self.peak_flops) if self.time_s else 0.0
+
+    @property
+    def hfu(self) -> float:
+        """Hardware FLOPs utilisation (padded work included), 0..1."""
+        done = sum(k.tiling.padded_flops for k in self.kernels if k.kernel.engine == "matrix")
+        return done / (self.time_s * self.peak_flops) if self.time_s else 0.0
+
+    @property
+    def phase(self) -> str:
+        """The graph's phase (prefill, decode, encode, inference)."""
+        return str(self.graph.meta_dict().get("phase", "inference"))
+
+    @property
+    def items_per_step(self) -> int:
+        """Tokens (prefill/encode: batch x seq; decode: batch) or images per step."""
+        meta = self.graph.meta_dict()
+        batch = int(meta.get("batch") or 1)
+        if self.phase in ("prefill", "encode"):
+            return batch * int(meta.get("seq") or 1)
+        return batch
+
+    @property
+    def tokens_per_s(self) -> float:
+        """Tokens (or images, for vision models) per second."""
+        return self.items_per_step / self.time_s if self.time_s else 0.0
+
+    @property
+    def energy_j(self) -> float:
+        """Energy of one step, joules."""
+        return self.total.energy_j
+
+    @property
+    def power_w(self) -> float:
+        """Average power over the step, watts."""
+        return self.energy_j / self.time_s if self.time_s else 0.0
+
+    @property
+    def perf_per_watt(self) -> float:
+        """Tokens (or images) per joule = per second per watt."""
+        return self.items_per_step / self.energy_j if self.energy_j else 0.0
+
+    def time_by_layer_type(self) -> dict[str, float]:
+        """Seconds per layer type (every type of :data:`LAYER_TYPES`)."""
+        out = dict.fromkeys(LAYER_TYPES, 0.0)
+        for k in self.kernels:
+            out[k.kernel.layer_type] += k.cost.total_s
+        return out
+
+    def stall_fraction_by_layer_type(self) -> dict[str, float]:
+        """Memory-stall fraction per layer type present in the model, 0..1."""
+        time: dict[str, float] = {}
+        stall: dict[str, float] = {}
+        for k in self.kernels:
+            lt = k.kernel.layer_type
+            time[lt] = time.get(lt, 0.0) + k.cost.total_s
+            stall[lt] = stall.get(lt, 0.0) + k.cost.stall_s
+        return {lt: (stall[lt] / t if t else 0.0) for lt, t in time.items()}
+
+    def mfu_by_layer_type(self) -> dict[str, float]:
+        """Each layer type's model FLOPs over (its time x peak), 0..1."""
+        flops: dict[str, float] = {}
+        time: dict[str, float] = {}
+        for k in self.kernels:
+            lt = k.kernel.layer_type
+            flops[lt] = flops.get(lt, 0.0) + k.kernel.matmul_flops
+            time[lt] = time.get(lt, 0.0) + k.cost.total_s
+        return {lt: (flops[lt] / (t * self.peak_flops) if t else 0.0) for lt, t in time.items()}
+
+    def bottleneck_counts(self) -> dict[str, int]:
+        """How many kernels fall in each bottleneck class."""
+        out: dict[str, int] = {}
+        for k in self.kernels:
+            out[k.cost.bottleneck] = out.get(k.cost.bottleneck, 0) + 1
+        return out
+
+    def kernel(self, name: str) -> KernelMapping:
+        """The kernel called ``name``."""
+        for k in self.kernels:
+            if k.kernel.name == name:
+                return k
+        raise KeyError(name)
+
+
+def _model_dtype(graph: Graph, options: MapOptions) -> str:
+    if options.dtype:
+        return options.dtype
+    for op in graph.ops:
+        if isinstance(op, (Linear, MatMul, Conv2d, Attention)):
+            return op.dtype
+    return graph.ops[0].dtype if graph.ops else "fp32"
+
+
+def _schedule_cached(kernel: Kernel, hw: Hardware, options: MapOptions) -> tuple[Tiling, Cost]:
+    override = options.tile_for(kernel.name)
+    key = (kernel.signature(), id(hw), override, options.launch, options.search)
+    hit = _CACHE.get(key)
+    if hit is not None:
+        _CACHE.move_to_end(key)
+        return hit
+    _HW_PINS[id(hw)] = hw  # NOTE: keeps id(hw) from being reused while cached entries exist
+    result = schedule(kernel, hw, options)
+    _CACHE[key] = result
+    if len(_CACHE) > _CACHE_MAX:
+        _CACHE.popitem(last=False)
+    return result
+
+
+def clear_cache() -> None:
+    """Forget every cached schedule (benchmarks use it to measure a cold mapping)."""
+    _CACHE.clear()
+    _HW_PINS.clear()
+
+
+def map_model(graph: Graph, hw: Hardware, options: MapOptions | None = None) -> ModelMapping:
+    """Map ``graph`` onto ``hw``: lower, schedule and cost every kernel.
+
+    Args:
+        graph: The operator graph.
+        hw: The hardware profile.
+        options: Overrides; ``None`` means the defaults (search everything, all fusion on).
+
+    Returns:
+        The :class:`ModelMapping` with every kernel's tiling and cost and the model totals.
+    """
+    options = options or MapOptions()
+    mapped = []
+    for kernel in lower(graph, hw, options):
+        tiling, cost = _schedule_cached(kernel, hw, options)
+        mapped.append(KernelMapping(kernel=kernel, tiling=tiling, cost=cost))
+    total = sum((k.cost for k in mapped), Cost())
+    return ModelMapping(
+        graph=graph,
+        hardware=hw,
+        options=options,
+        kernels=tuple(mapped),
+        total=total,
+        dtype=_model_dtype(graph, options),
+    )

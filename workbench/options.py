@@ -1,0 +1,163 @@
+"""Options of a mapping run: the overrides every decision accepts.
+
+Precedence for every decision (tile, fusion, dtype, layout): an explicit override here beats the
+search, and the search beats the default heuristic. Lessons and regression scenarios are built
+from these overrides, so each is recorded in the mapping and in run records.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass
+
+from workbench.errors import WorkbenchError
+from workbench.ir.dtypes import canonical
+
+__all__ = ["FUSION_RULES", "MapOptions", "TileOverride"]
+
+#: Fusion rules the planner knows, with what each does. All are on by default.
+FUSION_RULES: dict[str, str] = {
+    "gemm_epilogue": "fold bias, activation, residual add and quantize into the producing GEMM's "
+    "epilogue (the GEMM output never round-trips through off-chip memory)",
+    "elementwise_chain": "run a chain of elementwise ops as one kernel "
+    "(intermediates stay on chip)",
+    "norm_elementwise": "fold the elementwise op (or quantize) after a norm into the norm kernel",
+    "flash_attention": "fused attention: QK^T, softmax and PV in one kernel; scores never leave "
+    "SRAM (off: three kernels with the score matrix in off-chip memory)",
+    "layout_fold": "fold a data-layout transform into the producing kernel's store",
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TileOverride:
+    """Force the tile of every kernel whose name matches ``pattern`` (fnmatch glob).
+
+    For GEMM-like kernels ``m, n, k`` are the tile sizes; for fused attention ``m`` is the query
+    tile and ``n`` the key/value tile (``k`` is ignored).
+    """
+
+    pattern: str
+    m: int
+    n: int
+    k: int
+
+    @classmethod
+    def parse(cls, text: str) -> TileOverride:
+        """Parse ``KERNEL=MxNxK`` (as given to ``--tile``).
+
+        >>> TileOverride.parse("*.mlp.up=128x256x64").n
+        256
+        """
+        try:
+            pattern, dims = text.split("=", 1)
+            m, n, k = (int(v) for v in dims.lower().split("x"))
+        except ValueError:
+            raise WorkbenchError(
+                f"--tile {text!r}: expected KERNEL=MxNxK, e.g. '*q_proj=128x128x64'"
+            ) from None
+        if min(m, n, k) <= 0 or not pattern:
+            raise WorkbenchError(f"--tile {text!r}: tile sizes must be positive")
+        return cls(pattern=pattern, m=m, n=n, k=k)
+
+    def matches(self, kernel_name: str) -> bool:
+        """Whether this override applies to ``kernel_name``."""
+        return fnmatch.fnmatchcase(kernel_name, self.pattern)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MapOptions:
+    """How to map a graph. Every field is an override of a decision the mapper would make.
+
+    Attributes:
+        dtype: Compute/storage format for every kernel (``None``: each op's own dtype).
+        weight_dtype: Weight-only format for Linear weights (``"int4"``, ``"int8"``), or None.
+        dtype_overrides: ``(glob, dtype)`` pairs forcing the format of matching kernels
+            (e.g. ``("*.attn.sdpa", "fp32")``); later pairs win.
+        disabled_fusion: Names from :data:`FUSION_RULES` to switch off.
+        layout: Conv activation layout the kernels use: ``"auto"`` (the matrix engine's
+            preferred layout), ``"NCHW"`` or ``"NHWC"``.
+        layout_propagation: Keep the chosen layout across consecutive kernels (one transform at
+            the graph input). Off: every conv converts its input and converts back.
+        launch: ``"eager"`` (a host launch per kernel) or ``"graph"`` (captured graph replay).
+        tiles: Forced tiles (beats the search).
+        search: ``"full"`` (evaluate the whole mapspace) or ``"heuristic"`` (the default tile).
+        barrier_per_layer: Add a device-wide barrier after every layer (a debugging sync).
+        chips: Chips the graph is spread over (for energy and perf/W; collectives come from the
+            graph).
+    """
+
+    dtype: str | None = None
+    weight_dtype: str | None = None
+    dtype_overrides: tuple[tuple[str, str], ...] = ()
+    disabled_fusion: tuple[str, ...] = ()
+    layout: str = "auto"
+    layout_propagation: bool = True
+    launch: str = "graph"
+    tiles: tuple[TileOverride, ...] = ()
+    search: str = "full"
+    barrier_per_layer: bool = False
+    chips: int = 1
+
+    def __post_init__(self) -> None:
+        for rule in self.disabled_fusion:
+            if rule not in FUSION_RULES:
+                raise WorkbenchError(
+                    f"--no-fusion {rule!r}: unknown fusion rule (known: {', '.join(FUSION_RULES)})"
+                )
+        if self.dtype is not None:
+            object.__setattr__(self, "dtype", canonical(self.dtype, where="--dtype"))
+        if self.weight_dtype is not None:
+            wd = canonical(self.weight_dtype, where="--weight-dtype")
+            if wd not in ("int4", "int8", "fp8_e4m3", "fp8_e5m2"):
+                raise WorkbenchError(
+                    f"--weight-dtype {wd!r}: weight-only formats are int4, int8, fp8"
+                )
+            object.__setattr__(self, "weight_dtype", wd)
+        fixed = tuple(
+            (g, canonical(d, where=f"dtype override {g!r}")) for g, d in self.dtype_overrides
+        )
+        object.__setattr__(self, "dtype_overrides", fixed)
+        if self.layout not in ("auto", "NCHW", "NHWC"):
+            raise WorkbenchError(f"--layout {self.layout!r}: expected auto, NCHW or NHWC")
+        if self.launch not in ("eager", "graph"):
+            raise WorkbenchError(f"--launch {self.launch!r}: expected eager or graph")
+        if self.search not in ("full", "heuristic"):
+            raise WorkbenchError(f"search {self.search!r}: expected full or heuristic")
+        if self.chips < 1:
+            raise WorkbenchError(f"chips must be >= 1, got {self.chips}")
+
+    def fusion_enabled(self, rule: str) -> bool:
+        """Whether fusion ``rule`` is on."""
+        return rule not in self.disabled_fusion
+
+    def dtype_for(self, kernel_name: str, default: str) -> str:
+        """The compute format of a kernel: a matching override, else :attr:`dtype`, else default."""
+        chosen = self.dtype or default
+        for glob, dt in self.dtype_overrides:
+            if fnmatch.fnmatchcase(kernel_name, glob):
+                chosen = dt
+        return chosen
+
+    def tile_for(self, kernel_name: str) -> TileOverride | None:
+        """The last forced tile whose pattern matches ``kernel_name``, if any."""
+        found = None
+        for t in self.tiles:
+            if t.matches(kernel_name):
+                found = t
+        return found
+
+    def as_tags(self) -> dict[str, object]:
+        """Plain-data view for run records and cache keys."""
+        return {
+            "dtype": self.dtype,
+            "weight_dtype": self.weight_dtype,
+            "dtype_overrides": [list(p) for p in self.dtype_overrides],
+            "disabled_fusion": sorted(self.disabled_fusion),
+            "layout": self.layout,
+            "layout_propagation": self.layout_propagation,
+            "launch": self.launch,
+            "tiles": [f"{t.pattern}={t.m}x{t.n}x{t.k}" for t in self.tiles],
+            "search": self.search,
+            "barrier_per_layer": self.barrier_per_layer,
+            "chips": self.chips,
+        }

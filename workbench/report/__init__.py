@@ -1,0 +1,1 @@
+"""Presentation: the mapping sheet, its exports, charts and review packs."""

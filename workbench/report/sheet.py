@@ -1,0 +1,205 @@
+"""The mapping sheet: one row per kernel, the primary artifact of a mapping.
+
+Rows are plain dicts (SI units: bytes, seconds, FLOPs) so they serialise to JSON unchanged; the
+DataFrame, CSV, Markdown and HTML views are built from them. The JSON document
+(:func:`mapping_document`) is a stable contract documented in the README.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from typing import Any
+
+from workbench import __version__
+from workbench.hw.loader import hardware_hash
+from workbench.mapper import KernelMapping, ModelMapping
+
+__all__ = [
+    "SHEET_COLUMNS",
+    "mapping_document",
+    "sheet_frame",
+    "sheet_rows",
+    "to_csv",
+    "to_html",
+    "to_json",
+    "to_markdown",
+]
+
+#: Columns of the sheet, in order (``bytes_<level>`` columns follow ``flops``, one per level).
+SHEET_COLUMNS = (
+    "kernel", "ops", "layer_type", "kind", "engine", "dtype", "layout", "tile", "stages",
+    "split_k", "dataflow", "sram_bytes", "sram_capacity_bytes", "sram_use", "fusion",
+    "saved_bytes", "flops", "model_flops", "bytes_offchip", "intensity", "time_s", "share",
+    "compute_s", "stall_s", "bottleneck", "expected_bottleneck", "engine_reason", "notes",
+    "tile_source",
+)  # fmt: skip
+
+
+def _row(k: KernelMapping, total_s: float, levels: tuple[str, ...], offchip: str) -> dict[str, Any]:
+    kern, t, c = k.kernel, k.tiling, k.cost
+    off = c.bytes_at(offchip)
+    row: dict[str, Any] = {
+        "kernel": kern.name,
+        "ops": list(kern.ops),
+        "layer_type": kern.layer_type,
+        "kind": kern.kind,
+        "engine": kern.engine,
+        "dtype": kern.dtype,
+        "layout": kern.layout,
+        "tile": t.shape if kern.kind != "collective" else "",
+        "stages": t.stages,
+        "split_k": t.split_k,
+        "dataflow": t.dataflow,
+        "sram_bytes": t.sram_bytes,
+        "sram_capacity_bytes": t.sram_capacity_bytes,
+        "sram_use": t.sram_bytes / t.sram_capacity_bytes if t.sram_capacity_bytes else 0.0,
+        "fusion": list(kern.fusion),
+        "saved_bytes": kern.saved_bytes,
+        "flops": kern.flops,
+        "model_flops": kern.matmul_flops,
+        "bytes_offchip": off,
+        "intensity": kern.flops / off if off else None,
+        "time_s": c.total_s,
+        "share": c.total_s / total_s if total_s else 0.0,
+        "compute_s": c.compute_s,
+        "stall_s": c.stall_s,
+        "bottleneck": c.bottleneck,
+        "expected_bottleneck": c.evidence,
+        "engine_reason": kern.engine_reason,
+        "notes": list(kern.notes),
+        "tile_source": t.source,
+    }
+    for lvl in levels:
+        row[f"bytes_{lvl}"] = c.bytes_at(lvl)
+    return row
+
+
+def sheet_rows(mapping: ModelMapping) -> list[dict[str, Any]]:
+    """One dict per kernel with the sheet's columns (SI units)."""
+    levels = tuple(m.name for m in mapping.hardware.memory if m.kind != "register")
+    off = mapping.hardware.offchip.name
+    return [_row(k, mapping.time_s, levels, off) for k in mapping.kernels]
+
+
+def sheet_frame(mapping: ModelMapping):  # -> pandas.DataFrame
+    """The sheet as a pandas DataFrame (for notebooks)."""
+    import pandas as pd
+
+    return pd.DataFrame(sheet_rows(mapping))
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def mapping_document(mapping: ModelMapping) -> dict[str, Any]:
+    """The JSON contract of ``workbench map --format json`` (see the README)."""
+    hw = mapping.hardware
+    meta = dict(mapping.graph.meta)
+    totals = {
+        "time_s": mapping.time_s,
+        "mfu": mapping.mfu,
+        "hfu": mapping.hfu,
+        "tokens_per_s": mapping.tokens_per_s,
+        "items_per_step": mapping.items_per_step,
+        "model_flops": mapping.model_flops,
+        "energy_j": mapping.energy_j,
+        "power_w": mapping.power_w,
+        "perf_per_watt": mapping.perf_per_watt,
+        "stall_fraction_by_layer_type": mapping.stall_fraction_by_layer_type(),
+        "time_by_layer_type": {k: v for k, v in mapping.time_by_layer_type().items() if v > 0},
+        "mfu_by_layer_type": mapping.mfu_by_layer_type(),
+        "bottleneck_counts": mapping.bottleneck_counts(),
+        "kernels": len(mapping.kernels),
+    }
+    rows = [{k: _clean(v) for k, v in r.items()} for r in sheet_rows(mapping)]
+    return {
+        "schema_version": 1,
+        "workbench_version": __version__,
+        "model": meta,
+        "graph": mapping.graph.name,
+        "hardware": {
+            "name": hw.name,
+            "hash": hardware_hash(hw),
+            "dtype_peak_flops_per_s": mapping.peak_flops,
+            "dtype": mapping.dtype,
+        },
+        "options": mapping.options.as_tags(),
+        "totals": totals,
+        "kernels": rows,
+    }
+
+
+def to_json(mapping: ModelMapping) -> str:
+    """The mapping document as indented JSON text."""
+    return json.dumps(mapping_document(mapping), indent=2)
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, list):
+        return "+".join(str(v) for v in value)
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return "" if value is None else str(value)
+
+
+def to_csv(mapping: ModelMapping) -> str:
+    """The sheet as CSV text (lists joined with ``+``)."""
+    import csv
+    import io
+
+    rows = sheet_rows(mapping)
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(rows[0]) if rows else list(SHEET_COLUMNS))
+    writer.writeheader()
+    for r in rows:
+        writer.writerow({k: _cell(v) for k, v in r.items()})
+    return buf.getvalue()
+
+
+_MD_COLS = (
+    "kernel",
+    "layer_type",
+    "engine",
+    "dtype",
+    "tile",
+    "stages",
+    "sram_use",
+    "fusion",
+    "time_s",
+    "share",
+    "bottleneck",
+)
+
+
+def to_markdown(mapping: ModelMapping, columns: tuple[str, ...] = _MD_COLS) -> str:
+    """The sheet as a Markdown table (a readable subset of the columns by default)."""
+    rows = sheet_rows(mapping)
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    for r in rows:
+        cells = (_cell(r[c]).replace("|", "\\|") for c in columns)
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def to_html(mapping: ModelMapping) -> str:
+    """The sheet as a standalone HTML page (no scripts, no external assets; text escaped)."""
+    rows = sheet_rows(mapping)
+    cols = list(rows[0]) if rows else list(SHEET_COLUMNS)
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(_cell(r[c]))}</td>" for c in cols) + "</tr>"
+        for r in rows
+    )
+    title = html.escape(f"{mapping.graph.name} on {mapping.hardware.name}")
+    return (
+        "<!doctype html><html><head><meta charset='utf-8'>"
+        f"<title>{title}</title><style>body{{font-family:sans-serif}}table{{border-collapse:"
+        "collapse;font-size:12px}}td,th{border:1px solid #ccc;padding:2px 4px}</style></head>"
+        f"<body><h1>{title}</h1><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody>"
+        "</table></body></html>\n"
+    )

@@ -1,0 +1,183 @@
+"""The mapspace of fused (flash-style) attention: query tile x key/value tile x stages.
+
+Loop nest of one work item (one query tile of one (batch, head))::
+
+    load Q[i*Br:(i+1)*Br]                        # once
+    for j in visible key/value blocks:           # causal: blocks up to the tile's last query
+        load K[j*Bc:(j+1)*Bc], V[...]            # the streamed operand, `stages` buffers
+        S = Q K^T (Br x Bc, on chip) ; online softmax ; O += P V
+    store O[i]                                   # once
+
+Off-chip traffic per (batch, head) is therefore ``Q + O + (number of query tiles) x K,V``: with
+``Br`` proportional to ``M / d`` (M the SRAM size) that is Theta(N^2 d^2 / M), the FlashAttention
+paper's bound, against Theta(N d + N^2) for the unfused kernels that write the score matrix.
+A shared cache large enough to hold the K/V of the heads in flight serves the repeats instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from workbench.hw.schema import Hardware
+from workbench.lowering.kernel import AttentionProblem, Kernel
+from workbench.options import TileOverride
+from workbench.scheduling.gemm import CACHE_USABLE_FRACTION
+
+__all__ = ["AttentionMapspace", "attention_mapspace"]
+
+_Q_MULTIPLES = (1, 2, 3, 4)
+_KV_SIZES = (16, 32, 64, 128, 256)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AttentionMapspace:
+    """Candidate (query tile, kv tile, stages) of a fused attention kernel, as arrays.
+
+    Attributes:
+        br, bc, stages: Query tile rows, key/value tile rows, pipeline stages.
+        split: Key/value splits per query tile (flash-decoding: the KV sequence is cut into
+            ``split`` parts run on different cores, whose partial outputs are then combined).
+        sram_bytes, register_bytes, fits: Per-core footprint and whether it fits.
+        items: Work items (batch x heads x query tiles).
+        blocks: Key/value blocks processed in total (after the causal skip).
+        max_blocks: Blocks of the longest work item (load imbalance under a causal mask).
+        padded_flops: Matrix FLOPs executed including padding and masked block halves.
+        traffic: Level name -> bytes.
+        spill: Extra bytes from overflowing SRAM.
+        source: ``search``, ``override`` or ``heuristic``.
+    """
+
+    br: np.ndarray
+    bc: np.ndarray
+    stages: np.ndarray
+    split: np.ndarray
+    sram_bytes: np.ndarray
+    register_bytes: np.ndarray
+    fits: np.ndarray
+    items: np.ndarray
+    blocks: np.ndarray
+    max_blocks: np.ndarray
+    padded_flops: np.ndarray
+    traffic: dict[str, np.ndarray]
+    spill: np.ndarray
+    source: str
+
+    @property
+    def size(self) -> int:
+        """Number of candidates."""
+        return int(self.br.size)
+
+
+def _visible_blocks(p: AttentionProblem, br: np.ndarray, bc: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Total and maximum key/value blocks per (batch, head), per candidate."""
+    tq = -(-p.q_len // br)
+    full = -(-p.kv_len // bc)
+    if not p.causal:
+        return tq * full, full
+    past = p.kv_len - p.q_len
+    total = np.zeros_like(br)
+    for val in np.unique(br):
+        i = np.arange(-(-p.q_len // int(val)))
+        last_key = np.minimum(p.kv_len, past + (i + 1) * int(val))
+        sel = br == val
+        total[sel] = (-(-last_key[None, :] // bc[sel][:, None])).sum(axis=1)
+    return total, full
+
+
+def attention_mapspace(
+    kernel: Kernel, hw: Hardware, *, override: TileOverride | None = None, search: str = "full"
+) -> AttentionMapspace:
+    """Build and evaluate the fused-attention mapspace of ``kernel``.
+
+    Args:
+        kernel: A kernel with an :class:`AttentionProblem`.
+        hw: Target hardware.
+        override: Forced (query tile, kv tile) as ``m`` and ``n``.
+        search: ``"full"`` or ``"heuristic"``.
+
+    Returns:
+        Candidates with footprint, work and traffic arrays.
+    """
+    p = kernel.attention
+    assert p is not None
+    nat = hw.matrix_engine.native_tile_m
+    splits = [1]
+    if p.batch * p.heads * -(-p.q_len // nat) < hw.matrix_engine.cores:
+        splits = [s for s in (1, 2, 4, 8, 16, 32, 64) if s * 64 <= p.kv_len] or [1]
+    if override is not None:
+        brs, bcs, sts = [override.m], [override.n], [1, 2]
+    elif search == "heuristic":
+        brs, bcs, sts, splits = [max(nat, 64)], [64], [2], [1]
+    else:
+        brs = [nat * m for m in _Q_MULTIPLES if nat * m <= max(nat, 256)]
+        bcs = [b for b in _KV_SIZES if b % min(hw.matrix_engine.native_tile_n, 16) == 0]
+        sts = [1, 2, 3]
+    grid = np.meshgrid(brs, bcs, sts, splits, indexing="ij")
+    br, bc, st, sp = (g.ravel() for g in grid)
+    d = p.head_dim
+    has_regs = any(m.kind == "register" and m.scope == "per_core" for m in hw.memory)
+    acc = br * bc * 4 + br * d * 4  # S tile and O accumulator, fp32
+    operand = br * d * p.elem_bytes + 2 * bc * d * p.kv_bytes * st
+    sram = np.ceil(operand + (0 if has_regs else acc)).astype(np.int64)
+    regs = acc if has_regs else np.zeros_like(acc)
+    reg_cap = next((m.capacity_bytes for m in hw.memory if m.kind == "register"), 0)
+    fits = sram <= hw.sram.capacity_bytes
+    if has_regs:
+        fits &= regs <= reg_cap // 2
+    bh = p.batch * p.heads
+    blocks_per_head, max_blocks = _visible_blocks(p, br, bc)
+    tq = -(-p.q_len // br)
+    items = bh * tq * sp
+    blocks = bh * blocks_per_head
+    padded = 4 * blocks * br * bc * d
+    traffic, spill = _traffic(p, hw, br, bc, st, tq, blocks_per_head, sram, items)
+    # Flash-decoding: each split writes a partial O (fp32) and its row statistics, re-read to
+    # combine them.
+    combine = np.where(sp > 1, 2.0 * bh * p.q_len * (d + 2) * 4 * sp, 0.0)
+    traffic = {k: v + combine for k, v in traffic.items()}
+    source = "override" if override is not None else search if search == "heuristic" else "search"
+    return AttentionMapspace(
+        br=br,
+        bc=bc,
+        stages=st,
+        split=sp,
+        sram_bytes=sram,
+        register_bytes=regs,
+        fits=fits,
+        items=items,
+        blocks=blocks,
+        max_blocks=-(-np.broadcast_to(max_blocks, br.shape) // sp),
+        padded_flops=padded,
+        traffic=traffic,
+        spill=spill,
+        source=source,
+    )
+
+
+def _traffic(p, hw, br, bc, st, tq, blocks_per_head, sram, items):
+    bh = p.batch * p.heads
+    d = p.head_dim
+    q_o = 2.0 * bh * p.q_len * d * p.elem_bytes
+    # K and V streamed once per visible block, per query head.
+    kv_stream = 2.0 * bh * blocks_per_head * bc * d * p.kv_bytes
+    kv_once = 2.0 * p.batch * p.kv_heads * p.kv_len * d * p.kv_bytes
+    cap = hw.sram.capacity_bytes
+    spill = np.where(sram > cap, 2.0 * kv_stream * (sram - cap) / np.maximum(sram, 1), 0.0)
+    levels = hw.memory
+    s = levels.index(hw.sram)
+    traffic: dict[str, np.ndarray] = {hw.sram.name: 2.0 * (q_o + kv_stream)}
+    caches = [m for m in levels[s + 1 : -1] if m.kind in ("cache", "sram")]
+    for lvl in caches:
+        traffic[lvl.name] = q_o + kv_stream + spill
+    if caches:
+        usable = CACHE_USABLE_FRACTION * max(c.capacity_bytes for c in caches)
+        heads_in_flight = np.maximum(1, np.minimum(bh, -(-hw.matrix_engine.cores // tq)))
+        per_head_kv = 2.0 * p.kv_len * d * p.kv_bytes
+        dram_kv = np.where(heads_in_flight * per_head_kv <= usable, kv_once, kv_stream)
+        dram = q_o + dram_kv
+    else:
+        dram = q_o + kv_stream + spill
+    traffic[levels[-1].name] = np.maximum(dram, q_o + kv_once)
+    return traffic, spill

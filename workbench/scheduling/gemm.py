@@ -1,0 +1,241 @@
+"""The mapspace of a GEMM-like kernel, evaluated as NumPy arrays (no Python loop per candidate).
+
+Dimensions: tile M, tile N (multiples of the matrix engine's native shape), K-step (a multiple of
+its native K), pipeline stages, split-K, raster order, and dataflow where the hardware offers more
+than one. For every candidate the arrays hold the per-core SRAM it needs (checked exactly against
+the capacity), the work items and waves, the padded FLOPs, and the bytes moved at every memory
+level from the SRAM outwards.
+
+Traffic model (output-stationary, the default)::
+
+    fill(A) = ceil(N / tile_n) * M * K * a_bytes      # each column of output tiles re-reads A
+    fill(B) = ceil(M / tile_m) * N * K * b_bytes      # each row of output tiles re-reads B
+    sram    = 2 * (fill(A) + fill(B)) + C             # written into SRAM once, read once
+    cache   = fill(A) + fill(B) + C + epilogue + split-K partials
+    dram    = A and B from off-chip: an operand whose whole matrix fits in half the cache is
+              read once; otherwise the streamed operand is re-read once per band of concurrent
+              tiles (a wave covers a band of rows, raster "mn", or of columns, raster "nm").
+
+Weight-stationary keeps each B tile in place (B read once, C partial sums re-read per K-block);
+input-stationary does the same for A. The floor is the kernel's compulsory traffic.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from workbench.hw.schema import Hardware
+from workbench.lowering.kernel import GemmProblem, Kernel
+from workbench.options import TileOverride
+
+__all__ = ["CACHE_USABLE_FRACTION", "GemmMapspace", "gemm_mapspace"]
+
+#: Share of a shared cache a GEMM's resident operand may use (the rest: other operand's stream,
+#: output, other kernels' lines). An assumption, stated where it is used.
+CACHE_USABLE_FRACTION = 0.5
+_MULTIPLES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32)
+_STAGES = (1, 2, 3, 4)
+_SPLITS = (1, 2, 4, 8)
+_DATAFLOWS = ("output_stationary", "weight_stationary", "input_stationary")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GemmMapspace:
+    """Every candidate tiling of one GEMM kernel, as parallel NumPy arrays.
+
+    Attributes:
+        tm, tn, tk, stages, split, raster, dataflow: Candidate decisions (``raster`` 0 = "mn",
+            1 = "nm"; ``dataflow`` indexes :data:`_DATAFLOWS`).
+        sram_bytes, register_bytes: Per-core storage each needs, bytes.
+        fits: Candidate fits the SRAM (and register file).
+        tiles, waves: Work items and waves of concurrent tiles.
+        k_iters: K-steps per tile.
+        padded_flops: FLOPs executed including padding.
+        traffic: Level name -> bytes moved at that level.
+        spill: Extra bytes from overflowing SRAM (non-zero only for forced tiles).
+        source: ``search``, ``override`` or ``heuristic``.
+    """
+
+    tm: np.ndarray
+    tn: np.ndarray
+    tk: np.ndarray
+    stages: np.ndarray
+    split: np.ndarray
+    raster: np.ndarray
+    dataflow: np.ndarray
+    sram_bytes: np.ndarray
+    register_bytes: np.ndarray
+    fits: np.ndarray
+    tiles: np.ndarray
+    waves: np.ndarray
+    k_iters: np.ndarray
+    padded_flops: np.ndarray
+    traffic: dict[str, np.ndarray]
+    spill: np.ndarray
+    source: str
+
+    @property
+    def size(self) -> int:
+        """Number of candidates."""
+        return int(self.tm.size)
+
+    @staticmethod
+    def dataflow_name(index: int) -> str:
+        """Name of dataflow ``index``."""
+        return _DATAFLOWS[index]
+
+
+def _sizes(native: int, dim: int, cap: int) -> np.ndarray:
+    """Tile sizes: native multiples up to ``cap`` and no larger than the padded dimension."""
+    limit = max(native, min(cap, -(-dim // native) * native))
+    vals = [native * m for m in _MULTIPLES if native * m <= limit]
+    return np.array(vals or [native], dtype=np.int64)
+
+
+def _axes(p: GemmProblem, hw: Hardware, override: TileOverride | None, search: str):
+    me = hw.matrix_engine
+    cap = max(256, me.native_tile_m * 4)
+    if override is not None:
+        tm, tn, tk = (np.array([v], dtype=np.int64) for v in (override.m, override.n, override.k))
+    elif search == "heuristic":
+        tm = np.array([min(128, _sizes(me.native_tile_m, p.m, cap)[-1])], dtype=np.int64)
+        tn = np.array([min(128, _sizes(me.native_tile_n, p.n, cap)[-1])], dtype=np.int64)
+        tk = np.array([min(4 * me.native_tile_k, _sizes(me.native_tile_k, p.k, 512)[-1])])
+    else:
+        tm = _sizes(me.native_tile_m, p.m, cap)
+        tn = _sizes(me.native_tile_n, p.n, cap)
+        tk = _sizes(me.native_tile_k, p.k, max(128, me.native_tile_k * 2))
+    if search == "heuristic" and override is None:
+        stages, splits = np.array([2]), np.array([1])
+    else:
+        stages = np.array(_STAGES)
+        splits = np.array([s for s in _SPLITS if s == 1 or p.k >= 8 * s * me.native_tile_k])
+    flows = np.array([_DATAFLOWS.index(d) for d in me.dataflows])
+    return tm, tn, tk, stages, splits, np.array([0, 1]), flows
+
+
+def gemm_mapspace(
+    kernel: Kernel, hw: Hardware, *, override: TileOverride | None = None, search: str = "full"
+) -> GemmMapspace:
+    """Build and evaluate the mapspace of a GEMM-like kernel.
+
+    Args:
+        kernel: A kernel with a :class:`GemmProblem`.
+        hw: Target hardware.
+        override: A forced tile (other dimensions are still searched).
+        search: ``"full"`` or ``"heuristic"`` (the single default candidate).
+
+    Returns:
+        The candidates and their footprint and traffic arrays.
+    """
+    p = kernel.gemm
+    assert p is not None
+    grids = np.meshgrid(*_axes(p, hw, override, search), indexing="ij")
+    tm, tn, tk, st, sk, ra, df = (g.ravel() for g in grids)
+    has_regs = any(m.kind == "register" and m.scope == "per_core" for m in hw.memory)
+    acc = tm * tn * 4  # fp32 accumulators
+    operands = (tm * p.a_bytes + tn * p.b_bytes) * tk * st
+    sram = np.ceil(operands + (0 if has_regs else acc)).astype(np.int64)
+    regs = acc if has_regs else np.zeros_like(acc)
+    reg_cap = next((m.capacity_bytes for m in hw.memory if m.kind == "register"), 0)
+    fits = sram <= hw.sram.capacity_bytes
+    if has_regs:
+        fits &= regs <= reg_cap // 2  # NOTE: half the register file for accumulators
+    grid_m, grid_n = -(-p.m // tm), -(-p.n // tn)
+    k_split = -(-p.k // sk)
+    k_iters = -(-k_split // tk)
+    tiles = p.batch * grid_m * grid_n * sk
+    cores = hw.matrix_engine.cores
+    waves = -(-tiles // cores)
+    padded = 2 * tiles * tm * tn * tk * k_iters
+    traffic, spill = _traffic(p, hw, tm, tn, tk, sk, ra, df, grid_m, grid_n, tiles, sram)
+    source = "override" if override is not None else search if search == "heuristic" else "search"
+    if not fits.any() and override is None:
+        source = "heuristic"
+    return GemmMapspace(
+        tm=tm,
+        tn=tn,
+        tk=tk,
+        stages=st,
+        split=sk,
+        raster=ra,
+        dataflow=df,
+        sram_bytes=sram,
+        register_bytes=regs,
+        fits=fits,
+        tiles=tiles,
+        waves=waves,
+        k_iters=k_iters,
+        padded_flops=padded,
+        traffic=traffic,
+        spill=spill,
+        source=source,
+    )
+
+
+def _traffic(p, hw, tm, tn, tk, sk, ra, df, grid_m, grid_n, tiles, sram):
+    """Bytes at each level from the SRAM outwards, and spill bytes (see module docstring)."""
+    a_total = p.batch * p.m * p.k * p.a_bytes
+    b_total = p.batch * p.k * p.n * p.b_bytes
+    c_total = p.batch * p.m * p.n * p.c_bytes
+    grid_k = -(-p.k // tk)
+    ws, is_ = df == 1, df == 2
+    fill_a = np.where(is_, a_total, grid_n * a_total)
+    fill_b = np.where(ws, b_total, grid_m * b_total)
+    partial_sums = np.where(ws | is_, 2.0 * p.batch * p.m * p.n * 4 * (grid_k - 1), 0.0)
+    split_partials = np.where(sk > 1, 2.0 * p.batch * p.m * p.n * 4 * sk, 0.0)
+    # NOTE: a cluster of cores shares (multicasts) each B tile load from the next level.
+    fill = fill_a + fill_b / hw.matrix_engine.cluster_size
+    levels = hw.memory
+    s = levels.index(hw.sram)
+    cap = hw.sram.capacity_bytes
+    spill = np.where(sram > cap, 2.0 * fill * (sram - cap) / np.maximum(sram, 1), 0.0)
+    traffic: dict[str, np.ndarray] = {hw.sram.name: 2.0 * fill + c_total + partial_sums}
+    caches = [m for m in levels[s + 1 : -1] if m.kind in ("cache", "sram")]
+    for lvl in caches:
+        traffic[lvl.name] = fill + c_total + p.epilogue_bytes + split_partials + spill
+    dram = _dram_traffic(p, hw, tm, tn, ra, df, grid_m, grid_n, tiles, fill_a, fill_b, caches)
+    floor = a_total / 1 + b_total + c_total + p.epilogue_bytes
+    dram = np.maximum(dram + c_total + p.epilogue_bytes, floor)
+    if not caches:
+        dram = dram + split_partials + spill + partial_sums
+    traffic[levels[-1].name] = dram
+    return traffic, spill
+
+
+def _dram_traffic(p, hw, tm, tn, ra, df, grid_m, grid_n, tiles, fill_a, fill_b, caches):
+    """Operand bytes read from off-chip memory given cache reuse across a wave."""
+    if not caches:
+        return fill_a + fill_b
+    usable = CACHE_USABLE_FRACTION * max(c.capacity_bytes for c in caches)
+    a_mat = p.m * p.k * p.a_bytes
+    b_mat = p.k * p.n * p.b_bytes
+    wave = np.minimum(tiles // max(p.batch, 1), hw.matrix_engine.cores).clip(min=1)
+    # raster "mn": a wave spans rows_w rows of tiles; "nm": cols_w columns.
+    rows_w = np.maximum(1, -(-wave // grid_n))
+    cols_w = np.maximum(1, -(-wave // grid_m))
+    bands_m = -(-grid_m // rows_w)
+    bands_n = -(-grid_n // cols_w)
+    b_mn = np.where(b_mat <= usable, b_mat, bands_m * b_mat)
+    a_mn = np.where(rows_w * tm * p.k * p.a_bytes <= usable, a_mat, grid_n * a_mat)
+    a_nm = np.where(a_mat <= usable, a_mat, bands_n * a_mat)
+    b_nm = np.where(cols_w * tn * p.k * p.b_bytes <= usable, b_mat, grid_m * b_mat)
+    a = np.where(ra == 0, a_mn, a_nm)
+    b = np.where(ra == 0, b_mn, b_nm)
+    a = np.minimum(a * p.batch, fill_a)
+    b = np.minimum(b * p.batch, fill_b)
+    return a + b
+
+
+def native_padding(p: GemmProblem, tm: int, tn: int) -> float:
+    """Fraction of the output tile grid that is padding (tile quantization), 0..1.
+
+    >>> round(native_padding(GemmProblem(batch=1, m=257, n=256, k=64, a_bytes=2, b_bytes=2,
+    ...     c_bytes=2), 128, 128), 3)
+    0.331
+    """
+    padded = math.ceil(p.m / tm) * tm * math.ceil(p.n / tn) * tn
+    return 1 - p.m * p.n / padded
