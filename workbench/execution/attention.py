@@ -218,7 +218,7 @@ def _online_step(
         _mask(s, *causal_at, xp)
     m_new = xp.maximum(m, s.max(axis=-1, keepdims=True))
     # NOTE: a row whose keys so far are all masked has m_new = -inf; use 0 so exp gives 0, not nan.
-    m_safe = xp.where(xp.isneginf(m_new), xp.float32(0.0), m_new)
+    m_safe = xp.where(m_new == -xp.inf, xp.float32(0.0), m_new)
     s -= m_safe
     xp.exp(s, out=s)
     corr = xp.exp(m - m_safe)

@@ -117,16 +117,17 @@ def online_softmax_numpy(x: np.ndarray, *, col_tile: int = 256) -> np.ndarray:
 
 
 ONLINE_SOFTMAX_SOURCE = r"""
+#define WB_NEG_INF __int_as_float(0xff800000)
 extern "C" __global__
 void wb_online_softmax(const float* __restrict__ x, float* __restrict__ y, const int n) {
     extern __shared__ float smem[];          // 2 * blockDim.x floats: running max, running sum
     const float* xr = x + (long long)blockIdx.x * n;
     float* yr = y + (long long)blockIdx.x * n;
-    float m = -INFINITY, s = 0.0f;
+    float m = WB_NEG_INF, s = 0.0f;
     for (int j = threadIdx.x; j < n; j += blockDim.x) {     // one pass: online (max, sum)
         float v = xr[j];
         float m_new = fmaxf(m, v);
-        s = s * __expf(m - m_new) + __expf(v - m_new);
+        s = s * expf(m - m_new) + expf(v - m_new);
         m = m_new;
     }
     float* sm = smem;
@@ -138,8 +139,8 @@ void wb_online_softmax(const float* __restrict__ x, float* __restrict__ y, const
         if (threadIdx.x < stride) {
             float m1 = sm[threadIdx.x], m2 = sm[threadIdx.x + stride];
             float mm = fmaxf(m1, m2);
-            float s1 = (m1 == -INFINITY) ? 0.0f : ss[threadIdx.x] * __expf(m1 - mm);
-            float s2 = (m2 == -INFINITY) ? 0.0f : ss[threadIdx.x + stride] * __expf(m2 - mm);
+            float s1 = (m1 == WB_NEG_INF) ? 0.0f : ss[threadIdx.x] * expf(m1 - mm);
+            float s2 = (m2 == WB_NEG_INF) ? 0.0f : ss[threadIdx.x + stride] * expf(m2 - mm);
             sm[threadIdx.x] = mm;
             ss[threadIdx.x] = s1 + s2;
         }
@@ -148,7 +149,7 @@ void wb_online_softmax(const float* __restrict__ x, float* __restrict__ y, const
     const float row_max = sm[0];
     const float inv_sum = 1.0f / ss[0];
     for (int j = threadIdx.x; j < n; j += blockDim.x) {
-        yr[j] = __expf(xr[j] - row_max) * inv_sum;
+        yr[j] = expf(xr[j] - row_max) * inv_sum;
     }
 }
 """
