@@ -6,6 +6,7 @@ They are written for clarity, not speed: direct formulas, no tiling, float64 thr
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -24,7 +25,7 @@ __all__ = [
 ]
 
 _GELU_C = math.sqrt(2.0 / math.pi)
-_ACT64 = {
+_ACT64: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "identity": lambda x: x,
     "relu": lambda x: np.maximum(x, 0.0),
     "gelu": lambda x: 0.5 * x * (1.0 + np.tanh(_GELU_C * (x + 0.044715 * x**3))),
@@ -141,4 +142,4 @@ def rmsnorm_ref(x: Any, gamma: Any = None, *, eps: float = 1e-6) -> np.ndarray:
 
 def reduce_ref(x: Any, kind: str) -> np.ndarray:
     """Sum, mean or max over the last axis in float64."""
-    return {"sum": np.sum, "mean": np.mean, "max": np.max}[kind](_f64(x), axis=-1)
+    return np.asarray(getattr(np, kind)(_f64(x), axis=-1))
