@@ -7,8 +7,11 @@ Rules, in order:
 2. ``interconnect``: a collective (time on links).
 3. ``overhead``: launch overhead is larger than the execution itself.
 4. ``sync``: barrier time is larger than the execution.
-5. ``compute`` if the engine's compute time is at least every level's transfer time, else
-   ``bandwidth:<level>`` for the slowest level (its transfer time is the execution time).
+5. ``bandwidth:<next level>`` (per core) when the tile pipeline is slower than every level's
+   aggregate transfer time and the engine computes less than 60% of it: tile loads and their
+   latency, not the aggregate bandwidth, hold the engine back.
+6. ``compute`` if the engine's compute time is at least every level's transfer time, else
+   ``bandwidth:<level>`` for the slowest level.
 """
 
 from __future__ import annotations
@@ -58,7 +61,15 @@ def classify(kernel: Kernel, tiling: Tiling, cost: Cost, hw: Hardware) -> tuple[
         )
     level, mem_s = max(cost.memory_s, key=lambda p: p[1], default=("", 0.0))
     intensity = kernel.flops / kernel.bytes if kernel.bytes else float("inf")
-    if cost.pipeline_s >= mem_s:
+    nxt = hw.memory[hw.memory.index(hw.sram) + 1]
+    if cost.pipeline_s > mem_s and cost.compute_s < 0.6 * cost.pipeline_s:
+        return f"bandwidth:{nxt.name}", (
+            f"{nxt.name}-bandwidth-bound (per core): tile loads from {nxt.name} and their "
+            f"latency leave the engine busy only {cost.compute_s / cost.pipeline_s:.0%} of "
+            f"{fmt_time(cost.pipeline_s)} ({tiling.tiles} tiles on {hw.matrix_engine.cores} "
+            f"cores, tile {tiling.shape}, {tiling.stages} stages)"
+        )
+    if cost.compute_s >= mem_s:
         peak = (
             hw.peak_flops(kernel.dtype)
             if kernel.engine == "matrix"

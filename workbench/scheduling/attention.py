@@ -112,7 +112,8 @@ def attention_mapspace(
         brs, bcs, sts, splits = [max(nat, 64)], [64], [2], [1]
     else:
         brs = [nat * m for m in _Q_MULTIPLES if nat * m <= max(nat, 256)]
-        bcs = [b for b in _KV_SIZES if b % min(hw.matrix_engine.native_tile_n, 16) == 0]
+        nat_n = hw.matrix_engine.native_tile_n
+        bcs = sorted({max(nat_n, round(b / nat_n) * nat_n) for b in _KV_SIZES})
         sts = [1, 2, 3]
     grid = np.meshgrid(brs, bcs, sts, splits, indexing="ij")
     br, bc, st, sp = (g.ravel() for g in grid)

@@ -85,6 +85,8 @@ def row_mapspace(kernel: Kernel, hw: Hardware) -> RowMapspace:
     # Keep only sensible candidates: the split is there to fill idle cores.
     useful = (ss == 1) | (-(-p.rows // rr) < cores)
     sel = useful & (fits | ~fits.any())
+    if not sel.any():
+        sel = np.ones_like(sel)
     rr, ss, cols_per_tile = rr[sel], ss[sel], cols_per_tile[sel]
     passes, barriers, tiles, sram, fits = (
         passes[sel],
