@@ -1,0 +1,6 @@
+"""Interactive panels (ipywidgets 8): the only package that imports ipywidgets and IPython.
+
+Each panel is a class with a Python API that tests drive without a browser; add yours below.
+"""
+
+__all__: list[str] = []
