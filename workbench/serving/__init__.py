@@ -16,6 +16,13 @@ Example:
 from workbench.serving._errors import ServingError
 from workbench.serving.images import simulate_batches
 from workbench.serving.llm import simulate
+from workbench.serving.mapper_steps import (
+    BatchTimeTable,
+    clear_step_cache,
+    mapper_batch_time,
+    mapper_step_time,
+    step_seconds,
+)
 from workbench.serving.result import LatencyStats, SimResult
 from workbench.serving.step_time import AnalyticStepTime, StepTimeModel, TableStepTime
 from workbench.serving.sweep import Knee, LoadPoint, find_knee, sweep_image_load, sweep_load
@@ -37,6 +44,7 @@ from workbench.serving.workload import (
 __all__ = [
     "TRACE_SCHEMA_VERSION",
     "AnalyticStepTime",
+    "BatchTimeTable",
     "Knee",
     "LatencyStats",
     "LengthDistribution",
@@ -47,15 +55,19 @@ __all__ = [
     "StepTimeModel",
     "TableStepTime",
     "Workload",
+    "clear_step_cache",
     "find_knee",
     "gamma_arrivals",
     "list_traces",
     "load_builtin_trace",
     "load_trace",
+    "mapper_batch_time",
+    "mapper_step_time",
     "poisson_arrivals",
     "save_trace",
     "simulate",
     "simulate_batches",
+    "step_seconds",
     "sweep_image_load",
     "sweep_load",
 ]

@@ -1,0 +1,1 @@
+"""Platform selection: workload fit, multi-chip plans, the comparison matrix, design sweeps."""

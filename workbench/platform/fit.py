@@ -1,0 +1,195 @@
+"""Does a workload fit in a platform's memory? Weights + KV cache + activations against capacity.
+
+Per chip of one replica (``tensor_parallel`` chips share a replica; data-parallel replicas each
+hold a full copy, so they do not change the per-chip figure):
+
+- weights: the per-chip graph's parameters x the weight format's bytes (tensor parallel splits
+  the heads, the MLP and the vocabulary N ways; norms are replicated);
+- KV cache: ``2 x layers x ceil(kv_heads / N) x head_dim x context x batch x bytes`` at the
+  workload's largest context and batch (decoders only);
+- activations: the peak activation working set, estimated as the largest single op's live
+  activations (its activation inputs plus its output) in a prefill of ``batch x prefill_tokens``
+  (images: one batch). Fused attention never materialises the score matrix, so it is not counted.
+
+The total is compared with the off-chip memory (``hw.offchip.capacity_bytes``) of one chip.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from workbench.errors import WorkbenchError
+from workbench.hw.schema import Hardware
+from workbench.ir.dtypes import dtype_info
+from workbench.models import build_graph
+from workbench.models.presets import PRESETS
+
+__all__ = ["FitReport", "fit_check", "kv_bytes_per_token", "max_kv_tokens"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FitReport:
+    """Memory need of one chip of a replica against its capacity (bytes).
+
+    Attributes:
+        model: Model name.
+        hardware: Profile name.
+        tensor_parallel: Chips one replica is split over.
+        batch: Sequences (or images) resident at once.
+        context: Largest context, tokens (0 for image models).
+        capacity_bytes: Off-chip memory of one chip, bytes.
+        weights_bytes: Weights on one chip, bytes.
+        kv_bytes: KV cache on one chip at ``batch`` x ``context``, bytes.
+        activation_bytes: Peak activation working-set estimate on one chip, bytes.
+    """
+
+    model: str
+    hardware: str
+    tensor_parallel: int
+    batch: int
+    context: int
+    capacity_bytes: int
+    weights_bytes: int
+    kv_bytes: int
+    activation_bytes: int
+
+    @property
+    def total_bytes(self) -> int:
+        """Weights + KV cache + activations on one chip, bytes."""
+        return self.weights_bytes + self.kv_bytes + self.activation_bytes
+
+    @property
+    def fits(self) -> bool:
+        """Whether the total fits in one chip's off-chip memory."""
+        return self.total_bytes <= self.capacity_bytes
+
+    @property
+    def headroom_bytes(self) -> int:
+        """Capacity left over (negative when it does not fit), bytes."""
+        return self.capacity_bytes - self.total_bytes
+
+    @property
+    def dominant(self) -> str:
+        """Which term is largest: ``"weights"``, ``"kv_cache"`` or ``"activations"``."""
+        terms = {
+            "weights": self.weights_bytes,
+            "kv_cache": self.kv_bytes,
+            "activations": self.activation_bytes,
+        }
+        return max(terms, key=lambda k: terms[k])
+
+    def summary(self) -> str:
+        """One line: fits or not, the total against capacity and the dominant term."""
+        verdict = "fits" if self.fits else "does not fit"
+        return (
+            f"{self.model} on {self.tensor_parallel} x {self.hardware}: {verdict} "
+            f"({self.total_bytes / 1e9:.1f} GB of {self.capacity_bytes / 1e9:.1f} GB per chip; "
+            f"weights {self.weights_bytes / 1e9:.1f}, KV {self.kv_bytes / 1e9:.1f}, "
+            f"activations {self.activation_bytes / 1e9:.2f} GB; largest: {self.dominant})"
+        )
+
+
+def kv_bytes_per_token(model: str, dtype: str = "bf16", tensor_parallel: int = 1) -> int:
+    """KV-cache bytes one token of context takes on one chip (0 for non-decoders).
+
+    Args:
+        model: Preset name.
+        dtype: KV-cache format.
+        tensor_parallel: Chips the KV heads are split over.
+
+    Returns:
+        ``2 x layers x ceil(kv_heads / N) x head_dim x bytes``.
+
+    >>> kv_bytes_per_token("llama2-7b")
+    524288
+    """
+    cfg = PRESETS.get(model)
+    if cfg is None or not cfg.causal:
+        return 0
+    kv_heads = cfg.kv_heads or cfg.heads
+    head_dim = cfg.head_dim or cfg.hidden // cfg.heads
+    per_chip = math.ceil(kv_heads / tensor_parallel)
+    return int(2 * cfg.layers * per_chip * head_dim * dtype_info(dtype).bits // 8)
+
+
+def _peak_activation_bytes(model: str, batch: int, tokens: int, dtype: str, tp: int) -> int:
+    graph = build_graph(model, "prefill", batch=batch, seq=tokens, dtype=dtype, tensor_parallel=tp)
+    return max(
+        sum(t.nbytes for t in op.input_tensors()) + op.output_tensor().nbytes for op in graph.ops
+    )
+
+
+def fit_check(
+    model: str,
+    hw: Hardware,
+    *,
+    batch: int = 1,
+    context: int = 4096,
+    dtype: str = "bf16",
+    weight_dtype: str | None = None,
+    tensor_parallel: int = 1,
+    prefill_tokens: int | None = None,
+) -> FitReport:
+    """Memory need of a model serving ``batch`` sequences of up to ``context`` tokens.
+
+    Args:
+        model: Preset name.
+        hw: Platform.
+        batch: Sequences (or images) resident at once.
+        context: Largest context, tokens (ignored for image models).
+        dtype: Activation and KV format.
+        weight_dtype: Weight format (None: ``dtype``).
+        tensor_parallel: Chips one replica is split over.
+        prefill_tokens: Tokens per sequence in the largest prefill (None: ``context``).
+
+    Returns:
+        The :class:`FitReport`.
+
+    Example:
+        >>> from workbench.hw import load_hardware
+        >>> fit_check("llama2-70b", load_hardware("h100-sxm"), batch=1, context=4096).fits
+        False
+    """
+    if batch < 1 or context < 1 or tensor_parallel < 1:
+        raise WorkbenchError(
+            f"fit_check: batch, context and tensor_parallel must be >= 1, "
+            f"got {batch}, {context}, {tensor_parallel}"
+        )
+    wdt = weight_dtype or dtype
+    decoder = model in PRESETS and PRESETS[model].causal
+    tokens = min(prefill_tokens or context, PRESETS[model].max_seq) if model in PRESETS else 1
+    graph = build_graph(model, "decode" if decoder else "prefill", batch=1, seq=min(tokens, 512),
+                        context=1, dtype=dtype, tensor_parallel=tensor_parallel)  # fmt: skip
+    weights = int(graph.params * dtype_info(wdt).bits // 8)
+    kv = kv_bytes_per_token(model, dtype, tensor_parallel) * context * batch if decoder else 0
+    acts = _peak_activation_bytes(model, batch, tokens, dtype, tensor_parallel)
+    return FitReport(
+        model=model,
+        hardware=hw.name,
+        tensor_parallel=tensor_parallel,
+        batch=batch,
+        context=context if decoder else 0,
+        capacity_bytes=int(hw.offchip.capacity_bytes),
+        weights_bytes=weights,
+        kv_bytes=int(kv),
+        activation_bytes=int(acts),
+    )
+
+
+def max_kv_tokens(report: FitReport, model: str, dtype: str = "bf16") -> int | None:
+    """KV-cache tokens one replica can hold beside its weights and activations (None: no KV).
+
+    Args:
+        report: A fit report of the replica.
+        model: Preset name.
+        dtype: KV format.
+
+    Returns:
+        ``(capacity - weights - activations) / kv_bytes_per_token`` (0 when nothing is left).
+    """
+    per_token = kv_bytes_per_token(model, dtype, report.tensor_parallel)
+    if per_token == 0:
+        return None
+    free = report.capacity_bytes - report.weights_bytes - report.activation_bytes
+    return max(0, free // per_token)
