@@ -1,0 +1,137 @@
+"""The bandwidth lens: memory-level pressure across a sequence of optimization variants.
+
+Each variant (baseline, fusion on, tile tuned ...) is placed at its achieved bandwidth at one
+memory level over that level's peak. Near the peak the level is saturated: requests queue, and
+latency grows with load and becomes erratic (the tail). Labels come from the data:
+
+* the first variant is the ``baseline behaviour``;
+* a later variant inside the saturation band (pressure >= ``saturation``) is an
+  ``unstable tail latency`` risk (queueing at a saturated level);
+* any other variant is a ``tuning candidate`` (headroom left at this level).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import altair as alt
+
+from workbench.errors import WorkbenchError
+from workbench.mapper import ModelMapping
+
+__all__ = ["LENS_LABELS", "bandwidth_lens", "bandwidth_lens_points"]
+
+#: The three labels, in the order of the rules above.
+LENS_LABELS = ("baseline behaviour", "unstable tail latency", "tuning candidate")
+
+
+def _pressure(mapping: ModelMapping, level: str) -> dict[str, float]:
+    lvl = mapping.hardware.level(level)
+    moved = mapping.total.bytes_at(level)
+    achieved = moved / mapping.time_s if mapping.time_s else 0.0
+    return {
+        "bytes": moved,
+        "achieved_bytes_per_s": achieved,
+        "peak_bytes_per_s": lvl.bandwidth_bytes_per_s,
+        "pressure": achieved / lvl.bandwidth_bytes_per_s,
+        "stall_fraction": mapping.total.stall_s / mapping.time_s if mapping.time_s else 0.0,
+        "time_s": mapping.time_s,
+    }
+
+
+def bandwidth_lens_points(
+    variants: Sequence[tuple[str, ModelMapping]],
+    level: str | None = None,
+    saturation: float = 0.8,
+) -> list[dict[str, Any]]:
+    """The lens's data: one row per variant with its pressure and label.
+
+    Args:
+        variants: ``(name, mapping)`` pairs in optimization order (the first is the baseline).
+        level: Memory level name; default the first mapping's off-chip level.
+        saturation: Pressure (achieved / peak bandwidth, 0..1) where the saturation band starts.
+
+    Returns:
+        Dicts ``{iteration, variant, level, bytes, achieved_bytes_per_s, peak_bytes_per_s,
+        pressure, stall_fraction, time_s, label}`` (bytes, bytes/s, seconds; pressure 0..1).
+
+    Raises:
+        WorkbenchError: No variants, or a saturation outside (0, 1].
+    """
+    if not variants:
+        raise WorkbenchError("bandwidth lens: needs at least one (name, mapping) variant")
+    if not 0 < saturation <= 1:
+        raise WorkbenchError(f"bandwidth lens: saturation {saturation} must be in (0, 1]")
+    name = level or variants[0][1].hardware.offchip.name
+    rows = []
+    for i, (variant, mapping) in enumerate(variants):
+        row: dict[str, Any] = {"iteration": i, "variant": variant, "level": name}
+        row.update(_pressure(mapping, name))
+        if i == 0:
+            row["label"] = LENS_LABELS[0]
+        elif row["pressure"] >= saturation:
+            row["label"] = LENS_LABELS[1]
+        else:
+            row["label"] = LENS_LABELS[2]
+        rows.append(row)
+    return rows
+
+
+def bandwidth_lens(
+    variants: Sequence[tuple[str, ModelMapping]],
+    level: str | None = None,
+    saturation: float = 0.8,
+) -> alt.LayerChart:
+    """Bandwidth-lens chart: pressure per variant, the saturation band, labelled points.
+
+    Args:
+        variants: ``(name, mapping)`` pairs in optimization order (the first is the baseline).
+        level: Memory level name; default the off-chip level.
+        saturation: Where the saturation band starts (fraction of peak bandwidth).
+
+    Returns:
+        A layered chart: a red band from ``saturation`` to the top, a line through the
+        variants, points coloured by label and text labels (y axis in % of peak bandwidth).
+    """
+    rows = bandwidth_lens_points(variants, level, saturation)
+    lvl = rows[0]["level"]
+    top = max(1.0, max(r["pressure"] for r in rows) * 1.05)
+    order = [r["variant"] for r in rows]
+    x = alt.X("variant:N", sort=order, title="optimization iteration", axis=alt.Axis(labelAngle=0))
+    y = alt.Y(
+        "pressure_pct:Q",
+        title=f"achieved {lvl} bandwidth (% of peak)",
+        scale=alt.Scale(domain=[0, top * 100]),
+    )
+    band = (
+        alt.Chart(alt.Data(values=[{"lo": saturation * 100, "hi": top * 100}]))
+        .mark_rect(color="#d62728", opacity=0.12)
+        .encode(y="lo:Q", y2="hi:Q")
+    )
+    base = alt.Chart(alt.Data(values=rows)).transform_calculate(
+        pressure_pct="datum.pressure * 100",
+        time_ms="datum.time_s * 1e3",
+        achieved_tbps="datum.achieved_bytes_per_s / 1e12",
+    )
+    line = base.mark_line(color="#888").encode(x=x, y=y)
+    tooltip = [
+        "variant:N", "label:N",
+        alt.Tooltip("pressure_pct:Q", title="% of peak bandwidth", format=".1f"),
+        alt.Tooltip("achieved_tbps:Q", title="achieved (TB/s)", format=".3g"),
+        alt.Tooltip("time_ms:Q", title="step time (ms)", format=".4g"),
+        alt.Tooltip("stall_fraction:Q", title="memory-stall fraction", format=".0%"),
+    ]  # fmt: skip
+    colour = alt.Color(
+        "label:N",
+        scale=alt.Scale(domain=list(LENS_LABELS), range=["#1f77b4", "#d62728", "#2ca02c"]),
+        title="reading",
+    )
+    dots = base.mark_point(size=120, filled=True).encode(x=x, y=y, color=colour, tooltip=tooltip)
+    text = base.mark_text(dy=-14, fontSize=11).encode(x=x, y=y, text="label:N")
+    title = alt.Title(
+        f"Bandwidth lens: {lvl} pressure across variants",
+        subtitle=f"band: >= {saturation:.0%} of peak bandwidth (saturated: queueing makes the "
+        "tail latency erratic)",
+    )
+    return alt.layer(band, line, dots, text, title=title).properties(width=460, height=300)
