@@ -33,13 +33,16 @@ class TileOverride:
     """Force the tile of every kernel whose name matches ``pattern`` (fnmatch glob).
 
     For GEMM-like kernels ``m, n, k`` are the tile sizes; for fused attention ``m`` is the query
-    tile and ``n`` the key/value tile (``k`` is ignored).
+    tile and ``n`` the key/value tile (``k`` is ignored). ``split_k`` and ``stages``, when given,
+    are forced too; otherwise they are still searched.
     """
 
     pattern: str
     m: int
     n: int
     k: int
+    split_k: int | None = None
+    stages: int | None = None
 
     @classmethod
     def parse(cls, text: str) -> TileOverride:
@@ -156,7 +159,12 @@ class MapOptions:
             "layout": self.layout,
             "layout_propagation": self.layout_propagation,
             "launch": self.launch,
-            "tiles": [f"{t.pattern}={t.m}x{t.n}x{t.k}" for t in self.tiles],
+            "tiles": [
+                f"{t.pattern}={t.m}x{t.n}x{t.k}"
+                + (f" split_k={t.split_k}" if t.split_k else "")
+                + (f" stages={t.stages}" if t.stages else "")
+                for t in self.tiles
+            ],
             "search": self.search,
             "barrier_per_layer": self.barrier_per_layer,
             "chips": self.chips,

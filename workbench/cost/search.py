@@ -128,15 +128,23 @@ def _finish(kernel, hw, traffic, compute, pipeline, fits, mem=None, penalty=0.0)
     return Scored(compute_s=compute, pipeline_s=pipeline, exec_s=exec_s, memory_s=mem, order=order)
 
 
+def _floor(kernel: Kernel, hw: Hardware, ms):
+    """Off-chip traffic is never below the kernel's compulsory bytes (e.g. a KV-cache append)."""
+    off = hw.offchip.name
+    ms.traffic[off] = np.maximum(ms.traffic[off], float(kernel.bytes))
+    return ms
+
+
 def _mapspace(kernel: Kernel, hw: Hardware, options: MapOptions):
     override = options.tile_for(kernel.name)
     if kernel.gemm is not None:
-        ms = gemm_mapspace(kernel, hw, override=override, search=options.search)
+        ms = _floor(kernel, hw, gemm_mapspace(kernel, hw, override=override, search=options.search))
         return ms, _score_gemm(kernel, hw, ms)
     if kernel.attention is not None:
         ms = attention_mapspace(kernel, hw, override=override, search=options.search)
+        ms = _floor(kernel, hw, ms)
         return ms, _score_attention(kernel, hw, ms)
-    ms = row_mapspace(kernel, hw)
+    ms = _floor(kernel, hw, row_mapspace(kernel, hw))
     return ms, _score_rows(kernel, hw, ms)
 
 

@@ -24,6 +24,9 @@ class GemmProblem:
         a_bytes, b_bytes, c_bytes: Storage bytes per element of A, B and C (0.5 for int4).
         b_is_weight: B is a weight shared across the batch (read once, not per batch entry).
         epilogue_bytes: Extra off-chip bytes the fused epilogue reads (residual, bias, gate).
+        a_expansion: Elements of the (implicit, im2col) A matrix per element of the tensor it
+            is gathered from: R*S/stride^2-ish for a conv, 1 for a plain GEMM. Off-chip memory
+            serves each input element once (the halo is re-read from on-chip levels).
     """
 
     batch: int
@@ -35,6 +38,7 @@ class GemmProblem:
     c_bytes: float
     b_is_weight: bool = True
     epilogue_bytes: int = 0
+    a_expansion: float = 1.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -27,7 +27,7 @@ from workbench.scheduling.gemm import CACHE_USABLE_FRACTION
 
 __all__ = ["AttentionMapspace", "attention_mapspace"]
 
-_Q_MULTIPLES = (1, 2, 3, 4)
+_Q_MULTIPLES = (1, 2, 3, 4, 6, 8, 12, 16)
 _KV_SIZES = (16, 32, 64, 128, 256)
 
 
@@ -111,7 +111,7 @@ def attention_mapspace(
     elif search == "heuristic":
         brs, bcs, sts, splits = [max(nat, 64)], [64], [2], [1]
     else:
-        brs = [nat * m for m in _Q_MULTIPLES if nat * m <= max(nat, 256)]
+        brs = [nat * m for m in _Q_MULTIPLES if nat * m <= max(nat, 1024)]
         nat_n = hw.matrix_engine.native_tile_n
         bcs = sorted({max(nat_n, round(b / nat_n) * nat_n) for b in _KV_SIZES})
         sts = [1, 2, 3]
@@ -137,7 +137,10 @@ def attention_mapspace(
     # Flash-decoding: each split writes a partial O (fp32) and its row statistics, re-read to
     # combine them.
     combine = np.where(sp > 1, 2.0 * bh * p.q_len * (d + 2) * 4 * sp, 0.0)
-    traffic = {k: v + combine for k, v in traffic.items()}
+    # NOTE: the partials are small and stay in a shared cache when there is one.
+    has_cache = len(traffic) > 2
+    offchip = hw.offchip.name
+    traffic = {k: v + combine if (k != offchip or not has_cache) else v for k, v in traffic.items()}
     source = "override" if override is not None else search if search == "heuristic" else "search"
     return AttentionMapspace(
         br=br,

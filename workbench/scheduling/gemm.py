@@ -113,6 +113,10 @@ def _axes(p: GemmProblem, hw: Hardware, override: TileOverride | None, search: s
     else:
         stages = np.array(_STAGES)
         splits = np.array([s for s in _SPLITS if s == 1 or p.k >= 8 * s * me.native_tile_k])
+    if override is not None and override.split_k:
+        splits = np.array([override.split_k])
+    if override is not None and override.stages:
+        stages = np.array([override.stages])
     flows = np.array([_DATAFLOWS.index(d) for d in me.dataflows])
     return tm, tn, tk, stages, splits, np.array([0, 1]), flows
 
@@ -198,7 +202,7 @@ def _traffic(p, hw, tm, tn, tk, sk, ra, df, grid_m, grid_n, tiles, sram):
     for lvl in caches:
         traffic[lvl.name] = fill + c_total + p.epilogue_bytes + split_partials + spill
     dram = _dram_traffic(p, hw, tm, tn, ra, df, grid_m, grid_n, tiles, fill_a, fill_b, caches)
-    floor = a_total / 1 + b_total + c_total + p.epilogue_bytes
+    floor = a_total / p.a_expansion + b_total + c_total + p.epilogue_bytes
     dram = np.maximum(dram + c_total + p.epilogue_bytes, floor)
     if not caches:
         dram = dram + split_partials + spill + partial_sums
@@ -209,7 +213,7 @@ def _traffic(p, hw, tm, tn, tk, sk, ra, df, grid_m, grid_n, tiles, sram):
 def _dram_traffic(p, hw, tm, tn, ra, df, grid_m, grid_n, tiles, fill_a, fill_b, caches):
     """Operand bytes read from off-chip memory given cache reuse across a wave."""
     if not caches:
-        return fill_a + fill_b
+        return fill_a / p.a_expansion + fill_b
     usable = CACHE_USABLE_FRACTION * max(c.capacity_bytes for c in caches)
     a_mat = p.m * p.k * p.a_bytes
     b_mat = p.k * p.n * p.b_bytes
@@ -225,7 +229,7 @@ def _dram_traffic(p, hw, tm, tn, ra, df, grid_m, grid_n, tiles, fill_a, fill_b, 
     b_nm = np.where(cols_w * tn * p.k * p.b_bytes <= usable, b_mat, grid_m * b_mat)
     a = np.where(ra == 0, a_mn, a_nm)
     b = np.where(ra == 0, b_mn, b_nm)
-    a = np.minimum(a * p.batch, fill_a)
+    a = np.minimum(a * p.batch, fill_a) / p.a_expansion
     b = np.minimum(b * p.batch, fill_b)
     return a + b
 
