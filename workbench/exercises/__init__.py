@@ -3,10 +3,23 @@
 Every exercise follows the spec / stub / check triad: the lesson states the task, the learner
 fills in a stub, and a ``check_...`` function from this package compares the answer with what the
 library computes (answers are never typed into a notebook). A check returns a
-:class:`CheckResult` with a readable repr; with ``strict=True`` (the default under nbval, or when
+:class:`CheckResult` with a readable repr; with ``strict=True`` (or when
 ``WORKBENCH_STRICT_CHECKS=1``) a wrong answer raises :class:`ExerciseError`.
+
+Each lesson has a module (``lesson01`` ... ``lesson05``) with its checks and the small tables
+its cells display.
 """
 
+from workbench.exercises import lesson01, lesson02, lesson03, lesson04, lesson05
 from workbench.exercises._check import CheckResult, ExerciseError, compare
 
-__all__ = ["CheckResult", "ExerciseError", "compare"]
+__all__ = [
+    "CheckResult",
+    "ExerciseError",
+    "compare",
+    "lesson01",
+    "lesson02",
+    "lesson03",
+    "lesson04",
+    "lesson05",
+]

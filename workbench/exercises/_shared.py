@@ -1,0 +1,46 @@
+"""Small helpers the lesson modules share: cached mappings of presets."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from workbench.hw import load_hardware
+from workbench.hw.schema import Hardware
+from workbench.mapper import ModelMapping, map_model
+from workbench.models import build_graph
+from workbench.options import MapOptions
+
+__all__ = ["hardware", "mapping"]
+
+
+@lru_cache(maxsize=32)
+def hardware(name: str) -> Hardware:
+    """Load a hardware profile once per session."""
+    return load_hardware(name)
+
+
+@lru_cache(maxsize=128)
+def mapping(
+    model: str,
+    hardware_name: str,
+    *,
+    phase: str = "prefill",
+    batch: int = 1,
+    seq: int = 2048,
+    options: MapOptions | None = None,
+) -> ModelMapping:
+    """Map a preset model onto a hardware profile (cached; options must be hashable).
+
+    Args:
+        model: Preset name (``"llama2-7b"``...).
+        hardware_name: Hardware profile name.
+        phase: ``"prefill"`` or ``"decode"`` (ignored by CNNs).
+        batch: Sequences (or images) per step.
+        seq: Prompt length (prefill) or context length (decode), tokens.
+        options: Mapping overrides.
+
+    Returns:
+        The model mapping.
+    """
+    graph = build_graph(model, phase=phase, batch=batch, seq=seq)
+    return map_model(graph, hardware(hardware_name), options)

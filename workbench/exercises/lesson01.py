@@ -1,0 +1,147 @@
+"""Lesson 01, operators to FLOPs and bytes: tables and self-checks.
+
+The lesson builds single operators from :mod:`workbench.ir` and whole models from
+:mod:`workbench.models`; these helpers tabulate what the IR computes and check the exercises.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from workbench.exercises._check import CheckResult, compare
+from workbench.ir import Linear, Op
+from workbench.models import build_graph
+
+__all__ = [
+    "check_linear_flops",
+    "check_linear_intensity",
+    "check_param_count",
+    "operator_table",
+]
+
+
+def operator_table(*ops: Op) -> pd.DataFrame:
+    """One row per operator: FLOPs, compulsory bytes and arithmetic intensity.
+
+    Args:
+        *ops: IR operators (``Linear``, ``Attention``, ``Conv2d``...).
+
+    Returns:
+        A frame indexed by op name with columns ``kind``, ``flops`` (FLOP), ``bytes_read`` and
+        ``bytes_written`` (bytes), ``intensity`` (FLOP per byte moved, rounded to 0.01).
+
+    >>> op = Linear(name="fc", inputs=("x",), tokens=(4,), in_features=8, out_features=8)
+    >>> int(operator_table(op).loc["fc", "flops"])
+    512
+    """
+    rows = [
+        {
+            "op": op.name,
+            "kind": op.kind,
+            "flops": op.flops,
+            "bytes_read": op.bytes_read,
+            "bytes_written": op.bytes_written,
+            "intensity": round(op.flops / (op.bytes_read + op.bytes_written), 2),
+        }
+        for op in ops
+    ]
+    return pd.DataFrame(rows).set_index("op")
+
+
+def _linear(tokens: int, in_features: int, out_features: int, dtype: str) -> Linear:
+    return Linear(
+        name="linear",
+        inputs=("x",),
+        tokens=(tokens,),
+        in_features=in_features,
+        out_features=out_features,
+        dtype=dtype,
+    )
+
+
+def check_linear_flops(
+    answer: float,
+    *,
+    tokens: int,
+    in_features: int,
+    out_features: int,
+    strict: bool | None = None,
+) -> CheckResult:
+    """Check the FLOPs of a bias-free Linear layer (a multiply-add counts 2 FLOPs).
+
+    Args:
+        answer: The learner's FLOP count.
+        tokens: Rows of the input (M).
+        in_features: K.
+        out_features: N.
+        strict: Raise on a wrong answer.
+
+    Returns:
+        The check result; the expected value is ``Linear(...).flops``.
+    """
+    expected = _linear(tokens, in_features, out_features, "bf16").flops
+    return compare(
+        "linear_flops",
+        answer,
+        expected,
+        hint="every output element needs K multiplies and K adds",
+        strict=strict,
+    )
+
+
+def check_linear_intensity(
+    answer: float,
+    *,
+    tokens: int,
+    in_features: int,
+    out_features: int,
+    dtype: str = "bf16",
+    strict: bool | None = None,
+) -> CheckResult:
+    """Check the arithmetic intensity (FLOP per byte) of a Linear layer, within 1 %.
+
+    Args:
+        answer: The learner's intensity (FLOP/byte).
+        tokens: Rows of the input (M).
+        in_features: K.
+        out_features: N.
+        dtype: Format of activations and weights.
+        strict: Raise on a wrong answer.
+
+    Returns:
+        The check result; expected is FLOPs over compulsory bytes (input, weight, output once).
+    """
+    op = _linear(tokens, in_features, out_features, dtype)
+    expected = op.flops / (op.bytes_read + op.bytes_written)
+    return compare(
+        "linear_intensity",
+        answer,
+        expected,
+        rel_tol=0.01,
+        hint="bytes = (M*K + K*N + M*N) elements times the bytes per element",
+        strict=strict,
+    )
+
+
+def check_param_count(
+    answer: float, *, model: str = "llama2-7b", strict: bool | None = None
+) -> CheckResult:
+    """Check a preset model's parameter count against the library's graph.
+
+    Args:
+        answer: The learner's count (parameters).
+        model: Preset name.
+        strict: Raise on a wrong answer.
+
+    Returns:
+        The check result; expected is ``build_graph(model).params``.
+    """
+    expected = build_graph(model).params
+    return compare(
+        f"param_count[{model}]",
+        answer,
+        expected,
+        hint="embedding + output head + per layer (4 attention projections, 3 MLP matrices, "
+        "2 norm weights) + the final norm",
+        strict=strict,
+    )

@@ -1,0 +1,180 @@
+"""Lesson 02, the hardware model and the roofline: tables and self-checks."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from workbench.exercises._check import CheckResult, compare
+from workbench.exercises._shared import hardware, mapping
+from workbench.hw import list_hardware
+from workbench.report.sheet import sheet_frame
+
+__all__ = [
+    "bound_table",
+    "check_bottleneck",
+    "check_decode_floor",
+    "check_ridge_point",
+    "hardware_table",
+]
+
+
+def hardware_table(names: tuple[str, ...] | None = None, *, dtype: str = "bf16") -> pd.DataFrame:
+    """Peak compute, off-chip bandwidth and ridge point of hardware profiles.
+
+    Args:
+        names: Profile names (default: every profile).
+        dtype: Format whose peak FLOP/s is used.
+
+    Returns:
+        A frame indexed by profile with ``peak_tflops`` (1e12 FLOP/s), ``offchip`` (level name),
+        ``offchip_tb_per_s`` (1e12 bytes/s), ``ridge_flop_per_byte`` (FLOP/byte, rounded to 0.1)
+        and ``sram_kib`` (per-core tiling SRAM, KiB). Profiles without ``dtype`` are skipped.
+    """
+    rows = []
+    for name in names or tuple(list_hardware()):
+        hw = hardware(name)
+        try:
+            peak = hw.peak_flops(dtype)
+        except Exception:  # a profile without this format is simply left out
+            continue
+        rows.append(
+            {
+                "hardware": name,
+                "peak_tflops": round(peak / 1e12, 1),
+                "offchip": hw.offchip.name,
+                "offchip_tb_per_s": round(hw.offchip.bandwidth_bytes_per_s / 1e12, 3),
+                "ridge_flop_per_byte": round(hw.ridge_point(dtype), 1),
+                "sram_kib": round(hw.sram.capacity_bytes / 1024),
+            }
+        )
+    return pd.DataFrame(rows).set_index("hardware")
+
+
+def bound_table(
+    model: str = "llama2-7b", hw: str = "h100-sxm", *, phase: str = "prefill", seq: int = 2048
+) -> pd.DataFrame:
+    """Layer 0's kernels of a model: intensity, time and bottleneck class.
+
+    Args:
+        model: Preset name.
+        hw: Hardware profile.
+        phase: ``"prefill"`` or ``"decode"``.
+        seq: Prompt (prefill) or context (decode) length, tokens.
+
+    Returns:
+        A frame indexed by kernel with ``intensity`` (FLOP/byte off-chip), ``time_us``
+        (microseconds, rounded to 0.1) and ``bottleneck``.
+    """
+    frame = sheet_frame(mapping(model, hw, phase=phase, seq=seq))
+    layer0 = frame[frame["kernel"].str.startswith("layers.0.")]
+    out = pd.DataFrame(
+        {
+            "kernel": layer0["kernel"].str.removeprefix("layers.0."),
+            "intensity": layer0["intensity"].astype(float).round(1),
+            "time_us": (layer0["time_s"].astype(float) * 1e6).round(1),
+            "bottleneck": layer0["bottleneck"],
+        }
+    )
+    return out.set_index("kernel")
+
+
+def check_ridge_point(
+    answer: float,
+    *,
+    hardware_name: str = "h100-sxm",
+    dtype: str = "bf16",
+    strict: bool | None = None,
+) -> CheckResult:
+    """Check a ridge point (FLOP per off-chip byte) within 1 %.
+
+    Args:
+        answer: The learner's ridge point (FLOP/byte).
+        hardware_name: Profile name.
+        dtype: Format of the peak.
+        strict: Raise on a wrong answer.
+
+    Returns:
+        The check result; expected is ``hw.ridge_point(dtype)``.
+    """
+    expected = hardware(hardware_name).ridge_point(dtype)
+    return compare(
+        f"ridge_point[{hardware_name},{dtype}]",
+        answer,
+        expected,
+        rel_tol=0.01,
+        hint="peak FLOP/s of the format divided by the off-chip bandwidth in bytes/s",
+        strict=strict,
+    )
+
+
+def check_bottleneck(
+    answer: str,
+    *,
+    kernel: str,
+    model: str = "llama2-7b",
+    hardware_name: str = "h100-sxm",
+    phase: str = "decode",
+    seq: int = 2048,
+    strict: bool | None = None,
+) -> CheckResult:
+    """Check the bottleneck class the cost model gives one kernel.
+
+    Args:
+        answer: ``"compute"``, ``"bandwidth"`` (any level), ``"overhead"``...; a full class
+            such as ``"bandwidth:hbm"`` is accepted too.
+        kernel: Kernel name (e.g. ``"layers.0.mlp.up_proj"``).
+        model: Preset name.
+        hardware_name: Profile name.
+        phase: ``"prefill"`` or ``"decode"``.
+        seq: Prompt (prefill) or context (decode) length, tokens.
+        strict: Raise on a wrong answer.
+
+    Returns:
+        The check result (expected: the class without its level when the answer has none).
+    """
+    full = mapping(model, hardware_name, phase=phase, seq=seq).kernel(kernel).cost.bottleneck
+    expected = full if ":" in str(answer) else full.split(":")[0]
+    return compare(
+        f"bottleneck[{kernel},{phase}]",
+        answer,
+        expected,
+        hint="compare the kernel's intensity with the ridge point",
+        strict=strict,
+    )
+
+
+def check_decode_floor(
+    answer: float,
+    *,
+    model: str = "llama2-7b",
+    hardware_name: str = "h100-sxm",
+    dtype: str = "bf16",
+    strict: bool | None = None,
+) -> CheckResult:
+    """Check the weight-streaming floor of one decode step, in seconds, within 1 %.
+
+    Args:
+        answer: The learner's floor (seconds).
+        model: Preset name.
+        hardware_name: Profile name.
+        dtype: Weight format.
+        strict: Raise on a wrong answer.
+
+    Returns:
+        The check result; expected is parameters times bytes per parameter over off-chip
+        bandwidth (every weight read once per step; KV cache and launches ignored).
+    """
+    from workbench.ir import dtype_info
+    from workbench.models import build_graph
+
+    hw = hardware(hardware_name)
+    weight_bytes = build_graph(model).params * dtype_info(dtype).bytes
+    expected = weight_bytes / hw.offchip.bandwidth_bytes_per_s
+    return compare(
+        f"decode_floor[{model},{hardware_name}]",
+        answer,
+        expected,
+        rel_tol=0.01,
+        hint="every weight is read once per decode step: params * bytes / (bytes/s)",
+        strict=strict,
+    )

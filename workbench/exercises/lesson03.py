@@ -1,0 +1,197 @@
+"""Lesson 03, tiling to SRAM and wave quantization: tables and self-checks.
+
+The wave and tile figures come from the mapper with a forced tile (``TileOverride`` with
+``split_k=1``), reproducing the examples of NVIDIA's *Matrix Multiplication Background User's
+Guide* (A100, 108 SMs, 256x128 tiles).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from workbench.exercises._check import CheckResult, compare
+from workbench.exercises._shared import hardware
+from workbench.ir import Graph, Linear
+from workbench.mapper import ModelMapping, map_model
+from workbench.options import MapOptions, TileOverride
+
+__all__ = ["check_tiles", "check_waves", "gemm_mapping", "tile_table", "wave_table"]
+
+
+def gemm_mapping(
+    *,
+    m: int,
+    n: int,
+    k: int,
+    tile: tuple[int, int] | None = None,
+    tile_k: int = 64,
+    hardware_name: str = "a100-80gb",
+    dtype: str = "fp16",
+) -> ModelMapping:
+    """Map one ``M x K @ K x N`` GEMM, optionally with a forced ``tile`` and no split-K.
+
+    Args:
+        m: Rows of the output (elements).
+        n: Columns of the output (elements).
+        k: Reduction depth (elements).
+        tile: ``(tile_m, tile_n)`` to force, or None to let the search choose.
+        tile_k: K depth of a forced tile (elements).
+        hardware_name: Profile name.
+        dtype: Operand format.
+
+    Returns:
+        The mapping of the one-kernel graph (kernel ``gemm``).
+    """
+    op = Linear(name="gemm", inputs=("a",), tokens=(m,), in_features=k, out_features=n, dtype=dtype)
+    graph = Graph(name=f"gemm {m}x{n}x{k}", ops=(op,))
+    tiles = ()
+    if tile is not None:
+        tiles = (TileOverride(pattern="gemm", m=tile[0], n=tile[1], k=tile_k, split_k=1),)
+    return map_model(graph, hardware(hardware_name), MapOptions(tiles=tiles))
+
+
+def wave_table(
+    *,
+    m: int,
+    k: int,
+    ns: tuple[int, ...],
+    tile: tuple[int, int] = (256, 128),
+    hardware_name: str = "a100-80gb",
+    dtype: str = "fp16",
+) -> pd.DataFrame:
+    """Tiles, waves and predicted throughput of a GEMM as N grows, with a forced tile.
+
+    Args:
+        m: Rows of the output (elements).
+        k: Reduction depth (elements).
+        ns: Values of N (elements).
+        tile: ``(tile_m, tile_n)``.
+        hardware_name: Profile name.
+        dtype: Operand format.
+
+    Returns:
+        A frame indexed by ``n`` with ``tiles``, ``waves`` (tiles over cores, fractional, rounded
+        to 0.001), ``full_waves`` (launched waves), ``last_wave_util`` (busy fraction of the last
+        wave), ``time_us`` (predicted, microseconds) and ``tflops`` (achieved, 1e12 FLOP/s).
+    """
+    cores = hardware(hardware_name).matrix_engine.cores
+    rows = []
+    for n in ns:
+        mp = gemm_mapping(m=m, n=n, k=k, tile=tile, hardware_name=hardware_name, dtype=dtype)
+        km = mp.kernels[0]
+        last = km.tiling.tiles - (km.tiling.waves - 1) * cores
+        rows.append(
+            {
+                "n": n,
+                "tiles": km.tiling.tiles,
+                "waves": round(km.tiling.tiles / cores, 3),
+                "full_waves": km.tiling.waves,
+                "last_wave_util": round(last / cores, 3),
+                "time_us": round(mp.time_s * 1e6, 1),
+                "tflops": round(km.kernel.flops / km.cost.total_s / 1e12, 1),
+            }
+        )
+    return pd.DataFrame(rows).set_index("n")
+
+
+def tile_table(
+    shapes: tuple[tuple[int, int], ...],
+    *,
+    tile: tuple[int, int] = (128, 128),
+    k: int = 4096,
+    hardware_name: str = "a100-80gb",
+) -> pd.DataFrame:
+    """Tile quantization: output tiles and padded work for each ``(M, N)`` output shape.
+
+    Args:
+        shapes: ``(M, N)`` pairs (elements).
+        tile: ``(tile_m, tile_n)``.
+        k: Reduction depth (elements).
+        hardware_name: Profile name.
+
+    Returns:
+        A frame indexed by ``"MxN"`` with ``tiles``, ``useful_flops`` and ``padded_flops``
+        (FLOP) and ``wasted`` (fraction of padded work that is padding, rounded to 0.001).
+    """
+    rows = []
+    for m, n in shapes:
+        km = gemm_mapping(m=m, n=n, k=k, tile=tile, hardware_name=hardware_name).kernels[0]
+        useful = km.kernel.matmul_flops
+        rows.append(
+            {
+                "shape": f"{m}x{n}",
+                "tiles": km.tiling.tiles,
+                "useful_flops": useful,
+                "padded_flops": km.tiling.padded_flops,
+                "wasted": round(1 - useful / km.tiling.padded_flops, 3),
+            }
+        )
+    return pd.DataFrame(rows).set_index("shape")
+
+
+def check_tiles(
+    answer: int,
+    *,
+    m: int,
+    n: int,
+    tile: tuple[int, int],
+    hardware_name: str = "a100-80gb",
+    strict: bool | None = None,
+) -> CheckResult:
+    """Check the number of output tiles the mapper launches for an ``M x N`` output.
+
+    Args:
+        answer: The learner's tile count.
+        m: Rows of the output (elements).
+        n: Columns of the output (elements).
+        tile: ``(tile_m, tile_n)``.
+        hardware_name: Profile name.
+        strict: Raise on a wrong answer.
+
+    Returns:
+        The check result; expected is the forced-tile mapping's ``tiling.tiles``.
+    """
+    km = gemm_mapping(m=m, n=n, k=4096, tile=tile, hardware_name=hardware_name).kernels[0]
+    return compare(
+        f"tiles[{m}x{n} / {tile[0]}x{tile[1]}]",
+        answer,
+        km.tiling.tiles,
+        hint="a partial tile still costs a whole tile: round each dimension up",
+        strict=strict,
+    )
+
+
+def check_waves(
+    answer: float,
+    *,
+    m: int,
+    n: int,
+    k: int,
+    tile: tuple[int, int],
+    hardware_name: str = "a100-80gb",
+    strict: bool | None = None,
+) -> CheckResult:
+    """Check the (fractional) number of waves: tiles over cores, within 0.1 %.
+
+    Args:
+        answer: The learner's waves (e.g. 0.917).
+        m: Rows of the output (elements).
+        n: Columns of the output (elements).
+        k: Reduction depth (elements).
+        tile: ``(tile_m, tile_n)``.
+        hardware_name: Profile name.
+        strict: Raise on a wrong answer.
+
+    Returns:
+        The check result; expected is ``tiling.tiles / matrix_engine.cores``.
+    """
+    km = gemm_mapping(m=m, n=n, k=k, tile=tile, hardware_name=hardware_name).kernels[0]
+    expected = km.tiling.tiles / hardware(hardware_name).matrix_engine.cores
+    return compare(
+        f"waves[{m}x{n}x{k} / {tile[0]}x{tile[1]}]",
+        answer,
+        expected,
+        rel_tol=1e-3,
+        hint="tiles = ceil(M/tile_m) * ceil(N/tile_n); one wave is one tile per core",
+        strict=strict,
+    )

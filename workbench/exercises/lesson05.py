@@ -1,0 +1,203 @@
+"""Lesson 05, quantization formats and data layouts: tables and self-checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from workbench.execution.quant import error_metrics, fake_quantize
+from workbench.exercises._check import CheckResult, compare
+from workbench.exercises._shared import mapping
+from workbench.ir import Linear
+from workbench.options import MapOptions
+
+__all__ = [
+    "FORMATS",
+    "check_int8_bytes",
+    "check_layout_transforms",
+    "format_table",
+    "layout_table",
+    "quality_table",
+]
+
+#: (label, dtype, weight_dtype) of the formats the lesson compares.
+FORMATS: tuple[tuple[str, str | None, str | None], ...] = (
+    ("bf16", None, None),
+    ("fp8 (weights and activations)", "fp8_e4m3", None),
+    ("int8 weight-only", None, "int8"),
+    ("int4 weight-only", None, "int4"),
+)
+
+
+def format_table(
+    model: str = "llama2-7b", hw: str = "h100-sxm", *, phase: str = "decode", seq: int = 2048
+) -> pd.DataFrame:
+    """Predicted step time and off-chip traffic of a model in each format of :data:`FORMATS`.
+
+    Args:
+        model: Preset name.
+        hw: Hardware profile.
+        phase: ``"prefill"`` or ``"decode"``.
+        seq: Prompt (prefill) or context (decode) length, tokens.
+
+    Returns:
+        A frame indexed by format with ``time_ms`` (milliseconds, rounded to 0.001),
+        ``offchip_gb`` (1e9 bytes, rounded to 0.01) and ``speedup`` (bf16 time over this
+        format's, rounded to 0.01).
+    """
+    rows = []
+    for label, dtype, weight_dtype in FORMATS:
+        options = MapOptions(dtype=dtype, weight_dtype=weight_dtype)
+        mp = mapping(model, hw, phase=phase, seq=seq, options=options)
+        rows.append(
+            {
+                "format": label,
+                "time_ms": mp.time_s * 1e3,
+                "offchip_gb": mp.total.bytes_at(mp.hardware.offchip.name) / 1e9,
+            }
+        )
+    frame = pd.DataFrame(rows).set_index("format")
+    frame["speedup"] = (frame["time_ms"].iloc[0] / frame["time_ms"]).round(2)
+    return frame.round({"time_ms": 3, "offchip_gb": 2})
+
+
+def quality_table(
+    *, m: int = 64, n: int = 512, k: int = 1024, seed: int = 0, group_size: int = 128
+) -> pd.DataFrame:
+    """Quality evidence: error of one GEMM ``x @ w`` with ``w`` (and for floats ``x``) quantized.
+
+    ``x`` is standard normal and ``w`` normal with std ``1/sqrt(k)``, from a seeded generator;
+    the exact product is computed in float64. int8 uses one scale per output channel, int4 one
+    per group of ``group_size`` along K (weight-only: ``x`` stays exact); bf16 and fp8 (e4m3,
+    per-tensor scale) round both operands.
+
+    Args:
+        m: Rows of ``x`` (elements).
+        n: Columns of ``w`` (elements).
+        k: Reduction depth (elements).
+        seed: Generator seed.
+        group_size: int4 group length along K (elements).
+
+    Returns:
+        A frame indexed by format with ``max_abs_error``, ``rel_error`` (both rounded to 4
+        significant digits) and ``snr_db`` (dB, rounded to 0.1).
+    """
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    w = (rng.standard_normal((k, n)) / np.sqrt(k)).astype(np.float32)
+    exact = x.astype(np.float64) @ w.astype(np.float64)
+    variants = {
+        "bf16": (fake_quantize(x, "bf16"), fake_quantize(w, "bf16")),
+        "fp8_e4m3": (fake_quantize(x, "fp8_e4m3"), fake_quantize(w, "fp8_e4m3")),
+        "int8 weight-only": (x, fake_quantize(w, "int8", axis=1)),
+        "int4 weight-only": (x, fake_quantize(w, "int4", axis=0, group_size=group_size)),
+    }
+    rows = []
+    for label, (xq, wq) in variants.items():
+        q = error_metrics(xq.astype(np.float64) @ wq.astype(np.float64), exact)
+        rows.append(
+            {
+                "format": label,
+                "max_abs_error": float(f"{q.max_abs_error:.4g}"),
+                "rel_error": float(f"{q.rel_error:.4g}"),
+                "snr_db": round(q.snr_db, 1),
+            }
+        )
+    return pd.DataFrame(rows).set_index("format")
+
+
+def layout_table(model: str = "resnet50", hw: str = "h100-sxm", *, batch: int = 32) -> pd.DataFrame:
+    """Conv layouts: transforms inserted and predicted time for each layout choice.
+
+    Args:
+        model: A CNN preset (the graph is built NCHW, PyTorch's default).
+        hw: Hardware profile.
+        batch: Images per step.
+
+    Returns:
+        A frame indexed by ``(layout, propagation)`` with ``transforms`` (layout kernels),
+        ``transform_ms`` and ``total_ms`` (milliseconds, rounded to 0.001).
+    """
+    rows = []
+    for layout in ("NCHW", "NHWC"):
+        for propagation in (True, False):
+            options = MapOptions(layout=layout, layout_propagation=propagation)
+            mp = mapping(model, hw, batch=batch, options=options)
+            moves = [km for km in mp.kernels if km.kernel.kind == "layout"]
+            rows.append(
+                {
+                    "layout": layout,
+                    "propagation": propagation,
+                    "transforms": len(moves),
+                    "transform_ms": round(sum(km.cost.total_s for km in moves) * 1e3, 3),
+                    "total_ms": round(mp.time_s * 1e3, 3),
+                }
+            )
+    return pd.DataFrame(rows).set_index(["layout", "propagation"])
+
+
+def check_int8_bytes(
+    answer: int, *, in_features: int, out_features: int, strict: bool | None = None
+) -> CheckResult:
+    """Check the storage of an int8 weight-only Linear weight (scales not counted), in bytes.
+
+    Args:
+        answer: The learner's size (bytes).
+        in_features: K.
+        out_features: N.
+        strict: Raise on a wrong answer.
+
+    Returns:
+        The check result; expected is the IR's weight tensor size.
+    """
+    op = Linear(
+        name="fc",
+        inputs=("x",),
+        tokens=(1,),
+        in_features=in_features,
+        out_features=out_features,
+        weight_dtype="int8",
+    )
+    return compare(
+        "int8_weight_bytes",
+        answer,
+        op.weight_tensors()[0].nbytes,
+        hint="one byte per weight",
+        strict=strict,
+    )
+
+
+def check_layout_transforms(
+    answer: int,
+    *,
+    model: str = "resnet50",
+    hw: str = "h100-sxm",
+    layout: str = "NHWC",
+    propagation: bool = False,
+    batch: int = 32,
+    strict: bool | None = None,
+) -> CheckResult:
+    """Check how many layout-transform kernels the mapper inserts.
+
+    Args:
+        answer: The learner's count.
+        model: A CNN preset.
+        hw: Hardware profile.
+        layout: Layout the convolutions use.
+        propagation: Whether the chosen layout is kept between convolutions.
+        batch: Images per step.
+        strict: Raise on a wrong answer.
+
+    Returns:
+        The check result; expected counts the mapping's kernels of kind ``layout``.
+    """
+    options = MapOptions(layout=layout, layout_propagation=propagation)
+    mp = mapping(model, hw, batch=batch, options=options)
+    expected = sum(1 for km in mp.kernels if km.kernel.kind == "layout")
+    return compare(
+        f"layout_transforms[{layout},propagation={propagation}]",
+        answer,
+        expected,
+        hint="without propagation every conv converts its input and converts its output back",
+        strict=strict,
+    )
