@@ -121,7 +121,9 @@ class PlatformRow:
 
     def to_dict(self) -> dict[str, object]:
         """Plain dict without the sweep points (JSON-ready), plus ``score``."""
-        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "points"}
+        out = {
+            f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "points"
+        }
         out["score"] = self.score
         return out
 
@@ -143,11 +145,13 @@ def _llm_row(
     prompt_mean = int(work.prompt_tokens.mean())
     cap = PRESETS[model].max_seq
     batches = tuple(sorted({1, max(1, max_batch // 4), max_batch}))
-    table = mapper_step_time(model, hw, opts, batches=batches, prompt_tokens=(128, 512, 2048),
-                             contexts=(128, 1024, min(4096, cap)), tensor_parallel=tp)  # fmt: skip
+    grid = tuple(sorted({min(v, cap) for v in (128, 512, 2048)}))
+    ctxs = tuple(sorted({min(v, cap) for v in (128, 1024, 4096)}))
+    table = mapper_step_time(model, hw, opts, batches=batches, prompt_tokens=grid, contexts=ctxs,
+                             tensor_parallel=tp)  # fmt: skip
     dtype = opts.dtype or "bf16"
-    dec = build_graph(model, "decode", batch=max_batch, seq=min(ctx_mean, cap),
-                      context=min(ctx_mean, cap), dtype=dtype, tensor_parallel=tp)  # fmt: skip
+    dec = build_graph(model, "decode", batch=max_batch, seq=min(ctx_mean, cap - 1),
+                      context=min(ctx_mean, cap - 1), dtype=dtype, tensor_parallel=tp)  # fmt: skip
     dmap = map_model(dec, hw, opts)
     pre = map_model(build_graph(model, "prefill", batch=1, seq=min(prompt_mean, cap), dtype=dtype,
                                 tensor_parallel=tp), hw, opts)  # fmt: skip
@@ -165,7 +169,9 @@ def _llm_row(
 def _image_row(
     model: str, hw: Hardware, opts: MapOptions, work: Workload, max_batch: int, seed: int
 ) -> dict[str, object]:
-    table = mapper_batch_time(model, hw, opts, tuple(sorted({1, max(1, max_batch // 4), max_batch})))
+    table = mapper_batch_time(
+        model, hw, opts, tuple(sorted({1, max(1, max_batch // 4), max_batch}))
+    )
     m = map_model(build_graph(model, batch=max_batch, dtype=opts.dtype or "bf16"), hw, opts)
     sat = max_batch / table(max_batch)
     points = sweep_image_load([sat * f for f in RATE_FRACTIONS], work, table, max_batch=max_batch,
@@ -266,11 +272,21 @@ def compare_platforms(
     sla_metric: str = "p99_e2e_s",
 ) -> tuple[PlatformRow, ...]:
     """The fit matrix: one row per (model, platform), models outer (arguments as in
-    :func:`platform_row`)."""
+    :func:`platform_row`).
+    """
     return tuple(
-        platform_row(m, hw, plan=plan, options=options, trace=trace, sla_s=sla_s,
-                     max_batch=max_batch, n_requests=n_requests, seed=seed,
-                     sla_metric=sla_metric)  # fmt: skip
+        platform_row(
+            m,
+            hw,
+            plan=plan,
+            options=options,
+            trace=trace,
+            sla_s=sla_s,
+            max_batch=max_batch,
+            n_requests=n_requests,
+            seed=seed,
+            sla_metric=sla_metric,
+        )  # fmt: skip
         for m in models
         for hw in hardware
     )

@@ -18,6 +18,7 @@ from workbench.hw.loader import hardware_hash
 from workbench.hw.schema import Hardware
 from workbench.mapper import map_model
 from workbench.models import build_graph
+from workbench.models.presets import PRESETS
 from workbench.options import MapOptions
 from workbench.serving._errors import ServingError
 from workbench.serving.step_time import TableStepTime
@@ -65,7 +66,8 @@ def step_seconds(
         phase: ``"prefill"`` (``tokens`` = prompt length), ``"decode"`` (``tokens`` = cached
             context) or ``"inference"`` (image models; ``tokens`` ignored).
         batch: Sequences or images in the step.
-        tokens: Prompt or context length, tokens.
+        tokens: Prompt or context length, tokens (a decode context is clamped to the model's
+            positions minus the new token).
         tensor_parallel: Chips one replica is split over (decoder presets).
 
     Returns:
@@ -79,6 +81,8 @@ def step_seconds(
         return hit
     dtype = options.dtype or "bf16"
     if phase == "decode":
+        cfg = PRESETS.get(model)
+        tokens = min(tokens, cfg.max_seq - 1) if cfg else tokens
         graph = build_graph(model, "decode", batch=batch, seq=tokens, context=tokens, dtype=dtype,
                             tensor_parallel=tensor_parallel)  # fmt: skip
     else:
