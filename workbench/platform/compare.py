@@ -7,8 +7,9 @@ Per (model, platform, plan), one :class:`PlatformRow`:
 - ``step_s`` and ``mfu``: LLMs: a decode step at ``max_batch`` and the mean context, and the MFU
   of a batch-1 prefill of the mean prompt; images: one batch of ``max_batch``;
 - ``throughput_at_sla``: the achieved rate at the knee (the highest offered rate whose p99
-  latency, end-to-end by default, meets the SLA) of a serving sweep over a handful of rates (fractions of an
-  estimated saturation rate), times the data-parallel replicas; requests/s (and tokens/s for LLMs);
+  latency, end-to-end by default, meets the SLA) of a serving sweep over a handful of rates
+  (fractions of an estimated saturation rate), times the data-parallel replicas; requests/s
+  (and tokens/s for LLMs);
 - ``energy_per_item_j``: joules per generated token (decode step, all chips of the replica) or per
   image; ``perf_per_watt`` is its inverse, items/s per watt;
 - ``risk`` (0 = none, 1 = most), read from the profile's software fields::
@@ -45,6 +46,7 @@ from workbench.serving import (
     mapper_batch_time,
     mapper_step_time,
     poisson_arrivals,
+    saturation_rate,
     sweep_image_load,
     sweep_load,
 )
@@ -155,8 +157,7 @@ def _llm_row(
     dmap = map_model(dec, hw, opts)
     pre = map_model(build_graph(model, "prefill", batch=1, seq=min(prompt_mean, cap), dtype=dtype,
                                 tensor_parallel=tp), hw, opts)  # fmt: skip
-    per_req = work.output_tokens.mean() * float(table.decode_time(max_batch, ctx_mean)) / max_batch
-    sat = 1.0 / (per_req + float(table.prefill_time(1, prompt_mean)))
+    sat = saturation_rate(table, work, max_batch)
     kv_tokens = max_kv_tokens(fit, model, dtype)
     points = sweep_load([sat * f for f in RATE_FRACTIONS], work, table, max_batch=max_batch,
                         kv_capacity_tokens=kv_tokens or None, variance=hw.runtime_variance,
@@ -176,8 +177,9 @@ def _image_row(
     sat = max_batch / table(max_batch)
     points = sweep_image_load([sat * f for f in RATE_FRACTIONS], work, table, max_batch=max_batch,
                               variance=hw.runtime_variance, seed=seed)  # fmt: skip
+    energy = m.energy_j / m.items_per_step
     return {"step_s": m.time_s, "mfu": m.mfu, "collective_share": 0.0,
-            "energy_per_item_j": m.energy_j / m.items_per_step, "points": points, "unit": "image"}  # fmt: skip
+            "energy_per_item_j": energy, "points": points, "unit": "image"}  # fmt: skip
 
 
 def platform_row(
@@ -271,8 +273,9 @@ def compare_platforms(
     seed: int = 0,
     sla_metric: str = "p99_e2e_s",
 ) -> tuple[PlatformRow, ...]:
-    """The fit matrix: one row per (model, platform), models outer (arguments as in
-    :func:`platform_row`).
+    """The fit matrix: one row per (model, platform), models outer.
+
+    Arguments as in :func:`platform_row`.
     """
     return tuple(
         platform_row(
@@ -286,7 +289,7 @@ def compare_platforms(
             n_requests=n_requests,
             seed=seed,
             sla_metric=sla_metric,
-        )  # fmt: skip
+        )
         for m in models
         for hw in hardware
     )

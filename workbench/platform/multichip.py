@@ -176,7 +176,8 @@ def map_parallel(
         The :class:`ParallelResult`.
     """
     opts = options or MapOptions()
-    graph = build_graph(model, phase, batch=batch, seq=seq, context=context,
-                        dtype=opts.dtype or "bf16", tensor_parallel=plan.tensor_parallel)  # fmt: skip
+    dtype = opts.dtype or "bf16"
+    graph = build_graph(model, phase, batch=batch, seq=seq, context=context, dtype=dtype,
+                        tensor_parallel=plan.tensor_parallel)  # fmt: skip
     mapping = map_model(graph, hw, opts)
     return ParallelResult(plan=plan, mapping=mapping, collective_share=collective_share(mapping))

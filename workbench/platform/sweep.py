@@ -114,8 +114,8 @@ def evaluate_point(point: dict[str, Any]) -> dict[str, Any]:
 
     p = SweepPoint(**point)
     try:
-        graph = build_graph(p.model, p.phase, batch=p.batch, seq=p.seq,
-                            context=p.seq if p.phase == "decode" else None, dtype=p.dtype)  # fmt: skip
+        ctx = p.seq if p.phase == "decode" else None
+        graph = build_graph(p.model, p.phase, batch=p.batch, seq=p.seq, context=ctx, dtype=p.dtype)
         m = map_model(graph, _hardware(p.hardware), MapOptions(dtype=p.dtype))
         counts = m.bottleneck_counts()
         result: dict[str, Any] = {

@@ -55,7 +55,7 @@ def latency_throughput_chart(
             y=y,
             color=alt.Color("percentile:N", sort=["p50", "p95", "p99"]),
             tooltip=["offered:Q", "throughput:Q", "percentile:N", "latency_ms:Q"],
-        )  # fmt: skip
+        )
     )
     sla = (
         alt.Chart(pd.DataFrame({"sla_ms": [sla_s * 1e3]}))
@@ -116,7 +116,7 @@ def platform_trade_chart(rows: Sequence[Any]) -> alt.Chart:
             "energy_per_item_j:Q",
             "risk:Q",
             "mfu:Q",
-        ],  # fmt: skip
+        ],
     ).properties(title="platform trade-off", width=420, height=280) + alt.Chart(df).mark_text(
         dy=-12
     ).encode(x="throughput_at_sla:Q", y="p99_ms:Q", text="label:N")
@@ -143,7 +143,7 @@ def perf_per_watt_dashboard(rows: Sequence[Any]) -> alt.HConcatChart:
                 y=y,
                 color=alt.Color("fits:N"),
                 tooltip=["label:N", f"{field}:Q"],
-            )  # fmt: skip
+            )
             .properties(width=200, height=22 * len(df))
         )
 

@@ -21,6 +21,7 @@ from workbench.serving.mapper_steps import (
     clear_step_cache,
     mapper_batch_time,
     mapper_step_time,
+    saturation_rate,
     step_seconds,
 )
 from workbench.serving.result import LatencyStats, SimResult
@@ -64,6 +65,7 @@ __all__ = [
     "mapper_batch_time",
     "mapper_step_time",
     "poisson_arrivals",
+    "saturation_rate",
     "save_trace",
     "simulate",
     "simulate_batches",

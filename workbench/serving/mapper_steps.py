@@ -9,6 +9,7 @@ table interpolates between points (bilinear; linear above the grid).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -21,7 +22,8 @@ from workbench.models import build_graph
 from workbench.models.presets import PRESETS
 from workbench.options import MapOptions
 from workbench.serving._errors import ServingError
-from workbench.serving.step_time import TableStepTime
+from workbench.serving.step_time import StepTimeModel, TableStepTime
+from workbench.serving.workload import Workload
 
 __all__ = [
     "DEFAULT_BATCHES",
@@ -31,6 +33,7 @@ __all__ = [
     "clear_step_cache",
     "mapper_batch_time",
     "mapper_step_time",
+    "saturation_rate",
     "step_seconds",
 ]
 
@@ -181,12 +184,21 @@ def mapper_batch_time(
         A callable ``batch -> seconds`` for :func:`workbench.serving.simulate_batches`.
     """
     bs = tuple(int(b) for b in batches)
-    if (
-        not bs
-        or any(b < 1 for b in bs)
-        or any(b2 <= b1 for b1, b2 in zip(bs, bs[1:], strict=False))
-    ):
+    if not bs or any(b < 1 for b in bs) or any(b2 <= b1 for b1, b2 in itertools.pairwise(bs)):
         raise ServingError(f"mapper_batch_time: batches must be increasing and >= 1, got {batches}")
     opts = options or MapOptions()
     secs = tuple(step_seconds(model, hw, opts, phase="inference", batch=b, tokens=1) for b in bs)
     return BatchTimeTable(batches=bs, seconds=secs)
+
+
+def saturation_rate(step_time: StepTimeModel, workload: Workload, max_batch: int) -> float:
+    """Rough saturation rate of an LLM replica, requests/s (for choosing sweep rates).
+
+    One request costs its mean output tokens x a full batch's decode step / ``max_batch`` plus a
+    batch-1 prefill of the mean prompt; the rate is the inverse.
+    """
+    prompt = float(workload.prompt_tokens.mean())
+    ctx = prompt + float(workload.output_tokens.mean()) / 2
+    decode = float(step_time.decode_time(max_batch, int(ctx)))
+    per_req = float(workload.output_tokens.mean()) * decode / max_batch
+    return 1.0 / (per_req + float(step_time.prefill_time(1, int(prompt))))
