@@ -32,7 +32,16 @@ class Scored:
     pipeline_s: np.ndarray
     exec_s: np.ndarray
     memory_s: dict[str, np.ndarray]
-    order: np.ndarray  # candidate indices, best first (fitting candidates before spilling ones)
+    key: np.ndarray  # sort key: execution time, spilling candidates after every fitting one
+
+    def top(self, k: int) -> np.ndarray:
+        """Indices of the ``k`` best candidates, best first (ties keep mapspace order)."""
+        if k == 1:
+            return np.array([int(np.argmin(self.key))])
+        if k < self.key.size:
+            part = np.argpartition(self.key, k - 1)[:k]
+            return part[np.lexsort((part, self.key[part]))]
+        return np.argsort(self.key, kind="stable")
 
 
 def _peak(kernel: Kernel, hw: Hardware) -> float:
@@ -124,8 +133,7 @@ def _finish(kernel, hw, traffic, compute, pipeline, fits, mem=None, penalty=0.0)
         exec_s = np.maximum(exec_s, t)
     # Spilling candidates sort after every fitting one.
     key = exec_s + penalty + np.where(fits, 0.0, 1e9)
-    order = np.argsort(key, kind="stable")
-    return Scored(compute_s=compute, pipeline_s=pipeline, exec_s=exec_s, memory_s=mem, order=order)
+    return Scored(compute_s=compute, pipeline_s=pipeline, exec_s=exec_s, memory_s=mem, key=key)
 
 
 def _floor(kernel: Kernel, hw: Hardware, ms):
@@ -321,7 +329,7 @@ def rank(
         return [_collective(kernel, hw, options)]
     ms, sc = _mapspace(kernel, hw, options)
     out = []
-    for i in sc.order[:k]:
+    for i in sc.top(k):
         tiling = _tiling(kernel, hw, ms, sc, int(i))
         out.append((tiling, _cost(kernel, hw, options, ms, sc, int(i), tiling)))
     return out

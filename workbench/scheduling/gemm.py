@@ -137,8 +137,11 @@ def gemm_mapspace(
     """
     p = kernel.gemm
     assert p is not None
-    grids = np.meshgrid(*_axes(p, hw, override, search), indexing="ij")
-    tm, tn, tk, st, sk, ra, df = (g.ravel() for g in grids)
+    # NOTE: sparse grids: each intermediate is computed over only the axes it depends on and
+    # broadcast to the full mapspace at the end.
+    grids = np.meshgrid(*_axes(p, hw, override, search), indexing="ij", sparse=True)
+    shape = np.broadcast_shapes(*(g.shape for g in grids))
+    tm, tn, tk, st, sk, ra, df = grids
     has_regs = any(m.kind == "register" and m.scope == "per_core" for m in hw.memory)
     acc = tm * tn * 4  # fp32 accumulators
     operands = (tm * p.a_bytes + tn * p.b_bytes) * tk * st
@@ -159,6 +162,13 @@ def gemm_mapspace(
     source = "override" if override is not None else search if search == "heuristic" else "search"
     if not fits.any() and override is None:
         source = "heuristic"
+    def full(x):
+        return np.broadcast_to(x, shape).ravel()
+
+    tm, tn, tk, st, sk, ra, df = (full(g) for g in grids)
+    sram, regs, fits, tiles, waves = full(sram), full(regs), full(fits), full(tiles), full(waves)
+    k_iters, padded, spill = full(k_iters), full(padded), full(spill)
+    traffic = {name: full(v) for name, v in traffic.items()}
     return GemmMapspace(
         tm=tm,
         tn=tn,
