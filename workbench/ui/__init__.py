@@ -3,4 +3,7 @@
 Each panel is a class with a Python API that tests drive without a browser; add yours below.
 """
 
-__all__: list[str] = []
+from workbench.ui.explorer import MappingExplorer
+from workbench.ui.tiling_lab import TilingLab
+
+__all__: list[str] = ["MappingExplorer", "TilingLab"]

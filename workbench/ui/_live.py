@@ -1,0 +1,73 @@
+"""A live Altair chart: a chart value that redraws in place when a new one is assigned.
+
+In a Jupyter kernel the chart is shown with :class:`altair.JupyterChart` (offline JavaScript
+enabled once, on first display), and assigning :attr:`LiveChart.chart` resends the spec. Without a
+kernel (tests, scripts) the chart value is kept and nothing is rendered.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from typing import Any
+
+import altair as alt
+
+__all__ = ["LiveChart", "enable_offline", "in_kernel"]
+
+
+def in_kernel() -> bool:
+    """Whether a Jupyter kernel (with a frontend to render widgets) is running."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython comes with ipywidgets
+        return False
+    shell = get_ipython()
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+@functools.cache
+def enable_offline() -> bool:
+    """Make JupyterChart load its JavaScript from vl-convert, not a CDN (once per process).
+
+    Only done inside a kernel; returns whether offline mode is on.
+    """
+    if not in_kernel():
+        return False
+    try:
+        alt.JupyterChart.enable_offline()
+    except Exception as exc:
+        warnings.warn(f"offline Altair charts unavailable ({exc}); charts need a CDN", stacklevel=2)
+        return False
+    return True
+
+
+class LiveChart:
+    """Holds the current chart; its widget (a JupyterChart) is made on first use.
+
+    Args:
+        chart: The first chart.
+    """
+
+    def __init__(self, chart: Any) -> None:
+        self._chart = chart
+        self._widget: alt.JupyterChart | None = None
+
+    @property
+    def chart(self) -> Any:
+        """The current chart value (an Altair chart)."""
+        return self._chart
+
+    @chart.setter
+    def chart(self, new: Any) -> None:
+        self._chart = new
+        if self._widget is not None:
+            self._widget.chart = new
+
+    @property
+    def widget(self) -> alt.JupyterChart:
+        """The JupyterChart showing :attr:`chart` (offline JavaScript enabled first)."""
+        if self._widget is None:
+            enable_offline()
+            self._widget = alt.JupyterChart(self._chart)
+        return self._widget

@@ -1,0 +1,220 @@
+"""MappingExplorer: pick a model, hardware and shape; the mapping, sheet and charts update live.
+
+Every control change re-maps the model (the mapper's schedule cache makes repeats cheap) and
+replaces the summary, the grouped mapping sheet and the two live charts (roofline, time by layer
+type) in place.
+"""
+
+from __future__ import annotations
+
+import html
+import time
+from typing import Any
+
+import ipywidgets as widgets
+
+from workbench.errors import WorkbenchError
+from workbench.hw import list_hardware, load_hardware
+from workbench.hw.schema import Hardware
+from workbench.mapper import ModelMapping, map_model
+from workbench.models import build_graph, list_models
+from workbench.options import FUSION_RULES, MapOptions
+from workbench.report.charts import group_name, layer_type_bars, roofline
+from workbench.report.sheet import sheet_rows
+from workbench.ui._live import LiveChart
+
+__all__ = ["EXPLORER_DTYPES", "MappingExplorer", "grouped_sheet_html", "summary_html"]
+
+#: Formats the explorer offers.
+EXPLORER_DTYPES = ("bf16", "fp16", "fp8_e4m3", "int8", "fp32")
+
+_HW_CACHE: dict[str, Hardware] = {}
+
+
+def _hardware(name: str) -> Hardware:
+    # NOTE: one object per profile, so the mapper's schedule cache (keyed by the object) hits.
+    if name not in _HW_CACHE:
+        _HW_CACHE[name] = load_hardware(name)
+    return _HW_CACHE[name]
+
+
+def summary_html(mapping: ModelMapping) -> str:
+    """Step time, throughput, MFU and memory-stall fraction per layer type, as escaped HTML."""
+    stall = ", ".join(
+        f"{html.escape(lt)} {f:.0%}" for lt, f in mapping.stall_fraction_by_layer_type().items()
+    )
+    name = html.escape(f"{mapping.graph.name} on {mapping.hardware.name} ({mapping.dtype})")
+    return (
+        f"<b>{name}</b>: step {mapping.time_s * 1e3:.3f} ms, "
+        f"{mapping.tokens_per_s:,.0f} tokens/s, MFU {mapping.mfu:.1%}, "
+        f"{len(mapping.kernels)} kernels<br>memory-stall fraction: {stall}"
+    )
+
+
+def grouped_sheet_html(mapping: ModelMapping) -> str:
+    """The mapping sheet with identical layers grouped (``layers.*.``), as an escaped HTML table."""
+    groups: dict[str, dict[str, Any]] = {}
+    for r in sheet_rows(mapping):
+        g = groups.setdefault(group_name(r["kernel"]), {**r, "count": 0, "time_s": 0.0})
+        g["count"] += 1
+        g["time_s"] += r["time_s"]
+    cols = ("kernel", "count", "layer_type", "engine", "tile", "fusion", "time (µs)", "share",
+            "bottleneck")  # fmt: skip
+    head = "".join(f"<th>{c}</th>" for c in cols)
+    body = []
+    total = mapping.time_s or 1.0
+    for name, g in groups.items():
+        cells = (
+            name, g["count"], g["layer_type"], g["engine"], g["tile"], "+".join(g["fusion"]),
+            f"{g['time_s'] * 1e6:.4g}", f"{g['time_s'] / total:.1%}", g["bottleneck"],
+        )  # fmt: skip
+        body.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")
+    return (
+        "<table style='border-collapse:collapse;font-size:11px'>"
+        f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    )
+
+
+class MappingExplorer:
+    """Controls for model, hardware, phase, batch, sequence, dtype and fusion; live results.
+
+    Args:
+        model: Preset name (see ``workbench.models.list_models``).
+        hardware: Hardware profile name.
+        phase: ``"prefill"`` or ``"decode"``.
+        batch: Sequences per step.
+        seq: Prompt tokens (decode: cached context).
+        dtype: Model format.
+        disabled_fusion: Fusion rules initially off.
+
+    Attributes:
+        controls: Control widgets by name: ``model, hardware, phase, batch, seq, dtype`` and one
+            checkbox per fusion rule (named as in ``FUSION_RULES``; checked = on). Setting a
+            value (``explorer.controls["batch"].value = 8``) re-maps and redraws.
+        mapping: The current :class:`ModelMapping`.
+        error: The last mapping error's message ('' when the current controls map fine).
+        last_update_s: Wall time of the last update (map + charts + sheet), seconds.
+    """
+
+    def __init__(
+        self,
+        model: str = "llama2-7b",
+        hardware: str = "h100-sxm",
+        phase: str = "prefill",
+        batch: int = 1,
+        seq: int = 2048,
+        dtype: str = "bf16",
+        disabled_fusion: tuple[str, ...] = (),
+    ) -> None:
+        style = {"description_width": "initial"}
+        self.controls: dict[str, Any] = {
+            "model": widgets.Dropdown(options=list_models(), value=model, description="model"),
+            "hardware": widgets.Dropdown(
+                options=list_hardware(), value=hardware, description="hardware"
+            ),
+            "phase": widgets.ToggleButtons(options=("prefill", "decode"), value=phase),
+            "batch": widgets.IntSlider(
+                value=batch, min=1, max=256, description="batch", continuous_update=False
+            ),
+            "seq": widgets.IntSlider(
+                value=seq, min=1, max=32768, description="seq", continuous_update=False
+            ),
+            "dtype": widgets.Dropdown(options=EXPLORER_DTYPES, value=dtype, description="dtype"),
+        }
+        for rule, what in FUSION_RULES.items():
+            self.controls[rule] = widgets.Checkbox(
+                value=rule not in disabled_fusion, description=rule, tooltip=what, style=style
+            )
+        self._summary = widgets.HTML()
+        self._sheet = widgets.HTML()
+        self.error = ""
+        self.last_update_s = 0.0
+        self.mapping: ModelMapping = self._map()
+        self._roofline = LiveChart(roofline(self.mapping))
+        self._layers = LiveChart(layer_type_bars(self.mapping))
+        self._fill_text()
+        self._widget: widgets.VBox | None = None
+        for control in self.controls.values():
+            control.observe(self._on_change, names="value")
+
+    # --- state -----------------------------------------------------------------------------
+    @property
+    def options(self) -> MapOptions:
+        """The mapping options the fusion checkboxes describe."""
+        off = tuple(r for r in FUSION_RULES if not self.controls[r].value)
+        return MapOptions(disabled_fusion=off)
+
+    @property
+    def roofline_chart(self) -> Any:
+        """The current roofline chart (an Altair LayerChart)."""
+        return self._roofline.chart
+
+    @property
+    def layer_chart(self) -> Any:
+        """The current time/MFU-by-layer-type chart."""
+        return self._layers.chart
+
+    def _map(self) -> ModelMapping:
+        c = self.controls
+        graph = build_graph(
+            c["model"].value,
+            phase=c["phase"].value,
+            batch=c["batch"].value,
+            seq=c["seq"].value,
+            dtype=c["dtype"].value,
+        )
+        return map_model(graph, _hardware(c["hardware"].value), self.options)
+
+    def _fill_text(self) -> None:
+        self._summary.value = summary_html(self.mapping)
+        self._sheet.value = grouped_sheet_html(self.mapping)
+
+    def update(self) -> ModelMapping:
+        """Re-map with the controls' values and replace the summary, sheet and charts.
+
+        A mapping error (e.g. a format the hardware lacks) is shown in the summary and kept in
+        :attr:`error`; the previous mapping and charts stay.
+
+        Returns:
+            The current mapping.
+        """
+        t0 = time.perf_counter()
+        try:
+            mapping = self._map()
+        except WorkbenchError as exc:
+            self.error = str(exc)
+            self._summary.value = f"<b style='color:#b00'>{html.escape(self.error)}</b>"
+            return self.mapping
+        self.error = ""
+        self.mapping = mapping
+        self._roofline.chart = roofline(mapping)
+        self._layers.chart = layer_type_bars(mapping)
+        self.last_update_s = time.perf_counter() - t0
+        self._fill_text()
+        return mapping
+
+    def _on_change(self, change: dict[str, Any]) -> None:
+        self.update()
+
+    # --- display ---------------------------------------------------------------------------
+    @property
+    def widget(self) -> widgets.VBox:
+        """The ipywidgets container (controls, summary, charts, sheet)."""
+        if self._widget is None:
+            c = self.controls
+            fusion = [c[r] for r in FUSION_RULES]
+            sheet = widgets.Accordion(children=[self._sheet], titles=("mapping sheet",))
+            self._widget = widgets.VBox(
+                [
+                    widgets.HBox([c["model"], c["hardware"], c["dtype"]]),
+                    widgets.HBox([c["phase"], c["batch"], c["seq"]]),
+                    widgets.HBox(fusion),
+                    self._summary,
+                    widgets.HBox([self._roofline.widget, self._layers.widget]),
+                    sheet,
+                ]
+            )
+        return self._widget
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.widget._repr_mimebundle_(**kwargs)

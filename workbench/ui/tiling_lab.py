@@ -1,0 +1,320 @@
+"""TilingLab: force one GEMM or attention kernel's tile and watch SRAM, traffic and time.
+
+Sliders set the tile (``tile_m, tile_n, tile_k``; attention: query tile, key/value tile),
+pipeline stages and split-K. The cost model predicts the forced schedule (a tile that overflows
+the per-core SRAM spills and is capacity-bound); the Measure button runs the kernel tile by tile
+on the execution engine (NumPy, or CuPy on a GPU) with the same tile.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+import math
+import time
+from typing import Any
+
+import altair as alt
+import ipywidgets as widgets
+import numpy as np
+
+from workbench.cost.model import Cost
+from workbench.cost.search import rank
+from workbench.errors import WorkbenchError
+from workbench.mapper import KernelMapping, map_model
+from workbench.models import build_graph
+from workbench.options import MapOptions
+from workbench.report.charts import forced_tile
+from workbench.scheduling.tiling import Tiling
+from workbench.ui._live import LiveChart
+from workbench.ui.explorer import _hardware
+
+__all__ = ["MEASURE_MAX_DIM", "TILE_SIZES", "TilingLab", "tile_chart"]
+
+#: Tile sizes the sliders offer (elements); :meth:`TilingLab.set_tile` adds others.
+TILE_SIZES = (8, 16, 32, 64, 128, 256, 512)
+#: Largest M, N, K (attention: sequence) a measurement runs; larger problems are scaled down.
+MEASURE_MAX_DIM = 256
+
+
+def tile_chart(tiling: Tiling, cost: Cost) -> alt.HConcatChart:
+    """SRAM use against capacity beside the bytes moved at each memory level.
+
+    Returns:
+        Two bar charts: per-core SRAM (kB) with a capacity rule, and traffic per level (MB).
+    """
+    over = tiling.sram_bytes > tiling.sram_capacity_bytes
+    sram = alt.Data(
+        values=[
+            {"what": "tile", "kB": tiling.sram_bytes / 1e3, "cap": tiling.sram_capacity_bytes / 1e3}
+        ]
+    )
+    bar = (
+        alt.Chart(sram)
+        .mark_bar(color="#d62728" if over else "#2ca02c")
+        .encode(x=alt.X("kB:Q", title="per-core SRAM (kB)"), y=alt.Y("what:N", title=None))
+    )
+    cap = alt.Chart(sram).mark_rule(color="black", strokeWidth=2).encode(x="cap:Q")
+    traffic = [{"level": lvl, "MB": b / 1e6} for lvl, b in tiling.traffic]
+    levels = (
+        alt.Chart(alt.Data(values=traffic))
+        .mark_bar()
+        .encode(
+            x=alt.X("MB:Q", title="bytes moved (MB)"),
+            y=alt.Y("level:N", sort=[t["level"] for t in traffic], title="memory level"),
+            tooltip=["level:N", alt.Tooltip("MB:Q", format=".4g")],
+        )
+    )
+    return alt.hconcat(
+        alt.layer(bar, cap).properties(width=260, height=40, title="SRAM use vs capacity (rule)"),
+        levels.properties(width=260, height=alt.Step(20), title=f"Traffic ({cost.bottleneck})"),
+    )
+
+
+class TilingLab:
+    """Tile sliders for one GEMM-like or attention kernel of a mapped model.
+
+    Args:
+        model: Preset name.
+        kernel: Kernel name in the mapping (e.g. ``"layers.0.mlp.up_proj"``,
+            ``"layers.0.attn.sdpa"``).
+        hardware: Hardware profile name.
+        phase, batch, seq, dtype: The graph's shape (as ``build_graph``).
+
+    Attributes:
+        controls: ``tile_m, tile_n, tile_k, stages, split_k`` widgets.
+        kernel_mapping: The searched mapping of the kernel (the starting point).
+        measured_s: The last measurement, seconds (None before the first).
+        measure_note: What the last measurement ran (backend, shape, scaling).
+    """
+
+    def __init__(
+        self,
+        model: str = "llama2-7b",
+        kernel: str = "layers.0.mlp.up_proj",
+        hardware: str = "h100-sxm",
+        phase: str = "prefill",
+        batch: int = 1,
+        seq: int = 2048,
+        dtype: str = "bf16",
+    ) -> None:
+        self.hw = _hardware(hardware)
+        mapping = map_model(
+            build_graph(model, phase=phase, batch=batch, seq=seq, dtype=dtype), self.hw
+        )
+        try:
+            self.kernel_mapping: KernelMapping = mapping.kernel(kernel)
+        except KeyError:
+            raise WorkbenchError(f"TilingLab: {model} has no kernel {kernel!r}") from None
+        k = self.kernel_mapping.kernel
+        if k.gemm is None and k.attention is None:
+            raise WorkbenchError(
+                f"TilingLab: {kernel!r} is a {k.kind} kernel; pick a GEMM or attention"
+            )
+        t = self.kernel_mapping.tiling
+        self.controls: dict[str, Any] = {
+            "tile_m": self._slider("tile_m", t.tile_m),
+            "tile_n": self._slider("tile_n", t.tile_n),
+            "tile_k": self._slider("tile_k", t.tile_k),
+            "stages": widgets.IntSlider(value=t.stages, min=1, max=6, description="stages"),
+            "split_k": widgets.SelectionSlider(
+                options=(1, 2, 4, 8, 16), value=t.split_k, description="split_k"
+            ),
+        }
+        if k.attention is not None:
+            self.controls["tile_k"].disabled = True  # head_dim: fixed by the model
+        self.measured_s: float | None = None
+        self.measure_note = ""
+        self._summary = widgets.HTML()
+        self._measured = widgets.HTML()
+        self._button = widgets.Button(description="Measure", icon="play")
+        self._button.on_click(lambda _: self.measure())
+        self.prediction: tuple[Tiling, Cost] = self._predict()
+        self._chart = LiveChart(tile_chart(*self.prediction))
+        self._show()
+        self._widget: widgets.VBox | None = None
+        self._hold = False
+        for control in self.controls.values():
+            control.observe(self._on_change, names="value")
+
+    @staticmethod
+    def _slider(name: str, value: int) -> widgets.SelectionSlider:
+        options = tuple(sorted({*TILE_SIZES, value}))
+        return widgets.SelectionSlider(
+            options=options, value=value, description=name, continuous_update=False
+        )
+
+    @property
+    def kernel(self):  # -> Kernel
+        """The kernel under study."""
+        return self.kernel_mapping.kernel
+
+    @property
+    def tiling(self) -> Tiling:
+        """The predicted (forced) tiling."""
+        return self.prediction[0]
+
+    @property
+    def cost(self) -> Cost:
+        """The predicted cost of the forced tiling."""
+        return self.prediction[1]
+
+    @property
+    def chart(self) -> Any:
+        """The current SRAM/traffic chart."""
+        return self._chart.chart
+
+    def _override(self):
+        c = self.controls
+        return forced_tile(
+            self.kernel.name, c["tile_m"].value, c["tile_n"].value, c["tile_k"].value,
+            split_k=c["split_k"].value, stages=c["stages"].value,
+        )  # fmt: skip
+
+    def _predict(self) -> tuple[Tiling, Cost]:
+        return rank(self.kernel, self.hw, MapOptions(tiles=(self._override(),)), k=1)[0]
+
+    def _show(self) -> None:
+        t, c = self.prediction
+        fits = "fits" if t.fits else "<b style='color:#b00'>overflows SRAM (spills)</b>"
+        self._summary.value = (
+            f"<b>{html.escape(self.kernel.name)}</b> tile {t.shape} stages {t.stages} split_k "
+            f"{t.split_k}: SRAM {t.sram_bytes / 1e3:.1f} / {t.sram_capacity_bytes / 1e3:.1f} kB "
+            f"({fits}); predicted {c.total_s * 1e6:.3f} µs, <b>{html.escape(c.bottleneck)}</b><br>"
+            f"{html.escape(c.evidence)}"
+        )
+
+    def update(self) -> tuple[Tiling, Cost]:
+        """Predict the forced tile of the controls and redraw; returns ``(Tiling, Cost)``."""
+        self.prediction = self._predict()
+        self._chart.chart = tile_chart(*self.prediction)
+        self._show()
+        return self.prediction
+
+    def _on_change(self, change: dict[str, Any]) -> None:
+        if not self._hold:
+            self.update()
+
+    def set_tile(
+        self,
+        m: int,
+        n: int,
+        k: int | None = None,
+        *,
+        stages: int | None = None,
+        split_k: int | None = None,
+    ) -> tuple[Tiling, Cost]:
+        """Set the tile (elements) and optionally stages and split-K; one update.
+
+        Returns:
+            The new prediction ``(Tiling, Cost)``.
+        """
+        values = {"tile_m": m, "tile_n": n, "tile_k": k, "stages": stages, "split_k": split_k}
+        self._hold = True
+        try:
+            for name, value in values.items():
+                if value is None:
+                    continue
+                control = self.controls[name]
+                if hasattr(control, "options") and value not in control.options:
+                    control.options = tuple(sorted({*control.options, value}))
+                control.value = value
+        finally:
+            self._hold = False
+        return self.update()
+
+    def measure(self, backend: str | None = None) -> float:
+        """Run the kernel with the slider tile on the execution engine; median seconds.
+
+        Problems larger than :data:`MEASURE_MAX_DIM` along any axis are scaled down (the tile
+        is kept, clipped to the shape) so a click stays interactive on NumPy; the note says so.
+
+        Args:
+            backend: ``"numpy"``, ``"cupy"`` or None (automatic).
+
+        Returns:
+            The median of three timed runs after one warm-up, seconds.
+        """
+        from workbench.execution import get_backend
+
+        bk = get_backend(backend)
+        prepare = _attention_run if self.kernel.attention is not None else _gemm_run
+        run, shape, scaled = prepare(self.kernel, self.tiling, bk)
+        t = self.tiling
+        samples = []
+        for i in range(4):
+            t0 = time.perf_counter()
+            run()
+            bk_sync(bk)
+            if i:
+                samples.append(time.perf_counter() - t0)
+        self.measured_s = float(np.median(samples))
+        self.measure_note = (
+            f"measured {self.measured_s * 1e3:.3f} ms on {bk.name}, tile {t.tile_m}x{t.tile_n}"
+            f"x{t.tile_k}, {shape}"
+            + (
+                " (scaled down from the model's shape: compare tiles, not absolute times)"
+                if scaled
+                else ""
+            )
+        )
+        self._measured.value = html.escape(self.measure_note)
+        return self.measured_s
+
+    @property
+    def widget(self) -> widgets.VBox:
+        """The ipywidgets container (sliders, summary, chart, Measure button)."""
+        if self._widget is None:
+            c = self.controls
+            self._widget = widgets.VBox(
+                [
+                    widgets.HBox([c["tile_m"], c["tile_n"], c["tile_k"]]),
+                    widgets.HBox([c["stages"], c["split_k"]]),
+                    self._summary,
+                    self._chart.widget,
+                    widgets.HBox([self._button, self._measured]),
+                ]
+            )
+        return self._widget
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.widget._repr_mimebundle_(**kwargs)
+
+
+def _attention_run(kernel: Any, t: Tiling, bk: Any) -> tuple[Any, str, bool]:
+    from workbench.execution import attention_fused
+
+    p = kernel.attention
+    rng = np.random.default_rng(0)
+    lq, lk = min(p.q_len, MEASURE_MAX_DIM), min(p.kv_len, MEASURE_MAX_DIM)
+    heads = min(p.heads, 4)
+    kv_heads = max(1, heads * p.kv_heads // p.heads)
+    q = bk.xp.asarray(rng.standard_normal((1, heads, lq, p.head_dim), dtype=np.float32))
+    kv = bk.xp.asarray(rng.standard_normal((1, kv_heads, lk, p.head_dim), dtype=np.float32))
+    run = functools.partial(
+        attention_fused, q, kv, kv, q_tile=t.tile_m, kv_tile=t.tile_n, causal=p.causal, backend=bk
+    )
+    shape = f"1x{heads}x{lq}x{p.head_dim} queries, {lk} keys"
+    return run, shape, (lq, lk, heads) != (p.q_len, p.kv_len, p.heads)
+
+
+def _gemm_run(kernel: Any, t: Tiling, bk: Any) -> tuple[Any, str, bool]:
+    from workbench.execution import gemm
+
+    p = kernel.gemm
+    rng = np.random.default_rng(0)
+    m, n, k = (min(d, MEASURE_MAX_DIM) for d in (p.m, p.n, p.k))
+    a = bk.xp.asarray(rng.standard_normal((m, k), dtype=np.float32))
+    b = bk.xp.asarray(rng.standard_normal((k, n), dtype=np.float32))
+    split = max(1, min(t.split_k, math.ceil(k / t.tile_k)))
+    run = functools.partial(
+        gemm, a, b, tile_m=t.tile_m, tile_n=t.tile_n, tile_k=t.tile_k, split_k=split, backend=bk
+    )
+    return run, f"{m}x{n}x{k} GEMM", (m, n, k) != (p.m, p.n, p.k)
+
+
+def bk_sync(backend: Any) -> None:
+    """Wait for the backend's device (no-op on NumPy)."""
+    from workbench.execution import sync
+
+    sync(backend)
