@@ -100,9 +100,9 @@ class ModelMapping:
     def items_per_step(self) -> int:
         """Tokens (prefill/encode: batch x seq; decode: batch) or images per step."""
         meta = self.graph.meta_dict()
-        batch = int(meta.get("batch") or 1)
+        batch = int(str(meta.get("batch") or 1))
         if self.phase in ("prefill", "encode"):
-            return batch * int(meta.get("seq") or 1)
+            return batch * int(str(meta.get("seq") or 1))
         return batch
 
     @property

@@ -89,7 +89,7 @@ class Cost:
         """Allow ``sum(costs)`` (which starts from 0)."""
         if other == 0:
             return self
-        return NotImplemented  # type: ignore[return-value]
+        return NotImplemented
 
     def time_at(self, level: str) -> float:
         """Seconds to move ``level``'s traffic (0 if absent)."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
 from workbench.hw.schema import Hardware
 from workbench.ir.dtypes import DTYPES
@@ -113,7 +114,7 @@ def _scaled_bytes(group: Group, dtype: str) -> tuple[int, int, int]:
     )
 
 
-def _base_fields(group: Group, dtype: str) -> dict[str, object]:
+def _base_fields(group: Group, dtype: str) -> dict[str, Any]:
     read, written, saved = _scaled_bytes(group, dtype)
     matmul = sum(op.matmul_flops for op in group.ops)
     vector = sum(op.vector_flops for op in group.ops)
@@ -144,7 +145,7 @@ def _engine(hw: Hardware, dtype: str) -> tuple[str, str]:
 
 
 def _gemm_kernel(
-    group: Group, head: Op, hw: Hardware, options: MapOptions, dtype: str, base: dict[str, object]
+    group: Group, head: Op, hw: Hardware, options: MapOptions, dtype: str, base: dict[str, Any]
 ) -> Kernel:
     eb = _eb(dtype)
     wdt = None
@@ -201,15 +202,13 @@ def _gemm_kernel(
     if wdt is not None and wdt != dtype:
         # NOTE: weight-only formats are dequantized to the compute format per tile load.
         extra = 2 * problem.k * problem.n
-        base = {
-            **base,
-            "vector_flops": base["vector_flops"] + extra,  # type: ignore[operator]
-            "flops": base["flops"] + extra,
-        }  # type: ignore[operator]
+        base = {**base, "vector_flops": base["vector_flops"] + extra,
+                "flops": base["flops"] + extra}  # fmt: skip
+        assert isinstance(head, Linear)
         w_scale = _eb(wdt) / _eb(head.weight_dtype or head.dtype)
         w_bytes = sum(t.nbytes for t in head.weight_tensors()[:1])
-        base["bytes_read"] = round(base["bytes_read"] - w_bytes + w_bytes * w_scale)  # type: ignore[operator]
-        base["notes"] = (*base["notes"], f"weight-only {wdt}: dequantized to {dtype} per tile")  # type: ignore[misc]
+        base["bytes_read"] = round(base["bytes_read"] - w_bytes + w_bytes * w_scale)
+        base["notes"] = (*base["notes"], f"weight-only {wdt}: dequantized to {dtype} per tile")
     return Kernel(
         **base,
         kind=kind,
@@ -251,7 +250,7 @@ def _attention_kernels(
                     attention=problem,
                 )
             ]
-        base = {**base, "notes": (*base["notes"], refusal)}  # type: ignore[misc]
+        base = {**base, "notes": (*base["notes"], refusal)}
     return _unfused_attention(op, problem, base, engine, reason, dtype)
 
 
@@ -276,7 +275,7 @@ def _flash_refusal(p: AttentionProblem, hw: Hardware) -> str | None:
 def _unfused_attention(
     op: Attention,
     p: AttentionProblem,
-    base: dict[str, object],
+    base: dict[str, Any],
     engine: str,
     reason: str,
     dtype: str,
@@ -356,7 +355,7 @@ def _unfused_attention(
     return [qk, sm, pv]
 
 
-def _vector_kernel(group: Group, head: Op, dtype: str, base: dict[str, object]) -> Kernel:
+def _vector_kernel(group: Group, head: Op, dtype: str, base: dict[str, Any]) -> Kernel:
     eb = _eb(dtype)
     shape = head.output_shape()
     operands = 1 + sum(len(op.inputs) for op in group.ops)
@@ -434,6 +433,7 @@ def _transform(
         and out[producer].kind != "collective"
     )
     if can_fold:
+        assert producer is not None
         p = out[producer]
         out[producer] = dataclasses.replace(
             p,
