@@ -1,0 +1,79 @@
+"""``workbench sweep``: a resumable design-space sweep on a process pool or a Dask cluster."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from workbench.errors import WorkbenchError
+from workbench.models import list_models
+from workbench.platform.sweep import grid, run_sweep
+
+__all__ = ["register"]
+
+
+def _ints(text: str, name: str) -> list[int]:
+    try:
+        values = [int(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        raise WorkbenchError(f"--{name} {text!r}: expected comma-separated integers") from None
+    if not values or any(v < 1 for v in values):
+        raise WorkbenchError(f"--{name} {text!r}: values must be positive integers")
+    return values
+
+
+def _words(text: str) -> list[str]:
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def register(subs: argparse._SubParsersAction) -> None:
+    """Add the ``sweep`` subcommand."""
+    p = subs.add_parser(
+        "sweep",
+        help="design-space sweep (hardware x model x batch x seq x dtype), resumable",
+        description="Map every point of the grid and append one JSON line per finished point to "
+        "--out; a rerun skips the points already there. Runs on a local process pool, or on a "
+        "Dask cluster with --scheduler.",
+    )
+    p.add_argument("--hardware", nargs="+", required=True, help="hardware profiles")
+    p.add_argument("--model", nargs="+", required=True, help="preset names")
+    p.add_argument("--batch", default="1", help="batch sizes, comma-separated (default 1)")
+    p.add_argument("--seq", default="2048", help="sequence lengths, comma-separated")
+    p.add_argument("--dtype", default="bf16", help="dtypes, comma-separated (default bf16)")
+    p.add_argument("--phase", default="prefill", help="prefill,decode (default prefill)")
+    p.add_argument("--out", required=True, metavar="FILE", help="results file (JSON lines)")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler, e.g. tcp://host:8786")
+    p.add_argument("--workers", type=int, default=None, help="local processes (1: in-process)")
+    p.add_argument("--limit", type=int, default=None, help="stop after this many new points")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Handle ``workbench sweep``."""
+    from workbench.hw.loader import load_hardware
+
+    for m in args.model:
+        if m not in list_models():
+            raise WorkbenchError(f"--model {m!r}: unknown (known: {', '.join(list_models())})")
+    for h in args.hardware:
+        load_hardware(h)
+    if args.workers is not None and args.workers < 1:
+        raise WorkbenchError(f"--workers must be >= 1, got {args.workers}")
+    if not Path(args.out).parent.exists():
+        raise WorkbenchError(f"--out {args.out}: folder does not exist")
+    points = grid(
+        args.hardware,
+        args.model,
+        batches=_ints(args.batch, "batch"),
+        seqs=_ints(args.seq, "seq"),
+        dtypes=_words(args.dtype),
+        phases=_words(args.phase),
+    )
+    s = run_sweep(
+        points, args.out, workers=args.workers, scheduler=args.scheduler, limit=args.limit
+    )
+    print(
+        f"{s.done} points written, {s.skipped} already done, {s.total} in the sweep "
+        f"({s.backend}) -> {args.out}"
+    )
+    return 0

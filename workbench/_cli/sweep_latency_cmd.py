@@ -1,0 +1,221 @@
+"""``workbench sweep-latency``: serving latency against load for a model on a platform."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from workbench._cli.common import (
+    add_options_args,
+    hardware_from_args,
+    options_from_args,
+    write_output,
+)
+from workbench.errors import WorkbenchError
+from workbench.models import list_models
+from workbench.models.presets import PRESETS
+from workbench.serving import (
+    Knee,
+    LoadPoint,
+    Workload,
+    find_knee,
+    load_builtin_trace,
+    load_trace,
+    mapper_batch_time,
+    mapper_step_time,
+    poisson_arrivals,
+    saturation_rate,
+    sweep_image_load,
+    sweep_load,
+)
+
+__all__ = ["parse_rates", "register"]
+
+_FRACTIONS = (0.1, 0.3, 0.5, 0.7, 0.85, 1.0, 1.2)
+
+
+def register(subs: argparse._SubParsersAction) -> None:
+    """Add the ``sweep-latency`` subcommand."""
+    p = subs.add_parser(
+        "sweep-latency",
+        help="simulate serving at several loads: throughput against p50/p95/p99 latency",
+        description="Simulate one serving replica (step times from the mapper, runtime variance "
+        "from the hardware profile) at several offered rates and report throughput, TTFT, TPOT "
+        "and end-to-end latency percentiles, and the knee where p99 breaks the SLA.",
+    )
+    p.add_argument("--model", default="llama2-7b", help="preset name (default llama2-7b)")
+    p.add_argument("--hardware", default="h100-sxm", help="hardware profile or YAML file")
+    p.add_argument("--hardware-path", action="append", default=[], metavar="DIR")
+    p.add_argument(
+        "--trace",
+        default="production-chat",
+        help="production-chat, synthetic-fixed, poisson or a trace FILE",
+    )
+    p.add_argument("--rates", help="offered rates, requests/s, comma-separated (default: auto)")
+    p.add_argument("--batching", choices=("continuous", "static"), default="continuous")
+    p.add_argument("--max-batch", type=int, default=32, help="largest batch (default 32)")
+    p.add_argument("--sla-ms", type=float, default=20000.0, help="p99 SLA, ms (default 20000)")
+    p.add_argument("--sla-metric", choices=("e2e", "ttft", "tpot"), default="e2e")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--requests", type=int, default=2000, help="requests per load level")
+    p.add_argument("--tensor-parallel", type=int, default=1, help="chips per replica")
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("--chart", metavar="FILE", help="write the chart (.html, .png, .svg)")
+    p.add_argument("--output", metavar="FILE", help="write to FILE instead of stdout")
+    add_options_args(p)
+    p.set_defaults(func=run)
+
+
+def parse_rates(text: str) -> list[float]:
+    """Parse ``"1,2.5,8"`` into positive rates, or raise a one-line WorkbenchError."""
+    try:
+        rates = [float(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        raise WorkbenchError(f"--rates {text!r}: expected comma-separated numbers") from None
+    if not rates or any(not r > 0 for r in rates):
+        raise WorkbenchError(f"--rates {text!r}: rates must be positive requests/s")
+    return rates
+
+
+def _workload(trace: str, n: int, seed: int) -> Workload:
+    if trace == "poisson":
+        return poisson_arrivals(1.0, n, seed=seed)
+    if trace in ("production-chat", "synthetic-fixed"):
+        return load_builtin_trace(trace).head(n)
+    if not Path(trace).is_file():
+        raise WorkbenchError(f"--trace {trace}: not a built-in trace or an existing file")
+    return load_trace(trace).head(n)
+
+
+def _check(args: argparse.Namespace) -> None:
+    if args.model not in list_models():
+        raise WorkbenchError(f"--model {args.model!r}: unknown (known: {', '.join(list_models())})")
+    for name in ("max_batch", "requests", "tensor_parallel"):
+        if getattr(args, name) < 1:
+            raise WorkbenchError(f"--{name.replace('_', '-')} must be >= 1")
+    if not args.sla_ms > 0:
+        raise WorkbenchError(f"--sla-ms must be positive, got {args.sla_ms}")
+    if args.chart and Path(args.chart).suffix not in (".html", ".png", ".svg"):
+        raise WorkbenchError(f"--chart {args.chart}: use .html, .png or .svg")
+
+
+def _sweep(args: argparse.Namespace) -> tuple[tuple[LoadPoint, ...], str]:
+    hw = hardware_from_args(args)
+    opts = options_from_args(args)
+    work = _workload(args.trace, args.requests, args.seed)
+    llm = args.model in PRESETS and PRESETS[args.model].causal
+    if llm:
+        cap = PRESETS[args.model].max_seq
+        table = mapper_step_time(
+            args.model,
+            hw,
+            opts,
+            batches=sorted({1, max(1, args.max_batch // 4), args.max_batch}),
+            prompt_tokens=sorted({min(v, cap) for v in (128, 512, 2048)}),
+            contexts=sorted({min(v, cap) for v in (128, 1024, 4096)}),
+            tensor_parallel=args.tensor_parallel,
+        )
+        auto = saturation_rate(table, work, args.max_batch)
+        rates = parse_rates(args.rates) if args.rates else [auto * f for f in _FRACTIONS]
+        points = sweep_load(
+            rates,
+            work,
+            table,
+            batching=args.batching,
+            max_batch=args.max_batch,
+            variance=hw.runtime_variance,
+            seed=args.seed,
+        )
+        return points, "token"
+    if args.sla_metric != "e2e":
+        raise WorkbenchError(f"--sla-metric {args.sla_metric}: image models have e2e only")
+    bt = mapper_batch_time(
+        args.model, hw, opts, sorted({1, max(1, args.max_batch // 4), args.max_batch})
+    )
+    auto = args.max_batch / bt(args.max_batch)
+    rates = parse_rates(args.rates) if args.rates else [auto * f for f in _FRACTIONS]
+    points = sweep_image_load(
+        rates, work, bt, max_batch=args.max_batch, variance=hw.runtime_variance, seed=args.seed
+    )
+    return points, "image"
+
+
+def _point_dict(p: LoadPoint, unit: str) -> dict[str, object]:
+    d = p.to_dict()
+    d["throughput_per_s"] = p.output_tokens_per_s if unit == "token" else p.achieved_rate_per_s
+    d["throughput_unit"] = f"{unit}s/s"
+    return d
+
+
+def _knee_dict(k: Knee) -> dict[str, object]:
+    return {
+        "metric": k.metric,
+        "sla_s": k.sla_s,
+        "last_ok_rate_per_s": k.last_ok.offered_rate_per_s if k.last_ok else None,
+        "throughput_at_sla_per_s": k.last_ok.achieved_rate_per_s if k.last_ok else None,
+        "first_break_rate_per_s": k.first_break.offered_rate_per_s if k.first_break else None,
+    }
+
+
+def _table(points: tuple[LoadPoint, ...], knee: Knee, unit: str, header: str) -> str:
+    lines = [
+        header,
+        f"{'offered/s':>10} {'achieved/s':>10} {unit + 's/s':>11} "
+        f"{'ttft p99':>9} {'tpot p99':>9} {'e2e p50':>9} {'e2e p95':>9} {'e2e p99':>9}  sla",
+    ]
+
+    def ms(v: float | None) -> str:
+        return f"{v * 1e3:9.1f}" if v is not None else f"{'-':>9}"
+
+    for p in points:
+        thr = p.output_tokens_per_s if unit == "token" else p.achieved_rate_per_s
+        ok = getattr(p, knee.metric) <= knee.sla_s
+        lines.append(
+            f"{p.offered_rate_per_s:10.3f} {p.achieved_rate_per_s:10.3f} {thr or 0:11.1f} "
+            f"{ms(p.p99_ttft_s)} {ms(p.p99_tpot_s)} {ms(p.p50_e2e_s)} {ms(p.p95_e2e_s)} "
+            f"{ms(p.p99_e2e_s)}  {'ok' if ok else 'BREAK'}"
+        )
+    if knee.last_ok is None:
+        lines.append(f"knee: the lowest rate already breaks the SLA ({knee.metric})")
+    else:
+        lines.append(
+            f"knee: {knee.last_ok.offered_rate_per_s:.3f}/s offered "
+            f"({knee.last_ok.achieved_rate_per_s:.3f}/s achieved) is the highest load whose "
+            f"{knee.metric} meets {knee.sla_s * 1e3:g} ms"
+            + ("" if knee.first_break else "; no swept load breaks it")
+        )
+    return "\n".join(lines) + "\n"
+
+
+def run(args: argparse.Namespace) -> int:
+    """Handle ``workbench sweep-latency``."""
+    _check(args)
+    points, unit = _sweep(args)
+    metric = f"p99_{args.sla_metric}_s"
+    sla_s = args.sla_ms / 1e3
+    knee = find_knee(points, sla_s, metric)
+    hw_name = hardware_from_args(args).name
+    if args.chart:
+        from workbench.report.export import save_chart
+        from workbench.report.sla_charts import latency_throughput_chart
+
+        title = f"{args.model} on {hw_name} ({args.trace})"
+        save_chart(
+            latency_throughput_chart(points, sla_s, metric=args.sla_metric, title=title), args.chart
+        )
+    if args.format == "json":
+        doc = {
+            "schema_version": 1,
+            "model": args.model,
+            "hardware": hw_name,
+            "trace": args.trace,
+            "batching": args.batching if unit == "token" else "dynamic",
+            "knee": _knee_dict(knee),
+            "points": [_point_dict(p, unit) for p in points],
+        }
+        write_output(json.dumps(doc, indent=2), args.output)
+    else:
+        header = f"{args.model} on {hw_name}, trace {args.trace}, {len(points)} load levels"
+        write_output(_table(points, knee, unit, header), args.output)
+    return 0
