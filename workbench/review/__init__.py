@@ -1,0 +1,86 @@
+"""Release decision and rollback: run records, triage, owners, debug branches, closure, scenarios.
+
+Example:
+    >>> from workbench.review import build_scenario, triage
+    >>> base, cand = build_scenario("eager-launch")
+    >>> report = triage(base, cand, changed="runtime", simulate=False)
+    >>> report.first_failing.mechanism, report.owner.role
+    ('launch_sync_overhead', 'runtime systems engineer')
+"""
+
+from workbench.review.branches import BranchNode, debug_branches, simulate_sla
+from workbench.review.closure import (
+    Guardrail,
+    GuardrailCheck,
+    Guardrails,
+    decide,
+    evaluate_guardrails,
+    load_guardrails,
+    validation_matrix,
+)
+from workbench.review.mechanisms import MECHANISMS, FirstFailing, align, find_first_failing
+from workbench.review.owners import OwnerRole, OwnershipTable, load_owners
+from workbench.review.records import (
+    SCHEMA_VERSION,
+    KernelResult,
+    Measurement,
+    ModelResult,
+    RecordError,
+    RunRecord,
+    load_record,
+    record_from_mapping,
+    save_record,
+)
+from workbench.review.scenarios import SCENARIOS, Scenario, build_scenario, write_scenario
+from workbench.review.tags import TAG_GROUPS, RunTags
+from workbench.review.triage import (
+    JSON_KEYS,
+    TriageReport,
+    compare_tags,
+    triage,
+    triage_document,
+    triage_files,
+    triage_text,
+)
+
+__all__ = [
+    "JSON_KEYS",
+    "MECHANISMS",
+    "SCENARIOS",
+    "SCHEMA_VERSION",
+    "TAG_GROUPS",
+    "BranchNode",
+    "FirstFailing",
+    "Guardrail",
+    "GuardrailCheck",
+    "Guardrails",
+    "KernelResult",
+    "Measurement",
+    "ModelResult",
+    "OwnerRole",
+    "OwnershipTable",
+    "RecordError",
+    "RunRecord",
+    "RunTags",
+    "Scenario",
+    "TriageReport",
+    "align",
+    "build_scenario",
+    "compare_tags",
+    "debug_branches",
+    "decide",
+    "evaluate_guardrails",
+    "find_first_failing",
+    "load_guardrails",
+    "load_owners",
+    "load_record",
+    "record_from_mapping",
+    "save_record",
+    "simulate_sla",
+    "triage",
+    "triage_document",
+    "triage_files",
+    "triage_text",
+    "validation_matrix",
+    "write_scenario",
+]

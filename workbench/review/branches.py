@@ -1,0 +1,229 @@
+"""Debug branches: a decision tree whose nodes are computed from the two runs.
+
+Nodes, each ``pass`` / ``fail`` / ``unknown`` with the next action::
+
+    comparable evidence          tags equal except the declared change
+    +- workload representative   slice length vs the production-chat trace's prompt lengths
+       +- software-stack mature  fallbacks, refused fusions, unfused patterns, stack maturity
+          +- KPI tied to the SLA p95/p99 and throughput at the SLA load, simulated with step
+                                 times from both mappings on the same trace (same arrivals)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from workbench.errors import WorkbenchError
+from workbench.options import FUSION_RULES
+from workbench.review.records import RunRecord
+from workbench.review.reproduce import hardware_for, options_for
+
+__all__ = ["BranchNode", "SlaResult", "debug_branches", "simulate_sla"]
+
+_TRACE = "production-chat"
+_REQUESTS = 200
+_LOAD = 0.7  # offered load as a fraction of the baseline's saturation throughput
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BranchNode:
+    """One node of the debug tree.
+
+    Attributes:
+        id: Short identifier.
+        parent: Parent node id (None for the root).
+        question: What the node checks.
+        status: ``pass``, ``fail`` or ``unknown``.
+        evidence: The computed figures.
+        next_action: What to do now.
+    """
+
+    id: str
+    parent: str | None
+    question: str
+    status: str
+    evidence: str
+    next_action: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SlaResult:
+    """Serving simulation of both runs at the same load (seconds, tokens/s)."""
+
+    rate_per_s: float
+    requests: int
+    baseline: dict[str, float]
+    candidate: dict[str, float]
+
+
+def _stats(result) -> dict[str, float]:
+    return {
+        "p50_s": result.e2e.p50_s,
+        "p95_s": result.e2e.p95_s,
+        "p99_s": result.e2e.p99_s,
+        "throughput": float(result.output_tokens_per_s or 0.0),
+    }
+
+
+def simulate_sla(base: RunRecord, cand: RunRecord) -> SlaResult | None:
+    """Simulate serving the production trace with both runs' step times, or None if impossible.
+
+    Both use the same requests (the first 200 of ``production-chat``) at 70 % of the baseline's
+    saturation rate; step times come from :func:`workbench.serving.mapper_steps.mapper_step_time`
+    with each run's options. Only decoder presets on a reproducible profile qualify.
+    """
+    from workbench.serving import load_builtin_trace, simulate
+    from workbench.serving.mapper_steps import mapper_step_time
+
+    w = base.tags.workload
+    hw = hardware_for(base)
+    if hw is None or w.phase not in ("prefill", "decode") or hardware_for(cand) is None:
+        return None
+    grid = {"batches": (1, 8, 32), "prompt_tokens": (64, 256, 512), "contexts": (64, 256, 512)}
+    try:
+        tables = [mapper_step_time(w.model, hw, options_for(r), **grid) for r in (base, cand)]
+    except WorkbenchError:
+        return None
+    trace = load_builtin_trace(_TRACE).head(_REQUESTS)
+    saturation = simulate(trace.scaled_to_rate(1e6), tables[0], max_batch=32)
+    rate = _LOAD * saturation.achieved_rate_per_s
+    runs = [simulate(trace.scaled_to_rate(rate), t, max_batch=32) for t in tables]
+    return SlaResult(
+        rate_per_s=rate, requests=_REQUESTS, baseline=_stats(runs[0]), candidate=_stats(runs[1])
+    )
+
+
+def _representative(cand: RunRecord) -> BranchNode:
+    from workbench.serving import load_builtin_trace
+
+    w = cand.tags.workload
+    q = "is the slice production-like (shape mix, sequence lengths)?"
+    if w.phase not in ("prefill", "decode"):
+        return BranchNode(
+            id="representative",
+            parent="comparable",
+            question=q,
+            status="unknown",
+            evidence=f"{w.model} {w.phase}: no production trace for this kind of model",
+            next_action="capture the production request mix (batch sizes, image sizes) and "
+            "re-run triage on it",
+        )
+    trace = load_builtin_trace(_TRACE)
+    lengths = (
+        trace.prompt_tokens
+        if w.phase == "prefill"
+        else (trace.prompt_tokens + trace.output_tokens // 2)
+    )
+    p10, p50, p90 = (float(v) for v in np.percentile(lengths, (10, 50, 90)))
+    n = (w.seq if w.phase == "prefill" else w.context) or 0
+    ok = p10 <= n <= p90
+    evidence = (
+        f"slice {w.phase} at {n} tokens, batch {w.batch}; {_TRACE} "
+        f"{'prompt' if w.phase == 'prefill' else 'context'} lengths p10 {p10:.0f}, "
+        f"p50 {p50:.0f}, p90 {p90:.0f} tokens over {len(trace)} requests; one shape vs a mix"
+    )
+    return BranchNode(
+        id="representative",
+        parent="comparable",
+        question=q,
+        status="pass" if ok else "fail",
+        evidence=evidence,
+        next_action="go on: check the software stack"
+        if ok
+        else f"re-run both sides at the trace's p50 ({p50:.0f}) and p90 ({p90:.0f}) lengths before "
+        "deciding",
+    )
+
+
+def _mature(cand: RunRecord) -> BranchNode:
+    hw = hardware_for(cand)
+    fallbacks = [k.name for k in cand.kernels if "falls back" in k.engine_reason]
+    refused = [k.name for k in cand.kernels if any("refused" in n for n in k.notes)]
+    disabled = list(cand.tags.compiler.fusion_disabled)
+    maturity = hw.software.maturity if hw is not None else None
+    parts = [
+        f"{len(fallbacks)} fallback kernel(s)" + (f" ({fallbacks[0]} ...)" if fallbacks else ""),
+        f"{len(refused)} refused fusion(s)",
+        f"fusion rules off: {', '.join(disabled) or 'none'} of {len(FUSION_RULES)}",
+        f"stack maturity {maturity:.2f}" if maturity is not None else "stack maturity unknown",
+    ]
+    bad = bool(fallbacks or refused or disabled) or (maturity is not None and maturity < 0.7)
+    status = "fail" if bad else ("unknown" if maturity is None else "pass")
+    action = {
+        "fail": "fix the fallback/unfused pattern first (owner: ML compiler engineer); if an op "
+        "is unsupported, file op coverage with the framework integration lead",
+        "unknown": "load the hardware profile the run used to read its software maturity",
+        "pass": "go on: tie the KPI change to the SLA",
+    }[status]
+    return BranchNode(
+        id="mature",
+        parent="representative",
+        question="is the software stack mature here (fallbacks, unsupported ops, "
+        "unfused patterns)?",
+        status=status,
+        evidence="; ".join(parts),
+        next_action=action,
+    )
+
+
+def _sla(sla: SlaResult | None, flag_at: float) -> BranchNode:
+    q = "does the MFU change move p95/p99 or throughput at the SLA load?"
+    if sla is None:
+        return BranchNode(
+            id="sla",
+            parent="mature",
+            question=q,
+            status="unknown",
+            evidence="no serving simulation (not a reproducible decoder preset)",
+            next_action="replay a production trace on both builds and compare p95/p99",
+        )
+    b, c = sla.baseline, sla.candidate
+    moved = [
+        f"{k} {b[k]:.4g} -> {c[k]:.4g}"
+        for k in ("p95_s", "p99_s")
+        if b[k] and (c[k] - b[k]) / b[k] > flag_at
+    ]
+    if b["throughput"] and (b["throughput"] - c["throughput"]) / b["throughput"] > flag_at:
+        moved.append(f"throughput {b['throughput']:.4g} -> {c['throughput']:.4g} tokens/s")
+    evidence = (
+        f"{sla.requests} {_TRACE} requests at {sla.rate_per_s:.3g} req/s: p95 "
+        f"{b['p95_s']:.4g} -> {c['p95_s']:.4g} s, p99 {b['p99_s']:.4g} -> {c['p99_s']:.4g} s, "
+        f"throughput {b['throughput']:.4g} -> {c['throughput']:.4g} tokens/s"
+    )
+    return BranchNode(
+        id="sla",
+        parent="mature",
+        question=q,
+        status="fail" if moved else "pass",
+        evidence=evidence,
+        next_action="the regression reaches users: apply the rollback criteria"
+        if moved
+        else "the KPI change does not move the SLA: ship decision rests on the guardrails",
+    )
+
+
+def debug_branches(
+    base: RunRecord,
+    cand: RunRecord,
+    *,
+    comparable: bool,
+    mismatched: tuple[str, ...],
+    sla: SlaResult | None,
+    flag_at: float = 0.02,
+) -> tuple[BranchNode, ...]:
+    """The debug tree's nodes, root first (see the module docstring)."""
+    root = BranchNode(
+        id="comparable",
+        parent=None,
+        question="was the evidence captured under matching tags (except the declared change)?",
+        status="pass" if comparable else "fail",
+        evidence="tags match" if comparable else f"mismatched: {', '.join(mismatched)}",
+        next_action="go on: check workload representativeness"
+        if comparable
+        else "re-capture both runs under the same tags, or declare the group that changed",
+    )
+    if not comparable:
+        return (root,)
+    return (root, _representative(cand), _mature(cand), _sla(sla, flag_at))

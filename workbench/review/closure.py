@@ -1,0 +1,263 @@
+"""Closure: guardrails (rollback criteria), their evaluation, and the release decision.
+
+Guardrails live in a YAML file validated by Pydantic (default ``data/guardrails.yaml``). Each
+metric's *regression* is positive when the candidate is worse:
+
+=============== ===================================================================
+time_s          (candidate - baseline) / baseline            (relative)
+mfu             (baseline - candidate) / baseline            (relative)
+stall_fraction  max over layer types of candidate - baseline  (absolute)
+p95_s, p99_s    end-to-end latency growth at the SLA load     (relative, when simulated)
+throughput      output tokens/s drop at the SLA load          (relative, when simulated)
+quality_error   candidate - baseline                          (absolute, when measured)
+=============== ===================================================================
+
+Decision: any regression beyond ``rollback_at`` -> ``roll back``; else any beyond ``flag_at`` ->
+``ship behind a flag``; else ``ship``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from workbench.review._config import DATA_DIR, load_yaml_model
+
+__all__ = [
+    "DEFAULT_GUARDRAILS",
+    "Guardrail",
+    "GuardrailCheck",
+    "Guardrails",
+    "decide",
+    "evaluate_guardrails",
+    "load_guardrails",
+]
+
+DEFAULT_GUARDRAILS = DATA_DIR / "guardrails.yaml"
+Metric = Literal["time_s", "mfu", "stall_fraction", "p95_s", "p99_s", "throughput", "quality_error"]
+_LOWER_IS_BETTER = {"time_s", "p95_s", "p99_s", "quality_error", "stall_fraction"}
+
+
+class Guardrail(BaseModel):
+    """One rollback criterion."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    metric: Metric = Field(description="Metric the guardrail watches.")
+    relative: bool = Field(description="Thresholds are fractions of the baseline (else absolute).")
+    flag_at: float = Field(ge=0, description="Regression beyond which the release ships flagged.")
+    rollback_at: float = Field(ge=0, description="Regression beyond which it rolls back.")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Guardrail:
+        if self.rollback_at < self.flag_at:
+            raise ValueError("rollback_at: must be >= flag_at")
+        return self
+
+
+class Guardrails(BaseModel):
+    """The guardrails file."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    schema_version: Literal[1] = Field(description="File format version (1).")
+    guardrails: tuple[Guardrail, ...] = Field(min_length=1, description="The criteria.")
+
+
+def load_guardrails(path: str | Path | None = None) -> Guardrails:
+    """Load guardrails (default: the built-in file).
+
+    Raises:
+        ConfigError: One line naming the file and the field.
+    """
+    return load_yaml_model(path or DEFAULT_GUARDRAILS, Guardrails)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GuardrailCheck:
+    """One guardrail evaluated.
+
+    Attributes:
+        metric: Metric name.
+        baseline, candidate: The values (None when absent).
+        regression: Positive when worse (relative or absolute as the guardrail says), or None.
+        flag_at, rollback_at: The thresholds.
+        status: ``ok``, ``flag``, ``rollback`` or ``n/a`` (metric not present).
+    """
+
+    metric: str
+    baseline: float | None
+    candidate: float | None
+    regression: float | None
+    flag_at: float
+    rollback_at: float
+    relative: bool
+    status: str
+
+
+def _regression(metric: str, b: float, c: float, relative: bool) -> float:
+    worse = c - b if metric in _LOWER_IS_BETTER else b - c
+    if not relative:
+        return worse
+    return worse / abs(b) if b else (0.0 if worse <= 0 else float("inf"))
+
+
+def evaluate_guardrails(
+    values: dict[str, tuple[float | None, float | None]], guardrails: Guardrails
+) -> tuple[GuardrailCheck, ...]:
+    """Check each guardrail against ``values[metric] = (baseline, candidate)``."""
+    out = []
+    for g in guardrails.guardrails:
+        b, c = values.get(g.metric, (None, None))
+        if b is None or c is None:
+            reg, status = None, "n/a"
+        else:
+            reg = _regression(g.metric, b, c, g.relative)
+            status = "rollback" if reg > g.rollback_at else "flag" if reg > g.flag_at else "ok"
+        out.append(
+            GuardrailCheck(
+                metric=g.metric,
+                baseline=b,
+                candidate=c,
+                regression=reg,
+                flag_at=g.flag_at,
+                rollback_at=g.rollback_at,
+                relative=g.relative,
+                status=status,
+            )
+        )
+    return tuple(out)
+
+
+def _pct(check: GuardrailCheck) -> str:
+    r = check.regression or 0.0
+    return f"{r:+.1%}" if check.relative else f"{r:+.3g}"
+
+
+def decide(checks: tuple[GuardrailCheck, ...]) -> tuple[str, tuple[str, ...]]:
+    """The release decision and its reasons from evaluated guardrails.
+
+    Returns:
+        ``("ship" | "ship behind a flag" | "roll back", reasons)``.
+    """
+    roll = [c for c in checks if c.status == "rollback"]
+    flag = [c for c in checks if c.status == "flag"]
+    if roll:
+        return "roll back", tuple(
+            f"{c.metric} regressed {_pct(c)} (rollback beyond {c.rollback_at:g})" for c in roll
+        )
+    if flag:
+        return "ship behind a flag", tuple(
+            f"{c.metric} regressed {_pct(c)} (flag beyond {c.flag_at:g}, rollback beyond "
+            f"{c.rollback_at:g})"
+            for c in flag
+        )
+    present = [c.metric for c in checks if c.status == "ok"]
+    return "ship", (f"every guardrail holds ({', '.join(present)})",)
+
+
+def _slice_metrics(mapping_or_record: object) -> dict[str, float]:
+    """MFU, time and the stall fraction by layer type of a mapping or a record's model."""
+    m = mapping_or_record
+    if hasattr(m, "stall_fraction_by_layer_type") and callable(m.stall_fraction_by_layer_type):
+        stall = m.stall_fraction_by_layer_type()
+        return {"mfu": m.mfu, "time_s": m.time_s, **{f"stall:{k}": v for k, v in stall.items()}}
+    model = m.model  # type: ignore[attr-defined]
+    out = {"mfu": model.mfu, "time_s": model.time_s}
+    out.update({f"stall:{k}": v for k, v in model.stall_fraction_by_layer_type})
+    if model.quality_error is not None:
+        out["quality_error"] = model.quality_error
+    out.update(dict(model.latency))
+    return out
+
+
+def validation_matrix(base: object, cand: object, sla: object | None) -> tuple[dict, ...]:
+    """Workload slices x metrics, baseline and candidate.
+
+    The recorded slice comes first; when both runs are reproducible (preset model, same
+    hardware profile), two more slices are re-mapped with each run's options: the other phase
+    and a quarter of the length (LLMs), or 8x the batch (other models). Latency percentiles come
+    from the SLA simulation when there is one, quality error from the records when measured.
+
+    Returns:
+        Rows ``{"slice", "source", "baseline": {metric: value}, "candidate": {...}}``.
+    """
+    from workbench.review.reproduce import remap
+
+    row = {
+        "slice": base.label,
+        "source": "record",  # type: ignore[attr-defined]
+        "baseline": _slice_metrics(base),
+        "candidate": _slice_metrics(cand),
+    }
+    if sla is not None:
+        for side in ("baseline", "candidate"):
+            row[side].update({f"sla_{k}": v for k, v in getattr(sla, side).items()})
+    rows = [row]
+    w = base.tags.workload  # type: ignore[attr-defined]
+    n = (w.seq if w.phase == "prefill" else w.context) or 0
+    if w.phase in ("prefill", "decode"):
+        other = "decode" if w.phase == "prefill" else "prefill"
+        slices = [{"phase": other, "tokens": n}, {"phase": w.phase, "tokens": max(n // 4, 16)}]
+    else:
+        slices = [{"batch": w.batch * 8}]
+    for args in slices:
+        mb, mc = remap(base, **args), remap(cand, **args)  # type: ignore[arg-type]
+        if mb is None or mc is None:
+            continue
+        meta = mb.graph.meta_dict()
+        label = f"{w.model} {meta.get('phase')} b{meta.get('batch')}"
+        label += f" s{meta['seq']}" if meta.get("seq") else ""
+        label += f" c{meta['context']}" if meta.get("context") and not meta.get("seq") else ""
+        rows.append(
+            {
+                "slice": label,
+                "source": "re-mapped",
+                "baseline": _slice_metrics(mb),
+                "candidate": _slice_metrics(mc),
+            }
+        )
+    return tuple(rows)
+
+
+def guardrail_values(
+    matrix: tuple[dict, ...],
+) -> dict[str, tuple[float | None, float | None]]:
+    """``metric -> (baseline, candidate)`` for the guardrails: the worst slice of the matrix."""
+    values: dict[str, tuple[float | None, float | None]] = {}
+
+    def worst(metric: str, pairs: list[tuple[float, float]], lower_better: bool) -> None:
+        if pairs:
+            values[metric] = max(
+                pairs,
+                key=lambda p: (p[1] - p[0]) if lower_better else (p[0] - p[1]) / (p[0] or 1.0),
+            )
+
+    def rel_time(p: tuple[float, float]) -> float:
+        return (p[1] - p[0]) / (p[0] or 1.0)
+
+    times = [(r["baseline"]["time_s"], r["candidate"]["time_s"]) for r in matrix]
+    if times:
+        values["time_s"] = max(times, key=rel_time)
+    worst("mfu", [(r["baseline"]["mfu"], r["candidate"]["mfu"]) for r in matrix], False)
+    stalls = [
+        (r["baseline"].get(k, 0.0), v)
+        for r in matrix
+        for k, v in r["candidate"].items()
+        if k.startswith("stall:")
+    ]
+    worst("stall_fraction", stalls, True)
+    first = matrix[0] if matrix else {"baseline": {}, "candidate": {}}
+    for metric, key in (
+        ("p95_s", "sla_p95_s"),
+        ("p99_s", "sla_p99_s"),
+        ("throughput", "sla_throughput"),
+        ("quality_error", "quality_error"),
+    ):
+        b, c = first["baseline"].get(key), first["candidate"].get(key)
+        if b is not None and c is not None:
+            values[metric] = (b, c)
+    return values

@@ -1,0 +1,348 @@
+"""Kernel alignment and mechanism classification between a baseline and a candidate run.
+
+Kernels are aligned by name. A kernel that exists in only one run (an epilogue split out of its
+GEMM, unfused attention's ``.qk``/``.softmax``/``.pv``, an inserted ``.to_nhwc`` transform) is
+attached to the *anchor*: the baseline kernel that runs the same graph op, else the baseline
+kernel whose name is a prefix of it. Each anchor group's time delta is the candidate's kernels
+minus the baseline's, so the cost of new or removed kernels lands on the kernel of the same op.
+
+Each changed group gets one mechanism class, checked in this order (the first that applies)::
+
+    fusion_broken              a fusion rule the baseline applied is gone (kernels split out)
+    layout_transform_inserted  a layout kernel appears, or the layout_fold into a store is gone
+    precision_fallback         a kernel computes in a wider format than before
+    off_matrix_engine          same format, but the kernel left the matrix engine
+    tile_spills_sram           the tile no longer fits the per-core SRAM (capacity-bound)
+    launch_sync_overhead       launch or barrier time grew
+    bandwidth_saturation       traffic at a memory level grew and that level bounds the kernel
+    graph_changed              kernels appeared or vanished for no reason above (op coverage)
+
+**Material** (documented contract): the class of a group is material when the groups of that
+class together carry at least ``material_share`` (default 5 %) of the total time regression;
+the first failing mechanism is the first group in execution order whose class is material and
+whose own delta is positive. Class-level aggregation matters for mechanisms spread thinly over
+every kernel (eager launches, per-layer barriers), where no single kernel carries 5 %.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from workbench._format import fmt_time
+from workbench.ir.dtypes import DTYPES
+from workbench.review.records import KernelResult, RunRecord
+
+__all__ = [
+    "MATERIAL_SHARE",
+    "MECHANISMS",
+    "FirstFailing",
+    "GroupChange",
+    "align",
+    "find_first_failing",
+]
+
+#: Mechanism classes and what each means (the keys appear in the JSON contract).
+MECHANISMS: dict[str, str] = {
+    "fusion_broken": "fusion broken: a fused pattern now runs as separate kernels",
+    "layout_transform_inserted": "layout transform inserted before a kernel",
+    "precision_fallback": "precision fallback to a wider format",
+    "off_matrix_engine": "kernel moved off the matrix engine",
+    "tile_spills_sram": "tile spills SRAM (capacity-bound)",
+    "launch_sync_overhead": "launch or sync overhead",
+    "bandwidth_saturation": "bandwidth saturation at a memory level",
+    "graph_changed": "kernels added or removed by the graph (op coverage, model variant)",
+    "prediction_gap": "no mechanism changed: the time moved (prediction vs measurement)",
+}
+
+#: Default share of the total regression a mechanism class must carry to be material.
+MATERIAL_SHARE = 0.05
+
+_SHEET_FIELDS = (
+    "kind",
+    "engine",
+    "dtype",
+    "layout",
+    "fusion",
+    "tile",
+    "sram_bytes",
+    "sram_capacity_bytes",
+    "bottleneck",
+    "predicted_s",
+    "launch_s",
+    "sync_s",
+    "measured_s",
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GroupChange:
+    """One anchor kernel and the kernels aligned with it in each run.
+
+    Attributes:
+        anchor: The anchor kernel's name.
+        order: Position in execution order.
+        baseline: Baseline kernels of the group.
+        candidate: Candidate kernels of the group.
+        delta_s: Candidate minus baseline predicted time, seconds.
+        mechanism: Mechanism class (a key of :data:`MECHANISMS`) or None if unchanged.
+        level: Memory level for ``bandwidth_saturation``, else None.
+        evidence: One sentence with the before/after figures.
+    """
+
+    anchor: str
+    order: float
+    baseline: tuple[KernelResult, ...]
+    candidate: tuple[KernelResult, ...]
+    delta_s: float
+    mechanism: str | None
+    level: str | None
+    evidence: str
+
+    def sheet_rows(self) -> tuple[dict[str, object], ...]:
+        """The sheet rows (before and after) that prove the change."""
+        rows = []
+        for side, ks in (("baseline", self.baseline), ("candidate", self.candidate)):
+            for k in ks:
+                row: dict[str, object] = {"side": side, "kernel": k.name}
+                row.update({f: getattr(k, f) for f in _SHEET_FIELDS})
+                row["fusion"] = list(k.fusion)
+                rows.append(row)
+        return tuple(rows)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FirstFailing:
+    """The first failing execution mechanism.
+
+    Attributes:
+        kernel: The anchor kernel's name.
+        mechanism: Mechanism class (a key of :data:`MECHANISMS`).
+        level: Memory level for bandwidth saturation, else None.
+        evidence: Before/after figures as one paragraph.
+        delta_s: This group's time delta, seconds.
+        class_delta_s: Time delta of every group of the same class, seconds.
+        total_delta_s: The whole model's time delta, seconds.
+        rows: Sheet rows (before/after) that prove it.
+    """
+
+    kernel: str
+    mechanism: str
+    level: str | None
+    evidence: str
+    delta_s: float
+    class_delta_s: float
+    total_delta_s: float
+    rows: tuple[dict[str, object], ...]
+
+
+def _anchor_fn(base: RunRecord):
+    names = {k.name for k in base.kernels}
+    by_op = {op: k.name for k in base.kernels for op in k.ops}
+
+    def anchor(k: KernelResult) -> str:
+        if k.name in names:
+            return k.name
+        for op in k.ops:
+            if op in by_op:
+                return by_op[op]
+        parts = k.name.split(".")
+        while len(parts) > 1:
+            parts.pop()
+            prefix = ".".join(parts)
+            if prefix in names or prefix in by_op:
+                return prefix if prefix in names else by_op[prefix]
+        return k.name
+
+    return anchor
+
+
+def _bits(dtype: str) -> float:
+    info = DTYPES.get(dtype)
+    return float(info.bits) if info else 0.0
+
+
+def _sum(ks: tuple[KernelResult, ...], field: str) -> float:
+    return float(sum(getattr(k, field) for k in ks))
+
+
+def _classify(
+    b: tuple[KernelResult, ...], c: tuple[KernelResult, ...]
+) -> tuple[str | None, str | None, str]:
+    bt, ct = _sum(b, "predicted_s"), _sum(c, "predicted_s")
+    times = f"{len(b)} -> {len(c)} kernel(s), {fmt_time(bt)} -> {fmt_time(ct)}"
+    bf = {r for k in b for r in k.fusion}
+    cf = {r for k in c for r in k.fusion}
+    lost = sorted(bf - cf - {"layout_fold"})
+    if lost:
+        split = ", ".join(k.name for k in c if k.name not in {x.name for x in b})
+        return (
+            "fusion_broken",
+            None,
+            (
+                f"fusion rule(s) {', '.join(lost)} no longer applied; {times}"
+                + (f"; split out: {split}" if split else "")
+            ),
+        )
+    new_layout = [k for k in c if k.kind == "layout" and k.name not in {x.name for x in b}]
+    if new_layout or ("layout_fold" in bf and "layout_fold" not in cf):
+        what = ", ".join(f"{k.name} ({k.engine_reason})" for k in new_layout) or (
+            "layout_fold into the producer's store is gone"
+        )
+        return "layout_transform_inserted", None, f"{what}; {times}"
+    pairs = [(x, y) for x in b for y in c if x.name == y.name]
+    for x, y in pairs:
+        if _bits(y.dtype) > _bits(x.dtype):
+            return (
+                "precision_fallback",
+                None,
+                (
+                    f"{y.name} computes in {y.dtype} instead of {x.dtype} on the {y.engine} engine "
+                    f"(was {x.engine}); {times}"
+                ),
+            )
+    for x, y in pairs:
+        if x.engine == "matrix" and y.engine != "matrix":
+            return "off_matrix_engine", None, f"{y.name}: {y.engine_reason}; {times}"
+    for x, y in pairs:
+        if x.fits and not y.fits:
+            return (
+                "tile_spills_sram",
+                None,
+                (
+                    f"{y.name} tile {x.tile} -> {y.tile} needs {y.sram_bytes / 1024:.0f} KiB of "
+                    f"{y.sram_capacity_bytes / 1024:.0f} KiB SRAM, spills "
+                    f"{y.spill_bytes / 1e6:.3g} MB ({x.bottleneck} -> {y.bottleneck}); {times}"
+                ),
+            )
+    dl = _sum(c, "launch_s") - _sum(b, "launch_s")
+    ds = _sum(c, "sync_s") - _sum(b, "sync_s")
+    if dl > 1e-12 or ds > 1e-12:
+        return (
+            "launch_sync_overhead",
+            None,
+            (
+                f"launch {fmt_time(_sum(b, 'launch_s'))} -> {fmt_time(_sum(c, 'launch_s'))}, "
+                f"barriers {int(_sum(b, 'barriers'))} -> {int(_sum(c, 'barriers'))} "
+                f"(sync {fmt_time(_sum(b, 'sync_s'))} -> {fmt_time(_sum(c, 'sync_s'))}); {times}"
+            ),
+        )
+    levels = {lvl for k in (*b, *c) for lvl, _ in k.traffic}
+    grow = {
+        lvl: sum(k.traffic_at(lvl) for k in c) - sum(k.traffic_at(lvl) for k in b) for lvl in levels
+    }
+    bound = {k.bottleneck.split(":", 1)[1] for k in c if k.bottleneck.startswith("bandwidth:")}
+    hot = sorted((lvl for lvl in bound if grow.get(lvl, 0.0) > 0), key=lambda v: -grow[v])
+    if hot and ct > bt:
+        lvl = hot[0]
+        was = sum(k.traffic_at(lvl) for k in b)
+        return (
+            "bandwidth_saturation",
+            lvl,
+            (
+                f"{lvl} traffic {was / 1e6:.3g} MB -> {(was + grow[lvl]) / 1e6:.3g} MB and {lvl} "
+                f"bounds the kernel; {times}"
+            ),
+        )
+    if len(b) != len(c) or {k.name for k in b} != {k.name for k in c}:
+        return "graph_changed", None, f"kernels differ; {times}"
+    return None, None, ""
+
+
+def align(base: RunRecord, cand: RunRecord) -> tuple[GroupChange, ...]:
+    """Align the two runs' kernels into anchor groups, in execution order, classified."""
+    anchor = _anchor_fn(base)
+    order: dict[str, float] = {}
+    b_groups: dict[str, list[KernelResult]] = defaultdict(list)
+    c_groups: dict[str, list[KernelResult]] = defaultdict(list)
+    for i, k in enumerate(base.kernels):
+        order.setdefault(k.name, float(i))
+        b_groups[k.name].append(k)
+    last = -1.0
+    for k in cand.kernels:
+        a = anchor(k)
+        if a not in order:
+            order[a] = last + 1e-3
+        last = order[a]
+        c_groups[a].append(k)
+    out = []
+    for a in sorted(order, key=lambda n: order[n]):
+        b, c = tuple(b_groups.get(a, ())), tuple(c_groups.get(a, ()))
+        mech, level, evidence = _classify(b, c)
+        delta = _sum(c, "predicted_s") - _sum(b, "predicted_s")
+        out.append(
+            GroupChange(
+                anchor=a,
+                order=order[a],
+                baseline=b,
+                candidate=c,
+                delta_s=delta,
+                mechanism=mech,
+                level=level,
+                evidence=evidence,
+            )
+        )
+    return tuple(out)
+
+
+def class_deltas(groups: tuple[GroupChange, ...]) -> dict[str, float]:
+    """Time delta per mechanism class (``bandwidth_saturation:<level>`` per level), seconds."""
+    out: dict[str, float] = defaultdict(float)
+    for g in groups:
+        if g.mechanism:
+            out[_key(g)] += g.delta_s
+    return dict(out)
+
+
+def _key(g: GroupChange) -> str:
+    return f"{g.mechanism}:{g.level}" if g.level else str(g.mechanism)
+
+
+def find_first_failing(
+    base: RunRecord, cand: RunRecord, *, material_share: float = MATERIAL_SHARE
+) -> FirstFailing | None:
+    """The first failing execution mechanism, or None when nothing material regressed.
+
+    Args:
+        base: Baseline run.
+        cand: Candidate run.
+        material_share: Share of the total regression a class must carry (0..1).
+
+    Returns:
+        The :class:`FirstFailing`, or None if time did not regress or no class is material.
+    """
+    total = cand.model.time_s - base.model.time_s
+    if total <= 0:
+        return None
+    groups = align(base, cand)
+    per_class = class_deltas(groups)
+    for g in groups:
+        if not g.mechanism or g.delta_s <= 0 or per_class[_key(g)] < material_share * total:
+            continue
+        share = per_class[_key(g)] / total
+        evidence = (
+            f"{g.anchor}: {g.evidence}. Kernels of class {_key(g)} add "
+            f"{fmt_time(per_class[_key(g)])} = {share:.0%} of the +{fmt_time(total)} regression "
+            f"(model {fmt_time(base.model.time_s)} -> {fmt_time(cand.model.time_s)}, MFU "
+            f"{base.model.mfu:.1%} -> {cand.model.mfu:.1%})."
+        )
+        return FirstFailing(
+            kernel=g.anchor,
+            mechanism=g.mechanism,
+            level=g.level,
+            evidence=evidence,
+            delta_s=g.delta_s,
+            class_delta_s=per_class[_key(g)],
+            total_delta_s=total,
+            rows=g.sheet_rows(),
+        )
+    return FirstFailing(
+        kernel="(model)",
+        mechanism="prediction_gap",
+        level=None,
+        evidence=f"time grew by {fmt_time(total)} but no kernel's mechanism changed materially",
+        delta_s=total,
+        class_delta_s=total,
+        total_delta_s=total,
+        rows=(),
+    )

@@ -1,0 +1,438 @@
+"""Run records: one run's locked tags and its per-kernel and per-model results, as JSON.
+
+File layout (``schema_version`` 1)::
+
+    {"kind": "workbench.run_record", "schema_version": 1,
+     "tags": {"compiler": {...}, "runtime": {...}, "hardware": {...}, "workload": {...}},
+     "kernels": [{...mechanism fields, predicted_s, measured_s...}, ...],
+     "model": {...MFU, time, tokens/s, stall fraction by layer type...},
+     "measurement": null | {...how the kernels were measured...},
+     "lock": {"compiler": sha256, "runtime": ..., "hardware": ..., "workload": ...,
+              "record": sha256 over everything but the lock}}
+
+Writes are atomic (temp file + rename). Reads verify the kind, the schema version, every field and
+every lock hash; anything else is a :class:`RecordError` naming the file, never a half-read record.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import tempfile
+import types
+import typing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from workbench.errors import WorkbenchError
+from workbench.mapper import ModelMapping
+from workbench.review.tags import (
+    TAG_GROUPS,
+    CompilerTags,
+    HardwareTags,
+    RunTags,
+    RuntimeTags,
+    WorkloadTags,
+    build_tags,
+    digest,
+)
+
+__all__ = [
+    "RECORD_KIND",
+    "SCHEMA_VERSION",
+    "KernelResult",
+    "Measurement",
+    "ModelResult",
+    "RecordError",
+    "RunRecord",
+    "load_record",
+    "record_from_dict",
+    "record_from_mapping",
+    "record_to_dict",
+    "save_record",
+]
+
+SCHEMA_VERSION = 1
+RECORD_KIND = "workbench.run_record"
+
+
+class RecordError(WorkbenchError):
+    """A run record file is missing, truncated, corrupt, foreign, newer or tampered with."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KernelResult:
+    """One kernel's mechanism and time (SI units: bytes, seconds, FLOPs).
+
+    Attributes:
+        name, ops, kind, layer_type, engine, dtype, layout: As in the mapping sheet.
+        fusion: Fusion rules applied.
+        tile: Tile ``MxNxK``; ``stages`` pipeline stages.
+        sram_bytes, sram_capacity_bytes: Tile SRAM use and capacity per core, bytes.
+        spill_bytes: Bytes spilled because the tile overflows SRAM.
+        traffic: ``(level, bytes)`` moved per memory level.
+        bottleneck: Bottleneck class; ``evidence`` the sentence that proves it.
+        flops, model_flops: All FLOPs and multiply-add FLOPs.
+        predicted_s, compute_s, stall_s, launch_s, sync_s: Predicted time and its parts, s.
+        barriers: Grid-wide barriers (kernel + schedule).
+        measured_s: Measured wall time on this host (see the record's measurement), or None.
+        engine_reason: Why that engine; ``notes`` decisions worth showing.
+    """
+
+    name: str
+    ops: tuple[str, ...]
+    kind: str
+    layer_type: str
+    engine: str
+    dtype: str
+    layout: str
+    fusion: tuple[str, ...]
+    tile: str
+    stages: int
+    sram_bytes: int
+    sram_capacity_bytes: int
+    spill_bytes: float
+    traffic: tuple[tuple[str, float], ...]
+    bottleneck: str
+    evidence: str
+    flops: int
+    model_flops: int
+    predicted_s: float
+    compute_s: float
+    stall_s: float
+    launch_s: float
+    sync_s: float
+    barriers: int
+    measured_s: float | None = None
+    engine_reason: str = ""
+    notes: tuple[str, ...] = ()
+
+    @property
+    def fits(self) -> bool:
+        """Whether the tile fits the per-core SRAM."""
+        return self.sram_bytes <= self.sram_capacity_bytes
+
+    def traffic_at(self, level: str) -> float:
+        """Bytes moved at ``level`` (0 if absent)."""
+        return next((b for n, b in self.traffic if n == level), 0.0)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelResult:
+    """Model-level results.
+
+    Attributes:
+        time_s: Predicted time of one step, seconds.
+        mfu: Model FLOPs utilisation, 0..1.
+        tokens_per_s: Tokens (or images) per second.
+        model_flops: Model FLOPs of one step.
+        peak_flops: MFU denominator, FLOP/s.
+        offchip_level: Name of the off-chip memory level.
+        stall_fraction_by_layer_type: ``(layer type, fraction)`` pairs, 0..1.
+        time_by_layer_type: ``(layer type, seconds)`` pairs.
+        measured_time_s: Sum of measured kernel times, or None.
+        latency: ``(percentile name, seconds)`` pairs (p50_s, p95_s, p99_s) when simulated.
+        quality_error: Relative output error against a float64 reference, when measured.
+    """
+
+    time_s: float
+    mfu: float
+    tokens_per_s: float
+    model_flops: int
+    peak_flops: float
+    offchip_level: str
+    stall_fraction_by_layer_type: tuple[tuple[str, float], ...]
+    time_by_layer_type: tuple[tuple[str, float], ...]
+    measured_time_s: float | None = None
+    latency: tuple[tuple[str, float], ...] = ()
+    quality_error: float | None = None
+
+    def stall(self) -> dict[str, float]:
+        """Stall fraction by layer type as a dict."""
+        return dict(self.stall_fraction_by_layer_type)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Measurement:
+    """How kernels were measured on this host.
+
+    Attributes:
+        method: One line: what ran, on which backend, how it was scaled.
+        backend: Backend name.
+        kernels: Names of the kernels measured.
+        shapes: ``(kernel, shape actually run)`` pairs.
+        repeats: Timed repetitions per kernel (the minimum is kept).
+        wall_s: Total wall time spent measuring, seconds.
+    """
+
+    method: str
+    backend: str
+    kernels: tuple[str, ...]
+    shapes: tuple[tuple[str, str], ...]
+    repeats: int
+    wall_s: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunRecord:
+    """One run: locked tags, per-kernel and per-model results, how it was measured."""
+
+    schema_version: int
+    tags: RunTags
+    kernels: tuple[KernelResult, ...]
+    model: ModelResult
+    measurement: Measurement | None = None
+
+    def kernel(self, name: str) -> KernelResult:
+        """The kernel called ``name``."""
+        for k in self.kernels:
+            if k.name == name:
+                return k
+        raise KeyError(name)
+
+    @property
+    def label(self) -> str:
+        """One line naming the slice, e.g. ``gpt2 prefill b1 s1024 on h100-sxm``."""
+        w = self.tags.workload
+        size = f" s{w.seq}" if w.seq else ""
+        size += f" c{w.context}" if w.context and w.phase == "decode" else ""
+        return f"{w.model} {w.phase} b{w.batch}{size} on {self.tags.hardware.profile}"
+
+
+def _kernel_result(k: Any, measured: dict[str, float]) -> KernelResult:
+    kern, t, c = k.kernel, k.tiling, k.cost
+    return KernelResult(
+        name=kern.name,
+        ops=kern.ops,
+        kind=kern.kind,
+        layer_type=kern.layer_type,
+        engine=kern.engine,
+        dtype=kern.dtype,
+        layout=kern.layout,
+        fusion=kern.fusion,
+        tile=t.shape if kern.kind != "collective" else "",
+        stages=t.stages,
+        sram_bytes=int(t.sram_bytes),
+        sram_capacity_bytes=int(t.sram_capacity_bytes),
+        spill_bytes=float(t.spill_bytes),
+        traffic=tuple((n, float(b)) for n, b in c.traffic),
+        bottleneck=c.bottleneck,
+        evidence=c.evidence,
+        flops=int(kern.flops),
+        model_flops=int(kern.matmul_flops),
+        predicted_s=c.total_s,
+        compute_s=c.compute_s,
+        stall_s=c.stall_s,
+        launch_s=c.launch_s,
+        sync_s=c.sync_s,
+        barriers=int(kern.barriers + t.barriers),
+        measured_s=measured.get(kern.name),
+        engine_reason=kern.engine_reason,
+        notes=kern.notes,
+    )
+
+
+def record_from_mapping(
+    mapping: ModelMapping,
+    *,
+    measurement: Measurement | None = None,
+    measured: dict[str, float] | None = None,
+    backend_versions: tuple[tuple[str, str], ...] = (),
+    host: tuple[tuple[str, str], ...] = (),
+    latency: dict[str, float] | None = None,
+    quality_error: float | None = None,
+) -> RunRecord:
+    """Build the run record of a mapping (and, optionally, what was measured).
+
+    Args:
+        mapping: The model mapping.
+        measurement: How kernels were measured (None for a predicted-only run).
+        measured: Measured seconds per kernel name.
+        backend_versions: ``(package, version)`` of the measuring backend.
+        host: Host facts of the measuring host.
+        latency: Latency percentiles, seconds (``p50_s``, ``p95_s``, ``p99_s``), if simulated.
+        quality_error: Relative output error, if measured.
+
+    Returns:
+        The :class:`RunRecord`.
+    """
+    measured = measured or {}
+    backend = measurement.backend if measurement else "predicted"
+    tags = build_tags(mapping, backend=backend, backend_versions=backend_versions, host=host)
+    model = ModelResult(
+        time_s=mapping.time_s,
+        mfu=mapping.mfu,
+        tokens_per_s=mapping.tokens_per_s,
+        model_flops=int(mapping.model_flops),
+        peak_flops=float(mapping.peak_flops),
+        offchip_level=mapping.hardware.offchip.name,
+        stall_fraction_by_layer_type=tuple(mapping.stall_fraction_by_layer_type().items()),
+        time_by_layer_type=tuple((k, v) for k, v in mapping.time_by_layer_type().items() if v),
+        measured_time_s=sum(measured.values()) if measured else None,
+        latency=tuple(sorted((latency or {}).items())),
+        quality_error=quality_error,
+    )
+    kernels = tuple(_kernel_result(k, measured) for k in mapping.kernels)
+    return RunRecord(
+        schema_version=SCHEMA_VERSION,
+        tags=tags,
+        kernels=kernels,
+        model=model,
+        measurement=measurement,
+    )
+
+
+# --- JSON -------------------------------------------------------------------------------------
+def _lock(body: dict[str, Any]) -> dict[str, str]:
+    lock = {g: digest(body["tags"][g]) for g in TAG_GROUPS}
+    lock["record"] = digest(body)
+    return lock
+
+
+def record_to_dict(record: RunRecord) -> dict[str, Any]:
+    """The record as plain JSON data, lock hashes included."""
+    body = {
+        "kind": RECORD_KIND,
+        "schema_version": record.schema_version,
+        **json.loads(json.dumps(dataclasses.asdict(record))),
+    }
+    body["kind"] = RECORD_KIND
+    return {**body, "lock": _lock(body)}
+
+
+def save_record(record: RunRecord, path: str | Path) -> Path:
+    """Write ``record`` to ``path`` atomically (temp file + rename); returns the path."""
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise RecordError(f"{path}: folder {path.parent} does not exist")
+    text = json.dumps(record_to_dict(record), indent=1, allow_nan=False) + "\n"
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+_NESTED = (RunTags, CompilerTags, RuntimeTags, HardwareTags, WorkloadTags, ModelResult, Measurement)
+
+
+def _nested(hint: Any) -> type | None:
+    """The record dataclass a field holds (``X`` or ``X | None``), or None."""
+    options = typing.get_args(hint) if isinstance(hint, types.UnionType) else (hint,)
+    return next((o for o in options if o in _NESTED), None)
+
+
+def _tuplify(value: Any) -> Any:
+    return tuple(_tuplify(v) for v in value) if isinstance(value, list) else value
+
+
+def _check_scalar(value: Any, hint: Any, where: str) -> None:
+    """Reject values whose JSON type cannot be the field's type (e.g. a string for a float)."""
+    allowed = typing.get_args(hint) if isinstance(hint, types.UnionType) else (hint,)
+    ok = {
+        int: lambda v: isinstance(v, int) and not isinstance(v, bool),
+        float: lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+        str: lambda v: isinstance(v, str),
+        bool: lambda v: isinstance(v, bool),
+        type(None): lambda v: v is None,
+    }
+    checks = [ok[a] for a in allowed if a in ok]
+    if checks and len(checks) == len(allowed) and not any(c(value) for c in checks):
+        raise RecordError(f"{where}: expected {hint}, got {type(value).__name__}")
+
+
+def _build(cls: type, data: Any, where: str) -> Any:
+    if not isinstance(data, dict):
+        raise RecordError(f"{where}: expected an object, got {type(data).__name__}")
+    hints = typing.get_type_hints(cls)
+    names = {f.name for f in dataclasses.fields(cls)}
+    required = {
+        f.name
+        for f in dataclasses.fields(cls)
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    }
+    extra, missing = set(data) - names, required - set(data)
+    if extra or missing:
+        what = f"unknown field {sorted(extra)[0]!r}" if extra else f"missing {sorted(missing)[0]!r}"
+        raise RecordError(f"{where}: {what}")
+    kwargs: dict[str, Any] = {}
+    for key, value in data.items():
+        at = f"{where}.{key}"
+        nested = _nested(hints[key])
+        if nested is not None and value is not None:
+            kwargs[key] = _build(nested, value, at)
+        elif key == "kernels":
+            if not isinstance(value, list):
+                raise RecordError(f"{at}: expected a list")
+            kwargs[key] = tuple(_build(KernelResult, v, f"{at}[{i}]") for i, v in enumerate(value))
+        else:
+            _check_scalar(value, hints[key], at)
+            kwargs[key] = _tuplify(value)
+    return cls(**kwargs)
+
+
+def record_from_dict(data: Any, where: str = "run record") -> RunRecord:
+    """Validate plain data (as read from JSON) and build the :class:`RunRecord`.
+
+    Raises:
+        RecordError: Foreign data, a newer schema, a malformed field or a lock-hash mismatch.
+    """
+    if not isinstance(data, dict) or data.get("kind") != RECORD_KIND:
+        raise RecordError(f"{where}: not a workbench run record (no kind {RECORD_KIND!r})")
+    version = data.get("schema_version")
+    if not isinstance(version, int) or version > SCHEMA_VERSION or version < 1:
+        raise RecordError(
+            f"{where}: schema_version {version!r} is not supported (this workbench reads "
+            f"<= {SCHEMA_VERSION}; upgrade workbench to read newer records)"
+        )
+    lock = data.get("lock")
+    if not isinstance(lock, dict):
+        raise RecordError(f"{where}: missing its lock hashes")
+    body = {k: v for k, v in data.items() if k != "lock"}
+    tags = body.get("tags") if isinstance(body.get("tags"), dict) else {}
+    for group in TAG_GROUPS:
+        if group not in tags or digest(tags[group]) != lock.get(group):
+            raise RecordError(
+                f"{where}: {group} tags were edited after the record was written "
+                "(sha256 lock mismatch); re-run instead of editing"
+            )
+    if digest(body) != lock.get("record"):
+        raise RecordError(
+            f"{where}: results were edited after the record was written (sha256 lock mismatch)"
+        )
+    body.pop("kind")
+    return _build(RunRecord, body, where)
+
+
+def load_record(path: str | Path) -> RunRecord:
+    """Read and verify a run record file.
+
+    Raises:
+        RecordError: Missing, unreadable, truncated, corrupt, foreign, newer or tampered file.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise RecordError(f"{path}: no such run record") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RecordError(f"{path}: cannot read ({type(exc).__name__})") from None
+    if not text.strip():
+        raise RecordError(f"{path}: empty file (truncated run record?)")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        end = "truncated" if exc.pos >= len(text.rstrip()) - 1 else "corrupt"
+        raise RecordError(
+            f"{path}: {end} JSON at line {exc.lineno} column {exc.colno} ({exc.msg})"
+        ) from None
+    return record_from_dict(data, where=str(path))

@@ -1,0 +1,256 @@
+"""Locked metadata tags of a run: compiler, runtime, hardware and workload groups.
+
+Evidence from two runs is comparable only when the tags that were *not* deliberately changed are
+equal. Each group is hashed (SHA-256 over its canonical JSON: sorted keys, no spaces, ASCII), and
+the hashes are stored in the run record and verified when it is read, so a tag edited after the
+run was written is caught.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import os
+import platform
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from workbench import __version__
+from workbench.hw.loader import hardware_hash
+from workbench.mapper import ModelMapping
+from workbench.options import FUSION_RULES
+
+__all__ = [
+    "TAG_GROUPS",
+    "CompilerTags",
+    "HardwareTags",
+    "RunTags",
+    "RuntimeTags",
+    "WorkloadTags",
+    "build_tags",
+    "canonical_json",
+    "digest",
+    "git_commit",
+    "host_facts",
+]
+
+#: The tag groups, in the order triage reports them.
+TAG_GROUPS = ("compiler", "runtime", "hardware", "workload")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompilerTags:
+    """What the compiler (lowering, fusion, tiling search, quantization plan) was told.
+
+    Attributes:
+        workbench_version: Package version that mapped the model.
+        git_commit: ``git rev-parse HEAD`` of the package checkout, or ``"unknown"``.
+        fusion_enabled: Fusion rules that were on.
+        fusion_disabled: Fusion rules that were switched off.
+        search: Tiling search mode (``full`` or ``heuristic``).
+        tiles: Forced tiles (``GLOB=MxNxK``).
+        layout: Conv activation layout requested.
+        layout_propagation: Whether layouts are kept across kernels.
+        dtype: Model compute format override (None: each op's own).
+        weight_dtype: Weight-only format, or None.
+        dtype_overrides: ``(glob, dtype)`` format overrides.
+    """
+
+    workbench_version: str
+    git_commit: str
+    fusion_enabled: tuple[str, ...]
+    fusion_disabled: tuple[str, ...]
+    search: str
+    tiles: tuple[str, ...]
+    layout: str
+    layout_propagation: bool
+    dtype: str | None
+    weight_dtype: str | None
+    dtype_overrides: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RuntimeTags:
+    """How the kernels were (or would be) launched.
+
+    Attributes:
+        backend: ``"predicted"`` (cost model only), ``"numpy"`` or ``"cupy"``.
+        backend_versions: ``(package, version)`` pairs of the backend.
+        launch: ``"eager"`` or ``"graph"``.
+        barrier_per_layer: Whether a device-wide barrier follows every layer.
+        chips: Chips the model is spread over.
+    """
+
+    backend: str
+    backend_versions: tuple[tuple[str, str], ...]
+    launch: str
+    barrier_per_layer: bool
+    chips: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HardwareTags:
+    """The hardware profile and, for measured runs, the host.
+
+    Attributes:
+        profile: Hardware profile name.
+        hardware_hash: SHA-256 of the profile's content (:func:`workbench.hw.hardware_hash`).
+        host: ``(fact, value)`` pairs of the measuring host (empty for predicted runs).
+    """
+
+    profile: str
+    hardware_hash: str
+    host: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WorkloadTags:
+    """The workload slice.
+
+    Attributes:
+        model: Model name (preset or file).
+        phase: prefill, decode, encode or inference.
+        batch: Batch size.
+        seq: Sequence (prompt) length, tokens (None for vision models).
+        context: Cached tokens (decode), or None.
+        dtype: The model's format (the MFU denominator's format).
+        extra: Other ``(key, value)`` facts of the graph (image size, layout, tensor parallel).
+    """
+
+    model: str
+    phase: str
+    batch: int
+    seq: int | None
+    context: int | None
+    dtype: str
+    extra: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunTags:
+    """All four tag groups of a run."""
+
+    compiler: CompilerTags
+    runtime: RuntimeTags
+    hardware: HardwareTags
+    workload: WorkloadTags
+
+    def group(self, name: str) -> Any:
+        """The tag group called ``name`` (one of :data:`TAG_GROUPS`)."""
+        return getattr(self, name)
+
+
+def canonical_json(data: Any) -> str:
+    """Canonical JSON text: sorted keys, no spaces, ASCII only, no NaN.
+
+    >>> canonical_json({"b": 1, "a": (1, 2)})
+    '{"a":[1,2],"b":1}'
+    """
+    return json.dumps(
+        data, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False
+    )
+
+
+def digest(data: Any) -> str:
+    """SHA-256 hex digest of ``data``'s canonical JSON (dataclasses become dicts)."""
+    if dataclasses.is_dataclass(data) and not isinstance(data, type):
+        data = dataclasses.asdict(data)
+    return hashlib.sha256(canonical_json(data).encode("ascii")).hexdigest()
+
+
+@functools.cache
+def git_commit() -> str:
+    """The package checkout's commit (``git rev-parse HEAD``) or ``"unknown"``; never fails."""
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=Path(__file__).resolve().parent,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    text = out.stdout.strip()
+    return text if out.returncode == 0 and len(text) == 40 else "unknown"
+
+
+def host_facts() -> tuple[tuple[str, str], ...]:
+    """Facts about this host that change measured times (platform, CPU count, NumPy)."""
+    return (
+        ("platform", platform.platform()),
+        ("machine", platform.machine()),
+        ("cpu_count", str(os.cpu_count())),
+        ("numpy", np.__version__),
+    )
+
+
+def build_tags(
+    mapping: ModelMapping,
+    *,
+    backend: str = "predicted",
+    backend_versions: tuple[tuple[str, str], ...] = (),
+    host: tuple[tuple[str, str], ...] = (),
+) -> RunTags:
+    """The tags of a run of ``mapping``.
+
+    Args:
+        mapping: The model mapping the run is about.
+        backend: ``"predicted"`` for a cost-model run, else the execution backend's name.
+        backend_versions: ``(package, version)`` pairs of that backend.
+        host: Host facts (measured runs only; see :func:`host_facts`).
+
+    Returns:
+        The four tag groups.
+    """
+    o = mapping.options
+    meta = mapping.graph.meta_dict()
+    seq = meta.get("seq")
+    context = meta.get("context")
+    return RunTags(
+        compiler=CompilerTags(
+            workbench_version=__version__,
+            git_commit=git_commit(),
+            fusion_enabled=tuple(r for r in FUSION_RULES if o.fusion_enabled(r)),
+            fusion_disabled=tuple(sorted(o.disabled_fusion)),
+            search=o.search,
+            tiles=tuple(f"{t.pattern}={t.m}x{t.n}x{t.k}" for t in o.tiles),
+            layout=o.layout,
+            layout_propagation=o.layout_propagation,
+            dtype=o.dtype,
+            weight_dtype=o.weight_dtype,
+            dtype_overrides=tuple(tuple(p) for p in o.dtype_overrides),  # type: ignore[misc]
+        ),
+        runtime=RuntimeTags(
+            backend=backend,
+            backend_versions=tuple(backend_versions),
+            launch=o.launch,
+            barrier_per_layer=o.barrier_per_layer,
+            chips=o.chips,
+        ),
+        hardware=HardwareTags(
+            profile=mapping.hardware.name,
+            hardware_hash=hardware_hash(mapping.hardware),
+            host=tuple(host),
+        ),
+        workload=WorkloadTags(
+            model=str(meta.get("model") or mapping.graph.name),
+            phase=mapping.phase,
+            batch=int(meta.get("batch") or 1),
+            seq=int(seq) if seq is not None else None,
+            context=int(context) if context is not None else None,
+            dtype=mapping.dtype,
+            extra=tuple(
+                (str(k), str(v))
+                for k, v in sorted(meta.items())
+                if k not in ("model", "phase", "batch", "seq", "context", "dtype")
+            ),
+        ),
+    )
