@@ -30,7 +30,8 @@ __all__ = [
 #: Columns of the sheet, in order (``bytes_<level>`` columns follow ``flops``, one per level).
 SHEET_COLUMNS = (
     "kernel", "ops", "layer_type", "kind", "engine", "dtype", "layout", "tile", "stages",
-    "split_k", "dataflow", "sram_bytes", "sram_capacity_bytes", "sram_use", "fusion",
+    "split_k", "dataflow", "tiles", "waves", "wave_efficiency", "padded_flops", "passes",
+    "barriers", "sram_bytes", "sram_capacity_bytes", "sram_use", "fusion",
     "saved_bytes", "flops", "model_flops", "bytes_offchip", "intensity", "time_s", "share",
     "compute_s", "stall_s", "bottleneck", "expected_bottleneck", "engine_reason", "notes",
     "tile_source",
@@ -52,6 +53,12 @@ def _row(k: KernelMapping, total_s: float, levels: tuple[str, ...], offchip: str
         "stages": t.stages,
         "split_k": t.split_k,
         "dataflow": t.dataflow,
+        "tiles": t.tiles,
+        "waves": t.waves,
+        "wave_efficiency": t.wave_efficiency,
+        "padded_flops": t.padded_flops,
+        "passes": t.passes,
+        "barriers": kern.barriers + t.barriers,
         "sram_bytes": t.sram_bytes,
         "sram_capacity_bytes": t.sram_capacity_bytes,
         "sram_use": t.sram_bytes / t.sram_capacity_bytes if t.sram_capacity_bytes else 0.0,
