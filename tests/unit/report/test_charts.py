@@ -1,0 +1,197 @@
+import pytest
+
+from workbench.errors import WorkbenchError
+from workbench.execution import Trace, TraceEvent
+from workbench.hw import load_hardware
+from workbench.mapper import map_model
+from workbench.models import build_graph
+from workbench.options import FUSION_RULES, MapOptions
+from workbench.report import charts as C
+
+
+@pytest.fixture(scope="module")
+def hw():
+    return load_hardware("h100-sxm")
+
+
+@pytest.fixture(scope="module")
+def llama(hw):
+    return map_model(build_graph("llama2-7b", seq=128), hw)
+
+
+@pytest.fixture(scope="module")
+def unfused(hw):
+    return map_model(
+        build_graph("llama2-7b", seq=128), hw, MapOptions(disabled_fusion=tuple(FUSION_RULES))
+    )
+
+
+@pytest.fixture(scope="module")
+def gpt2():
+    return map_model(build_graph("gpt2", seq=128), load_hardware("teaching"))
+
+
+def _layers(spec):
+    return spec.get("layer") or [spec]
+
+
+def test_roofline_points_are_kernel_flops_over_time(llama):
+    pts = C.roofline_points(llama)
+    assert len(pts) == sum(1 for k in llama.kernels if k.kernel.flops and k.cost.bytes_at("hbm"))
+    up = next(p for p in pts if p["kernel"] == "layers.0.mlp.up_proj")
+    km = llama.kernel("layers.0.mlp.up_proj")
+    assert up["achieved_flops_per_s"] == pytest.approx(km.kernel.flops / km.cost.total_s)
+    assert up["intensity"] == pytest.approx(km.kernel.flops / km.cost.bytes_at("hbm"))
+    assert up["expected_bottleneck"] == km.cost.evidence
+    grouped = C.roofline_points(llama, grouped=True)
+    assert sum(p["count"] for p in grouped) == len(pts)
+    assert len(grouped) < len(pts) / 10  # 32 identical decoder blocks collapse
+
+
+def test_roofline_ridges_match_hardware(llama, hw):
+    ridges = {r["level"]: r["intensity"] for r in C.roofline_roofs(llama) if r["ridge"]}
+    assert ridges["hbm"] == pytest.approx(hw.ridge_point("bf16"))
+    assert ridges["l2"] == pytest.approx(hw.ridge_point("bf16", "l2"))
+    assert "registers" not in ridges  # from the SRAM outwards
+    only = C.roofline_roofs(llama, levels=["hbm"])
+    assert {r["level"] for r in only} == {"hbm", "compute"}
+
+
+def test_roofline_spec(llama):
+    spec = C.roofline(llama).to_dict()
+    layers = _layers(spec)
+    marks = [lay["mark"]["type"] for lay in layers]
+    assert marks == ["line", "point", "circle"]
+    enc = layers[2]["encoding"]
+    assert enc["x"]["field"] == "intensity"
+    assert enc["x"]["scale"]["type"] == "log"
+    assert enc["y"]["field"] == "tflops"
+    assert "TFLOP/s" in enc["y"]["title"]
+    assert enc["color"]["field"] == "bottleneck"
+    tips = {t["field"] for t in enc["tooltip"]}
+    assert {"kernel", "layer_type", "tile", "bottleneck", "expected_bottleneck"} <= tips
+    rows = layers[2]["data"]["values"]
+    assert {r["bottleneck"] for r in rows} == {p["bottleneck"] for p in C.roofline_points(llama)}
+
+
+def test_bandwidth_lens_labels_follow_rules(unfused, llama, hw):
+    decode = map_model(build_graph("llama2-7b", phase="decode", seq=128), hw)
+    rows = C.bandwidth_lens_points([("baseline", unfused), ("fused", llama), ("decode", decode)])
+    assert rows[0]["label"] == "baseline behaviour"
+    for r in rows[1:]:
+        expected = "unstable tail latency" if r["pressure"] >= 0.8 else "tuning candidate"
+        assert r["label"] == expected
+    fused = rows[1]
+    assert fused["pressure"] == pytest.approx(
+        llama.total.bytes_at("hbm") / llama.time_s / hw.offchip.bandwidth_bytes_per_s
+    )
+    low = C.bandwidth_lens_points([("a", llama), ("b", llama)], saturation=1.0)
+    assert low[1]["label"] == "tuning candidate"
+    high = C.bandwidth_lens_points([("a", llama), ("b", llama)], saturation=0.01)
+    assert high[1]["label"] == "unstable tail latency"
+
+
+def test_bandwidth_lens_spec_and_errors(llama):
+    spec = C.bandwidth_lens([("a", llama), ("b", llama)], level="l2").to_dict()
+    layers = _layers(spec)
+    assert layers[0]["mark"]["type"] == "rect"
+    assert layers[0]["data"]["values"][0]["lo"] == pytest.approx(80.0)
+    assert "l2" in layers[2]["encoding"]["y"]["title"]
+    assert layers[2]["encoding"]["color"]["field"] == "label"
+    with pytest.raises(WorkbenchError):
+        C.bandwidth_lens_points([])
+    with pytest.raises(WorkbenchError):
+        C.bandwidth_lens_points([("a", llama)], saturation=1.5)
+
+
+def test_layer_type_rows_sum_to_time(gpt2):
+    rows = C.layer_type_rows(gpt2)
+    by_type = {}
+    for r in rows:
+        by_type[r["layer_type"]] = by_type.get(r["layer_type"], 0.0) + r["seconds"]
+    for lt, t in gpt2.time_by_layer_type().items():
+        assert by_type.get(lt, 0.0) == pytest.approx(t)
+    spec = C.layer_type_bars(gpt2).to_dict()
+    stacked, mfu = spec["hconcat"]
+    assert stacked["mark"]["type"] == "bar"
+    assert stacked["encoding"]["color"]["field"] == "part"
+    assert "µs" in stacked["encoding"]["x"]["title"]
+    assert mfu["encoding"]["x"]["field"] == "mfu_pct"
+
+
+def test_time_by_kernel_groups_layers(llama):
+    rows = C.time_by_kernel_rows(llama, top=5)
+    assert len(rows) == 6
+    assert rows[-1]["group"].startswith("other")
+    assert sum(r["seconds"] for r in rows) == pytest.approx(llama.time_s)
+    assert [r["seconds"] for r in rows[:5]] == sorted(
+        (r["seconds"] for r in rows[:5]), reverse=True
+    )
+    assert rows[0]["count"] == 32  # one per decoder block
+    spec = C.time_by_kernel(llama, top=5).to_dict()
+    assert spec["encoding"]["y"]["sort"] == "-x"
+
+
+def test_fusion_traffic_never_grows(unfused, llama):
+    rows = C.fusion_traffic_rows(unfused, llama)
+    before = {r["layer_type"]: r["bytes"] for r in rows if r["variant"] == "before"}
+    after = {r["layer_type"]: r["bytes"] for r in rows if r["variant"] == "after"}
+    assert sum(after.values()) < sum(before.values())
+    spec = C.fusion_traffic(unfused, llama).to_dict()
+    assert spec["encoding"]["xOffset"]["field"] == "variant"
+    assert "hbm" in spec["encoding"]["y"]["title"]
+
+
+def test_tile_grid_marks_overflow(llama, hw):
+    rows = C.tile_grid(llama.kernel("layers.0.mlp.up_proj"), hw, sizes=(64, 512), tile_k=64)
+    assert [(r["tile_m"], r["tile_n"]) for r in rows] == [
+        (64, 64),
+        (64, 512),
+        (512, 64),
+        (512, 512),
+    ]
+    big = rows[-1]
+    assert not big["fits"]
+    assert big["bottleneck"] == "capacity"
+    assert rows[0]["fits"]
+    spec = C.tile_heatmap(rows).to_dict()
+    assert _layers(spec)[0]["mark"]["type"] == "rect"
+    measured = [dict(r, measured_s=1e-3) for r in rows]
+    assert len(C.tile_heatmap(measured).to_dict()["hconcat"]) == 2
+
+
+def test_timeline_rows_and_downsampling():
+    events = [
+        TraceEvent(
+            kernel="gemm",
+            tile_index=(i, 0),
+            bytes_touched=10,
+            flops=20,
+            start_s=i * 1e-3,
+            elapsed_s=1e-3,
+        )
+        for i in range(100)
+    ]
+    rows = C.timeline_rows(events)
+    assert len(rows) == 100
+    assert rows[5]["end_s"] == pytest.approx(6e-3)
+    merged = C.timeline_rows(events, max_rows=10)
+    assert len(merged) == 10
+    assert sum(r["tiles"] for r in merged) == 100
+    trace = Trace(events=list(events))
+    spec = C.timeline(trace).to_dict()
+    assert spec["mark"]["type"] == "bar"
+    assert spec["encoding"]["x2"]["field"] == "end"
+    assert "ms" in spec["encoding"]["x"]["title"]
+
+
+def test_platform_bars():
+    rows = [
+        {"platform": "a", "metric": "tokens/s", "value": 3.0},
+        {"platform": "b", "metric": "MFU", "value": 40, "unit": "%"},
+    ]
+    spec = C.platform_bars(rows).to_dict()
+    assert spec["facet"]["row"]["field"] == "metric"
+    assert {r["metric"] for r in spec["data"]["values"]} == {"tokens/s", "MFU (%)"}
+    with pytest.raises(WorkbenchError, match="row 0 lacks value"):
+        C.platform_bars([{"platform": "a", "metric": "m"}])

@@ -1,0 +1,87 @@
+import ipywidgets as widgets
+import pytest
+
+from workbench.options import FUSION_RULES
+from workbench.ui import MappingExplorer, TilingLab
+
+
+@pytest.fixture(scope="module")
+def explorer():
+    return MappingExplorer(model="llama2-7b", hardware="h100-sxm", seq=128)
+
+
+def _roof_rows(chart):
+    return chart.to_dict()["layer"][2]["data"]["values"]
+
+
+def test_explorer_controls_and_widget(explorer):
+    assert {"model", "hardware", "phase", "batch", "seq", "dtype", *FUSION_RULES} <= set(
+        explorer.controls
+    )
+    assert isinstance(explorer.widget, widgets.VBox)
+    assert "application/vnd.jupyter.widget-view+json" in explorer._repr_mimebundle_()
+    assert "llama2-7b" in explorer._summary.value
+    assert "<table" in explorer._sheet.value
+
+
+def test_explorer_batch_change_remaps(explorer):
+    before_rows = _roof_rows(explorer.roofline_chart)
+    before_time = explorer.mapping.time_s
+    explorer.controls["batch"].value = 8
+    assert explorer.mapping.graph.meta_dict()["batch"] == 8
+    assert explorer.mapping.time_s > before_time
+    assert _roof_rows(explorer.roofline_chart) != before_rows
+    # the live chart widget holds the new spec
+    live = explorer._roofline.widget
+    assert live.chart is explorer.roofline_chart
+    explorer.controls["batch"].value = 1
+
+
+def test_explorer_fusion_off_is_never_faster(explorer):
+    for rule in FUSION_RULES:
+        on = explorer.mapping.time_s
+        explorer.controls[rule].value = False
+        assert rule in explorer.mapping.options.disabled_fusion
+        assert explorer.mapping.time_s >= on * (1 - 1e-12)
+        explorer.controls[rule].value = True
+    assert explorer.mapping.options.disabled_fusion == ()
+
+
+def test_explorer_shows_errors_and_keeps_mapping(explorer):
+    good = explorer.mapping
+    explorer.controls["dtype"].value = "int8"  # fine: a format change re-maps
+    assert explorer.error == ""
+    assert explorer.mapping.dtype == "int8"
+    explorer.controls["dtype"].value = "bf16"
+    assert explorer.mapping.time_s == pytest.approx(good.time_s)
+
+
+def test_tiling_lab_overflow_is_capacity_bound():
+    lab = TilingLab(model="llama2-7b", kernel="layers.0.mlp.up_proj", seq=128)
+    tiling, cost = lab.set_tile(512, 512, 512, stages=4)
+    assert tiling.shape == "512x512x512"
+    assert not tiling.fits
+    assert cost.bottleneck == "capacity"
+    assert lab.prediction == (tiling, cost)
+    assert "overflows SRAM" in lab._summary.value
+    tiling, cost = lab.set_tile(64, 64, 32, stages=2)
+    assert tiling.fits
+    assert cost.bottleneck != "capacity"
+    assert lab.controls["tile_m"].value == 64
+    assert isinstance(lab.widget, widgets.VBox)
+    spec = lab.chart.to_dict()
+    sram_value = spec["hconcat"][0]["data"]["values"][0]["kB"]
+    assert sram_value == pytest.approx(tiling.sram_bytes / 1e3)
+
+
+def test_tiling_lab_measures_on_numpy():
+    lab = TilingLab(model="gpt2", kernel="layers.0.attn.sdpa", hardware="teaching", seq=64)
+    lab.set_tile(32, 16)
+    seconds = lab.measure(backend="numpy")
+    assert seconds > 0
+    assert lab.measured_s == seconds
+    assert "numpy" in lab.measure_note
+    assert "tile 32x16" in lab.measure_note
+    gemm_lab = TilingLab(model="gpt2", kernel="layers.0.mlp.up_proj", hardware="teaching", seq=64)
+    assert gemm_lab.measure(backend="numpy") > 0
+    assert "scaled down" in gemm_lab.measure_note  # the 3072-wide up projection is cut to 256
