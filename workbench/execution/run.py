@@ -138,7 +138,7 @@ def tiled_gemm(
             t0 = tile_start(trace, bk)
             part = accumulate_k(a_rows, b_cols, k0, k1, tiling.tile_k, xp)
             acc = part if acc is None else acc + part
-            calls += 1
+            calls += max(1, -(-(k1 - k0) // tiling.tile_k))
             kt = k1 - k0
             tile_stop(
                 trace,

@@ -1,0 +1,157 @@
+"""Autotuning, Spearman, the plan cache, sweeps and workbench validate."""
+
+import json
+import os
+
+import pytest
+
+from workbench.cli import main
+from workbench.execution import get_backend
+from workbench.hw import load_hardware
+from workbench.ir import ops as O
+from workbench.ir.graph import Graph
+from workbench.lowering import lower
+from workbench.options import MapOptions
+from workbench.tuning import PlanCache, autotune, average_ranks, spearman, sweep_best_plan
+from workbench.tuning.cache import CACHE_SCHEMA_VERSION, plan_key
+
+os.environ.setdefault("TQDM_DISABLE", "1")
+OPTS = MapOptions(dtype="fp32")
+HW = load_hardware("teaching")
+
+
+def _graph(m=48, k=64, n=40):
+    return Graph(
+        name="g",
+        ops=(
+            O.Linear(
+                name="fc", inputs=("x",), tokens=(m,), in_features=k, out_features=n, dtype="fp32"
+            ),
+        ),
+    )
+
+
+def _kernel():
+    return lower(_graph(), HW, OPTS)[0]
+
+
+def test_spearman_handles_ties_and_small_inputs():
+    assert average_ranks([3, 1, 1]).tolist() == [3.0, 1.5, 1.5]
+    assert spearman([1, 2, 3, 4], [4, 3, 2, 1])[0] == pytest.approx(-1.0)
+    rho, _ = spearman([1, 1, 2, 3], [1, 2, 2, 3])
+    assert 0 < rho < 1
+    assert spearman([1, 2], [1, 2]) == (None, "needs at least 3 candidates to rank, got 2")
+    assert spearman([1, 1, 1], [1, 2, 3])[0] is None
+
+
+def test_autotune_times_k_candidates_and_ranks_them(tmp_path):
+    cache = PlanCache(tmp_path / "plans.json")
+    r = autotune(
+        _kernel(),
+        HW,
+        OPTS,
+        k=4,
+        backend="numpy",
+        warmup=0,
+        repeats=2,
+        cache=cache,
+        graph=_graph(),
+        progress=False,
+    )
+    assert len(r.candidates) == 4
+    assert r.spearman is None or -1.0 <= r.spearman <= 1.0
+    assert r.best_s == min(c.measured.median_s for c in r.candidates)
+    assert r.gain_over_model >= 1.0
+    again = autotune(_kernel(), HW, OPTS, cache=PlanCache(tmp_path / "plans.json"))
+    assert again.from_cache
+    assert again.best_tiling.shape == r.best_tiling.shape
+
+
+def test_autotune_k_below_three_gives_no_spearman():
+    r = autotune(_kernel(), HW, OPTS, k=2, backend="numpy", warmup=0, repeats=1, progress=False)
+    assert r.spearman is None
+    assert "at least 3" in r.spearman_note
+
+
+def test_plan_cache_round_trip_and_atomic_write(tmp_path):
+    path = tmp_path / "c.json"
+    key = plan_key(_kernel(), HW, get_backend("numpy"))
+    t = lower(_graph(), HW, OPTS)
+    from workbench.cost.search import rank
+
+    tiling = rank(t[0], HW, OPTS, k=1)[0][0]
+    PlanCache(path).put(key, tiling, 1e-3)
+    got = PlanCache(path).get(key)
+    assert got is not None
+    assert got[0].shape == tiling.shape
+    assert got[1] == 1e-3
+    data = json.loads(path.read_text())
+    assert data["schema_version"] == CACHE_SCHEMA_VERSION
+    assert [p.name for p in tmp_path.iterdir()] == ["c.json"]  # no temp file left behind
+
+
+def test_plan_key_changes_with_the_kernel():
+    bk = get_backend("numpy")
+    other = lower(_graph(m=49), HW, OPTS)[0]
+    assert plan_key(_kernel(), HW, bk) != plan_key(other, HW, bk)
+    assert plan_key(_kernel(), HW, bk) == plan_key(_kernel(), HW, bk)
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ('{"kind": "workbench-plan-cache", "schema_v', "corrupt"),
+        ('{"kind": "something-else", "schema_version": 1, "entries": {}}', "not a workbench"),
+        ('{"kind": "workbench-plan-cache", "schema_version": 99, "entries": {}}', "newer"),
+    ],
+)
+def test_bad_cache_files_are_ignored_with_a_warning(tmp_path, text, why):
+    path = tmp_path / "c.json"
+    path.write_text(text)
+    with pytest.warns(RuntimeWarning, match=why):
+        cache = PlanCache(path)
+    assert len(cache) == 0
+
+
+def test_sweep_reports_every_point():
+    rows = sweep_best_plan(lambda b, s: _graph(m=b * s), [1, 2], [8, 64], HW, OPTS, progress=False)
+    assert [(r.batch, r.seq) for r in rows] == [(1, 8), (1, 64), (2, 8), (2, 64)]
+    assert all(r.measured_s is None and r.predicted_s > 0 for r in rows)
+    assert not rows[0].changed
+
+
+def test_validate_quick_json_has_the_contract_keys(capsys, monkeypatch):
+    monkeypatch.setenv("TQDM_DISABLE", "1")
+    assert (
+        main(
+            ["validate", "--quick", "--format", "json", "--hardware", "teaching", "--repeats", "1"]
+        )
+        == 0
+    )
+    out = json.loads(capsys.readouterr().out)
+    assert {"median_abs_pct_error", "backend", "hardware", "kernels"} <= out.keys()
+    assert out["backend"] == "numpy"
+    assert out["hardware"] == "teaching"
+    assert len(out["kernels"]) >= 6
+    for k in out["kernels"]:
+        assert {
+            "name",
+            "predicted_s",
+            "measured_s",
+            "abs_pct_error",
+            "predicted_bottleneck",
+        } <= k.keys()
+
+
+@pytest.mark.parametrize(
+    ("argv", "msg"),
+    [
+        (["validate", "--backend", "tpu", "--quick"], "unknown"),
+        (["validate", "--hardware", "missing/host.yaml", "--quick"], "no such file"),
+    ],
+)
+def test_validate_bad_input_exits_2_with_one_line(capsys, argv, msg):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert msg in err
+    assert err.count("\n") == 1

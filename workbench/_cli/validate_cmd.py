@@ -1,0 +1,56 @@
+"""``workbench validate``: predict and measure a suite of kernels on this machine."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from workbench.errors import WorkbenchError
+
+__all__ = ["register"]
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``validate`` command."""
+    p = subparsers.add_parser(
+        "validate", help="predicted vs measured time of a kernel suite on this machine"
+    )
+    p.add_argument(
+        "--hardware",
+        default=None,
+        metavar="FILE|NAME",
+        help="host profile (default: calibrate this host quickly)",
+    )
+    p.add_argument(
+        "--backend", default=None, help="numpy or cupy (default: WORKBENCH_BACKEND, then automatic)"
+    )
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("--quick", action="store_true", help="six tiny kernels (seconds)")
+    p.add_argument("--repeats", type=int, default=3, help="timed runs per kernel (default 3)")
+    p.set_defaults(func=_validate)
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from workbench.execution.backend import get_backend
+    from workbench.hw.loader import load_hardware
+    from workbench.tuning.validate import validate
+
+    if args.repeats < 1:
+        raise WorkbenchError(f"--repeats must be >= 1, got {args.repeats}")
+    backend = get_backend(args.backend)
+    hw = None
+    if args.hardware:
+        looks_like_file = args.hardware.endswith((".yaml", ".yml")) or "/" in args.hardware
+        if looks_like_file and not Path(args.hardware).is_file():
+            raise WorkbenchError(f"--hardware {args.hardware}: no such file")
+        hw = load_hardware(args.hardware)
+    report = validate(
+        hw, backend=backend, quick=args.quick, repeats=args.repeats, progress=args.format == "table"
+    )
+    if args.format == "json":
+        print(json.dumps(report.as_dict(), indent=1))
+    else:
+        print(report.table())
+    return 0
