@@ -216,7 +216,7 @@ def readme_text(s: Scenario) -> str:
     return (
         f"# Scenario {s.name}: {s.title}\n\n{s.story}\n\n"
         f"- workload: {s.model} {s.phase}, batch {s.batch}"
-        + (f", seq {s.seq}" if s.seq else "")
+        + (f", context {s.context}" if s.context else f", seq {s.seq}" if s.seq else "")
         + f" on {s.hardware}\n- the change belongs to the **{s.changed}** tag group\n\n"
         "Find the first failing execution mechanism and its owner:\n\n"
         f"    workbench triage baseline.json candidate.json --changed {s.changed}\n"

@@ -1,0 +1,62 @@
+"""``workbench triage``: compare two run records down to the first failing mechanism.
+
+Exit status: 0 when the runs are comparable and the decision is ``ship`` or ``ship behind a
+flag``; 1 when triage refuses (tags differ outside ``--changed``) or the decision is
+``roll back``; 2 for bad input (unreadable, corrupt, foreign, newer or tampered records, or a
+malformed owners/guardrails file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from workbench.review.tags import TAG_GROUPS
+from workbench.review.triage import triage_document, triage_files, triage_text
+
+__all__ = ["exit_status", "register", "run"]
+
+
+def register(subs: argparse._SubParsersAction) -> None:
+    """Add the ``triage`` subcommand."""
+    p = subs.add_parser(
+        "triage",
+        help="triage a regression between two run records",
+        description="Compare BASELINE and CANDIDATE run records: refuse mismatched tags, find "
+        "the first failing execution mechanism and its owner, walk the debug branches, check "
+        "the rollback guardrails and decide. Exit 0: ship (or ship behind a flag); 1: refused "
+        "or roll back; 2: bad input.",
+    )
+    p.add_argument("baseline", metavar="BASELINE", help="baseline run record (JSON)")
+    p.add_argument("candidate", metavar="CANDIDATE", help="candidate run record (JSON)")
+    p.add_argument(
+        "--changed",
+        choices=TAG_GROUPS,
+        default=None,
+        help="the tag group deliberately changed between the runs",
+    )
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("--owners", metavar="FILE.yaml", help="ownership table (default built in)")
+    p.add_argument("--guardrails", metavar="FILE.yaml", help="rollback guardrails YAML")
+    p.set_defaults(func=run)
+
+
+def exit_status(decision: str) -> int:
+    """0 for ship / ship behind a flag, 1 for refused / roll back."""
+    return 1 if decision in ("refused", "roll back") else 0
+
+
+def run(args: argparse.Namespace) -> int:
+    """Handle ``workbench triage``."""
+    report = triage_files(
+        args.baseline,
+        args.candidate,
+        changed=args.changed,
+        owners=args.owners,
+        guardrails=args.guardrails,
+    )
+    if args.format == "json":
+        print(json.dumps(triage_document(report), indent=2, allow_nan=False))
+    else:
+        print(triage_text(report), end="")
+    return exit_status(report.decision)
