@@ -24,6 +24,7 @@ from workbench.hw.schema import Hardware
 from workbench.lowering.kernel import AttentionProblem, Kernel
 from workbench.options import TileOverride
 from workbench.scheduling.gemm import CACHE_USABLE_FRACTION
+from workbench.scheduling.tiling import accumulator_capacity
 
 __all__ = ["AttentionMapspace", "attention_mapspace"]
 
@@ -118,15 +119,14 @@ def attention_mapspace(
     grid = np.meshgrid(brs, bcs, sts, splits, indexing="ij")
     br, bc, st, sp = (g.ravel() for g in grid)
     d = p.head_dim
-    has_regs = any(m.kind == "register" and m.scope == "per_core" for m in hw.memory)
+    acc_cap = accumulator_capacity(hw)
     acc = br * bc * 4 + br * d * 4  # S tile and O accumulator, fp32
     operand = br * d * p.elem_bytes + 2 * bc * d * p.kv_bytes * st
-    sram = np.ceil(operand + (0 if has_regs else acc)).astype(np.int64)
-    regs = acc if has_regs else np.zeros_like(acc)
-    reg_cap = next((m.capacity_bytes for m in hw.memory if m.kind == "register"), 0)
+    sram = np.ceil(operand + (0 if acc_cap else acc)).astype(np.int64)
+    regs = acc if acc_cap else np.zeros_like(acc)
     fits = sram <= hw.sram.capacity_bytes
-    if has_regs:
-        fits &= regs <= reg_cap // 2
+    if acc_cap:
+        fits = fits & (regs <= acc_cap)
     bh = p.batch * p.heads
     blocks_per_head, max_blocks = _visible_blocks(p, br, bc)
     tq = -(-p.q_len // br)

@@ -30,13 +30,14 @@ import numpy as np
 from workbench.hw.schema import Hardware
 from workbench.lowering.kernel import GemmProblem, Kernel
 from workbench.options import TileOverride
+from workbench.scheduling.tiling import accumulator_capacity, max_tile
 
 __all__ = ["CACHE_USABLE_FRACTION", "GemmMapspace", "gemm_mapspace"]
 
 #: Share of a shared cache a GEMM's resident operand may use (the rest: other operand's stream,
 #: output, other kernels' lines). An assumption, stated where it is used.
 CACHE_USABLE_FRACTION = 0.5
-_MULTIPLES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32)
+_MULTIPLES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128)
 _STAGES = (1, 2, 3, 4)
 _SPLITS = (1, 2, 4, 8)
 _DATAFLOWS = ("output_stationary", "weight_stationary", "input_stationary")
@@ -97,7 +98,7 @@ def _sizes(native: int, dim: int, cap: int) -> np.ndarray:
 
 def _axes(p: GemmProblem, hw: Hardware, override: TileOverride | None, search: str):
     me = hw.matrix_engine
-    cap = max(256, me.native_tile_m * 4)
+    cap = max_tile(me.native_tile_m, hw.sram.capacity_bytes)
     if override is not None:
         tm, tn, tk = (np.array([v], dtype=np.int64) for v in (override.m, override.n, override.k))
     elif search == "heuristic":
@@ -142,15 +143,14 @@ def gemm_mapspace(
     grids = np.meshgrid(*_axes(p, hw, override, search), indexing="ij", sparse=True)
     shape = np.broadcast_shapes(*(g.shape for g in grids))
     tm, tn, tk, st, sk, ra, df = grids
-    has_regs = any(m.kind == "register" and m.scope == "per_core" for m in hw.memory)
+    acc_cap = accumulator_capacity(hw)
     acc = tm * tn * 4  # fp32 accumulators
     operands = (tm * p.a_bytes + tn * p.b_bytes) * tk * st
-    sram = np.ceil(operands + (0 if has_regs else acc)).astype(np.int64)
-    regs = acc if has_regs else np.zeros_like(acc)
-    reg_cap = next((m.capacity_bytes for m in hw.memory if m.kind == "register"), 0)
+    sram = np.ceil(operands + (0 if acc_cap else acc)).astype(np.int64)
+    regs = acc if acc_cap else np.zeros_like(acc)
     fits = sram <= hw.sram.capacity_bytes
-    if has_regs:
-        fits &= regs <= reg_cap // 2  # NOTE: half the register file for accumulators
+    if acc_cap:
+        fits = fits & (regs <= acc_cap)
     grid_m, grid_n = -(-p.m // tm), -(-p.n // tn)
     k_split = -(-p.k // sk)
     k_iters = -(-k_split // tk)
@@ -162,6 +162,7 @@ def gemm_mapspace(
     source = "override" if override is not None else search if search == "heuristic" else "search"
     if not fits.any() and override is None:
         source = "heuristic"
+
     def full(x):
         return np.broadcast_to(x, shape).ravel()
 
@@ -200,6 +201,10 @@ def _traffic(p, hw, tm, tn, tk, sk, ra, df, grid_m, grid_n, tiles, sram):
     fill_a = np.where(is_, a_total, grid_n * a_total)
     fill_b = np.where(ws, b_total, grid_m * b_total)
     partial_sums = np.where(ws | is_, 2.0 * p.batch * p.m * p.n * 4 * (grid_k - 1), 0.0)
+    # NOTE: weight-stationary accumulates a whole M x tile_n column panel of C (input-stationary
+    # a tile_m x N row panel); it stays on chip when it fits half the SRAM, else it spills.
+    panel = np.where(ws, p.m * tn * 4, np.where(is_, tm * p.n * 4, 0))
+    partial_offchip = np.where(panel <= hw.sram.capacity_bytes / 2, 0.0, partial_sums)
     split_partials = np.where(sk > 1, 2.0 * p.batch * p.m * p.n * 4 * sk, 0.0)
     # NOTE: a cluster of cores shares (multicasts) each B tile load from the next level.
     fill = fill_a + fill_b / hw.matrix_engine.cluster_size
@@ -210,12 +215,14 @@ def _traffic(p, hw, tm, tn, tk, sk, ra, df, grid_m, grid_n, tiles, sram):
     traffic: dict[str, np.ndarray] = {hw.sram.name: 2.0 * fill + c_total + partial_sums}
     caches = [m for m in levels[s + 1 : -1] if m.kind in ("cache", "sram")]
     for lvl in caches:
-        traffic[lvl.name] = fill + c_total + p.epilogue_bytes + split_partials + spill
+        traffic[lvl.name] = (
+            fill + c_total + p.epilogue_bytes + split_partials + spill + partial_offchip
+        )
     dram = _dram_traffic(p, hw, tm, tn, ra, df, grid_m, grid_n, tiles, fill_a, fill_b, caches)
     floor = a_total / p.a_expansion + b_total + c_total + p.epilogue_bytes
     dram = np.maximum(dram + c_total + p.epilogue_bytes, floor)
     if not caches:
-        dram = dram + split_partials + spill + partial_sums
+        dram = dram + split_partials + spill + partial_offchip
     traffic[levels[-1].name] = dram
     return traffic, spill
 

@@ -4,7 +4,30 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Tiling"]
+__all__ = ["Tiling", "accumulator_capacity", "max_tile"]
+
+
+def accumulator_capacity(hw) -> int:  # hw: workbench.hw.schema.Hardware
+    """Per-core bytes for fp32 accumulators in the register file, or 0 if they live in SRAM.
+
+    A core whose register file is at least a quarter of its SRAM (GPU SMs, Eyeriss PEs' psum
+    scratchpads) accumulates in registers; half of it is given to accumulators (the rest holds
+    fragments and addresses). A core with a small register file next to a large SRAM (a TPU's
+    vector registers next to VMEM) accumulates in the SRAM.
+    """
+    regs = next(
+        (m.capacity_bytes for m in hw.memory if m.kind == "register" and m.scope == "per_core"), 0
+    )
+    return regs // 2 if regs * 4 >= hw.sram.capacity_bytes else 0
+
+
+def max_tile(native: int, sram_bytes: int) -> int:
+    """Largest tile side worth searching: 256 (or 4 native tiles), more for a very large SRAM.
+
+    >>> max_tile(64, 228 * 1024), max_tile(128, 32 * 2**20)
+    (256, 2048)
+    """
+    return max(256, 4 * native, int((sram_bytes / 8) ** 0.5) // native * native)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
