@@ -1,0 +1,224 @@
+"""The review pack: one offline HTML page (and a Markdown twin) for a senior design review.
+
+Sections, all computed from the mapping (nothing typed in): summary; the mapping sheet with
+tiling assumptions, fusion plan and expected bottleneck class; roofline; bandwidth lens (the
+mapping against the same model with every fusion rule off); MFU and stall fraction by layer
+type; owners; debug branches; validation matrix; rollback criteria. Every string that comes from
+outside (model and kernel names, file contents) is escaped with :func:`html.escape`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from workbench.errors import WorkbenchError
+from workbench.mapper import ModelMapping, map_model
+from workbench.options import FUSION_RULES
+from workbench.report.sheet import sheet_rows
+from workbench.review.records import RunRecord, record_from_mapping
+from workbench.review.triage import TriageReport, triage
+
+__all__ = ["SHEET_COLUMNS", "review_markdown", "review_pack", "review_sections", "write_review"]
+
+#: Mapping-sheet columns shown in the pack.
+SHEET_COLUMNS = (
+    "kernel",
+    "layer_type",
+    "engine",
+    "dtype",
+    "tile",
+    "stages",
+    "sram_use",
+    "tile_source",
+    "fusion",
+    "time_s",
+    "share",
+    "bottleneck",
+    "expected_bottleneck",
+)
+
+
+def _cell(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    if isinstance(v, (list, tuple)):
+        return "+".join(str(x) for x in v) or "-"
+    return "" if v is None else str(v)
+
+
+def _table(rows: list[dict[str, Any]], cols: tuple[str, ...] | list[str]) -> str:
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(_cell(r.get(c)))}</td>" for c in cols) + "</tr>"
+        for r in rows
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>\n"
+
+
+def _md_table(rows: list[dict[str, Any]], cols: tuple[str, ...] | list[str]) -> str:
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += [
+        "| " + " | ".join(_cell(r.get(c)).replace("|", "\\|") for c in cols) + " |" for r in rows
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _tables(mapping: ModelMapping, report: TriageReport) -> list[tuple[str, list, tuple]]:
+    """``(heading, rows, columns)`` of every tabular section."""
+    m = mapping
+    summary = [
+        {
+            "model": m.graph.name,
+            "hardware": m.hardware.name,
+            "dtype": m.dtype,
+            "time_s": m.time_s,
+            "mfu": m.mfu,
+            "tokens_per_s": m.tokens_per_s,
+            "kernels": len(m.kernels),
+        }
+    ]
+    stall, mfu_lt = m.stall_fraction_by_layer_type(), m.mfu_by_layer_type()
+    times = m.time_by_layer_type()
+    layer = [
+        {
+            "layer_type": k,
+            "time_s": times.get(k, 0.0),
+            "mfu": mfu_lt.get(k, 0.0),
+            "stall_fraction": v,
+        }
+        for k, v in stall.items()
+    ]
+    owners = [
+        {
+            "role": r.role,
+            "responsibility": r.responsibility,
+            "closure_artifact": r.closure_artifact,
+            "mechanisms": list(r.mechanisms),
+        }
+        for r in report.owners.roles
+    ]
+    branches = [dataclasses.asdict(n) for n in report.branches]
+    matrix = []
+    for row in report.matrix:
+        for metric, value in row["candidate"].items():
+            matrix.append(
+                {
+                    "slice": row["slice"],
+                    "source": row["source"],
+                    "metric": metric,
+                    "baseline": row["baseline"].get(metric),
+                    "candidate": value,
+                }
+            )
+    checks = [dataclasses.asdict(c) for c in report.checks]
+    return [
+        ("Summary", summary, tuple(summary[0])),
+        (
+            "Mapping sheet: tiling assumptions, fusion plan, expected bottleneck class",
+            sheet_rows(m),
+            SHEET_COLUMNS,
+        ),
+        (
+            "MFU and stall fraction by layer type",
+            layer,
+            ("layer_type", "time_s", "mfu", "stall_fraction"),
+        ),
+        ("Owners", owners, ("role", "responsibility", "closure_artifact", "mechanisms")),
+        (
+            "Debug branches",
+            branches,
+            ("id", "parent", "question", "status", "evidence", "next_action"),
+        ),
+        ("Validation matrix", matrix, ("slice", "source", "metric", "baseline", "candidate")),
+        (
+            "Rollback criteria",
+            checks,
+            ("metric", "baseline", "candidate", "regression", "flag_at", "rollback_at", "status"),
+        ),
+    ]
+
+
+def _charts(mapping: ModelMapping) -> list[tuple[str, str]]:
+    from workbench.report.charts import bandwidth_lens, layer_type_bars, roofline
+    from workbench.report.export import chart_html_fragment
+
+    unfused = map_model(
+        mapping.graph,
+        mapping.hardware,
+        dataclasses.replace(mapping.options, disabled_fusion=tuple(FUSION_RULES)),
+    )
+    return [
+        ("Roofline", chart_html_fragment(roofline(mapping))),
+        (
+            "Bandwidth lens (every fusion rule off vs as mapped)",
+            chart_html_fragment(bandwidth_lens([("fusion off", unfused), ("as mapped", mapping)])),
+        ),
+        (
+            "MFU and stall fraction by layer type (chart)",
+            chart_html_fragment(layer_type_bars(mapping)),
+        ),
+    ]
+
+
+def review_sections(
+    mapping: ModelMapping, record: RunRecord | None = None, *, simulate: bool = True
+) -> tuple[list[tuple[str, list, tuple]], TriageReport]:
+    """The pack's tables and the self-triage (baseline = candidate = this run) behind them."""
+    rec = record or record_from_mapping(mapping)
+    report = triage(rec, rec, simulate=simulate)
+    return _tables(mapping, report), report
+
+
+def review_pack(
+    mapping: ModelMapping, record: RunRecord | None = None, *, simulate: bool = True
+) -> str:
+    """The review pack as one standalone offline HTML page (escaped; Vega inlined once)."""
+    from workbench.report.export import offline_page
+
+    tables, _ = review_sections(mapping, record, simulate=simulate)
+    sections = [(h, _table(rows, cols)) for h, rows, cols in tables]
+    charts = _charts(mapping)
+    sections = sections[:2] + charts + sections[2:]
+    title = f"Design review: {mapping.graph.name} on {mapping.hardware.name}"
+    return offline_page(title, sections)
+
+
+def review_markdown(
+    mapping: ModelMapping, record: RunRecord | None = None, *, simulate: bool = True
+) -> str:
+    """The Markdown twin of :func:`review_pack` (charts are in the HTML page)."""
+    tables, _ = review_sections(mapping, record, simulate=simulate)
+    out = [f"# Design review: {mapping.graph.name} on {mapping.hardware.name}\n"]
+    for heading, rows, cols in tables:
+        out.append(f"## {heading}\n\n{_md_table(rows, cols)}")
+    out.append("## Charts\n\nRoofline, bandwidth lens and layer-type bars: see the HTML page.\n")
+    return "\n".join(out)
+
+
+def write_review(
+    mapping: ModelMapping, out: str | Path, record: RunRecord | None = None
+) -> tuple[Path, Path]:
+    """Write ``out`` (HTML) and its Markdown twin (same name, ``.md``) atomically."""
+    path = Path(out)
+    if not path.parent.is_dir():
+        raise WorkbenchError(f"--out {out}: folder {path.parent} does not exist")
+    md = path.with_suffix(".md")
+    for target, text in (
+        (path, review_pack(mapping, record)),
+        (md, review_markdown(mapping, record)),
+    ):
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    return path, md
