@@ -44,11 +44,11 @@ def tile_chart(tiling: Tiling, cost: Cost) -> alt.HConcatChart:
         Two bar charts: per-core SRAM (kB) with a capacity rule, and traffic per level (MB).
     """
     over = tiling.sram_bytes > tiling.sram_capacity_bytes
-    sram = alt.Data(
-        values=[
+    sram = {
+        "values": [
             {"what": "tile", "kB": tiling.sram_bytes / 1e3, "cap": tiling.sram_capacity_bytes / 1e3}
         ]
-    )
+    }
     bar = (
         alt.Chart(sram)
         .mark_bar(color="#d62728" if over else "#2ca02c")
@@ -57,7 +57,7 @@ def tile_chart(tiling: Tiling, cost: Cost) -> alt.HConcatChart:
     cap = alt.Chart(sram).mark_rule(color="black", strokeWidth=2).encode(x="cap:Q")
     traffic = [{"level": lvl, "MB": b / 1e6} for lvl, b in tiling.traffic]
     levels = (
-        alt.Chart(alt.Data(values=traffic))
+        alt.Chart({"values": traffic})
         .mark_bar()
         .encode(
             x=alt.X("MB:Q", title="bytes moved (MB)"),

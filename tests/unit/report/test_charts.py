@@ -31,6 +31,12 @@ def gpt2():
     return map_model(build_graph("gpt2", seq=128), load_hardware("teaching"))
 
 
+def values(spec, part):
+    """The data rows of ``part`` of a Vega-Lite spec (inline or a named top-level dataset)."""
+    data = part["data"]
+    return data["values"] if "values" in data else spec["datasets"][data["name"]]
+
+
 def _layers(spec):
     return spec.get("layer") or [spec]
 
@@ -70,7 +76,7 @@ def test_roofline_spec(llama):
     assert enc["color"]["field"] == "bottleneck"
     tips = {t["field"] for t in enc["tooltip"]}
     assert {"kernel", "layer_type", "tile", "bottleneck", "expected_bottleneck"} <= tips
-    rows = layers[2]["data"]["values"]
+    rows = values(spec, layers[2])
     assert {r["bottleneck"] for r in rows} == {p["bottleneck"] for p in C.roofline_points(llama)}
 
 
@@ -95,7 +101,7 @@ def test_bandwidth_lens_spec_and_errors(llama):
     spec = C.bandwidth_lens([("a", llama), ("b", llama)], level="l2").to_dict()
     layers = _layers(spec)
     assert layers[0]["mark"]["type"] == "rect"
-    assert layers[0]["data"]["values"][0]["lo"] == pytest.approx(80.0)
+    assert values(spec, layers[0])[0]["lo"] == pytest.approx(80.0)
     assert "l2" in layers[2]["encoding"]["y"]["title"]
     assert layers[2]["encoding"]["color"]["field"] == "label"
     with pytest.raises(WorkbenchError):
@@ -192,6 +198,6 @@ def test_platform_bars():
     ]
     spec = C.platform_bars(rows).to_dict()
     assert spec["facet"]["row"]["field"] == "metric"
-    assert {r["metric"] for r in spec["data"]["values"]} == {"tokens/s", "MFU (%)"}
+    assert {r["metric"] for r in values(spec, spec)} == {"tokens/s", "MFU (%)"}
     with pytest.raises(WorkbenchError, match="row 0 lacks value"):
         C.platform_bars([{"platform": "a", "metric": "m"}])

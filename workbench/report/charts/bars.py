@@ -71,7 +71,7 @@ def layer_type_bars(mapping: ModelMapping) -> alt.HConcatChart:
     factor, unit = time_unit(max(totals.values(), default=0.0))
     order = sorted(totals, key=totals.__getitem__, reverse=True)
     y = alt.Y("layer_type:N", sort=order, title="layer type")
-    data = alt.Data(values=rows)
+    data = {"values": rows}
     stacked = (
         alt.Chart(data)
         .transform_calculate(shown=f"datum.seconds * {factor}")
@@ -154,7 +154,7 @@ def time_by_kernel(mapping: ModelMapping, top: int = 20) -> alt.Chart:
     rows = time_by_kernel_rows(mapping, top)
     factor, unit = time_unit(max((r["seconds"] for r in rows), default=0.0))
     return (
-        alt.Chart(alt.Data(values=rows))
+        alt.Chart({"values": rows})
         .transform_calculate(shown=f"datum.seconds * {factor}", share_pct="datum.share * 100")
         .mark_bar()
         .encode(
@@ -204,7 +204,7 @@ def fusion_traffic(before: ModelMapping, after: ModelMapping) -> alt.Chart:
     div, unit = byte_unit(max((r["bytes"] for r in rows), default=0.0))
     off = after.hardware.offchip.name
     return (
-        alt.Chart(alt.Data(values=rows))
+        alt.Chart({"values": rows})
         .transform_calculate(shown=f"datum.bytes / {div}")
         .mark_bar()
         .encode(
@@ -250,7 +250,7 @@ def platform_bars(rows: Iterable[Mapping[str, Any]]) -> alt.FacetChart:
         metric = f"{r['metric']} ({unit})" if unit else str(r["metric"])
         data.append({"platform": str(r["platform"]), "metric": metric, "value": float(r["value"])})
     return (
-        alt.Chart(alt.Data(values=data))
+        alt.Chart({"values": data})
         .mark_bar()
         .encode(
             x=alt.X("value:Q", title=None),

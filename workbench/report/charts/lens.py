@@ -105,11 +105,11 @@ def bandwidth_lens(
         scale=alt.Scale(domain=[0, top * 100]),
     )
     band = (
-        alt.Chart(alt.Data(values=[{"lo": saturation * 100, "hi": top * 100}]))
+        alt.Chart({"values": [{"lo": saturation * 100, "hi": top * 100}]})
         .mark_rect(color="#d62728", opacity=0.12)
         .encode(y="lo:Q", y2="hi:Q")
     )
-    base = alt.Chart(alt.Data(values=rows)).transform_calculate(
+    base = alt.Chart({"values": rows}).transform_calculate(
         pressure_pct="datum.pressure * 100",
         time_ms="datum.time_s * 1e3",
         achieved_tbps="datum.achieved_bytes_per_s / 1e12",

@@ -134,13 +134,13 @@ def roofline(mapping: ModelMapping, levels: Sequence[str] | None = None) -> alt.
     )
     y = alt.Y("tflops:Q", scale=alt.Scale(type="log"), title="achieved (TFLOP/s)")
     roof = (
-        alt.Chart(alt.Data(values=roofs))
+        alt.Chart({"values": roofs})
         .transform_calculate(tflops="datum.flops_per_s / 1e12")
         .mark_line(color="#555", strokeWidth=1.5)
         .encode(x=x, y=y, strokeDash=alt.StrokeDash("roof:N", title="roof"), detail="roof:N")
     )
     ridge = (
-        alt.Chart(alt.Data(values=[r for r in roofs if r["ridge"]]))
+        alt.Chart({"values": [r for r in roofs if r["ridge"]]})
         .transform_calculate(tflops="datum.flops_per_s / 1e12")
         .mark_point(shape="triangle-up", color="#555", size=60)
         .encode(
@@ -157,7 +157,7 @@ def roofline(mapping: ModelMapping, levels: Sequence[str] | None = None) -> alt.
         "bottleneck:N", "expected_bottleneck:N",
     ]  # fmt: skip
     kernels = (
-        alt.Chart(alt.Data(values=points))
+        alt.Chart({"values": points})
         .transform_calculate(
             tflops="datum.achieved_flops_per_s / 1e12", time_us="datum.time_s * 1e6"
         )

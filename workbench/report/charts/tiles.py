@@ -86,7 +86,7 @@ def tile_grid(
 
 def _panel(rows: list[dict[str, Any]], field: str, title: str) -> alt.LayerChart:
     factor, unit = time_unit(max((r[field] or 0.0) for r in rows))
-    base = alt.Chart(alt.Data(values=rows)).transform_calculate(
+    base = alt.Chart({"values": rows}).transform_calculate(
         shown=f"datum.{field} * {factor}", sram_pct="datum.sram_use * 100"
     )
     x = alt.X("tile_n:O", title="tile_n (elements)")

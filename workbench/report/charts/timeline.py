@@ -58,7 +58,7 @@ def timeline(trace_events: Iterable[TraceEvent]) -> alt.Chart:
     rows = timeline_rows(trace_events)
     factor, unit = time_unit(max((r["end_s"] for r in rows), default=0.0))
     return (
-        alt.Chart(alt.Data(values=rows))
+        alt.Chart({"values": rows})
         .transform_calculate(
             start=f"datum.start_s * {factor}",
             end=f"datum.end_s * {factor}",
