@@ -79,7 +79,8 @@ def _score_gemm(kernel: Kernel, hw: Hardware, ms: GemmMapspace) -> Scored:
     t_l = (rows * p.a_bytes + cols * p.b_bytes / cluster) * ms.tk / bw_core
     hidden = np.maximum(np.maximum(t_c, t_l), lat / np.maximum(ms.stages - 1, 1))
     t_k = np.where(ms.stages >= 2, hidden, t_c + t_l + lat)
-    t_tile = ms.k_iters * t_k + (lat + t_l) + rows * cols * p.c_bytes / bw_core
+    issue = hw.overheads.tile_issue_s
+    t_tile = ms.k_iters * (t_k + issue) + (lat + t_l) + rows * cols * p.c_bytes / bw_core
     pipeline = ms.waves * t_tile
     compute = ms.padded_flops / (peak_core * cores)
     return _finish(kernel, hw, ms.traffic, compute, pipeline, ms.fits)
@@ -104,7 +105,7 @@ def _score_attention(kernel: Kernel, hw: Hardware, ms) -> Scored:
     t_l = 2.0 * ms.bc * p.head_dim * p.kv_bytes / bw_core
     work = t_mm + t_sm
     hidden = np.maximum(np.maximum(work, t_l), lat / np.maximum(ms.stages - 1, 1))
-    t_block = np.where(ms.stages >= 2, hidden, work + t_l + lat)
+    t_block = np.where(ms.stages >= 2, hidden, work + t_l + lat) + hw.overheads.tile_issue_s
     per_core = ms.blocks * t_block / active
     longest = ms.max_blocks * t_block
     pipeline = np.maximum(per_core, longest) + 2 * lat
@@ -121,7 +122,8 @@ def _score_rows(kernel: Kernel, hw: Hardware, ms) -> Scored:
     bw_util = np.minimum(1.0, 4.0 * ms.tiles / cores)
     traffic = ms.traffic
     mem = {k: v / bw_util for k, v in _memory_times(hw, traffic).items()}
-    pipeline = compute + hw.offchip.latency_s * ms.passes
+    issue = ms.tiles * ms.passes * hw.overheads.tile_issue_s / np.minimum(ms.tiles, cores)
+    pipeline = compute + hw.offchip.latency_s * ms.passes + issue
     sync = ms.barriers * hw.overheads.barrier_s
     return _finish(kernel, hw, traffic, compute, pipeline, ms.fits, mem=mem, penalty=sync)
 

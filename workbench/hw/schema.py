@@ -166,6 +166,11 @@ class Overheads(_Model):
     barrier_s: float = Field(
         ge=0, description="Cost of one grid-wide barrier/synchronisation, seconds."
     )
+    tile_issue_s: float = Field(
+        default=0.0,
+        ge=0,
+        description="Cost to issue one tile step (one K-step of one tile, one row tile) from software, seconds: 0 where hardware schedules tiles (GPUs, NPUs); the per-call dispatch of a NumPy tile on a CPU host.",
+    )
 
 
 class Power(_Model):
