@@ -12,6 +12,7 @@ Nodes, each ``pass`` / ``fail`` / ``unknown`` with the next action::
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -81,7 +82,11 @@ def simulate_sla(base: RunRecord, cand: RunRecord) -> SlaResult | None:
     hw = hardware_for(base)
     if hw is None or w.phase not in ("prefill", "decode") or hardware_for(cand) is None:
         return None
-    grid = {"batches": (1, 8, 32), "prompt_tokens": (64, 256, 512), "contexts": (64, 256, 512)}
+    grid: dict[str, Any] = {
+        "batches": (1, 8, 32),
+        "prompt_tokens": (64, 256, 512),
+        "contexts": (64, 256, 512),
+    }
     try:
         tables = [mapper_step_time(w.model, hw, options_for(r), **grid) for r in (base, cand)]
     except WorkbenchError:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -159,13 +159,13 @@ def decide(checks: tuple[GuardrailCheck, ...]) -> tuple[str, tuple[str, ...]]:
     return "ship", (f"every guardrail holds ({', '.join(present)})",)
 
 
-def _slice_metrics(mapping_or_record: object) -> dict[str, float]:
+def _slice_metrics(mapping_or_record: Any) -> dict[str, float]:
     """MFU, time and the stall fraction by layer type of a mapping or a record's model."""
     m = mapping_or_record
     if hasattr(m, "stall_fraction_by_layer_type") and callable(m.stall_fraction_by_layer_type):
         stall = m.stall_fraction_by_layer_type()
         return {"mfu": m.mfu, "time_s": m.time_s, **{f"stall:{k}": v for k, v in stall.items()}}
-    model = m.model  # type: ignore[attr-defined]
+    model = m.model
     out = {"mfu": model.mfu, "time_s": model.time_s}
     out.update({f"stall:{k}": v for k, v in model.stall_fraction_by_layer_type})
     if model.quality_error is not None:
@@ -174,7 +174,7 @@ def _slice_metrics(mapping_or_record: object) -> dict[str, float]:
     return out
 
 
-def validation_matrix(base: object, cand: object, sla: object | None) -> tuple[dict, ...]:
+def validation_matrix(base: Any, cand: Any, sla: Any | None) -> tuple[dict, ...]:
     """Workload slices x metrics, baseline and candidate.
 
     The recorded slice comes first; when both runs are reproducible (preset model, same
@@ -189,7 +189,7 @@ def validation_matrix(base: object, cand: object, sla: object | None) -> tuple[d
 
     row = {
         "slice": base.label,
-        "source": "record",  # type: ignore[attr-defined]
+        "source": "record",
         "baseline": _slice_metrics(base),
         "candidate": _slice_metrics(cand),
     }
@@ -197,7 +197,7 @@ def validation_matrix(base: object, cand: object, sla: object | None) -> tuple[d
         for side in ("baseline", "candidate"):
             row[side].update({f"sla_{k}": v for k, v in getattr(sla, side).items()})
     rows = [row]
-    w = base.tags.workload  # type: ignore[attr-defined]
+    w = base.tags.workload
     n = (w.seq if w.phase == "prefill" else w.context) or 0
     if w.phase in ("prefill", "decode"):
         other = "decode" if w.phase == "prefill" else "prefill"
@@ -205,7 +205,7 @@ def validation_matrix(base: object, cand: object, sla: object | None) -> tuple[d
     else:
         slices = [{"batch": w.batch * 8}]
     for args in slices:
-        mb, mc = remap(base, **args), remap(cand, **args)  # type: ignore[arg-type]
+        mb, mc = remap(base, **args), remap(cand, **args)
         if mb is None or mc is None:
             continue
         meta = mb.graph.meta_dict()

@@ -398,7 +398,8 @@ def record_from_dict(data: Any, where: str = "run record") -> RunRecord:
     if not isinstance(lock, dict):
         raise RecordError(f"{where}: missing its lock hashes")
     body = {k: v for k, v in data.items() if k != "lock"}
-    tags = body.get("tags") if isinstance(body.get("tags"), dict) else {}
+    raw_tags = body.get("tags")
+    tags: dict[str, Any] = raw_tags if isinstance(raw_tags, dict) else {}
     for group in TAG_GROUPS:
         if group not in tags or digest(tags[group]) != lock.get(group):
             raise RecordError(

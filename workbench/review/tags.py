@@ -243,9 +243,9 @@ def build_tags(
         workload=WorkloadTags(
             model=str(meta.get("model") or mapping.graph.name),
             phase=mapping.phase,
-            batch=int(meta.get("batch") or 1),
-            seq=int(seq) if seq is not None else None,
-            context=int(context) if context is not None else None,
+            batch=int(str(meta.get("batch") or 1)),
+            seq=int(str(seq)) if seq is not None else None,
+            context=int(str(context)) if context is not None else None,
             dtype=mapping.dtype,
             extra=tuple(
                 (str(k), str(v))

@@ -165,7 +165,7 @@ def triage(
                 f"evidence captured under mismatched tags ({len(mismatched)}): "
                 + "; ".join(mismatched),
             ),
-            **empty,  # type: ignore[arg-type]
+            **empty,
         )
     first = find_first_failing(base, cand)
     owner = owners.owner_for(first.mechanism) if first else None
