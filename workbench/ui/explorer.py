@@ -7,6 +7,7 @@ type) in place.
 
 from __future__ import annotations
 
+import functools
 import html
 import time
 from typing import Any
@@ -73,6 +74,19 @@ def grouped_sheet_html(mapping: ModelMapping) -> str:
         "<table style='border-collapse:collapse;font-size:11px'>"
         f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
     )
+
+
+@functools.lru_cache(maxsize=128)
+def _mapping(
+    model: str, phase: str, batch: int, seq: int, dtype: str, hardware: str, options: MapOptions
+) -> ModelMapping:
+    """Map one setting of the controls.
+
+    Memoised: the graph and the mapping are pure functions of the setting, so moving a slider
+    back to a value it had is instant.
+    """
+    graph = build_graph(model, phase=phase, batch=batch, seq=seq, dtype=dtype)
+    return map_model(graph, _hardware(hardware), options)
 
 
 class MappingExplorer:
@@ -156,14 +170,10 @@ class MappingExplorer:
 
     def _map(self) -> ModelMapping:
         c = self.controls
-        graph = build_graph(
-            c["model"].value,
-            phase=c["phase"].value,
-            batch=c["batch"].value,
-            seq=c["seq"].value,
-            dtype=c["dtype"].value,
-        )
-        return map_model(graph, _hardware(c["hardware"].value), self.options)
+        return _mapping(
+            c["model"].value, c["phase"].value, c["batch"].value, c["seq"].value,
+            c["dtype"].value, c["hardware"].value, self.options,
+        )  # fmt: skip
 
     def _fill_text(self) -> None:
         self._summary.value = summary_html(self.mapping)

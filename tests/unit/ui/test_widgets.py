@@ -39,7 +39,9 @@ def test_explorer_batch_change_remaps(explorer):
     assert _roof_rows(explorer.roofline_chart) != before_rows
     # the live chart widget holds the new spec
     live = explorer._roofline.widget
-    assert live.chart is explorer.roofline_chart
+    assert live.spec == explorer.roofline_chart.to_dict(validate=False)
+    explorer.controls["batch"].value = 4
+    assert live.spec == explorer.roofline_chart.to_dict(validate=False)
     explorer.controls["batch"].value = 1
 
 

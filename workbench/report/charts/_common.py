@@ -18,6 +18,7 @@ __all__ = [
     "byte_unit",
     "group_name",
     "time_unit",
+    "with_values",
 ]
 
 #: Altair refuses more rows than this by default; every chart aggregates below it.
@@ -92,3 +93,10 @@ def clean(value: Any) -> Any:
     if isinstance(value, float) and value != value:  # NaN
         return None
     return value
+
+
+def with_values(template: alt.Chart, rows: list[dict[str, Any]]) -> alt.Chart:
+    """A shallow copy of a data-less chart template carrying ``rows`` as inline data."""
+    chart = template.copy(deep=False)
+    chart.data = alt.Data(values=rows)
+    return chart

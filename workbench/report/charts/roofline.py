@@ -8,6 +8,7 @@ predicted time), as in Williams, Waterman & Patterson (CACM 2009).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 import altair as alt
 
 from workbench.mapper import ModelMapping
-from workbench.report.charts._common import bottleneck_colour, group_name
+from workbench.report.charts._common import bottleneck_colour, group_name, with_values
 from workbench.report.sheet import sheet_rows
 
 __all__ = ["roofline", "roofline_points", "roofline_roofs"]
@@ -108,6 +109,58 @@ def _x_range(points: list[dict[str, Any]], ridges: list[float]) -> tuple[float, 
     return lo, hi
 
 
+@functools.lru_cache(maxsize=64)
+def _roofline_templates(domain: tuple[str, ...]) -> tuple[alt.Chart, alt.Chart, alt.Chart]:
+    """The three roofline layers without data, built once per set of bottleneck classes.
+
+    Altair's encoding inference is the slow part of a live update, so it is done once.
+    """
+    x = alt.X(
+        "intensity:Q",
+        scale=alt.Scale(type="log"),
+        title="arithmetic intensity (FLOP/byte, off-chip)",
+    )
+    y = alt.Y("tflops:Q", scale=alt.Scale(type="log"), title="achieved (TFLOP/s)")
+    roof = (
+        alt.Chart()
+        .transform_calculate(tflops="datum.flops_per_s / 1e12")
+        .mark_line(color="#555", strokeWidth=1.5)
+        .encode(x=x, y=y, strokeDash=alt.StrokeDash("roof:N", title="roof"), detail="roof:N")
+    )
+    ridge = (
+        alt.Chart()
+        .transform_calculate(tflops="datum.flops_per_s / 1e12")
+        .mark_point(shape="triangle-up", color="#555", size=60)
+        .encode(
+            x=x,
+            y=y,
+            tooltip=["roof:N", alt.Tooltip("intensity:Q", title="ridge (FLOP/byte)", format=".4g")],
+        )
+    )
+    tooltip = [
+        "kernel:N", "layer_type:N", "tile:N", alt.Tooltip("count:Q", title="identical kernels"),
+        alt.Tooltip("time_us:Q", title="time (µs)", format=".4g"),
+        alt.Tooltip("tflops:Q", title="achieved (TFLOP/s)", format=".4g"),
+        alt.Tooltip("intensity:Q", title="intensity (FLOP/byte)", format=".4g"),
+        "bottleneck:N", "expected_bottleneck:N",
+    ]  # fmt: skip
+    kernels = (
+        alt.Chart()
+        .transform_calculate(
+            tflops="datum.achieved_flops_per_s / 1e12", time_us="datum.time_s * 1e6"
+        )
+        .mark_circle(size=70, opacity=0.8)
+        .encode(
+            x=x,
+            y=y,
+            color=alt.Color("bottleneck:N", scale=bottleneck_colour(list(domain)),
+                            title="bottleneck"),
+            tooltip=tooltip,
+        )
+    )  # fmt: skip
+    return roof, ridge, kernels
+
+
 def roofline(mapping: ModelMapping, levels: Sequence[str] | None = None) -> alt.LayerChart:
     """Roofline chart of ``mapping``: roofs per memory level and every kernel as a point.
 
@@ -127,52 +180,11 @@ def roofline(mapping: ModelMapping, levels: Sequence[str] | None = None) -> alt.
         mapping.peak_flops / hw.level(n).bandwidth_bytes_per_s for n in _levels(mapping, levels)
     ]
     roofs = roofline_roofs(mapping, levels, _x_range(points, ridges) if points else (1e-2, 1e4))
-    x = alt.X(
-        "intensity:Q",
-        scale=alt.Scale(type="log"),
-        title="arithmetic intensity (FLOP/byte, off-chip)",
-    )
-    y = alt.Y("tflops:Q", scale=alt.Scale(type="log"), title="achieved (TFLOP/s)")
-    roof = (
-        alt.Chart({"values": roofs})
-        .transform_calculate(tflops="datum.flops_per_s / 1e12")
-        .mark_line(color="#555", strokeWidth=1.5)
-        .encode(x=x, y=y, strokeDash=alt.StrokeDash("roof:N", title="roof"), detail="roof:N")
-    )
-    ridge = (
-        alt.Chart({"values": [r for r in roofs if r["ridge"]]})
-        .transform_calculate(tflops="datum.flops_per_s / 1e12")
-        .mark_point(shape="triangle-up", color="#555", size=60)
-        .encode(
-            x=x,
-            y=y,
-            tooltip=["roof:N", alt.Tooltip("intensity:Q", title="ridge (FLOP/byte)", format=".4g")],
-        )
-    )
-    tooltip = [
-        "kernel:N", "layer_type:N", "tile:N", alt.Tooltip("count:Q", title="identical kernels"),
-        alt.Tooltip("time_us:Q", title="time (µs)", format=".4g"),
-        alt.Tooltip("tflops:Q", title="achieved (TFLOP/s)", format=".4g"),
-        alt.Tooltip("intensity:Q", title="intensity (FLOP/byte)", format=".4g"),
-        "bottleneck:N", "expected_bottleneck:N",
-    ]  # fmt: skip
-    kernels = (
-        alt.Chart({"values": points})
-        .transform_calculate(
-            tflops="datum.achieved_flops_per_s / 1e12", time_us="datum.time_s * 1e6"
-        )
-        .mark_circle(size=70, opacity=0.8)
-        .encode(
-            x=x,
-            y=y,
-            color=alt.Color(
-                "bottleneck:N",
-                scale=bottleneck_colour([p["bottleneck"] for p in points]),
-                title="bottleneck",
-            ),
-            tooltip=tooltip,
-        )
-    )
+    domain = tuple(sorted({p["bottleneck"] for p in points}))
+    roof_t, ridge_t, kernels_t = _roofline_templates(domain)
+    roof = with_values(roof_t, roofs)
+    ridge = with_values(ridge_t, [r for r in roofs if r["ridge"]])
+    kernels = with_values(kernels_t, points)
     meta = mapping.graph.meta_dict()
     title = alt.Title(
         f"Roofline: {mapping.graph.name} on {hw.name}",
