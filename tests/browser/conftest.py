@@ -1,0 +1,147 @@
+"""JupyterLab in headless Debian Chromium, driven by Playwright's Python API (no browser download).
+
+Fixtures start one JupyterLab server per session on 127.0.0.1 (a free port, a token chosen here,
+temporary config/runtime/settings/workspace directories, news and update checks silenced) and
+give each test a fresh Chromium context. Everything skips with a reason when ``/usr/bin/chromium``
+or the ``playwright`` package is missing.
+"""
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+CHROMIUM = Path(os.environ.get("WORKBENCH_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+ARTIFACTS = REPO / "test-artifacts"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_ready(url: str, proc: subprocess.Popen, log: Path, timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"JupyterLab exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as resp:
+                if resp.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.25)
+    pytest.fail(f"JupyterLab not ready after {timeout_s} s:\n{log.read_text()[-3000:]}")
+
+
+@pytest.fixture(scope="session")
+def playwright_api():
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} not found (apt-get install -y chromium fonts-liberation)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    with sync_api.sync_playwright() as pw:
+        yield pw
+
+
+@pytest.fixture(scope="session")
+def jupyterlab(playwright_api, tmp_path_factory):
+    """A JupyterLab server rooted at the repository; yields ``(base_url, token)``."""
+    tmp = tmp_path_factory.mktemp("jupyterlab")
+    settings = tmp / "app-settings"
+    settings.mkdir()
+    (settings / "overrides.json").write_text(
+        json.dumps(
+            {
+                "@jupyterlab/apputils-extension:notification": {
+                    "fetchNews": "false",
+                    "checkForUpdates": False,
+                }
+            }
+        )
+    )
+    token = secrets.token_hex(16)
+    port = _free_port()
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(tmp / "config"),
+        "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"),
+        "IPYTHONDIR": str(tmp / "ipython"),
+        "TQDM_DISABLE": "1",
+    }
+    log = tmp / "jupyterlab.log"
+    cmd = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--allow-root",
+        "--ServerApp.open_browser=False",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={REPO}",
+        f"--LabApp.app_settings_dir={settings}",
+        f"--LabApp.user_settings_dir={tmp / 'user-settings'}",
+        f"--LabApp.workspaces_dir={tmp / 'workspaces'}",
+    ]
+    with log.open("w") as out:
+        proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        _wait_ready(f"{base}/api/status?token={token}", proc, log)
+        yield base, token
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        shutil.rmtree(tmp / "runtime", ignore_errors=True)
+
+
+@pytest.fixture
+def browser_page(playwright_api, tmp_path):
+    """A page in a fresh headless Chromium profile; yields ``(page, errors)``.
+
+    ``errors`` collects uncaught page exceptions and console errors as strings.
+    """
+    context = playwright_api.chromium.launch_persistent_context(
+        str(tmp_path / "chromium-profile"),
+        executable_path=str(CHROMIUM),
+        args=CHROMIUM_ARGS,
+        headless=True,
+        viewport={"width": 1400, "height": 1000},
+    )
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(f"pageerror: {exc}"))
+    page.on(
+        "console",
+        lambda msg: (
+            errors.append(f"console.{msg.type}: {msg.text}") if msg.type == "error" else None
+        ),
+    )
+    try:
+        yield page, errors
+    finally:
+        context.close()
