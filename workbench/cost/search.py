@@ -33,6 +33,7 @@ class Scored:
     exec_s: np.ndarray
     memory_s: dict[str, np.ndarray]
     key: np.ndarray  # sort key: execution time, spilling candidates after every fitting one
+    issue_s: np.ndarray | float = 0.0  # software tile-issue time inside pipeline_s (hosts)
 
     def top(self, k: int) -> np.ndarray:
         """Indices of the ``k`` best candidates, best first (ties keep mapspace order)."""
@@ -80,10 +81,18 @@ def _score_gemm(kernel: Kernel, hw: Hardware, ms: GemmMapspace) -> Scored:
     hidden = np.maximum(np.maximum(t_c, t_l), lat / np.maximum(ms.stages - 1, 1))
     t_k = np.where(ms.stages >= 2, hidden, t_c + t_l + lat)
     issue = hw.overheads.tile_issue_s
-    t_tile = ms.k_iters * (t_k + issue) + (lat + t_l) + rows * cols * p.c_bytes / bw_core
+    padded = ms.padded_flops
+    if issue > 0:
+        # NOTE: software-scheduled host (tile_issue_s > 0): a library call runs the exact
+        # slice, so edge tiles cost their true work, not the padded native tile; every tile
+        # issues its K-steps and one epilogue/store step.
+        padded = np.broadcast_to(2.0 * p.batch * p.m * p.n * p.k, np.shape(padded))
+        t_k = t_k * (padded / np.maximum(ms.padded_flops, 1))
+    t_tile = ms.k_iters * (t_k + issue) + issue + (lat + t_l) + rows * cols * p.c_bytes / bw_core
     pipeline = ms.waves * t_tile
-    compute = ms.padded_flops / (peak_core * cores)
-    return _finish(kernel, hw, ms.traffic, compute, pipeline, ms.fits)
+    compute = padded / (peak_core * cores)
+    sc = _finish(kernel, hw, ms.traffic, compute, pipeline, ms.fits)
+    return _with_issue(sc, ms.waves * (ms.k_iters + 1) * issue)
 
 
 def _score_attention(kernel: Kernel, hw: Hardware, ms) -> Scored:
@@ -110,7 +119,9 @@ def _score_attention(kernel: Kernel, hw: Hardware, ms) -> Scored:
     longest = ms.max_blocks * t_block
     pipeline = np.maximum(per_core, longest) + 2 * lat
     compute = ms.padded_flops / (peak_core * cores)
-    return _finish(kernel, hw, ms.traffic, compute, pipeline, ms.fits)
+    sc = _finish(kernel, hw, ms.traffic, compute, pipeline, ms.fits)
+    issue = hw.overheads.tile_issue_s
+    return _with_issue(sc, np.maximum(ms.blocks / active, ms.max_blocks) * issue)
 
 
 def _score_rows(kernel: Kernel, hw: Hardware, ms) -> Scored:
@@ -125,7 +136,14 @@ def _score_rows(kernel: Kernel, hw: Hardware, ms) -> Scored:
     issue = ms.tiles * ms.passes * hw.overheads.tile_issue_s / np.minimum(ms.tiles, cores)
     pipeline = compute + hw.offchip.latency_s * ms.passes + issue
     sync = ms.barriers * hw.overheads.barrier_s
-    return _finish(kernel, hw, traffic, compute, pipeline, ms.fits, mem=mem, penalty=sync)
+    sc = _finish(kernel, hw, traffic, compute, pipeline, ms.fits, mem=mem, penalty=sync)
+    return _with_issue(sc, issue)
+
+
+def _with_issue(sc: Scored, issue_s: np.ndarray | float) -> Scored:
+    from dataclasses import replace
+
+    return replace(sc, issue_s=issue_s)
 
 
 def _finish(kernel, hw, traffic, compute, pipeline, fits, mem=None, penalty=0.0) -> Scored:
@@ -257,6 +275,22 @@ def _cost(
         energy_j=e,
     )
     cls, evidence = classify(kernel, tiling, cost, hw)
+    issue_s = float(np.broadcast_to(sc.issue_s, sc.key.shape)[i])
+    mem_s = max((s for _, s in mem), default=0.0)
+    if (
+        issue_s > 0
+        and cls not in ("capacity", "overhead", "sync")
+        and issue_s > max(compute, mem_s, exec_s - issue_s)
+    ):
+        # NOTE: only software-scheduled hosts (tile_issue_s > 0) reach here.
+        cls, evidence = (
+            "overhead",
+            (
+                f"overhead-bound: issuing tile steps from software takes {issue_s * 1e6:.3g} us of "
+                f"{exec_s * 1e6:.3g} us execution (compute {compute * 1e6:.3g} us, memory "
+                f"{mem_s * 1e6:.3g} us; {tiling.tiles} tiles, tile {tiling.shape})"
+            ),
+        )
     return _with_class(cost, cls, evidence)
 
 

@@ -28,7 +28,11 @@ _GELU_C = math.sqrt(2.0 / math.pi)
 
 
 def _gelu(x: Any, xp: Any) -> Any:
-    return 0.5 * x * (1.0 + xp.tanh(x.dtype.type(_GELU_C) * (x + x.dtype.type(0.044715) * x**3)))
+    return (
+        0.5
+        * x
+        * (1.0 + xp.tanh(x.dtype.type(_GELU_C) * (x + x.dtype.type(0.044715) * (x * x * x))))
+    )
 
 
 def _sigmoid(x: Any, xp: Any) -> Any:

@@ -4,11 +4,20 @@
 that the mapper uses like any other profile:
 
 * matrix engine: achieved square-matmul FLOP/s per dtype (fp32, fp16; fp64 is timed as a
-  reference and recorded in ``assumptions`` because the workbench has no fp64 dtype);
+  reference and recorded in ``assumptions`` because the workbench has no fp64 dtype). The fp32
+  rate is timed at tile-sized sides (the calls the tiled engine issues) and the native tile is the
+  smallest side that reaches 40% of that rate. ``cores = 1``: the NumPy engine runs tiles one
+  after another; the BLAS call inside each tile uses every thread, so the tile-sized rate is the
+  per-core peak of this one "core";
 * memory levels: copy bandwidth at working sets swept across the cache sizes the OS reports
   (``/sys/devices/system/cpu/cpu0/cache``), so each cache level and DRAM gets its own figure;
-* overheads: the per-call cost of a tiny NumPy op stands in for a kernel launch; its spread
-  gives the runtime-variance figures.
+* overheads: ``tile_issue_s`` is the time to issue one tile step (one K-step or one tile's
+  store) and ``kernel_launch_s`` the fixed cost of one kernel through the engine's entry point;
+  both come from an ``engine`` probe (the execution layer passes the real engine's code path,
+  :func:`workbench.execution.probe.probe_engine`); without one, a NumPy replica of the engine's
+  K-step loop and a tiny NumPy op stand in. The spread of tiny-op calls gives the variance figures;
+* vector unit: the effective rate of the engine's row/elementwise kernels under the library's
+  FLOP convention (from the probe; fallback: one thread's in-cache multiply rate).
 
 Everything measured is a lower bound on what the silicon can do (NumPy and its BLAS stand between
 us and the hardware); that is the point: it is what *this* software stack achieves here.
@@ -186,6 +195,7 @@ _PJ_PER_BYTE = {"register": 0.25, 1: 1.25, 2: 2.5, 3: 12.5, "dram": 160.0}
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Plan:
     matmul_n: tuple[tuple[str, int], ...]
+    tile_sides: tuple[int, ...]
     overhead_samples: int
     repeat: int
     min_time_s: float
@@ -193,19 +203,80 @@ class _Plan:
 
 
 _QUICK = _Plan(
-    matmul_n=(("float64", 128), ("float32", 192), ("float16", 48)),
+    matmul_n=(("float64", 128), ("float16", 48)),
+    tile_sides=(16, 32, 64, 128, 256),
     overhead_samples=40,
-    repeat=3,
-    min_time_s=0.01,
+    repeat=7,
+    min_time_s=0.004,
     dram_min_bytes=16 * 1024**2,
 )
 _FULL = _Plan(
-    matmul_n=(("float64", 768), ("float32", 1024), ("float16", 192)),
+    matmul_n=(("float64", 768), ("float16", 192)),
+    tile_sides=(16, 32, 64, 128, 192, 256, 384),
     overhead_samples=400,
     repeat=5,
     min_time_s=0.1,
     dram_min_bytes=128 * 1024**2,
 )
+#: A side reaches the engine's rate when its matmul runs at this share of the best tile rate.
+NATIVE_RATE_SHARE = 0.4
+
+#: What an engine probe returns: ``tile_issue_s``, ``kernel_launch_s`` (seconds) and
+#: ``vector_flops_per_s`` (FLOP/s) as floats, and ``notes`` (how each was measured).
+EngineFigures = dict[str, Any]
+EngineProbe = Callable[[Hardware, bool], EngineFigures]
+
+
+def _tile_rates(sides: tuple[int, ...], **timing: Any) -> dict[int, float]:
+    """fp32 square-matmul FLOP/s at each tile side (the calls the tiled engine issues)."""
+    return {n: _matmul_flops("float32", n, **timing) for n in sides}
+
+
+def native_side(rates: dict[int, float], share: float = NATIVE_RATE_SHARE) -> int:
+    """Smallest side whose matmul reaches ``share`` of the best rate (the native tile).
+
+    >>> native_side({16: 1e9, 32: 3e10, 64: 8e10, 128: 1.8e11})
+    64
+    """
+    best = max(rates.values())
+    return min(n for n, r in rates.items() if r >= share * best)
+
+
+def _replica_issue_s(repeat: int) -> float:
+    """Per-step time of the engine's K-step loop replicated in NumPy (fallback), seconds.
+
+    64^3 at 8x8x8: per output tile, 8 K-steps (slice, matmul, accumulate) and one store; the
+    time over 64 x (8 + 1) steps.
+    """
+    a = np.ones((64, 64), np.float32)
+    out = np.empty_like(a)
+
+    def run() -> None:
+        for m0 in range(0, 64, 8):
+            for n0 in range(0, 64, 8):
+                ar, bc = a[m0 : m0 + 8], a[:, n0 : n0 + 8]
+                acc = np.matmul(ar[:, 0:8], bc[0:8])
+                for k0 in range(8, 64, 8):
+                    acc += np.matmul(ar[:, k0 : k0 + 8], bc[k0 : k0 + 8])
+                out[m0 : m0 + 8, n0 : n0 + 8] = acc
+
+    return _best_time(run, repeat=repeat, min_time_s=0.005) / (64 * 9)
+
+
+def _fallback_engine(launch_s: float, vector_s: float, repeat: int) -> EngineFigures:
+    issue = _replica_issue_s(repeat)
+    return {
+        "tile_issue_s": issue,
+        "kernel_launch_s": launch_s,
+        "vector_flops_per_s": vector_s,
+        "notes": (
+            f"tile issue {issue * 1e6:.3g} us: NumPy replica of the engine's K-step loop "
+            "(64^3 at 8x8x8, time / (tiles x (K-steps + 1)))",
+            "kernel launch: median time of a 16-element NumPy add (no engine probe given)",
+            "vector rate: one thread's in-cache float32 multiply, 1 FLOP per element "
+            "(no engine probe given)",
+        ),
+    }
 
 
 def _progress(total: int, enabled: bool) -> Any:
@@ -267,13 +338,22 @@ def _variance(overheads: list[float]) -> tuple[float, dict[str, float]]:
     return median, variance
 
 
-def calibrate(*, quick: bool = False, progress: bool = True, name: str = "host") -> Hardware:
+def calibrate(
+    *,
+    quick: bool = False,
+    progress: bool = True,
+    name: str = "host",
+    engine: EngineProbe | None = None,
+) -> Hardware:
     """Measure this machine and return it as a hardware profile.
 
     Args:
         quick: Small problem sizes and short timings (a few seconds); for tests.
         progress: Show a tqdm progress bar (``TQDM_DISABLE=1`` also hides it).
         name: Profile name.
+        engine: Probe of the execution engine, called with the profile measured so far and
+            ``quick``; it returns the engine's tile issue, kernel launch and vector figures
+            (see :data:`EngineFigures`). None: NumPy stand-ins (see the module docstring).
 
     Returns:
         A validated :class:`Hardware`; figures are achieved rates in SI units (FLOP/s, bytes/s,
@@ -281,11 +361,10 @@ def calibrate(*, quick: bool = False, progress: bool = True, name: str = "host")
     """
     plan = _QUICK if quick else _FULL
     caches = cache_levels()
-    cores = os.cpu_count() or 1
     timing: dict[str, Any] = {"repeat": plan.repeat, "min_time_s": plan.min_time_s}
     sizes = [c.size_bytes // 2 for c in caches]
     dram_ws = max(plan.dram_min_bytes, (2 if quick else 4) * caches[-1].size_bytes)
-    bar = _progress(2 + len(plan.matmul_n) + len(sizes) + 1, progress)
+    bar = _progress(4 + len(plan.matmul_n) + len(sizes) + (engine is not None), progress)
     with bar:
         overheads = _call_overheads(plan.overhead_samples)
         launch_s, variance = _variance(overheads)
@@ -294,6 +373,9 @@ def calibrate(*, quick: bool = False, progress: bool = True, name: str = "host")
         for dtype, n in plan.matmul_n:
             flops[dtype] = _matmul_flops(dtype, n, **timing)
             bar.update()
+        rates = _tile_rates(plan.tile_sides, **timing)
+        flops["float32"] = max(rates.values())
+        bar.update()
         bandwidths = []
         for ws in (*sizes, dram_ws):
             bandwidths.append(_copy_bandwidth(ws, launch_s, **timing))
@@ -302,58 +384,76 @@ def calibrate(*, quick: bool = False, progress: bool = True, name: str = "host")
         vec_n = max(sizes[min(1, len(sizes) - 1)] // 8, 256)
         vec = np.ones(vec_n, np.float32)
         vec_t = _best_time(lambda: np.multiply(vec, vec, out=vec), **timing)
+        figures = _fallback_engine(launch_s, vec_n / vec_t, plan.repeat)
         bar.update()
-    # NOTE: outer levels cannot be faster than inner ones; noise is clipped inward.
-    for i in range(len(bandwidths) - 2, -1, -1):
-        bandwidths[i] = max(bandwidths[i], bandwidths[i + 1])
-    clock, clock_src = _clock_hz()
-    return _profile(
-        name=name,
-        cores=cores,
-        clock=clock,
-        flops=flops,
-        vector=cores * vec_n / vec_t,
-        levels=_memory_levels(caches, bandwidths, cores, bandwidths[-1]),
-        launch_s=launch_s,
-        variance=variance,
-        notes=(
-            f"fp64 matmul reference {flops['float64'] / 1e9:.3g} GFLOP/s (no workbench dtype)",
-            f"STREAM triad at {dram_ws / 2**20:.0f} MiB: {triad / 1e9:.3g} GB/s (single thread)",
-            f"clock from {clock_src}; cache sizes from "
-            + ", ".join(f"L{c.level} {c.source}" for c in caches),
-        ),
-        quick=quick,
-    )
+        # NOTE: outer levels cannot be faster than inner ones; noise is clipped inward.
+        for i in range(len(bandwidths) - 2, -1, -1):
+            bandwidths[i] = max(bandwidths[i], bandwidths[i + 1])
+        clock, clock_src = _clock_hz()
+        native = native_side({n: r for n, r in rates.items() if n >= 16})
+        rate_text = ", ".join(f"{n}: {r / 1e9:.3g}" for n, r in rates.items())
+        args: dict[str, Any] = {
+            "name": name,
+            "clock": clock,
+            "flops": flops,
+            "native": native,
+            "levels": _memory_levels(caches, bandwidths, 1, bandwidths[-1]),
+            "variance": variance,
+            "notes": (
+                f"fp64 matmul reference {flops['float64'] / 1e9:.3g} GFLOP/s (no workbench dtype)",
+                f"fp32 square matmul GFLOP/s by side ({rate_text}); peak = the best of them; "
+                f"native tile {native} = smallest side reaching {NATIVE_RATE_SHARE:.0%} of it",
+                f"STREAM triad at {dram_ws / 2**20:.0f} MiB: {triad / 1e9:.3g} GB/s "
+                "(single thread)",
+                f"clock from {clock_src}; cache sizes from "
+                + ", ".join(f"L{c.level} {c.source}" for c in caches),
+            ),
+            "quick": quick,
+        }
+        if engine is not None:
+            figures = engine(_profile(engine_figures=figures, **args), quick)
+            bar.update()
+    return _profile(engine_figures=figures, **args)
+
+
+def _blas_threads() -> str:
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return "an unknown number"
+    pools = [p for p in threadpool_info() if p.get("user_api") == "blas"]
+    return str(pools[0]["num_threads"]) if pools else "an unknown number"
 
 
 def _profile(
     *,
     name: str,
-    cores: int,
     clock: float,
     flops: dict[str, float],
-    vector: float,
+    native: int,
     levels: list[dict[str, object]],
-    launch_s: float,
+    engine_figures: EngineFigures,
     variance: dict[str, float],
     notes: tuple[str, ...],
     quick: bool,
 ) -> Hardware:
     when = datetime.now(UTC).isoformat(timespec="seconds")
+    threads = os.cpu_count() or 1
+    launch = float(engine_figures["kernel_launch_s"])
     data = {
         "schema_version": SCHEMA_VERSION,
         "name": name,
         "vendor": "this host",
         "description": f"measured by workbench calibrate{' --quick' if quick else ''} at {when}",
         "matrix_engine": {
-            "cores": cores,
-            "native_tile_m": 8,
-            "native_tile_n": 8,
-            "native_tile_k": 8,
+            "cores": 1,
+            "native_tile_m": native,
+            "native_tile_n": native,
+            "native_tile_k": native,
             "clock_hz": clock,
             "peak_flops_per_s": {"fp32": flops["float32"], "fp16": flops["float16"]},
         },
-        "vector_unit": {"peak_flops_per_s": {"fp32": vector}},
+        "vector_unit": {"peak_flops_per_s": {"fp32": float(engine_figures["vector_flops_per_s"])}},
         "memory": levels,
         "interconnect": {
             "links": 0,
@@ -362,11 +462,16 @@ def _profile(
             "topology": "none",
         },
         "overheads": {
-            "kernel_launch_s": launch_s,
-            "graph_launch_s": launch_s,
-            "barrier_s": launch_s,
+            "kernel_launch_s": launch,
+            "graph_launch_s": launch,
+            "barrier_s": launch,
+            "tile_issue_s": float(engine_figures["tile_issue_s"]),
         },
-        "power": {"tdp_w": 15.0 * cores, "idle_w": 4.5 * cores, "energy_pj_per_flop": _PJ_PER_FLOP},
+        "power": {
+            "tdp_w": 15.0 * threads,
+            "idle_w": 4.5 * threads,
+            "energy_pj_per_flop": _PJ_PER_FLOP,
+        },
         "runtime_variance": variance,
         "software": {
             "maturity": 0.9,
@@ -380,13 +485,19 @@ def _profile(
         ),
         "assumptions": (
             *notes,
-            "peaks are achieved NumPy matmul rates (BLAS, all threads); bf16/fp8/int8 unsupported",
-            "fp16 matmul runs without BLAS in NumPy, so its figure is far below the silicon's",
-            "cache bandwidth: single-thread copy x cores for per-core levels; shared levels and "
-            "DRAM are single-thread figures; per-call overhead subtracted; registers 2x L1",
-            "native tile 8x8x8, power 15 W per core, energy 45 nm figures: assumptions",
-            "kernel launch = median time of a 16-element NumPy add; graph launch and barrier "
-            "assumed equal to it",
+            *engine_figures["notes"],
+            f"cores = 1: the NumPy engine runs tiles one after another; each BLAS call uses "
+            f"{_blas_threads()} of {threads} hardware threads, so the tile-sized matmul rate is "
+            "this one core's peak",
+            "vector peak is an effective rate: the engine's row/elementwise kernels' FLOPs "
+            "(library convention) per second, not an ALU peak",
+            "bf16/fp8/int8 unsupported; fp16 matmul runs without BLAS in NumPy, so its figure "
+            "is far below the silicon's",
+            "cache bandwidth: single-thread copy per level (one core); DRAM a single-thread "
+            "copy; per-call overhead subtracted; registers 2x L1",
+            f"power {15.0 * threads:.0f} W TDP (15 W per thread), energy 45 nm figures: "
+            "assumptions",
+            "graph launch and barrier assumed equal to the kernel launch (no graph replay)",
         ),
     }
     return Hardware.model_validate(data)

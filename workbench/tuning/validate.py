@@ -126,10 +126,15 @@ class ValidationReport:
 
 @functools.cache
 def host_profile() -> Hardware:
-    """This host measured by ``calibrate(quick=True)``, once per process."""
+    """This host measured by ``calibrate(quick=True)`` with the engine probe, once per process.
+
+    Call it inside the same :func:`~workbench.execution.threads.blas_threads` block as the
+    measurements it is compared with.
+    """
+    from workbench.execution.probe import probe_engine
     from workbench.hw.calibrate import calibrate
 
-    return calibrate(quick=True, progress=False)
+    return calibrate(quick=True, progress=False, engine=probe_engine)
 
 
 def dispatch_seconds(backend: Backend | str | None = None, *, repeats: int = 5) -> float:
