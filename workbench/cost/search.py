@@ -112,6 +112,11 @@ def _score_attention(kernel: Kernel, hw: Hardware, ms) -> Scored:
     # (FlashAttention-2 style), so a block costs matmul + softmax time.
     t_sm = ms.br * ms.bc * (1.0 / (sfu / cores) + 5.0 / vec_core)
     t_l = 2.0 * ms.bc * p.head_dim * p.kv_bytes / bw_core
+    if hw.overheads.tile_issue_s > 0:
+        # NOTE: software-scheduled host: library calls run the exact (edge) block, not the
+        # padded tile; the true matrix work replaces the padded one (GPU/TPU: unchanged).
+        true = float(kernel.matmul_flops) / np.maximum(ms.padded_flops, 1)
+        t_mm, t_sm = t_mm * np.minimum(true, 1.0), t_sm * np.minimum(true, 1.0)
     work = t_mm + t_sm
     hidden = np.maximum(np.maximum(work, t_l), lat / np.maximum(ms.stages - 1, 1))
     t_block = np.where(ms.stages >= 2, hidden, work + t_l + lat) + hw.overheads.tile_issue_s

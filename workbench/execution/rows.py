@@ -40,7 +40,8 @@ def _col_tiles(n: int, col_tile: int) -> range:
 
 
 def _softmax_tile(x: Any, method: str, col_tile: int, xp: Any) -> Any:
-    if method == "two_pass":
+    # NOTE: with one column chunk the online form is the two-pass form (one exp per element).
+    if method == "two_pass" or col_tile >= x.shape[1]:
         e = xp.exp(x - x.max(axis=-1, keepdims=True))
         return e / e.sum(axis=-1, keepdims=True)
     m = xp.full((x.shape[0], 1), -xp.inf, dtype=xp.float32)
