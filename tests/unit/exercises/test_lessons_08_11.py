@@ -1,0 +1,43 @@
+import pytest
+
+from workbench.exercises import lesson08, lesson09, lesson10, lesson11
+from workbench.platform.fit import kv_bytes_per_token
+
+
+def test_lesson08_tables_and_checks():
+    phases = lesson08.phase_table("gpt2", "h100-sxm", seq=512)
+    assert phases.loc["prefill", "tokens"] == 512
+    assert phases.loc["decode", "us_per_token"] > phases.loc["prefill", "us_per_token"]
+    assert phases.loc["decode", "mfu"] < phases.loc["prefill", "mfu"]
+    kv = lesson08.kv_growth_table("gpt2", "h100-sxm", contexts=(128, 512), batch=4)
+    assert kv.loc[512, "kv_gb"] == pytest.approx(4 * kv.loc[128, "kv_gb"], rel=0.01)
+    fused = lesson08.fused_attention_table("gpt2", "h100-sxm", seq=1024)
+    assert fused.loc["unfused", "attention_hbm_gb"] > fused.loc["fused", "attention_hbm_gb"]
+    assert lesson08.check_kv_bytes(
+        kv_bytes_per_token("gpt2") * 100 * 2, model="gpt2", context=100, batch=2
+    )
+    assert not lesson08.check_kv_bytes(1, model="gpt2", context=100, batch=2, strict=False)
+
+
+def test_lesson09_plans_change():
+    t = lesson09.plan_table("llama2-7b", "h100-sxm", batches=(1, 64), seqs=(16, 2048))
+    assert lesson09.check_distinct_plans(t["best_tile"].nunique(), table=t)
+    assert t["best_tile"].nunique() >= 2
+
+
+def test_lesson10_checks():
+    pts = lesson10.sweep("gpt2", "h100-sxm", (5.0, 500.0), n=300)
+    table = lesson10.latency_table(pts)
+    assert (table["p99_s"] >= table["p50_s"]).all()
+    sla = float(table["p99_s"].iloc[0]) + 0.01
+    assert lesson10.check_knee_rate(5.0, points=pts, sla_s=sla)
+    assert not lesson10.check_knee_rate(500.0, points=pts, sla_s=sla, strict=False)
+
+
+def test_lesson11_trap_and_fit():
+    gemm = lesson11.gemm_table(["h100-sxm", "gaudi3"], n=2048)
+    assert set(gemm["gemm_rank"]) == {1, 2}
+    fit = lesson11.fit_table("llama2-70b", "h100-sxm", (1, 4))
+    assert not fit.loc[1, "fits"]
+    assert fit.loc[4, "fits"]
+    assert lesson11.check_fits(4, model="llama2-70b", platform="h100-sxm")

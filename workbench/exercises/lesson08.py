@@ -1,0 +1,134 @@
+"""Lesson 08, attention and bandwidth bottlenecks: tables and self-checks.
+
+Prefill against decode, the KV cache growing with context, and fused against unfused attention,
+all computed by the mapper on a hardware profile.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from workbench.exercises._check import CheckResult, compare
+from workbench.exercises._shared import hardware, mapping
+from workbench.options import MapOptions
+from workbench.platform.fit import kv_bytes_per_token
+
+__all__ = [
+    "check_decode_bottleneck",
+    "check_kv_bytes",
+    "fused_attention_table",
+    "kv_growth_table",
+    "phase_table",
+]
+
+
+def phase_table(model: str, hw: str, *, seq: int = 2048, batch: int = 1) -> pd.DataFrame:
+    """Prefill of ``seq`` tokens against one decode step at context ``seq``.
+
+    Returns:
+        Rows ``prefill``/``decode``: time_ms, tokens, us_per_token, mfu, attention_share (of the
+        step time), attention_bottleneck (the first layer's sdpa kernel class).
+    """
+    rows = []
+    for phase in ("prefill", "decode"):
+        m = mapping(model, hw, phase=phase, batch=batch, seq=seq)
+        attn = m.kernel("layers.0.attn.sdpa").cost
+        by_type = m.time_by_layer_type()
+        rows.append(
+            {
+                "phase": phase,
+                "time_ms": round(m.time_s * 1e3, 3),
+                "tokens": m.items_per_step,
+                "us_per_token": round(m.time_s / m.items_per_step * 1e6, 2),
+                "mfu": round(m.mfu, 3),
+                "attention_share": round(by_type.get("attention", 0.0) / m.time_s, 3),
+                "attention_bottleneck": attn.bottleneck,
+            }
+        )
+    return pd.DataFrame(rows).set_index("phase")
+
+
+def kv_growth_table(
+    model: str, hw: str, *, contexts: tuple[int, ...] = (512, 2048, 4096), batch: int = 8
+) -> pd.DataFrame:
+    """KV-cache size and decode step time as the context grows (bf16 cache).
+
+    Returns:
+        One row per context: kv_gb (whole batch), decode_ms, sdpa_ms (all layers' attention
+        kernels), sdpa_share.
+    """
+    rows = []
+    for ctx in contexts:
+        m = mapping(model, hw, phase="decode", batch=batch, seq=ctx)
+        sdpa = sum(k.cost.total_s for k in m.kernels if k.kernel.kind == "attention")
+        rows.append(
+            {
+                "context": ctx,
+                "kv_gb": round(kv_bytes_per_token(model) * ctx * batch / 1e9, 3),
+                "decode_ms": round(m.time_s * 1e3, 3),
+                "sdpa_ms": round(sdpa * 1e3, 3),
+                "sdpa_share": round(sdpa / m.time_s, 3),
+            }
+        )
+    return pd.DataFrame(rows).set_index("context")
+
+
+def fused_attention_table(model: str, hw: str, *, seq: int = 4096) -> pd.DataFrame:
+    """Prefill attention with the flash_attention fusion on and off.
+
+    Returns:
+        Rows ``fused``/``unfused``: attention_ms (all layers), attention_hbm_gb, step_ms.
+    """
+    rows = []
+    for label, opts in (
+        ("fused", None),
+        ("unfused", MapOptions(disabled_fusion=("flash_attention",))),
+    ):
+        m = mapping(model, hw, phase="prefill", seq=seq, options=opts)
+        att = [
+            k
+            for k in m.kernels
+            if k.kernel.layer_type == "attention"
+            and k.kernel.kind in ("attention", "gemm", "row")
+            and "proj" not in k.kernel.name
+        ]
+        level = hardware(hw).offchip.name
+        rows.append(
+            {
+                "attention": label,
+                "attention_ms": round(sum(k.cost.total_s for k in att) * 1e3, 3),
+                "attention_hbm_gb": round(sum(k.cost.bytes_at(level) for k in att) / 1e9, 3),
+                "step_ms": round(m.time_s * 1e3, 3),
+            }
+        )
+    return pd.DataFrame(rows).set_index("attention")
+
+
+def check_kv_bytes(
+    answer: float, *, model: str, context: int, batch: int, strict: bool | None = None
+) -> CheckResult:
+    """Check the bf16 KV-cache bytes of ``batch`` sequences of ``context`` tokens."""
+    expected = kv_bytes_per_token(model) * context * batch
+    return compare(
+        "kv_bytes",
+        answer,
+        expected,
+        hint="2 (K and V) x layers x kv_heads x "
+        "head_dim x 2 bytes per token, times tokens and sequences",
+        strict=strict,
+    )
+
+
+def check_decode_bottleneck(
+    answer: str, *, model: str, hw: str, context: int, strict: bool | None = None
+) -> CheckResult:
+    """Check the bottleneck class of the first decode attention kernel at ``context``."""
+    m = mapping(model, hw, phase="decode", batch=1, seq=context)
+    expected = m.kernel("layers.0.attn.sdpa").cost.bottleneck
+    return compare(
+        "decode_bottleneck",
+        answer,
+        expected,
+        hint="one query per sequence reads the whole KV cache: what limits it?",
+        strict=strict,
+    )

@@ -1,0 +1,171 @@
+"""Lesson 11, choosing a platform: the fit matrix, perf per watt, risk, and the synthetic-GEMM trap.
+
+The trap: rank platforms by one large square GEMM (the benchmark slide), then rank them by
+serving a production-like trace at a latency SLA. The mapper and the serving simulator compute
+both; nothing here is a hand-entered figure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from workbench.exercises._check import CheckResult, compare
+from workbench.exercises._shared import hardware
+from workbench.ir import Graph, Linear
+from workbench.mapper import map_model
+from workbench.platform.compare import PlatformRow, compare_platforms, shortlist
+from workbench.platform.fit import fit_check
+
+__all__ = [
+    "check_fits",
+    "check_winner",
+    "fit_table",
+    "gemm_table",
+    "matrix",
+    "matrix_table",
+    "trap_table",
+]
+
+
+def gemm_table(platforms: Sequence[str], n: int = 8192, dtype: str = "bf16") -> pd.DataFrame:
+    """One square ``n x n x n`` GEMM mapped on each platform: TFLOP/s achieved and rank."""
+    op = Linear(name="gemm", inputs=("x",), tokens=(n,), in_features=n, out_features=n, dtype=dtype)
+    graph = Graph(name=f"gemm {n}", ops=(op,), meta=(("phase", "inference"), ("batch", n)))
+    rows = []
+    for p in platforms:
+        m = map_model(graph, hardware(p))
+        rows.append(
+            {
+                "platform": p,
+                "gemm_ms": round(m.time_s * 1e3, 3),
+                "tflops": round(m.model_flops / m.time_s / 1e12, 1),
+            }
+        )
+    df = pd.DataFrame(rows).set_index("platform")
+    df["gemm_rank"] = df["tflops"].rank(ascending=False).astype(int)
+    return df
+
+
+def matrix(
+    models: Sequence[str],
+    platforms: Sequence[str],
+    *,
+    sla_s: float = 20.0,
+    trace: str = "production-chat",
+    n_requests: int = 1000,
+    max_batch: int = 16,
+) -> tuple[PlatformRow, ...]:
+    """The fit matrix on named platforms (see :func:`workbench.platform.compare_platforms`)."""
+    return compare_platforms(
+        models,
+        [hardware(p) for p in platforms],
+        sla_s=sla_s,
+        trace=trace,
+        n_requests=n_requests,
+        max_batch=max_batch,
+    )
+
+
+def matrix_table(rows: Sequence[PlatformRow]) -> pd.DataFrame:
+    """The matrix as a frame (rounded), plus each row's shortlist rank (0: not shortlisted)."""
+    best = {(r.model, r.hardware): i + 1 for i, r in enumerate(shortlist(rows, k=len(rows)))}
+    out = []
+    for r in rows:
+        out.append(
+            {
+                "model": r.model,
+                "platform": r.hardware,
+                "fits": r.fits,
+                "gb_per_chip": round(r.memory_bytes / 1e9, 1),
+                "largest": r.dominant,
+                "mfu": round(r.mfu, 2),
+                "req_per_s_at_sla": round(r.throughput_at_sla, 2),
+                "j_per_item": round(r.energy_per_item_j, 3),
+                "items_per_j": round(r.perf_per_watt, 2),
+                "risk": round(r.risk, 2),
+                "rank": best.get((r.model, r.hardware), 0),
+            }
+        )
+    return pd.DataFrame(out).set_index(["model", "platform"])
+
+
+def trap_table(gemm: pd.DataFrame, rows: Sequence[PlatformRow]) -> pd.DataFrame:
+    """Side by side: rank on the synthetic GEMM against rank serving the trace at the SLA."""
+    serve = pd.DataFrame(
+        [
+            {
+                "platform": r.hardware,
+                "req_per_s_at_sla": round(r.throughput_at_sla, 2),
+                "p99_at_sla_s": round(r.p99_at_sla_s or 0.0, 2),
+            }
+            for r in rows
+        ]
+    ).set_index("platform")
+    out = gemm.join(serve)
+    out["serving_rank"] = out["req_per_s_at_sla"].rank(ascending=False, method="min").astype(int)
+    return out
+
+
+def fit_table(
+    model: str, platform: str, chips: Sequence[int], *, batch: int = 16, context: int = 4096
+) -> pd.DataFrame:
+    """The memory fit of ``model`` on 1..N chips of tensor parallel (GB per chip)."""
+    rows = []
+    for n in chips:
+        f = fit_check(model, hardware(platform), batch=batch, context=context, tensor_parallel=n)
+        rows.append(
+            {
+                "chips": n,
+                "weights_gb": round(f.weights_bytes / 1e9, 1),
+                "kv_gb": round(f.kv_bytes / 1e9, 1),
+                "activations_gb": round(f.activation_bytes / 1e9, 2),
+                "capacity_gb": round(f.capacity_bytes / 1e9, 1),
+                "fits": f.fits,
+            }
+        )
+    return pd.DataFrame(rows).set_index("chips")
+
+
+def check_fits(
+    answer: int,
+    *,
+    model: str,
+    platform: str,
+    batch: int = 16,
+    context: int = 4096,
+    strict: bool | None = None,
+) -> CheckResult:
+    """Check the fewest tensor-parallel chips (1, 2, 4 or 8) on which ``model`` fits."""
+    expected = next(
+        (
+            n
+            for n in (1, 2, 4, 8)
+            if fit_check(
+                model, hardware(platform), batch=batch, context=context, tensor_parallel=n
+            ).fits
+        ),
+        0,
+    )
+    return compare(
+        "fewest_chips",
+        answer,
+        expected,
+        hint="weights split N ways; compare the per-chip total with capacity",
+        strict=strict,
+    )
+
+
+def check_winner(
+    answer: str, *, rows: Sequence[PlatformRow], strict: bool | None = None
+) -> CheckResult:
+    """Check the first platform of the shortlist."""
+    best = shortlist(rows)
+    return compare(
+        "shortlist_winner",
+        answer,
+        best[0].hardware if best else "",
+        hint="the rank rule: throughput at SLA per chip x (1 - risk)",
+        strict=strict,
+    )
