@@ -19,19 +19,29 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--quick", action="store_true", help="a few seconds, small sizes")
     parser.add_argument("--name", default="host", help="profile name (default host)")
+    parser.add_argument(
+        "--blas-threads",
+        type=int,
+        default=1,
+        help="BLAS threads while measuring (default 1, as workbench validate; 0 = library default)",
+    )
     parser.set_defaults(func=_calibrate)
 
 
 def _calibrate(args: argparse.Namespace) -> int:
+    from workbench.execution.probe import probe_engine
+    from workbench.execution.threads import blas_threads
     from workbench.hw.calibrate import calibrate, write_profile
 
-    hw = calibrate(quick=args.quick, name=args.name)
+    with blas_threads(args.blas_threads or None):
+        hw = calibrate(quick=args.quick, name=args.name, engine=probe_engine)
     path = write_profile(hw, args.output)
     print(
         f"wrote {path}: fp32 {hw.peak_flops('fp32') / 1e9:.3g} GFLOP/s, "
         f"{hw.sram.name} {hw.sram.capacity_bytes // 1024} KiB per core, "
         f"DRAM {hw.offchip.bandwidth_bytes_per_s / 1e9:.3g} GB/s, "
-        f"launch {hw.overheads.kernel_launch_s * 1e6:.3g} us"
+        f"launch {hw.overheads.kernel_launch_s * 1e6:.3g} us, "
+        f"tile issue {hw.overheads.tile_issue_s * 1e6:.3g} us, cores {hw.matrix_engine.cores}"
     )
     print(f"see it with: workbench hardware show {path}")
     return 0

@@ -28,7 +28,13 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("--quick", action="store_true", help="six tiny kernels (seconds)")
-    p.add_argument("--repeats", type=int, default=3, help="timed runs per kernel (default 3)")
+    p.add_argument("--repeats", type=int, default=5, help="timed runs per kernel (default 5)")
+    p.add_argument(
+        "--blas-threads",
+        type=int,
+        default=1,
+        help="BLAS threads for calibration and measurement (default 1; 0 = library default)",
+    )
     p.set_defaults(func=_validate)
 
 
@@ -37,6 +43,8 @@ def _validate(args: argparse.Namespace) -> int:
     from workbench.hw.loader import load_hardware
     from workbench.tuning.validate import validate
 
+    if args.blas_threads < 0:
+        raise WorkbenchError(f"--blas-threads must be >= 0, got {args.blas_threads}")
     if args.repeats < 1:
         raise WorkbenchError(f"--repeats must be >= 1, got {args.repeats}")
     backend = get_backend(args.backend)
@@ -47,7 +55,12 @@ def _validate(args: argparse.Namespace) -> int:
             raise WorkbenchError(f"--hardware {args.hardware}: no such file")
         hw = load_hardware(args.hardware)
     report = validate(
-        hw, backend=backend, quick=args.quick, repeats=args.repeats, progress=args.format == "table"
+        hw,
+        backend=backend,
+        quick=args.quick,
+        repeats=args.repeats,
+        progress=args.format == "table",
+        threads=args.blas_threads or None,
     )
     if args.format == "json":
         print(json.dumps(report.as_dict(), indent=1))

@@ -186,7 +186,7 @@ def make_inputs(
         host = _row_inputs(kernel, rng, graph)
     if graph is not None and kernel.kind != "conv" and kernel.attention is None:
         host.update(_step_operands(graph, kernel_steps(kernel, graph), output_view(kernel), rng))
-    elif kernel.kind == "conv":
+    elif kernel.kind == "conv" and graph is not None:
         op = conv_op(kernel, graph)
         host.update(_step_operands(graph, kernel_steps(kernel, graph), op.output_shape(), rng))
     return {name: bk.xp.asarray(v) for name, v in host.items()}

@@ -20,6 +20,7 @@ These are calibration micro-benchmarks: their shapes are not the validation suit
 
 from __future__ import annotations
 
+import functools
 import statistics
 import time
 from collections.abc import Callable
@@ -130,13 +131,8 @@ def _vector_rates(
         graph = build()
         for kernel, tiling in _one_tile(graph, hw):
             inputs = make_inputs(kernel, 0, bk, graph=graph)
-            t = _best_time(
-                lambda k=kernel, ti=tiling, x=inputs, g=graph: execute(
-                    (k, ti), x, graph=g, backend=bk
-                ),
-                bk,
-                repeats,
-            )
+            run = functools.partial(execute, (kernel, tiling), inputs, graph=graph, backend=bk)
+            t = _best_time(run, bk, repeats)
             rates[name] = kernel.flops / max(t - launch - issue, 0.1 * t)
     return rates
 

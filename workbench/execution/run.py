@@ -240,7 +240,7 @@ def _run_attention(kernel, tiling, inputs, graph, bk, trace) -> _Run:
         backend=bk,
         trace=trace,
     )
-    notes = ()
+    notes: tuple[str, ...] = ()
     if tiling.split_k > 1:
         notes = (f"{tiling.split_k} KV splits run one after another (same result)",)
     q_tiles = math.ceil(p.q_len / tiling.tile_m)
@@ -344,6 +344,7 @@ def _run_rows(kernel, tiling, inputs, graph, bk, trace) -> _Run:
             bytes_touched=4 * nr * (cols + y.shape[1]),
             flops=kernel.flops * nr // n_rows,
         )
+    assert out is not None  # NOTE: a row kernel has at least one row tile
     out = out[:, 0] if kind == "reduce" else out
     method = (
         f"{kind} over {n_rows}x{cols}, {tiling.tile_m} rows x {tiling.tile_n} cols per "

@@ -23,6 +23,12 @@ def test_quick_calibration_writes_a_loadable_profile(host_profile):
     assert hw.offchip.kind == "dram"
     assert hw.sram.scope == "per_core"
     assert hw.overheads.kernel_launch_s > 0
+    # The NumPy engine runs tiles one after another and issues each step from Python.
+    assert hw.matrix_engine.cores == 1
+    assert hw.overheads.tile_issue_s > 0
+    assert hw.matrix_engine.native_tile_m in (16, 32, 64, 128, 256)
+    assert any("tile issue" in a for a in hw.assumptions)
+    assert any("effective rate" in a for a in hw.assumptions)
     assert any("fp64" in a for a in hw.assumptions)
 
 
@@ -65,3 +71,31 @@ def test_cache_levels_fall_back_to_assumptions(tmp_path):
     levels = cache_levels(tmp_path / "missing")
     assert levels
     assert all(isinstance(c, CacheLevel) and c.source == "assumption" for c in levels)
+
+
+def test_native_side_is_the_smallest_side_near_the_best_rate():
+    from workbench.hw.calibrate import native_side
+
+    assert native_side({16: 1.0, 32: 5.0, 64: 9.0, 128: 10.0}) == 32
+    assert native_side({16: 10.0, 32: 5.0}) == 16
+
+
+def test_calibrate_without_probe_uses_the_numpy_replica(monkeypatch):
+    from workbench.hw import calibrate as cal
+
+    seen = {}
+
+    def probe(hw, quick):
+        seen["cores"] = hw.matrix_engine.cores
+        return {
+            "tile_issue_s": 3e-6,
+            "kernel_launch_s": 7e-6,
+            "vector_flops_per_s": 1e9,
+            "notes": ("probe",),
+        }
+
+    hw = cal.calibrate(quick=True, progress=False, engine=probe)
+    assert seen == {"cores": 1}
+    assert hw.overheads.tile_issue_s == 3e-6
+    assert hw.overheads.kernel_launch_s == 7e-6
+    assert hw.vector_flops("fp32") == 1e9

@@ -133,6 +133,9 @@ def test_validate_quick_json_has_the_contract_keys(capsys, monkeypatch):
     assert out["backend"] == "numpy"
     assert out["hardware"] == "teaching"
     assert len(out["kernels"]) >= 6
+    assert out["blas_threads"] == 1
+    assert isinstance(out["class_mismatches"], list)
+    assert set(out["median_abs_pct_error_by_kind"]) == {k["kind"] for k in out["kernels"]}
     for k in out["kernels"]:
         assert {
             "name",
@@ -140,7 +143,13 @@ def test_validate_quick_json_has_the_contract_keys(capsys, monkeypatch):
             "measured_s",
             "abs_pct_error",
             "predicted_bottleneck",
+            "measured_bottleneck",
+            "class_match",
         } <= k.keys()
+        assert k["measured_bottleneck"] in ("overhead", "bandwidth", "compute")
+        assert k["abs_pct_error"] == pytest.approx(
+            100 * abs(k["predicted_s"] - k["measured_s"]) / k["measured_s"]
+        )
 
 
 @pytest.mark.parametrize(
@@ -148,6 +157,7 @@ def test_validate_quick_json_has_the_contract_keys(capsys, monkeypatch):
     [
         (["validate", "--backend", "tpu", "--quick"], "unknown"),
         (["validate", "--hardware", "missing/host.yaml", "--quick"], "no such file"),
+        (["validate", "--blas-threads", "-1", "--quick"], "--blas-threads"),
     ],
 )
 def test_validate_bad_input_exits_2_with_one_line(capsys, argv, msg):
@@ -155,3 +165,45 @@ def test_validate_bad_input_exits_2_with_one_line(capsys, argv, msg):
     err = capsys.readouterr().err
     assert msg in err
     assert err.count("\n") == 1
+
+
+def _host(issue_s: float):
+    hw = HW.model_copy(deep=True)
+    data = hw.model_dump()
+    data["overheads"]["tile_issue_s"] = issue_s
+    data["matrix_engine"]["cores"] = 1
+    data["overheads"]["kernel_launch_s"] = 1e-10
+    return type(hw).model_validate(data)
+
+
+def test_tile_issue_cost_makes_tiny_forced_tiles_slower():
+    from workbench.cost.search import schedule
+    from workbench.options import TileOverride
+
+    hw = _host(2e-6)
+    kernel = lower(_graph(256, 256, 256), hw, OPTS)[0]
+    native = hw.matrix_engine.native_tile_m
+    tiny = MapOptions(
+        dtype="fp32", tiles=(TileOverride(pattern="*", m=native, n=native, k=native),)
+    )
+    large = MapOptions(dtype="fp32", tiles=(TileOverride(pattern="*", m=256, n=256, k=256),))
+    t_tiny = schedule(kernel, hw, tiny)[1]
+    t_large = schedule(kernel, hw, large)[1]
+    assert t_tiny.total_s > t_large.total_s
+    # The issue term is what separates them: without it the tiny tiles are not that much slower.
+    base = _host(0.0)
+    gap0 = schedule(kernel, base, tiny)[1].total_s - schedule(kernel, base, large)[1].total_s
+    assert t_tiny.total_s - t_large.total_s > gap0 + 1e-6
+
+
+def test_measured_class_rules():
+    from workbench.tuning.validate import measured_class
+
+    hw = _host(1e-6)
+    kernel = _kernel()
+    launch = hw.overheads.kernel_launch_s
+    assert measured_class(kernel, hw, launch + 1e-5, steps=10) == "overhead"
+    slowest = min(m.bandwidth_bytes_per_s for m in hw.memory)
+    mem = kernel.bytes / slowest
+    assert measured_class(kernel, hw, launch + 1.5 * mem, steps=0) == "bandwidth"
+    assert measured_class(kernel, hw, launch + 10 * mem + 1.0, steps=0) == "compute"
