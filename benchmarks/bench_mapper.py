@@ -22,9 +22,9 @@ from workbench.models import build_graph
 from workbench.options import MapOptions
 
 CASES = [
-    ("llama2-7b prefill b1 s2048", dict(model="llama2-7b", phase="prefill", seq=2048)),
-    ("llama2-7b decode b1 c2048", dict(model="llama2-7b", phase="decode", context=2048)),
-    ("resnet50 b1 224", dict(model="resnet50")),
+    ("llama2-7b prefill b1 s2048", {"model": "llama2-7b", "phase": "prefill", "seq": 2048}),
+    ("llama2-7b decode b1 c2048", {"model": "llama2-7b", "phase": "decode", "context": 2048}),
+    ("resnet50 b1 224", {"model": "resnet50"}),
 ]
 
 

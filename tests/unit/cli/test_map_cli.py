@@ -110,7 +110,7 @@ def test_list_fusion_rules(capsys):
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(capsys, argv, needle):
-    code, out, err = run(capsys, *argv)
+    code, _out, err = run(capsys, *argv)
     assert code == 2
     assert needle in err
     assert err.count("\n") == 1
