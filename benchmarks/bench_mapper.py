@@ -56,19 +56,24 @@ def bench_models(repeats: int) -> None:
 
 def bench_cli(repeats: int) -> None:
     def run():
-        subprocess.run([sys.executable, "-m", "workbench", "map"], check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [sys.executable, "-m", "workbench", "map"], check=True, stdout=subprocess.DEVNULL
+        )
 
     s = _median(run, max(1, repeats // 2))
     base = _median(lambda: subprocess.run([sys.executable, "-c", "pass"], check=True), 3)
-    print(f"cold `workbench map` process: {s:.3f} s (python startup alone {base:.3f} s); "
-          "goal < 1 s")
+    print(
+        f"cold `workbench map` process: {s:.3f} s (python startup alone {base:.3f} s); goal < 1 s"
+    )
 
 
 def bench_candidates(repeats: int) -> None:
     hw = load_hardware("h100-sxm")
-    kernels = [k for k in lower(build_graph("llama2-7b", seq=2048), hw, MapOptions())
-               if k.gemm is not None or k.attention is not None][:8]
+    kernels = [
+        k
+        for k in lower(build_graph("llama2-7b", seq=2048), hw, MapOptions())
+        if k.gemm is not None or k.attention is not None
+    ][:8]
     total = sum(mapspace_size(k, hw, MapOptions()) for k in kernels)
 
     def search():
@@ -76,8 +81,10 @@ def bench_candidates(repeats: int) -> None:
             rank(k, hw, MapOptions(), k=1)
 
     s = _median(search, repeats)
-    print(f"mapspace search: {total} candidates over {len(kernels)} kernels in {s * 1e3:.1f} ms "
-          f"= {total / s / 1e6:.2f} M candidates/s on one core; goal >= 5 M/s")
+    print(
+        f"mapspace search: {total} candidates over {len(kernels)} kernels in {s * 1e3:.1f} ms "
+        f"= {total / s / 1e6:.2f} M candidates/s on one core; goal >= 5 M/s"
+    )
 
 
 def main() -> None:

@@ -9,7 +9,8 @@ import pytest
 import workbench
 
 MODULES = sorted(
-    m.name for m in pkgutil.walk_packages(workbench.__path__, "workbench.")
+    m.name
+    for m in pkgutil.walk_packages(workbench.__path__, "workbench.")
     if not m.name.endswith("__main__")
 )
 

@@ -15,11 +15,16 @@ def _run(*argv):
     return subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False)
 
 
-@pytest.mark.skipif(shutil.which("ruff") is None and not (Path(sys.executable).parent / "ruff")
-                    .exists(), reason="ruff is not installed")
+@pytest.mark.skipif(
+    shutil.which("ruff") is None and not (Path(sys.executable).parent / "ruff").exists(),
+    reason="ruff is not installed",
+)
 def test_ruff_check_and_format():
-    ruff = str(Path(sys.executable).parent / "ruff") if (Path(sys.executable).parent / "ruff") \
-        .exists() else "ruff"
+    ruff = (
+        str(Path(sys.executable).parent / "ruff")
+        if (Path(sys.executable).parent / "ruff").exists()
+        else "ruff"
+    )
     lint = _run(ruff, "check", *PATHS)
     assert lint.returncode == 0, lint.stdout[-3000:]
     fmt = _run(ruff, "format", "--check", *PATHS)
