@@ -34,6 +34,9 @@ class CheckResult:
     hint: str = ""
 
     def __repr__(self) -> str:
+        if self.got is None and not self.passed:
+            # NOTE: an untouched stub (``answer = None``) must not reveal the expected value.
+            return f"{self.name}: no answer yet (replace None in the exercise cell)"
         mark = "correct" if self.passed else "not yet"
         text = f"{self.name}: {mark} (expected {self.expected!r}, got {self.got!r})"
         return text if self.passed or not self.hint else f"{text}; hint: {self.hint}"

@@ -20,30 +20,32 @@ __all__ = [
 ]
 
 
-def operator_table(*ops: Op) -> pd.DataFrame:
+def operator_table(*ops: Op, **named: Op) -> pd.DataFrame:
     """One row per operator: FLOPs, compulsory bytes and arithmetic intensity.
 
     Args:
-        *ops: IR operators (``Linear``, ``Attention``, ``Conv2d``...).
+        *ops: IR operators (``Linear``, ``Attention``, ``Conv2d``...), labelled by their name.
+        **named: More operators, labelled by the keyword (``prefill=op_a, decode=op_b``).
 
     Returns:
-        A frame indexed by op name with columns ``kind``, ``flops`` (FLOP), ``bytes_read`` and
+        A frame indexed by label with columns ``kind``, ``flops`` (FLOP), ``bytes_read`` and
         ``bytes_written`` (bytes), ``intensity`` (FLOP per byte moved, rounded to 0.01).
 
     >>> op = Linear(name="fc", inputs=("x",), tokens=(4,), in_features=8, out_features=8)
     >>> int(operator_table(op).loc["fc", "flops"])
     512
     """
+    labelled = [(op.name, op) for op in ops] + list(named.items())
     rows = [
         {
-            "op": op.name,
+            "op": label,
             "kind": op.kind,
             "flops": op.flops,
             "bytes_read": op.bytes_read,
             "bytes_written": op.bytes_written,
             "intensity": round(op.flops / (op.bytes_read + op.bytes_written), 2),
         }
-        for op in ops
+        for label, op in labelled
     ]
     return pd.DataFrame(rows).set_index("op")
 

@@ -15,6 +15,7 @@ __all__ = [
     "check_decode_floor",
     "check_ridge_point",
     "hardware_table",
+    "memory_table",
 ]
 
 
@@ -48,6 +49,30 @@ def hardware_table(names: tuple[str, ...] | None = None, *, dtype: str = "bf16")
             }
         )
     return pd.DataFrame(rows).set_index("hardware")
+
+
+def memory_table(hardware_name: str = "h100-sxm") -> pd.DataFrame:
+    """The memory levels of a profile, innermost first.
+
+    Args:
+        hardware_name: Profile name.
+
+    Returns:
+        A frame indexed by level with ``kind``, ``scope``, ``capacity_bytes`` (bytes),
+        ``bandwidth_tb_per_s`` (1e12 bytes/s) and ``energy_pj_per_byte`` (picojoules per byte).
+    """
+    rows = [
+        {
+            "level": level.name,
+            "kind": level.kind,
+            "scope": level.scope,
+            "capacity_bytes": level.capacity_bytes,
+            "bandwidth_tb_per_s": level.bandwidth_bytes_per_s / 1e12,
+            "energy_pj_per_byte": level.energy_pj_per_byte,
+        }
+        for level in hardware(hardware_name).memory
+    ]
+    return pd.DataFrame(rows).set_index("level")
 
 
 def bound_table(

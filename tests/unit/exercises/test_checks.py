@@ -144,3 +144,12 @@ def test_format_table_weight_only_helps_decode():
     table = lesson05.format_table()
     assert table.loc["int4 weight-only", "offchip_gb"] < table.loc["bf16", "offchip_gb"]
     assert table.loc["bf16", "speedup"] == 1.0
+
+
+def test_untouched_stub_does_not_reveal_the_answer():
+    result = lesson01.check_linear_flops(
+        None, tokens=2, in_features=3, out_features=4, strict=False
+    )
+    assert not result.passed
+    assert "no answer yet" in repr(result)
+    assert "24" not in repr(result)
