@@ -75,7 +75,9 @@ def jupyterlab(playwright_api, tmp_path_factory):
                 "@jupyterlab/apputils-extension:notification": {
                     "fetchNews": "false",
                     "checkForUpdates": False,
-                }
+                },
+                # NOTE: never write the executed lesson (with its outputs) back into the repo.
+                "@jupyterlab/docmanager-extension:plugin": {"autosave": False},
             }
         )
     )
