@@ -44,7 +44,7 @@ def gemm_mapping(
     """
     op = Linear(name="gemm", inputs=("a",), tokens=(m,), in_features=k, out_features=n, dtype=dtype)
     graph = Graph(name=f"gemm {m}x{n}x{k}", ops=(op,))
-    tiles = ()
+    tiles: tuple[TileOverride, ...] = ()
     if tile is not None:
         tiles = (TileOverride(pattern="gemm", m=tile[0], n=tile[1], k=tile_k, split_k=1),)
     return map_model(graph, hardware(hardware_name), MapOptions(tiles=tiles))
