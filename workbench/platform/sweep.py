@@ -75,13 +75,13 @@ def grid(
     phases: Sequence[str] = ("prefill",),
 ) -> tuple[SweepPoint, ...]:
     """The full cartesian product of the axes, hardware outermost."""
-    for name, axis in (("batch", batches), ("seq", seqs)):
-        if not axis or any(int(v) < 1 for v in axis):
-            raise WorkbenchError(f"sweep: --{name} values must be positive integers, got {axis}")
-    for name, axis in (("hardware", hardware), ("model", models), ("dtype", dtypes),
-                       ("phase", phases)):  # fmt: skip
-        if not axis:
-            raise WorkbenchError(f"sweep: give at least one --{name}")
+    for label, ints in (("batch", batches), ("seq", seqs)):
+        if not ints or any(int(v) < 1 for v in ints):
+            raise WorkbenchError(f"sweep: --{label} values must be positive integers, got {ints}")
+    for label, words in (("hardware", hardware), ("model", models), ("dtype", dtypes),
+                         ("phase", phases)):  # fmt: skip
+        if not words:
+            raise WorkbenchError(f"sweep: give at least one --{label}")
     bad = [p for p in phases if p not in ("prefill", "decode")]
     if bad:
         raise WorkbenchError(f"sweep: --phase must be prefill or decode, got {bad[0]!r}")

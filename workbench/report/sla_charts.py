@@ -7,7 +7,7 @@ Inputs are the library's own records (:class:`workbench.serving.LoadPoint`,
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import altair as alt
 import pandas as pd
@@ -72,11 +72,13 @@ def latency_throughput_chart(
         base = alt.Chart(kdf).encode(x="throughput:Q", y="latency_ms:Q")
         layers += [base.mark_point(shape="diamond", size=160, filled=True, color="black"),
                    base.mark_text(dy=-14, fontWeight="bold").encode(text="label:N")]  # fmt: skip
-    return alt.layer(*layers).properties(
+    chart = alt.layer(
+        *layers,
         title=title or f"latency against throughput (SLA {sla_s * 1e3:g} ms, p99 {metric})",
         width=460,
         height=280,
     )
+    return cast("alt.LayerChart", chart)
 
 
 def _rows_frame(rows: Sequence[Any]) -> pd.DataFrame:
