@@ -12,10 +12,12 @@ from __future__ import annotations
 import dataclasses
 import html
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from workbench._format import fmt_time
 from workbench.errors import WorkbenchError
 from workbench.mapper import ModelMapping, map_model
 from workbench.options import FUSION_RULES
@@ -25,9 +27,10 @@ from workbench.review.triage import TriageReport, triage
 
 __all__ = ["SHEET_COLUMNS", "review_markdown", "review_pack", "review_sections", "write_review"]
 
-#: Mapping-sheet columns shown in the pack.
+#: Mapping-sheet columns shown in the pack (identical layers grouped, display units).
 SHEET_COLUMNS = (
     "kernel",
+    "count",
     "layer_type",
     "engine",
     "dtype",
@@ -36,11 +39,32 @@ SHEET_COLUMNS = (
     "sram_use",
     "tile_source",
     "fusion",
-    "time_s",
-    "share",
+    "time_each",
+    "share_total",
     "bottleneck",
     "expected_bottleneck",
 )
+
+
+def _grouped_sheet(mapping: ModelMapping) -> list[dict[str, Any]]:
+    """Sheet rows with identical layers merged (``layers.*.x``), times and shares for display.
+
+    Kernels of one group share their mapping (same signature, cached schedule), so the first
+    row stands for the group; ``share_total`` sums the group's share of the step time.
+    """
+    groups: dict[str, dict[str, Any]] = {}
+    for row in sheet_rows(mapping):
+        key = re.sub(r"\.(\d+)\.", ".*.", row["kernel"])
+        g = groups.get(key)
+        if g is None:
+            g = groups[key] = {**row, "kernel": key, "count": 0, "share_sum": 0.0}
+        g["count"] += 1
+        g["share_sum"] += row["share"]
+    for g in groups.values():
+        g["time_each"] = fmt_time(g["time_s"])
+        g["share_total"] = f"{g['share_sum']:.1%}"
+        g["sram_use"] = f"{g['sram_use']:.0%}"
+    return list(groups.values())
 
 
 def _cell(v: Any) -> str:
@@ -119,8 +143,9 @@ def _tables(mapping: ModelMapping, report: TriageReport) -> list[tuple[str, list
     return [
         ("Summary", summary, tuple(summary[0])),
         (
-            "Mapping sheet: tiling assumptions, fusion plan, expected bottleneck class",
-            sheet_rows(m),
+            "Mapping sheet: tiling assumptions, fusion plan, expected bottleneck class "
+            "(identical layers grouped; every kernel is in `workbench map --format csv`)",
+            _grouped_sheet(m),
             SHEET_COLUMNS,
         ),
         (
