@@ -93,7 +93,7 @@ def layer_type_bars(mapping: ModelMapping) -> alt.HConcatChart:
             ],
         )
         .transform_calculate(part_order=f"indexof({list(TIME_PARTS)!r}, datum.part)")
-        .properties(width=320, height=30 * max(len(order), 2), title="Time by layer type")
+        .properties(width=260, height=30 * max(len(order), 2), title="Time by layer type")
     )
     mfu = (
         alt.Chart(data)
@@ -105,7 +105,7 @@ def layer_type_bars(mapping: ModelMapping) -> alt.HConcatChart:
             y=alt.Y("layer_type:N", sort=order, title=None),
             tooltip=["layer_type:N", alt.Tooltip("mfu_pct:Q", title="MFU (%)", format=".1f")],
         )
-        .properties(width=200, height=30 * max(len(order), 2), title="MFU by layer type")
+        .properties(width=150, height=30 * max(len(order), 2), title="MFU by layer type")
     )
     return alt.hconcat(stacked, mfu)
 

@@ -186,10 +186,14 @@ def roofline(mapping: ModelMapping, levels: Sequence[str] | None = None) -> alt.
     ridge = with_values(ridge_t, [r for r in roofs if r["ridge"]])
     kernels = with_values(kernels_t, points)
     meta = mapping.graph.meta_dict()
+    length = (
+        f"context {meta.get('context')}" if meta.get("phase") == "decode"
+        else f"seq {meta['seq']}" if meta.get("seq") else ""
+    )  # fmt: skip
     title = alt.Title(
         f"Roofline: {mapping.graph.name} on {hw.name}",
-        subtitle=f"{meta.get('phase', '')} batch {meta.get('batch', '')} seq {meta.get('seq', '')}"
-        f" {mapping.dtype}; {sum(p['count'] for p in points)} of {len(mapping.kernels)} kernels"
+        subtitle=f"{meta.get('phase', '')} batch {meta.get('batch', '')} {length} "
+        f"{mapping.dtype}; {sum(p['count'] for p in points)} of {len(mapping.kernels)} kernels"
         " have FLOPs and off-chip bytes",
     )
     return alt.layer(roof, ridge, kernels, title=title).properties(width=520, height=340)
