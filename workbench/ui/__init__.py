@@ -4,7 +4,8 @@ Each panel is a class with a Python API that tests drive without a browser; add 
 """
 
 from workbench.ui.explorer import MappingExplorer
+from workbench.ui.platform_panel import LatencyPanel
 from workbench.ui.tiling_lab import TilingLab
 from workbench.ui.triage_panel import TriagePanel
 
-__all__: list[str] = ["MappingExplorer", "TilingLab", "TriagePanel"]
+__all__: list[str] = ["LatencyPanel", "MappingExplorer", "TilingLab", "TriagePanel"]
