@@ -51,7 +51,8 @@ def _javascript_bundle() -> str:
     """Vega, Vega-Lite and Vega-Embed bundled into one script (globals ``vegaEmbed`` ...)."""
     import vl_convert
 
-    return vl_convert.javascript_bundle(vl_version=_vl_version())
+    # NOTE: the snippet argument is optional at run time (its stub says otherwise).
+    return vl_convert.javascript_bundle(vl_version=_vl_version())  # type: ignore[call-arg]
 
 
 def _write_atomic(path: Path, data: bytes) -> None:

@@ -61,7 +61,7 @@ def tile_chart(tiling: Tiling, cost: Cost) -> alt.HConcatChart:
         .mark_bar()
         .encode(
             x=alt.X("MB:Q", title="bytes moved (MB)"),
-            y=alt.Y("level:N", sort=[t["level"] for t in traffic], title="memory level"),
+            y=alt.Y("level:N", sort=[str(t["level"]) for t in traffic], title="memory level"),
             tooltip=["level:N", alt.Tooltip("MB:Q", format=".4g")],
         )
     )

@@ -134,4 +134,4 @@ def bandwidth_lens(
         subtitle=f"band: >= {saturation:.0%} of peak bandwidth (saturated: queueing makes the "
         "tail latency erratic)",
     )
-    return alt.layer(band, line, dots, text, title=title).properties(width=460, height=300)
+    return alt.LayerChart(layer=[band, line, dots, text], title=title, width=460, height=300)

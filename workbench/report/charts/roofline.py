@@ -196,4 +196,4 @@ def roofline(mapping: ModelMapping, levels: Sequence[str] | None = None) -> alt.
         f"{mapping.dtype}; {sum(p['count'] for p in points)} of {len(mapping.kernels)} kernels"
         " have FLOPs and off-chip bytes",
     )
-    return alt.layer(roof, ridge, kernels, title=title).properties(width=520, height=340)
+    return alt.LayerChart(layer=[roof, ridge, kernels], title=title, width=520, height=340)

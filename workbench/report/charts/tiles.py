@@ -107,7 +107,7 @@ def _panel(rows: list[dict[str, Any]], field: str, title: str) -> alt.LayerChart
         .mark_text(text="spills", color="white", fontSize=10)
         .encode(x=x, y=y)
     )
-    return alt.layer(cells, spills).properties(width=220, height=220, title=title)
+    return alt.LayerChart(layer=[cells, spills], width=220, height=220, title=title)
 
 
 def tile_heatmap(rows: Iterable[Mapping[str, Any]]) -> alt.LayerChart | alt.HConcatChart:
