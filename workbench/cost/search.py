@@ -89,10 +89,45 @@ def _score_gemm(kernel: Kernel, hw: Hardware, ms: GemmMapspace) -> Scored:
         padded = np.broadcast_to(2.0 * p.batch * p.m * p.n * p.k, np.shape(padded))
         t_k = t_k * (padded / np.maximum(ms.padded_flops, 1))
     t_tile = ms.k_iters * (t_k + issue) + issue + (lat + t_l) + rows * cols * p.c_bytes / bw_core
-    pipeline = ms.waves * t_tile
+    pipeline = ms.waves * t_tile + _gather_s(kernel, hw)
     compute = padded / (peak_core * cores)
     sc = _finish(kernel, hw, ms.traffic, compute, pipeline, ms.fits)
     return _with_issue(sc, ms.waves * (ms.k_iters + 1) * issue)
+
+
+def _gather_s(kernel: Kernel, hw: Hardware) -> float:
+    """Host engines only: time to gather a conv's im2col A matrix once (each M tile, all K).
+
+    0 unless ``vector_unit.gather_bytes_per_s > 0`` (set by ``workbench calibrate``).
+    """
+    rate = hw.vector_unit.gather_bytes_per_s
+    p = kernel.gemm
+    if kernel.kind != "conv" or rate <= 0 or p is None or hw.overheads.tile_issue_s <= 0:
+        return 0.0
+    return p.batch * p.m * p.k * p.a_bytes / rate
+
+
+def vector_class(kernel: Kernel) -> str:
+    """The engine's class of a vector kernel: layernorm, rmsnorm, softmax, reduce, elementwise.
+
+    Read from the kernel's kind and the op kind lowering names in ``engine_reason``
+    (``"<OpKind> runs on the vector unit"``); used to look up a host's per-class effective rate
+    (:attr:`~workbench.hw.schema.VectorUnit.kernel_flops_per_s`).
+    """
+    if kernel.kind == "elementwise":
+        return "elementwise"
+    head = kernel.engine_reason.split(" ", 1)[0].lower()
+    return {"pool": "reduce", "attention": "softmax"}.get(head, head)
+
+
+def _vector_rate(kernel: Kernel, hw: Hardware, cls: str | None = None) -> float:
+    """Vector FLOP/s for ``kernel``: a host's per-class rate when calibrated, else the peak."""
+    rates = hw.vector_unit.kernel_flops_per_s
+    if rates and hw.overheads.tile_issue_s > 0:
+        rate = rates.get(cls or vector_class(kernel))
+        if rate:
+            return rate
+    return hw.vector_flops(kernel.dtype)
 
 
 def _score_attention(kernel: Kernel, hw: Hardware, ms) -> Scored:
@@ -111,6 +146,12 @@ def _score_attention(kernel: Kernel, hw: Hardware, ms) -> Scored:
     # unit per score) sits between the two GEMMs of a block; it is not overlapped with them
     # (FlashAttention-2 style), so a block costs matmul + softmax time.
     t_sm = ms.br * ms.bc * (1.0 / (sfu / cores) + 5.0 / vec_core)
+    block_issue = hw.overheads.attention_block_issue_s
+    host = hw.overheads.tile_issue_s > 0 and block_issue > 0
+    if host:
+        # NOTE: calibrated host: the online softmax's passes (max, subtract, exp, sum per
+        # score) run at the engine's measured softmax rate (5 FLOPs per score).
+        t_sm = ms.br * ms.bc * 5.0 / (_vector_rate(kernel, hw, "softmax") / cores)
     t_l = 2.0 * ms.bc * p.head_dim * p.kv_bytes / bw_core
     if hw.overheads.tile_issue_s > 0:
         # NOTE: software-scheduled host: library calls run the exact (edge) block, not the
@@ -124,8 +165,20 @@ def _score_attention(kernel: Kernel, hw: Hardware, ms) -> Scored:
     longest = ms.max_blocks * t_block
     pipeline = np.maximum(per_core, longest) + 2 * lat
     compute = ms.padded_flops / (peak_core * cores)
-    sc = _finish(kernel, hw, ms.traffic, compute, pipeline, ms.fits)
     issue = hw.overheads.tile_issue_s
+    if host:
+        # NOTE: calibrated host (GPU/TPU unchanged): the engine runs every head of a
+        # (query tile, KV block) pair in one step, so fixed costs are per engine block and per
+        # query tile, not per head block.
+        bh = p.batch * p.heads
+        engine_blocks = ms.blocks / bh
+        q_tiles = ms.items / (bh * ms.split)
+        issue_s = engine_blocks * block_issue + q_tiles * hw.overheads.attention_qtile_issue_s
+        pipeline = ms.blocks * (t_block - issue) / active + issue_s + 2 * lat
+        compute = np.minimum(compute, float(kernel.matmul_flops) / (peak_core * cores))
+        sc = _finish(kernel, hw, ms.traffic, compute, pipeline, ms.fits)
+        return _with_issue(sc, issue_s)
+    sc = _finish(kernel, hw, ms.traffic, compute, pipeline, ms.fits)
     return _with_issue(sc, np.maximum(ms.blocks / active, ms.max_blocks) * issue)
 
 
@@ -133,7 +186,7 @@ def _score_rows(kernel: Kernel, hw: Hardware, ms) -> Scored:
     cores = hw.matrix_engine.cores
     util = np.minimum(1.0, ms.tiles / cores)
     flops = kernel.flops if kernel.engine != "matrix" else kernel.vector_flops
-    compute = flops / (hw.vector_flops(kernel.dtype) * util)
+    compute = flops / (_vector_rate(kernel, hw) * util)
     # NOTE: assumption: one core can draw up to 4x its fair share of a level's bandwidth.
     bw_util = np.minimum(1.0, 4.0 * ms.tiles / cores)
     traffic = ms.traffic
@@ -281,22 +334,50 @@ def _cost(
     )
     cls, evidence = classify(kernel, tiling, cost, hw)
     issue_s = float(np.broadcast_to(sc.issue_s, sc.key.shape)[i])
-    mem_s = max((s for _, s in mem), default=0.0)
-    if (
-        issue_s > 0
-        and cls not in ("capacity", "overhead", "sync")
-        and issue_s > max(compute, mem_s, exec_s - issue_s)
-    ):
+    if hw.overheads.tile_issue_s > 0 and cls not in ("capacity", "sync"):
         # NOTE: only software-scheduled hosts (tile_issue_s > 0) reach here.
-        cls, evidence = (
-            "overhead",
-            (
-                f"overhead-bound: issuing tile steps from software takes {issue_s * 1e6:.3g} us of "
-                f"{exec_s * 1e6:.3g} us execution (compute {compute * 1e6:.3g} us, memory "
-                f"{mem_s * 1e6:.3g} us; {tiling.tiles} tiles, tile {tiling.shape})"
-            ),
-        )
+        cls, evidence = host_class(kernel, hw, total, launch_s + issue_s)
     return _with_class(cost, cls, evidence)
+
+
+def home_level(kernel: Kernel, hw: Hardware):
+    """The innermost cache or DRAM level whose capacity holds all of the kernel's bytes."""
+    levels = [m for m in hw.memory if m.kind != "register"]
+    return next((m for m in levels if m.capacity_bytes >= kernel.bytes), levels[-1])
+
+
+def host_class(kernel: Kernel, hw: Hardware, total_s: float, fixed_s: float) -> tuple[str, str]:
+    """Bottleneck class on a software-scheduled host, from a time split (seconds).
+
+    The host runs one library call after another, so time is a sum, not a max of overlapped
+    parts: ``fixed_s`` (launch and issued steps) is overhead; of the rest (work), moving the
+    kernel's bytes at the copy rate of the level its footprint fits in is bandwidth. The class
+    is ``overhead`` when the fixed part is at least the work, else ``bandwidth:<level>`` when
+    moving takes at least half the work, else ``compute``. Validation applies the same split to
+    measured times (:func:`workbench.tuning.validate.measured_class`).
+
+    Args:
+        kernel: The kernel.
+        hw: A host profile (``overheads.tile_issue_s > 0``).
+        total_s: Its total time, seconds.
+        fixed_s: Its fixed software cost, seconds.
+
+    Returns:
+        ``(class, evidence sentence)``.
+    """
+    work = max(total_s - fixed_s, 0.0)
+    lvl = home_level(kernel, hw)
+    moving = kernel.bytes / lvl.bandwidth_bytes_per_s
+    figures = (
+        f"fixed {fixed_s * 1e6:.3g} us (launch and issued tile steps), work {work * 1e6:.3g} us, "
+        f"moving {kernel.bytes / 1e6:.3g} MB at {lvl.name} {lvl.bandwidth_bytes_per_s / 1e9:.3g}"
+        f" GB/s {moving * 1e6:.3g} us"
+    )
+    if fixed_s >= work:
+        return "overhead", f"overhead-bound on the host: {figures}"
+    if moving >= 0.5 * work:
+        return f"bandwidth:{lvl.name}", f"{lvl.name}-bandwidth-bound on the host: {figures}"
+    return "compute", f"compute-bound on the host: {figures}"
 
 
 def _with_class(cost: Cost, cls: str, evidence: str) -> Cost:

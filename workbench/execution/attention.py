@@ -167,61 +167,79 @@ def attention_fused(
     scale = xp.float32(1.0 / math.sqrt(d) if scale is None else scale)
     offset = lk - lq
     heads = b * hkv * group
+    # NOTE: (B*Hkv, Lkv, D) views; a query tile of every head of a KV group is one
+    # (group * q_tile, D) matrix, so each block is one batched matmul per KV head.
+    k3 = kg.reshape(b * hkv, lk, d)
+    v3 = vg.reshape(b * hkv, lk, d)
+    k_t = xp.ascontiguousarray(k3.swapaxes(-1, -2))  # (B*Hkv, D, Lkv): BLAS-friendly K^T
     out = xp.empty_like(qg)
     for i, q0 in enumerate(range(0, lq, q_tile)):
         q1 = min(q0 + q_tile, lq)
-        q_t = qg[..., q0:q1, :] * scale
-        m = xp.full((*q_t.shape[:-1], 1), -xp.inf, dtype=xp.float32)
-        l_sum = xp.zeros_like(m)
-        acc = xp.zeros_like(q_t)
+        tq = q1 - q0
+        q_t = (qg[..., q0:q1, :] * scale).reshape(b * hkv, group * tq, d)
         last_key = q1 - 1 + offset if causal else lk - 1
+        state: tuple[Any, Any, Any] | None = None
+        biases: dict[tuple[int, int, int], Any] = {}
         for j, k0 in enumerate(range(0, last_key + 1, kv_tile)):
             k1 = min(k0 + kv_tile, lk)
             t0 = tile_start(trace, bk)
-            m, l_sum = _online_step(
-                q_t,
-                kg[..., k0:k1, :],
-                vg[..., k0:k1, :],
-                m,
-                l_sum,
-                acc,
-                (q0, k0, offset) if causal else None,
-                xp,
-            )
-            qt, kt = q1 - q0, k1 - k0
+            # NOTE: keys k0..k1-1 are all visible to query q0 when k1 - 1 <= q0 + offset.
+            masked = causal and k1 - 1 > q0 + offset
+            mask = None
+            if masked:
+                key = (q0 + offset - k0, tq, k1 - k0)
+                if key not in biases:
+                    biases[key] = _block_bias(tq, group, q0 + offset, k0, k1, xp)
+                mask = biases[key]
+            state = _online_step(q_t, k_t[..., k0:k1], v3[:, k0:k1], state, mask, xp)
             tile_stop(
                 trace,
                 bk,
                 t0,
                 kernel="attention.fused",
                 tile_index=(i, j),
-                bytes_touched=4 * heads * (qt * d + 2 * kt * d),
-                flops=4 * heads * qt * kt * d,
+                bytes_touched=4 * heads * (tq * d + 2 * (k1 - k0) * d),
+                flops=4 * heads * tq * (k1 - k0) * d,
             )
-        out[..., q0:q1, :] = acc / l_sum
+        assert state is not None  # NOTE: every query sees key 0 (Lq <= Lkv), so >= 1 block ran
+        acc, _, l_sum = state
+        acc /= l_sum
+        out[..., q0:q1, :] = acc.reshape(b, hkv, group, tq, d)
     return out.reshape(b, hkv * group, lq, d)
 
 
+def _block_bias(tq: int, group: int, first_query: int, k0: int, k1: int, xp: Any) -> Any:
+    """(group * tq, k1 - k0) float32 additive mask: -inf where key > the query's position."""
+    rows = xp.arange(first_query, first_query + tq)[:, None]
+    bias = xp.where(xp.arange(k0, k1)[None, :] > rows, xp.float32(-xp.inf), xp.float32(0.0))
+    bias = bias.astype(xp.float32)
+    return xp.tile(bias, (group, 1)) if group > 1 else bias
+
+
 def _online_step(
-    q_t: Any,
-    k_t: Any,
-    v_t: Any,
-    m: Any,
-    l_sum: Any,
-    acc: Any,
-    causal_at: tuple[int, int, int] | None,
-    xp: Any,
-) -> tuple[Any, Any]:
-    """One KV tile of the online softmax; updates ``acc`` in place, returns (m, l)."""
-    s = xp.matmul(q_t, k_t.swapaxes(-1, -2))
-    if causal_at is not None:
-        _mask(s, *causal_at, xp)
-    m_new = xp.maximum(m, s.max(axis=-1, keepdims=True))
-    # NOTE: a row whose keys so far are all masked has m_new = -inf; use 0 so exp gives 0, not nan.
-    m_safe = xp.where(m_new == -xp.inf, xp.float32(0.0), m_new)
-    s -= m_safe
+    q_t: Any, k_t: Any, v_t: Any, state: tuple[Any, Any, Any] | None, mask: Any, xp: Any
+) -> tuple[Any, Any, Any]:
+    """One KV block of the online softmax on (acc, m, l); ``acc`` is updated in place.
+
+    ``mask`` is the block's additive causal mask (0 or -inf), None for a fully visible block.
+
+    The first block of a query tile (``state`` None) starts the statistics; later blocks
+    rescale them by ``exp(m - m_new)``. Every row has a finite maximum: key 0 is visible to
+    every query under the KV-cache causal convention, and the first block holds it.
+    """
+    s = xp.matmul(q_t, k_t)
+    if mask is not None:
+        s += mask
+    m_blk = s.max(axis=-1, keepdims=True)
+    if state is None:
+        s -= m_blk
+        xp.exp(s, out=s)
+        return xp.matmul(s, v_t), m_blk, s.sum(axis=-1, keepdims=True)
+    acc, m, l_sum = state
+    m_new = xp.maximum(m, m_blk)
+    s -= m_new
     xp.exp(s, out=s)
-    corr = xp.exp(m - m_safe)
+    corr = xp.exp(m - m_new)
     acc *= corr
     acc += xp.matmul(s, v_t)
-    return m_new, l_sum * corr + s.sum(axis=-1, keepdims=True)
+    return acc, m_new, l_sum * corr + s.sum(axis=-1, keepdims=True)

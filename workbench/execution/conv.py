@@ -32,7 +32,7 @@ from workbench.execution.gemm import (
 from workbench.execution.quant import round_to_format
 from workbench.execution.trace import Trace, tile_start, tile_stop
 
-__all__ = ["conv2d", "conv_output_size"]
+__all__ = ["conv2d", "conv_output_size", "im2col_tile", "window_view"]
 
 
 def conv_output_size(size: int, kernel: int, stride: int, padding: int, dilation: int) -> int:
@@ -73,6 +73,29 @@ def _windows(
         shape = (*head_shape, cg, r, s)
         strides = (*head_strides, sc, sh * dilation[0], sw * dilation[1])
     return xp.lib.stride_tricks.as_strided(xpad, shape=shape, strides=strides)
+
+
+def im2col_tile(view: Any, m0: int, m1: int, xp: Any) -> Any:
+    """Gather output pixels ``m0:m1`` of a window view (N, P, Q, G, *red) as (G, tm, K_gemm).
+
+    This is the im2col step the engine runs once per pixel tile (a copy of ``G x tm x K_gemm``
+    elements); calibration times it to give the host's ``gather_bytes_per_s``.
+    """
+    p, q, groups = view.shape[1], view.shape[2], view.shape[3]
+    idx = xp.arange(m0, m1)
+    a = view[idx // (p * q), (idx // q) % p, idx % q]  # (tm, G, *red)
+    return xp.ascontiguousarray(a.reshape(m1 - m0, groups, -1).transpose(1, 0, 2))
+
+
+def window_view(
+    x: Any, rs: tuple[int, int], padding: tuple[int, int], stride: tuple[int, int], xp: Any
+) -> Any:
+    """Pad an NHWC input and return its (N, P, Q, 1, R, S, C) window view (for calibration)."""
+    pads = ((0, 0), (padding[0],) * 2, (padding[1],) * 2, (0, 0))
+    xpad = xp.ascontiguousarray(xp.pad(x, pads))
+    p = conv_output_size(x.shape[1], rs[0], stride[0], padding[0], 1)
+    q = conv_output_size(x.shape[2], rs[1], stride[1], padding[1], 1)
+    return _windows(xpad, "nhwc", rs, (p, q), stride, (1, 1), 1, xp)
 
 
 def _check(x: Any, w: Any, layout: str, groups: int) -> None:
@@ -214,9 +237,7 @@ def _implicit_gemm(
     wa, wb, wc = OPERAND_BYTES[dtype]
     for i, m0 in enumerate(range(0, m_total, tile_m)):
         m1 = min(m0 + tile_m, m_total)
-        idx = xp.arange(m0, m1)
-        a = view[idx // (p * q), (idx // q) % p, idx % q]  # (tm, G, *red): im2col of this tile
-        a = xp.ascontiguousarray(a.reshape(m1 - m0, groups, k_gemm).transpose(1, 0, 2))
+        a = im2col_tile(view, m0, m1, xp)
         for j, n0 in enumerate(range(0, kg, tile_n)):
             n1 = min(n0 + tile_n, kg)
             t0 = tile_start(trace, bk)

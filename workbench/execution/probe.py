@@ -28,7 +28,9 @@ from typing import Any
 
 import numpy as np
 
+from workbench.execution.attention import attention_fused
 from workbench.execution.backend import Backend, resolve_backend, sync
+from workbench.execution.conv import im2col_tile, window_view
 from workbench.execution.run import execute, make_inputs, tiled_gemm
 from workbench.hw.schema import Hardware
 from workbench.ir import ops as O
@@ -120,7 +122,17 @@ VECTOR_PROBES: tuple[tuple[str, Callable[[], Graph]], ...] = (
     ("softmax 160x512", lambda: _row("softmax", 160, 512)),
     ("gelu 320x320", lambda: _chain(320, 320, ("gelu",))),
     ("add+relu 224x448", lambda: _chain(224, 448, ("add", "relu"))),
+    ("silu*y 96x1280", lambda: _chain(96, 1280, ("silu", "mul"))),
 )
+#: Probe name's first word -> vector class of the cost model.
+VECTOR_CLASS = {
+    "layernorm": "layernorm",
+    "rmsnorm": "rmsnorm",
+    "softmax": "softmax",
+    "gelu": "elementwise",
+    "add+relu": "elementwise",
+    "silu*y": "elementwise",
+}
 
 
 def _vector_rates(
@@ -135,6 +147,43 @@ def _vector_rates(
             t = _best_time(run, bk, repeats)
             rates[name] = kernel.flops / max(t - launch - issue, 0.1 * t)
     return rates
+
+
+def _class_rates(rates: dict[str, float]) -> dict[str, float]:
+    """Per-class rates (the cost model's :func:`~workbench.cost.search.vector_class` names)."""
+    by_class: dict[str, list[float]] = {}
+    for name, rate in rates.items():
+        by_class.setdefault(VECTOR_CLASS[name.split()[0]], []).append(rate)
+    return {cls: statistics.median(v) for cls, v in by_class.items()}
+
+
+def _rand(bk: Backend, *shape: int) -> Any:
+    return bk.xp.asarray(np.random.default_rng(1).standard_normal(shape, dtype=np.float32))
+
+
+def _attention_figures(bk: Backend, repeats: int) -> dict[str, float]:
+    """Fused-attention block-step and query-tile costs, seconds.
+
+    One head, head dim 8, 8x8 tiles (arithmetic negligible): ``A`` 64 queries x 64 keys (8 query
+    tiles, 64 blocks), ``B`` 64 x 8 (8 tiles, 8 blocks), ``C`` 8 x 8 (1 tile, 1 block). Block
+    step = (A - B) / 56; query tile = (B - C) / 7 less a block step.
+    """
+
+    def fused(lq: int, lk: int) -> float:
+        q, k = _rand(bk, 1, 1, lq, 8), _rand(bk, 1, 1, lk, 8)
+        run = functools.partial(attention_fused, q, k, k, q_tile=8, kv_tile=8, backend=bk)
+        return _best_time(run, bk, repeats)
+
+    a, b, c = fused(64, 64), fused(64, 8), fused(8, 8)
+    block = max((a - b) / 56, 0.0)
+    return {"block": block, "qtile": max((b - c) / 7 - block, 0.0)}
+
+
+def _gather_rate(bk: Backend, repeats: int) -> float:
+    """im2col bytes/s: the engine's per-tile gather of 128 pixels of a 3x3 conv over 20x20x24."""
+    view = window_view(_rand(bk, 1, 20, 20, 24), (3, 3), (1, 1), (1, 1), bk.xp)
+    t = _best_time(lambda: im2col_tile(view, 0, 128, bk.xp), bk, repeats)
+    return 128 * 9 * 24 * 4 / t
 
 
 def probe_engine(
@@ -159,11 +208,27 @@ def probe_engine(
     rates = _vector_rates(hw, bk, launch, issue, repeats)
     vector = statistics.median(rates.values())
     per = ", ".join(f"{k} {v / 1e9:.3g}" for k, v in rates.items())
+    classes = _class_rates(rates)
+    att = _attention_figures(bk, repeats)
+    gather = _gather_rate(bk, repeats)
+    per_class = ", ".join(f"{k} {v / 1e9:.3g}" for k, v in classes.items())
     return {
         "tile_issue_s": issue,
         "kernel_launch_s": launch,
         "vector_flops_per_s": vector,
+        "kernel_flops_per_s": classes,
+        "gather_bytes_per_s": gather,
+        "attention_block_issue_s": att["block"],
+        "attention_qtile_issue_s": att["qtile"],
         "notes": (
+            f"vector rate per class GFLOP/s ({per_class}): median of that class's probes "
+            "(the online softmax inside fused attention uses the softmax rate)",
+            f"attention block step {att['block'] * 1e6:.3g} us, query tile "
+            f"{att['qtile'] * 1e6:.3g} us: attention_fused, 1 head, d 8, 8x8 tiles at "
+            "64x64, 64x8 and 8x8 (queries x keys): (A - B) / 56 blocks and (B - C) / 7 tiles "
+            "less a block",
+            f"im2col gather {gather / 1e9:.3g} GB/s: the engine's gather of 128 pixels of a "
+            "3x3 conv over a 20x20x24 NHWC input (bytes written / best time)",
             f"tile issue {issue * 1e6:.3g} us: the engine's tiled GEMM at 64^3 with 8x8x8 "
             f"tiles ({bk.name}), best of {repeats} / (64 tiles x (8 K-steps + 1 store))",
             f"kernel launch {launch * 1e6:.3g} us: execute() of a one-tile 8x8x8 GEMM kernel "

@@ -103,11 +103,28 @@ class VectorUnit(_Model):
         ge=0,
         description="Whole-chip rate of transcendental ops (exp, rsqrt) per second; 0 = same as the fp32 vector rate.",
     )
+    kernel_flops_per_s: dict[str, float] = Field(
+        default_factory=dict,
+        description="Software-scheduled hosts: effective FLOP/s (library FLOP convention) of the execution engine's vector kernels per class (layernorm, rmsnorm, softmax, reduce, elementwise; fused attention's online softmax uses softmax), measured by calibration; a class not listed uses peak_flops_per_s. Empty on hardware.",
+    )
+    gather_bytes_per_s: float = Field(
+        default=0.0,
+        ge=0,
+        description="Software-scheduled hosts: bytes/s at which the engine gathers an im2col tile for a convolution (bytes written); 0 = implicit-GEMM addressing costs nothing extra (hardware).",
+    )
 
     @field_validator("peak_flops_per_s")
     @classmethod
     def _check_peaks(cls, v: dict[str, float]) -> dict[str, float]:
         return _dtype_map(v)
+
+    @field_validator("kernel_flops_per_s")
+    @classmethod
+    def _check_kernel_rates(cls, v: dict[str, float]) -> dict[str, float]:
+        bad = [k for k, r in v.items() if not r > 0]
+        if bad:
+            raise ValueError(f"kernel_flops_per_s: rates must be > 0 ({', '.join(bad)})")
+        return v
 
 
 class MemoryLevel(_Model):
@@ -170,6 +187,16 @@ class Overheads(_Model):
         default=0.0,
         ge=0,
         description="Cost to issue one tile step (one K-step of one tile, one row tile) from software, seconds: 0 where hardware schedules tiles (GPUs, NPUs); the per-call dispatch of a NumPy tile on a CPU host.",
+    )
+    attention_block_issue_s: float = Field(
+        default=0.0,
+        ge=0,
+        description="Software-scheduled hosts: fixed cost of one fused-attention KV block step (all heads of the block, its library calls) beyond its arithmetic, seconds; 0 = tile_issue_s per head block (hardware: 0).",
+    )
+    attention_qtile_issue_s: float = Field(
+        default=0.0,
+        ge=0,
+        description="Software-scheduled hosts: fixed cost of one fused-attention query tile (statistics set-up, first block, normalise and store) beyond its arithmetic, seconds; 0 = none.",
     )
 
 

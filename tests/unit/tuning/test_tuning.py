@@ -197,13 +197,30 @@ def test_tile_issue_cost_makes_tiny_forced_tiles_slower():
 
 
 def test_measured_class_rules():
-    from workbench.tuning.validate import measured_class
+    from workbench.cost.search import home_level
+    from workbench.tuning.validate import CLASS_MARGIN, measured_class
 
     hw = _host(1e-6)
     kernel = _kernel()
-    launch = hw.overheads.kernel_launch_s
-    assert measured_class(kernel, hw, launch + 1e-5, steps=10) == "overhead"
-    slowest = min(m.bandwidth_bytes_per_s for m in hw.memory)
-    mem = kernel.bytes / slowest
-    assert measured_class(kernel, hw, launch + 1.5 * mem, steps=0) == "bandwidth"
-    assert measured_class(kernel, hw, launch + 10 * mem + 1.0, steps=0) == "compute"
+    mem = kernel.bytes / home_level(kernel, hw).bandwidth_bytes_per_s
+    # fixed cost far above the work: overhead
+    assert measured_class(kernel, hw, 1e-5, fixed_s=0.9e-5) == "overhead"
+    # no fixed cost, moving the bytes takes the whole time: bandwidth
+    assert measured_class(kernel, hw, mem, fixed_s=0.0) == "bandwidth"
+    # work ten times the moving time: compute
+    assert measured_class(kernel, hw, 10 * mem, fixed_s=0.0) == "compute"
+    # within the margin of a threshold both classes are accepted, the picked one first
+    assert measured_class(kernel, hw, 2 * mem * 1.1, fixed_s=0.0) == "compute|bandwidth"
+    assert measured_class(kernel, hw, 10 * mem, fixed_s=10 * mem / 2.1) == "compute|overhead"
+    assert CLASS_MARGIN > 1
+
+
+def test_host_class_uses_the_same_split():
+    from workbench.cost.search import home_level, host_class
+
+    hw = _host(1e-6)
+    kernel = _kernel()
+    mem = kernel.bytes / home_level(kernel, hw).bandwidth_bytes_per_s
+    assert host_class(kernel, hw, 1e-5, 0.9e-5)[0] == "overhead"
+    assert host_class(kernel, hw, mem, 0.0)[0].startswith("bandwidth:")
+    assert host_class(kernel, hw, 10 * mem, 0.0)[0] == "compute"
