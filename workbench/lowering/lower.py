@@ -297,27 +297,18 @@ def _unfused_attention(
         "notes": base["notes"],
     }
     append = op.bytes_written - op.output_tensor().nbytes
-    qk = Kernel(
-        **common,
-        name=f"{op.name}.qk",
-        kind="gemm",
-        engine=engine,
-        engine_reason=reason,
-        gemm=GemmProblem(
-            batch=bh,
-            m=p.q_len,
-            n=p.kv_len,
-            k=p.head_dim,
-            a_bytes=eb,
-            b_bytes=p.kv_bytes,
-            c_bytes=eb,
-            b_is_weight=False,
-        ),
-        flops=pairs_flops,
-        matmul_flops=pairs_flops,
-        bytes_read=q_bytes + kv_bytes,
-        bytes_written=s_bytes + round(append * eb / _eb(op.dtype)),
-    )
+
+    def gemm(suffix: str, n: int, k: int, read: int, written: int) -> Kernel:
+        problem = GemmProblem(batch=bh, m=p.q_len, n=n, k=k, a_bytes=eb, b_bytes=p.kv_bytes,
+                              c_bytes=eb, b_is_weight=False)  # fmt: skip
+        return Kernel(
+            **common, name=f"{op.name}.{suffix}", kind="gemm", engine=engine,
+            engine_reason=reason, gemm=problem, flops=pairs_flops, matmul_flops=pairs_flops,
+            bytes_read=read, bytes_written=written,
+        )  # fmt: skip
+
+    qk = gemm("qk", p.kv_len, p.head_dim, q_bytes + kv_bytes,
+              s_bytes + round(append * eb / _eb(op.dtype)))  # fmt: skip
     sm_flops = 6 * bh * op.score_pairs
     sm = Kernel(
         **common,
@@ -331,27 +322,7 @@ def _unfused_attention(
         bytes_read=s_bytes,
         bytes_written=s_bytes,
     )
-    pv = Kernel(
-        **common,
-        name=f"{op.name}.pv",
-        kind="gemm",
-        engine=engine,
-        engine_reason=reason,
-        gemm=GemmProblem(
-            batch=bh,
-            m=p.q_len,
-            n=p.head_dim,
-            k=p.kv_len,
-            a_bytes=eb,
-            b_bytes=p.kv_bytes,
-            c_bytes=eb,
-            b_is_weight=False,
-        ),
-        flops=pairs_flops,
-        matmul_flops=pairs_flops,
-        bytes_read=s_bytes + kv_bytes,
-        bytes_written=q_bytes,
-    )
+    pv = gemm("pv", p.head_dim, p.kv_len, s_bytes + kv_bytes, q_bytes)
     return [qk, sm, pv]
 
 
