@@ -90,21 +90,30 @@ def _score_gemm(kernel: Kernel, hw: Hardware, ms: GemmMapspace) -> Scored:
         t_k = t_k * (padded / np.maximum(ms.padded_flops, 1))
     t_tile = ms.k_iters * (t_k + issue) + issue + (lat + t_l) + rows * cols * p.c_bytes / bw_core
     pipeline = ms.waves * t_tile + _gather_s(kernel, hw)
+    issue_s = ms.waves * (ms.k_iters + 1) * issue
+    if issue > 0 and p.batch > 1:
+        # NOTE: software-scheduled host: the engine runs every batch entry (head, conv group)
+        # of an output tile in one library call, so tile steps are issued once per tile of
+        # the (m, n) grid, not once per batch entry.
+        issue_s = issue_s / p.batch
+        pipeline = pipeline - ms.waves * (ms.k_iters + 1) * issue + issue_s
     compute = padded / (peak_core * cores)
     sc = _finish(kernel, hw, ms.traffic, compute, pipeline, ms.fits)
-    return _with_issue(sc, ms.waves * (ms.k_iters + 1) * issue)
+    return _with_issue(sc, issue_s)
 
 
 def _gather_s(kernel: Kernel, hw: Hardware) -> float:
-    """Host engines only: time to gather a conv's im2col A matrix once (each M tile, all K).
+    """Host engines only: a conv's set-up plus gathering its im2col A matrix once, seconds.
 
-    0 unless ``vector_unit.gather_bytes_per_s > 0`` (set by ``workbench calibrate``).
+    The engine gathers each M tile's A rows (all K) once; 0 unless the host profile has
+    ``vector_unit.gather_bytes_per_s`` / ``overheads.conv_setup_s`` (``workbench calibrate``).
     """
     rate = hw.vector_unit.gather_bytes_per_s
     p = kernel.gemm
-    if kernel.kind != "conv" or rate <= 0 or p is None or hw.overheads.tile_issue_s <= 0:
+    if kernel.kind != "conv" or p is None or hw.overheads.tile_issue_s <= 0:
         return 0.0
-    return p.batch * p.m * p.k * p.a_bytes / rate
+    gather = p.batch * p.m * p.k * p.a_bytes / rate if rate > 0 else 0.0
+    return gather + hw.overheads.conv_setup_s
 
 
 def vector_class(kernel: Kernel) -> str:
@@ -156,7 +165,13 @@ def _score_attention(kernel: Kernel, hw: Hardware, ms) -> Scored:
     if hw.overheads.tile_issue_s > 0:
         # NOTE: software-scheduled host: library calls run the exact (edge) block, not the
         # padded tile; the true matrix work replaces the padded one (GPU/TPU: unchanged).
+        # A calibrated host engine computes whole visible blocks (the causal mask is applied
+        # to computed scores), so there only the ragged edges are not work.
         true = float(kernel.matmul_flops) / np.maximum(ms.padded_flops, 1)
+        if host:
+            true = (p.q_len / (-(-p.q_len // ms.br) * ms.br)) * (
+                p.kv_len / (-(-p.kv_len // ms.bc) * ms.bc)
+            )
         t_mm, t_sm = t_mm * np.minimum(true, 1.0), t_sm * np.minimum(true, 1.0)
     work = t_mm + t_sm
     hidden = np.maximum(np.maximum(work, t_l), lat / np.maximum(ms.stages - 1, 1))
@@ -175,7 +190,7 @@ def _score_attention(kernel: Kernel, hw: Hardware, ms) -> Scored:
         q_tiles = ms.items / (bh * ms.split)
         issue_s = engine_blocks * block_issue + q_tiles * hw.overheads.attention_qtile_issue_s
         pipeline = ms.blocks * (t_block - issue) / active + issue_s + 2 * lat
-        compute = np.minimum(compute, float(kernel.matmul_flops) / (peak_core * cores))
+        compute = compute * np.minimum(true, 1.0)
         sc = _finish(kernel, hw, ms.traffic, compute, pipeline, ms.fits)
         return _with_issue(sc, issue_s)
     sc = _finish(kernel, hw, ms.traffic, compute, pipeline, ms.fits)

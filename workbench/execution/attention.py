@@ -171,7 +171,7 @@ def attention_fused(
     # (group * q_tile, D) matrix, so each block is one batched matmul per KV head.
     k3 = kg.reshape(b * hkv, lk, d)
     v3 = vg.reshape(b * hkv, lk, d)
-    k_t = xp.ascontiguousarray(k3.swapaxes(-1, -2))  # (B*Hkv, D, Lkv): BLAS-friendly K^T
+    k_t = k3.swapaxes(-1, -2)  # NOTE: a view; BLAS reads it transposed (a copy costs more)
     out = xp.empty_like(qg)
     for i, q0 in enumerate(range(0, lq, q_tile)):
         q1 = min(q0 + q_tile, lq)

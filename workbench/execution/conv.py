@@ -75,6 +75,22 @@ def _windows(
     return xp.lib.stride_tricks.as_strided(xpad, shape=shape, strides=strides)
 
 
+def _pad(x: Any, padding: tuple[int, int], nhwc: bool, xp: Any) -> Any:
+    """Zero-pad the spatial axes into a new contiguous array (cheaper than ``xp.pad``)."""
+    ph, pw = padding
+    if ph == 0 and pw == 0:
+        return xp.ascontiguousarray(x)
+    if nhwc:
+        n, h, w, c = x.shape
+        out = xp.zeros((n, h + 2 * ph, w + 2 * pw, c), dtype=x.dtype)
+        out[:, ph : ph + h, pw : pw + w, :] = x
+    else:
+        n, c, h, w = x.shape
+        out = xp.zeros((n, c, h + 2 * ph, w + 2 * pw), dtype=x.dtype)
+        out[:, :, ph : ph + h, pw : pw + w] = x
+    return out
+
+
 def im2col_tile(view: Any, m0: int, m1: int, xp: Any) -> Any:
     """Gather output pixels ``m0:m1`` of a window view (N, P, Q, G, *red) as (G, tm, K_gemm).
 
@@ -91,8 +107,7 @@ def window_view(
     x: Any, rs: tuple[int, int], padding: tuple[int, int], stride: tuple[int, int], xp: Any
 ) -> Any:
     """Pad an NHWC input and return its (N, P, Q, 1, R, S, C) window view (for calibration)."""
-    pads = ((0, 0), (padding[0],) * 2, (padding[1],) * 2, (0, 0))
-    xpad = xp.ascontiguousarray(xp.pad(x, pads))
+    xpad = _pad(x, padding, True, xp)
     p = conv_output_size(x.shape[1], rs[0], stride[0], padding[0], 1)
     q = conv_output_size(x.shape[2], rs[1], stride[1], padding[1], 1)
     return _windows(xpad, "nhwc", rs, (p, q), stride, (1, 1), 1, xp)
@@ -222,9 +237,8 @@ def _implicit_gemm(
     q = conv_output_size(wd, s, stride[1], padding[1], dilation[1])
     if p <= 0 or q <= 0:
         raise ExecutionError(f"conv2d: output would be empty ({p}x{q}) for input {h}x{wd}")
-    pads = ((0, 0), (padding[0],) * 2, (padding[1],) * 2, (0, 0))
     x_q, w_q = prepare_gemm_inputs(x, w, dtype, xp)
-    xpad = xp.ascontiguousarray(xp.pad(x_q, pads if nhwc else (pads[0], pads[3], *pads[1:3])))
+    xpad = _pad(x_q, padding, nhwc, xp)
     view = _windows(xpad, layout, (r, s), (p, q), stride, dilation, groups, xp)
     # Weight as (G, K_gemm, Kg) with the reduction order of the view.
     wg = w_q.reshape(groups, kg, cg, r, s)

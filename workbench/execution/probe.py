@@ -179,6 +179,27 @@ def _attention_figures(bk: Backend, repeats: int) -> dict[str, float]:
     return {"block": block, "qtile": max((b - c) / 7 - block, 0.0)}
 
 
+def _conv_setup_s(hw: Hardware, bk: Backend, launch: float, issue: float, repeats: int) -> float:
+    """execute() of a one-tile 1x1 conv over 2x2x8 (padding 1) less launch and two steps, s."""
+    graph = Graph(
+        name="probe",
+        ops=(
+            O.Conv2d(
+                name="conv", inputs=("img",), batch=1, in_channels=8, height=2, width=2,
+                out_channels=8, kernel_h=1, kernel_w=1, stride=1, padding=1, dtype=_F,
+                layout="NHWC",
+            ),
+        ),
+    )  # fmt: skip
+    kernel = map_model(graph, hw, MapOptions(dtype=_F)).kernels[-1].kernel
+    g = kernel.gemm
+    assert g is not None
+    tiling = Tiling(tile_m=g.m, tile_n=g.n, tile_k=g.k)
+    inputs = make_inputs(kernel, 0, bk, graph=graph)
+    t = _best_time(lambda: execute((kernel, tiling), inputs, graph=graph, backend=bk), bk, repeats)
+    return max(t - launch - 2 * issue, 0.0)
+
+
 def _gather_rate(bk: Backend, repeats: int) -> float:
     """im2col bytes/s: the engine's per-tile gather of 128 pixels of a 3x3 conv over 20x20x24."""
     view = window_view(_rand(bk, 1, 20, 20, 24), (3, 3), (1, 1), (1, 1), bk.xp)
@@ -211,6 +232,7 @@ def probe_engine(
     classes = _class_rates(rates)
     att = _attention_figures(bk, repeats)
     gather = _gather_rate(bk, repeats)
+    conv_setup = _conv_setup_s(hw, bk, launch, issue, repeats)
     per_class = ", ".join(f"{k} {v / 1e9:.3g}" for k, v in classes.items())
     return {
         "tile_issue_s": issue,
@@ -220,6 +242,7 @@ def probe_engine(
         "gather_bytes_per_s": gather,
         "attention_block_issue_s": att["block"],
         "attention_qtile_issue_s": att["qtile"],
+        "conv_setup_s": conv_setup,
         "notes": (
             f"vector rate per class GFLOP/s ({per_class}): median of that class's probes "
             "(the online softmax inside fused attention uses the softmax rate)",
@@ -229,6 +252,8 @@ def probe_engine(
             "less a block",
             f"im2col gather {gather / 1e9:.3g} GB/s: the engine's gather of 128 pixels of a "
             "3x3 conv over a 20x20x24 NHWC input (bytes written / best time)",
+            f"conv set-up {conv_setup * 1e6:.3g} us: execute() of a one-tile 1x1 conv over "
+            "2x2x8 (padding 1) less the kernel launch and two issued steps",
             f"tile issue {issue * 1e6:.3g} us: the engine's tiled GEMM at 64^3 with 8x8x8 "
             f"tiles ({bk.name}), best of {repeats} / (64 tiles x (8 K-steps + 1 store))",
             f"kernel launch {launch * 1e6:.3g} us: execute() of a one-tile 8x8x8 GEMM kernel "

@@ -472,6 +472,7 @@ def _profile(
             "tile_issue_s": float(engine_figures["tile_issue_s"]),
             "attention_block_issue_s": float(engine_figures.get("attention_block_issue_s", 0.0)),
             "attention_qtile_issue_s": float(engine_figures.get("attention_qtile_issue_s", 0.0)),
+            "conv_setup_s": float(engine_figures.get("conv_setup_s", 0.0)),
         },
         "power": {
             "tdp_w": 15.0 * threads,
@@ -551,7 +552,7 @@ def best_of(profiles: list[Hardware]) -> Hardware:
         for i, lvl in enumerate(base.memory)
     ]
     fixed = ("kernel_launch_s", "graph_launch_s", "barrier_s", "tile_issue_s",
-             "attention_block_issue_s", "attention_qtile_issue_s")  # fmt: skip
+             "attention_block_issue_s", "attention_qtile_issue_s", "conv_setup_s")  # fmt: skip
     oh = base.overheads.model_copy(
         update={f: min(getattr(h.overheads, f) for h in profiles) for f in fixed}
     )

@@ -193,6 +193,11 @@ class Overheads(_Model):
         ge=0,
         description="Software-scheduled hosts: fixed cost of one fused-attention KV block step (all heads of the block, its library calls) beyond its arithmetic, seconds; 0 = tile_issue_s per head block (hardware: 0).",
     )
+    conv_setup_s: float = Field(
+        default=0.0,
+        ge=0,
+        description="Software-scheduled hosts: fixed cost of a convolution kernel's input and weight preparation (padding, window view, weight reshape, output layout) beyond the kernel launch, seconds; 0 = none (hardware).",
+    )
     attention_qtile_issue_s: float = Field(
         default=0.0,
         ge=0,

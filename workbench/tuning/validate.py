@@ -200,8 +200,13 @@ def _fixed_s(km: KernelMapping, hw: Hardware, calls: int, events: int) -> float:
             + events * oh.attention_block_issue_s
             + (q_tiles * oh.attention_qtile_issue_s)
         )
-    if km.kernel.gemm is not None and km.kernel.kind == "gemm":
-        steps = calls + km.tiling.tiles
+    g = km.kernel.gemm
+    if g is not None and km.kernel.kind == "gemm":
+        # K-step calls plus one store per (m, n) tile; batch entries share a call
+        steps = calls + km.tiling.tiles // max(g.batch, 1)
+    elif g is not None and km.kernel.kind == "conv":
+        steps = calls * (-(-g.k // km.tiling.tile_k) + 1)
+        return oh.kernel_launch_s + oh.conv_setup_s + steps * oh.tile_issue_s
     else:
         steps = calls * max(1, km.tiling.passes)
     return oh.kernel_launch_s + steps * oh.tile_issue_s
