@@ -9,7 +9,7 @@ from workbench.tuning.validate import validate
 
 def main() -> None:
     """Print the suite's table, per-kind medians, and class mismatches."""
-    report = validate(backend="numpy", progress=False, repeats=5, rounds=3)
+    report = validate(backend="numpy", progress=False, repeats=3, rounds=5)
     print(report.table())
     print(f"median_abs_pct_error {report.median_abs_pct_error:.1f}%")
     print(f"class_mismatches {len(report.class_mismatches)}: {', '.join(report.class_mismatches)}")

@@ -1,9 +1,12 @@
 """Predicted vs measured on this machine: map a suite of small kernels, run them, compare.
 
-Every kernel of every suite graph is mapped on the host profile (``workbench calibrate``, with
-the engine probe, best of ``rounds`` calibration rounds), run tile by tile exactly as mapped on
-the backend and timed: ``rounds`` passes over the whole suite, each timing every kernel
-``repeats`` times, so one kernel's samples are spread over the run. ``measured_s`` is the best
+Every kernel of every suite graph is mapped on the host profile (``workbench calibrate`` with
+the engine probe, or the profile given), run tile by tile exactly as mapped on the backend and
+timed: ``rounds`` passes over the whole suite, each timing every kernel ``repeats`` times, so a
+kernel's samples are spread over the run. Without a given profile each round starts with a quick
+calibration, so calibration and measurement share the machine's load over the run; the
+prediction of each kernel's executed tiling is then made on the rounds' merged profile
+(:func:`workbench.hw.calibrate.best_of`). ``measured_s`` is the best
 sample, as calibration keeps each micro-benchmark's best (other processes on a shared machine
 only add time, and the prediction is built from best-case figures); the median is reported
 beside it. The error of one kernel is ``|predicted - measured| / measured``. Calibration and
@@ -30,9 +33,10 @@ from __future__ import annotations
 
 import functools
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from workbench.cost.model import Cost
 from workbench.cost.search import home_level
 from workbench.execution.backend import Backend, resolve_backend
 from workbench.execution.errors import ExecutionError
@@ -43,6 +47,8 @@ from workbench.execution.trace import Trace
 from workbench.hw.schema import Hardware
 from workbench.lowering.kernel import Kernel
 from workbench.mapper import KernelMapping, map_model
+from workbench.options import MapOptions, TileOverride
+from workbench.scheduling.tiling import Tiling
 from workbench.tuning._suite import suite
 from workbench.tuning.autotune import progress_bar
 
@@ -269,22 +275,29 @@ def validate(
     if repeats < 1 or rounds < 1:
         raise ExecutionError(f"validate: repeats {repeats} and rounds {rounds} must be >= 1")
     with blas_threads(threads):
-        hw = hw or host_profile(rounds)
+        profiles = [hw] if hw is not None else [_calibrate()]
         bk = resolve_backend(backend)
         runs = []
         for case, build, options in suite(quick):
             graph = build()
-            kernels = map_model(graph, hw, options).kernels
+            kernels = map_model(graph, profiles[0], options).kernels
             for km in kernels:
                 name = case if len(kernels) == 1 else f"{case}: {km.kernel.name}"
-                runs.append(_Run(name, graph, km, bk))
+                runs.append(_Run(name, graph, km, bk, options))
         samples: list[list[float]] = [[] for _ in runs]
         with progress_bar(rounds * len(runs), "validate", progress) as bar:
             for r in range(rounds):
+                if r > 0 and hw is None:
+                    profiles.append(_calibrate())
                 for run, acc in zip(runs, samples, strict=True):
                     acc.extend(run.time(repeats, warmup=1 if r == 0 else 0))
                     bar.update()
-        checks = [run.check(hw, acc) for run, acc in zip(runs, samples, strict=True)]
+        repredict = hw is None
+        if hw is None:
+            from workbench.hw.calibrate import best_of
+
+            hw = best_of(profiles)
+        checks = [run.check(hw, acc, repredict) for run, acc in zip(runs, samples, strict=True)]
     return ValidationReport(
         hardware=hw.name,
         backend=bk.name,
@@ -294,11 +307,43 @@ def validate(
     )
 
 
+def _calibrate() -> Hardware:
+    from workbench.execution.probe import probe_engine
+    from workbench.hw.calibrate import calibrate
+
+    return calibrate(quick=True, progress=False, engine=probe_engine)
+
+
+def _same_tiling(a: Tiling, b: Tiling) -> bool:
+    keys = ("tile_m", "tile_n", "tile_k", "split_k", "raster", "passes")
+    return all(getattr(a, k) == getattr(b, k) for k in keys)
+
+
+def _repredict(km: KernelMapping, graph: Any, hw: Hardware, options: MapOptions) -> Cost:
+    """The cost of the tiling that ran, predicted on ``hw`` (the merged profile).
+
+    The tiling is forced; when the search cannot be made to return the same tiling, the cost
+    predicted on the first round's profile (that chose it) is kept.
+    """
+    t = km.tiling
+    forced = TileOverride(
+        pattern=km.kernel.name, m=t.tile_m, n=t.tile_n, k=t.tile_k, split_k=t.split_k,
+        stages=t.stages,
+    )  # fmt: skip
+    opts = replace(options, tiles=(forced, *options.tiles))
+    for other in map_model(graph, hw, opts).kernels:
+        if other.kernel.name == km.kernel.name and _same_tiling(other.tiling, t):
+            return other.cost
+    return km.cost
+
+
 class _Run:
     """One suite kernel prepared for timing: inputs made, executed once (tiles counted)."""
 
-    def __init__(self, name: str, graph: Any, km: KernelMapping, bk: Backend) -> None:
-        self.name, self.graph, self.km, self.bk = name, graph, km, bk
+    def __init__(
+        self, name: str, graph: Any, km: KernelMapping, bk: Backend, options: MapOptions
+    ) -> None:
+        self.name, self.graph, self.km, self.bk, self.options = name, graph, km, bk, options
         self.inputs = make_inputs(km.kernel, 0, bk, graph=graph)
         trace = Trace()
         ran = execute(km, self.inputs, graph=graph, backend=bk, trace=trace)
@@ -317,8 +362,9 @@ class _Run:
         )
         return m.samples
 
-    def check(self, hw: Hardware, samples: list[float]) -> KernelCheck:
-        k, cost = self.km.kernel, self.km.cost
+    def check(self, hw: Hardware, samples: list[float], repredict: bool) -> KernelCheck:
+        k = self.km.kernel
+        cost = _repredict(self.km, self.graph, hw, self.options) if repredict else self.km.cost
         best = min(samples)
         meas_cls = measured_class(k, hw, best, _fixed_s(self.km, hw, self.calls, self.events))
         return KernelCheck(
