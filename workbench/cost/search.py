@@ -88,6 +88,8 @@ def _score_gemm(kernel: Kernel, hw: Hardware, ms: GemmMapspace) -> Scored:
         # issues its K-steps and one epilogue/store step.
         padded = np.broadcast_to(2.0 * p.batch * p.m * p.n * p.k, np.shape(padded))
         t_k = t_k * (padded / np.maximum(ms.padded_flops, 1))
+        call = np.cbrt(rows * cols * np.minimum(ms.tk, p.k))  # a cube of the same work
+        t_k = t_k * _call_slowdown(hw, call)
     t_tile = ms.k_iters * (t_k + issue) + issue + (lat + t_l) + rows * cols * p.c_bytes / bw_core
     pipeline = ms.waves * t_tile + _gather_s(kernel, hw)
     issue_s = ms.waves * (ms.k_iters + 1) * issue
@@ -100,6 +102,22 @@ def _score_gemm(kernel: Kernel, hw: Hardware, ms: GemmMapspace) -> Scored:
     compute = padded / (peak_core * cores)
     sc = _finish(kernel, hw, ms.traffic, compute, pipeline, ms.fits)
     return _with_issue(sc, issue_s)
+
+
+def _call_slowdown(hw: Hardware, side: np.ndarray) -> np.ndarray | float:
+    """Hosts: how much slower than the sustained peak one library call of ``side`` runs.
+
+    ``side`` is the edge of the cube with the call's work (the geometric mean of its m, n, k).
+    Interpolates the calibrated ``matrix_engine.call_rates`` (FLOP/s of square calls by side)
+    on a log scale; 1 when the profile has none (accelerators).
+    """
+    rates = hw.matrix_engine.call_rates
+    if not rates:
+        return 1.0
+    sides = np.log2([float(n) for n, _ in rates])
+    speed = np.array([r for _, r in rates]) / hw.peak_flops("fp32")
+    rel = np.interp(np.log2(np.maximum(side, 1)), sides, np.minimum(speed, 1.0))
+    return 1.0 / np.maximum(rel, 1e-3)
 
 
 def _gather_s(kernel: Kernel, hw: Hardware) -> float:

@@ -204,7 +204,7 @@ class _Plan:
 
 _QUICK = _Plan(
     matmul_n=(("float64", 128), ("float16", 48)),
-    tile_sides=(16, 32, 64, 128, 256),
+    tile_sides=(16, 32, 64, 128, 256, 512),
     overhead_samples=40,
     repeat=7,
     min_time_s=0.004,
@@ -212,7 +212,7 @@ _QUICK = _Plan(
 )
 _FULL = _Plan(
     matmul_n=(("float64", 768), ("float16", 192)),
-    tile_sides=(16, 32, 64, 128, 192, 256, 384),
+    tile_sides=(16, 32, 64, 128, 192, 256, 384, 512, 1024),
     overhead_samples=400,
     repeat=5,
     min_time_s=0.1,
@@ -290,7 +290,10 @@ def _progress(total: int, enabled: bool) -> Any:
 def _memory_levels(
     caches: tuple[CacheLevel, ...], bandwidths: list[float], cores: int, dram: float
 ) -> list[dict[str, object]]:
-    target = next((c for c in caches if c.level == 2 and c.per_core), caches[0])
+    # NOTE: the tiling target is the last-level cache: one NumPy tile is one BLAS call, which
+    # blocks for L1/L2 itself; the tile's operands should stay cache-resident across the K loop.
+    # With cores = 1 (tiles run one after another) that cache is the one "core's" SRAM.
+    target = caches[-1]
     levels: list[dict[str, object]] = [
         {
             "name": "registers",
@@ -307,7 +310,7 @@ def _memory_levels(
             {
                 "name": f"l{cache.level}",
                 "kind": kind,
-                "scope": "per_core" if cache.per_core else "shared",
+                "scope": "per_core" if cache.per_core or cache is target else "shared",
                 "capacity_bytes": cache.size_bytes,
                 "bandwidth_bytes_per_s": bw * (cores if cache.per_core else 1),
                 "energy_pj_per_byte": _PJ_PER_BYTE.get(cache.level, 12.5),
@@ -397,6 +400,7 @@ def calibrate(
             "clock": clock,
             "flops": flops,
             "native": native,
+            "call_rates": rates,
             "levels": _memory_levels(caches, bandwidths, 1, bandwidths[-1]),
             "variance": variance,
             "notes": (
@@ -431,6 +435,7 @@ def _profile(
     clock: float,
     flops: dict[str, float],
     native: int,
+    call_rates: dict[int, float],
     levels: list[dict[str, object]],
     engine_figures: EngineFigures,
     variance: dict[str, float],
@@ -452,6 +457,7 @@ def _profile(
             "native_tile_k": native,
             "clock_hz": clock,
             "peak_flops_per_s": {"fp32": flops["float32"], "fp16": flops["float16"]},
+            "call_rates": tuple(sorted(call_rates.items())),
         },
         "vector_unit": {
             "peak_flops_per_s": {"fp32": float(engine_figures["vector_flops_per_s"])},

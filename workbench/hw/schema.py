@@ -70,6 +70,10 @@ class MatrixEngine(_Model):
         le=1,
         description="Fraction of peak the engine sustains on a large, well-tiled GEMM (measured maximum achievable matmul FLOP/s over peak): clock and issue limits the tile model does not capture.",
     )
+    call_rates: tuple[tuple[int, float], ...] = Field(
+        default=(),
+        description="Software-scheduled hosts: achieved FLOP/s of one square library matmul call by its side, as (side, FLOP/s) pairs in increasing side; empty = every tile runs at the sustained peak.",
+    )
     cluster_size: int = Field(
         default=1,
         ge=1,

@@ -193,7 +193,11 @@ def _gemm_kernel(
         )
         kind = "conv"
     engine, reason = _engine(hw, dtype)
-    if isinstance(head, Conv2d) and head.groups > 1 and problem.n < hw.matrix_engine.native_tile_n:
+    # NOTE: a software-scheduled host (tile_issue_s > 0) hands every grouped GEMM to its BLAS
+    # library whatever its shape; an accelerator's matrix array would idle on n=1 groups.
+    hardware_tiles = hw.overheads.tile_issue_s == 0
+    narrow = problem.n < hw.matrix_engine.native_tile_n
+    if isinstance(head, Conv2d) and head.groups > 1 and narrow and hardware_tiles:
         engine = "vector"
         reason = (
             f"grouped/depthwise conv: per-group GEMM has n={problem.n} < native tile n="
