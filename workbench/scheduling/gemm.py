@@ -108,7 +108,8 @@ def _axes(p: GemmProblem, hw: Hardware, override: TileOverride | None, search: s
     else:
         tm = _sizes(me.native_tile_m, p.m, cap)
         tn = _sizes(me.native_tile_n, p.n, cap)
-        k_cap = max(128, me.native_tile_k * 2, max_tile(me.native_tile_k, hw.sram.capacity_bytes) // 2)
+        big_k = max_tile(me.native_tile_k, hw.sram.capacity_bytes) // 2
+        k_cap = max(128, me.native_tile_k * 2, big_k)
         tk = _sizes(me.native_tile_k, p.k, k_cap)
     if search == "heuristic" and override is None:
         stages, splits = np.array([2]), np.array([1])
