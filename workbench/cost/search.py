@@ -7,7 +7,7 @@ capacity-bound). :func:`rank` returns the top-k for runtime autotuning.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -37,12 +37,18 @@ class Scored:
 
     def top(self, k: int) -> np.ndarray:
         """Indices of the ``k`` best candidates, best first (ties keep mapspace order)."""
+        key = self.key.ravel()
         if k == 1:
-            return np.array([int(np.argmin(self.key))])
-        if k < self.key.size:
-            part = np.argpartition(self.key, k - 1)[:k]
-            return part[np.lexsort((part, self.key[part]))]
-        return np.argsort(self.key, kind="stable")
+            return np.array([int(np.argmin(key))])
+        if k < key.size:
+            part = np.argpartition(key, k - 1)[:k]
+            return part[np.lexsort((part, key[part]))]
+        return np.argsort(key, kind="stable")
+
+
+def _at(values: np.ndarray | float, shape: tuple[int, ...], i: int) -> float:
+    """Candidate ``i`` (a flat index) of an array that broadcasts to the mapspace ``shape``."""
+    return np.broadcast_to(values, shape).flat[i]  # type: ignore[no-any-return]
 
 
 def _peak(kernel: Kernel, hw: Hardware) -> float:
@@ -232,7 +238,6 @@ def _score_rows(kernel: Kernel, hw: Hardware, ms) -> Scored:
 
 
 def _with_issue(sc: Scored, issue_s: np.ndarray | float) -> Scored:
-    from dataclasses import replace
 
     return replace(sc, issue_s=issue_s)
 
@@ -258,7 +263,9 @@ def _mapspace(kernel: Kernel, hw: Hardware, options: MapOptions):
     override = options.tile_for(kernel.name)
     if kernel.gemm is not None:
         ms = _floor(kernel, hw, gemm_mapspace(kernel, hw, override=override, search=options.search))
-        return ms, _score_gemm(kernel, hw, ms)
+        sc = _score_gemm(kernel, hw, ms)
+        # NOTE: a decision no cost depends on leaves its axis out of the key: restore it.
+        return ms, replace(sc, key=np.broadcast_to(sc.key, ms.shape))
     if kernel.attention is not None:
         ms = attention_mapspace(kernel, hw, override=override, search=options.search)
         ms = _floor(kernel, hw, ms)
@@ -268,65 +275,66 @@ def _mapspace(kernel: Kernel, hw: Hardware, options: MapOptions):
 
 
 def _tiling(kernel: Kernel, hw: Hardware, ms, sc: Scored, i: int) -> Tiling:
-    traffic = tuple((k, float(v[i])) for k, v in ms.traffic.items())
+    sh = sc.key.shape
+    traffic = tuple((k, float(_at(v, sh, i))) for k, v in ms.traffic.items())
     common = {
         "sram_capacity_bytes": hw.sram.capacity_bytes,
         "traffic": traffic,
-        "compute_s": float(sc.compute_s[i]),
-        "pipeline_s": float(sc.pipeline_s[i]),
+        "compute_s": float(_at(sc.compute_s, sh, i)),
+        "pipeline_s": float(_at(sc.pipeline_s, sh, i)),
         "candidates": ms.size,
-        "sram_bytes": int(ms.sram_bytes[i]),
+        "sram_bytes": int(_at(ms.sram_bytes, sh, i)),
     }
     cores = hw.matrix_engine.cores
     if kernel.gemm is not None:
-        tiles, waves = int(ms.tiles[i]), int(ms.waves[i])
+        tiles, waves = int(_at(ms.tiles, sh, i)), int(_at(ms.waves, sh, i))
         return Tiling(
-            tile_m=int(ms.tm[i]),
-            tile_n=int(ms.tn[i]),
-            tile_k=int(ms.tk[i]),
-            stages=int(ms.stages[i]),
-            split_k=int(ms.split[i]),
-            raster="mn" if ms.raster[i] == 0 else "nm",
-            dataflow=GemmMapspace.dataflow_name(int(ms.dataflow[i])),
-            register_bytes=int(ms.register_bytes[i]),
+            tile_m=int(_at(ms.tm, sh, i)),
+            tile_n=int(_at(ms.tn, sh, i)),
+            tile_k=int(_at(ms.tk, sh, i)),
+            stages=int(_at(ms.stages, sh, i)),
+            split_k=int(_at(ms.split, sh, i)),
+            raster="mn" if _at(ms.raster, sh, i) == 0 else "nm",
+            dataflow=GemmMapspace.dataflow_name(int(_at(ms.dataflow, sh, i))),
+            register_bytes=int(_at(ms.register_bytes, sh, i)),
             tiles=tiles,
             waves=waves,
             wave_efficiency=tiles / (waves * cores),
-            padded_flops=int(ms.padded_flops[i]),
-            spill_bytes=float(ms.spill[i]),
+            padded_flops=int(_at(ms.padded_flops, sh, i)),
+            spill_bytes=float(_at(ms.spill, sh, i)),
             source=ms.source,
             **common,
         )
     if kernel.attention is not None:
-        items = int(ms.items[i])
+        items = int(_at(ms.items, sh, i))
         waves = -(-items // cores)
         return Tiling(
-            tile_m=int(ms.br[i]),
-            tile_n=int(ms.bc[i]),
+            tile_m=int(_at(ms.br, sh, i)),
+            tile_n=int(_at(ms.bc, sh, i)),
             tile_k=kernel.attention.head_dim,
-            stages=int(ms.stages[i]),
-            split_k=int(ms.split[i]),
-            register_bytes=int(ms.register_bytes[i]),
+            stages=int(_at(ms.stages, sh, i)),
+            split_k=int(_at(ms.split, sh, i)),
+            register_bytes=int(_at(ms.register_bytes, sh, i)),
             tiles=items,
             waves=waves,
             wave_efficiency=items / (waves * cores),
-            padded_flops=int(ms.padded_flops[i]),
-            spill_bytes=float(ms.spill[i]),
+            padded_flops=int(_at(ms.padded_flops, sh, i)),
+            spill_bytes=float(_at(ms.spill, sh, i)),
             source=ms.source,
             **common,
         )
-    tiles = int(ms.tiles[i])
+    tiles = int(_at(ms.tiles, sh, i))
     waves = -(-tiles // cores)
     return Tiling(
-        tile_m=int(ms.rows_per_tile[i]),
-        tile_n=int(ms.cols_per_tile[i]),
+        tile_m=int(_at(ms.rows_per_tile, sh, i)),
+        tile_n=int(_at(ms.cols_per_tile, sh, i)),
         tile_k=1,
-        split_k=int(ms.split[i]),
+        split_k=int(_at(ms.split, sh, i)),
         tiles=tiles,
         waves=waves,
         wave_efficiency=tiles / (waves * cores),
-        passes=int(ms.passes[i]),
-        barriers=int(ms.barriers[i]),
+        passes=int(_at(ms.passes, sh, i)),
+        barriers=int(_at(ms.barriers, sh, i)),
         padded_flops=kernel.flops,
         source="search",
         **common,
@@ -336,12 +344,13 @@ def _tiling(kernel: Kernel, hw: Hardware, ms, sc: Scored, i: int) -> Tiling:
 def _cost(
     kernel: Kernel, hw: Hardware, options: MapOptions, ms, sc: Scored, i: int, tiling: Tiling
 ) -> Cost:
-    mem = tuple((k, float(v[i])) for k, v in sc.memory_s.items())
-    exec_s = float(sc.exec_s[i])
+    sh = sc.key.shape
+    mem = tuple((k, float(_at(v, sh, i))) for k, v in sc.memory_s.items())
+    exec_s = float(_at(sc.exec_s, sh, i))
     barriers = kernel.barriers + tiling.barriers
     launch_s, sync_s = launch_and_sync(exec_s, barriers, hw, options.launch)
     total = exec_s + launch_s + sync_s
-    compute = float(sc.compute_s[i])
+    compute = float(_at(sc.compute_s, sh, i))
     stall = max(0.0, exec_s - compute)
     traffic = dict(tiling.traffic)
     e = energy(
@@ -355,7 +364,7 @@ def _cost(
     )
     cost = Cost(
         compute_s=compute,
-        pipeline_s=float(sc.pipeline_s[i]),
+        pipeline_s=float(_at(sc.pipeline_s, sh, i)),
         memory_s=mem,
         traffic=tiling.traffic,
         exec_s=exec_s,
@@ -366,7 +375,7 @@ def _cost(
         energy_j=e,
     )
     cls, evidence = classify(kernel, tiling, cost, hw)
-    issue_s = float(np.broadcast_to(sc.issue_s, sc.key.shape)[i])
+    issue_s = float(_at(sc.issue_s, sh, i))
     if hw.overheads.tile_issue_s > 0 and cls not in ("capacity", "sync"):
         # NOTE: only software-scheduled hosts (tile_issue_s > 0) reach here.
         cls, evidence = host_class(kernel, hw, total, launch_s + issue_s)
@@ -414,7 +423,6 @@ def host_class(kernel: Kernel, hw: Hardware, total_s: float, fixed_s: float) -> 
 
 
 def _with_class(cost: Cost, cls: str, evidence: str) -> Cost:
-    from dataclasses import replace
 
     return replace(cost, bottleneck=cls, evidence=evidence)
 

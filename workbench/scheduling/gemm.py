@@ -45,7 +45,10 @@ _DATAFLOWS = ("output_stationary", "weight_stationary", "input_stationary")
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GemmMapspace:
-    """Every candidate tiling of one GEMM kernel, as parallel NumPy arrays.
+    """Every candidate tiling of one GEMM kernel, as NumPy arrays that broadcast to ``shape``.
+
+    Each decision varies along its own axis of ``shape`` and every derived array depends only on
+    the axes it needs (a sparse grid); ``np.broadcast_to(x, shape).flat[i]`` is candidate ``i``.
 
     Attributes:
         tm, tn, tk, stages, split, raster, dataflow: Candidate decisions (``raster`` 0 = "mn",
@@ -58,6 +61,7 @@ class GemmMapspace:
         traffic: Level name -> bytes moved at that level.
         spill: Extra bytes from overflowing SRAM (non-zero only for forced tiles).
         source: ``search``, ``override`` or ``heuristic``.
+        shape: The mapspace's shape (one axis per decision).
     """
 
     tm: np.ndarray
@@ -77,11 +81,12 @@ class GemmMapspace:
     traffic: dict[str, np.ndarray]
     spill: np.ndarray
     source: str
+    shape: tuple[int, ...]
 
     @property
     def size(self) -> int:
         """Number of candidates."""
-        return int(self.tm.size)
+        return math.prod(self.shape)
 
     @staticmethod
     def dataflow_name(index: int) -> str:
@@ -165,13 +170,6 @@ def gemm_mapspace(
     if not fits.any() and override is None:
         source = "heuristic"
 
-    def full(x):
-        return np.broadcast_to(x, shape).ravel()
-
-    tm, tn, tk, st, sk, ra, df = (full(g) for g in grids)
-    sram, regs, fits, tiles, waves = full(sram), full(regs), full(fits), full(tiles), full(waves)
-    k_iters, padded, spill = full(k_iters), full(padded), full(spill)
-    traffic = {name: full(v) for name, v in traffic.items()}
     return GemmMapspace(
         tm=tm,
         tn=tn,
@@ -190,6 +188,7 @@ def gemm_mapspace(
         traffic=traffic,
         spill=spill,
         source=source,
+        shape=shape,
     )
 
 
