@@ -48,7 +48,7 @@ class Scored:
 
 def _at(values: np.ndarray | float, shape: tuple[int, ...], i: int) -> float:
     """Candidate ``i`` (a flat index) of an array that broadcasts to the mapspace ``shape``."""
-    return np.broadcast_to(values, shape).flat[i]  # type: ignore[no-any-return]
+    return np.broadcast_to(values, shape).flat[i]
 
 
 def _peak(kernel: Kernel, hw: Hardware) -> float:
