@@ -85,7 +85,7 @@ def _score_gemm(kernel: Kernel, hw: Hardware, ms: GemmMapspace) -> Scored:
     cluster = hw.matrix_engine.cluster_size
     t_l = (rows * p.a_bytes + cols * p.b_bytes / cluster) * ms.tk / bw_core
     hidden = np.maximum(np.maximum(t_c, t_l), lat / np.maximum(ms.stages - 1, 1))
-    t_k = np.where(ms.stages >= 2, hidden, t_c + t_l + lat)
+    t_k = np.where(ms.stages >= 2, hidden, t_c + t_l + lat) + hw.matrix_engine.kstep_overhead_s
     issue = hw.overheads.tile_issue_s
     padded = ms.padded_flops
     if issue > 0:
@@ -199,7 +199,11 @@ def _score_attention(kernel: Kernel, hw: Hardware, ms) -> Scored:
         t_mm, t_sm = t_mm * np.minimum(true, 1.0), t_sm * np.minimum(true, 1.0)
     work = t_mm + t_sm
     hidden = np.maximum(np.maximum(work, t_l), lat / np.maximum(ms.stages - 1, 1))
-    t_block = np.where(ms.stages >= 2, hidden, work + t_l + lat) + hw.overheads.tile_issue_s
+    t_block = (
+        np.where(ms.stages >= 2, hidden, work + t_l + lat)
+        + hw.matrix_engine.kstep_overhead_s
+        + hw.overheads.tile_issue_s
+    )
     per_core = ms.blocks * t_block / active
     longest = ms.max_blocks * t_block
     pipeline = np.maximum(per_core, longest) + 2 * lat

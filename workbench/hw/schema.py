@@ -74,6 +74,11 @@ class MatrixEngine(_Model):
         default=(),
         description="Software-scheduled hosts: achieved FLOP/s of one square library matmul call by its side, as (side, FLOP/s) pairs in increasing side; empty = every tile runs at the sustained peak.",
     )
+    kstep_overhead_s: float = Field(
+        default=0.0,
+        ge=0,
+        description="Fixed time per K-step of a tile on top of its math: the pipeline barrier (wait/arrive) and the issue of the next stage's loads, seconds. Makes very short K-steps cost what they do.",
+    )
     cluster_size: int = Field(
         default=1,
         ge=1,
