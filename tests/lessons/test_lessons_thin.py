@@ -114,3 +114,12 @@ def test_outputs_stripped_except_checked(path):
         else:
             assert not cell.outputs, f"{path.name} code cell {i}: strip its outputs"
         assert not {"nbval-check-output", "nbval-ignore-output"} <= _tags(cell)
+
+
+@pytest.mark.parametrize("path", ALL, ids=lambda p: p.name[:2])
+def test_no_saved_widget_state(path):
+    # Saved widget state embeds the offline chart JavaScript (~1 MB per notebook) and stale
+    # values; lessons rebuild their widgets when run.
+    nb = nbformat.read(path, as_version=4)
+    assert "widgets" not in nb.metadata, f"{path.name}: strip metadata.widgets before committing"
+    assert path.stat().st_size < 200_000, f"{path.name}: {path.stat().st_size} bytes"
