@@ -95,7 +95,7 @@ def _score_gemm(kernel: Kernel, hw: Hardware, ms: GemmMapspace) -> Scored:
         padded = np.broadcast_to(2.0 * p.batch * p.m * p.n * p.k, np.shape(padded))
         t_k = t_k * (padded / np.maximum(ms.padded_flops, 1))
         call = np.cbrt(rows * cols * np.minimum(ms.tk, p.k))  # a cube of the same work
-        t_k = t_k * _call_slowdown(hw, call)
+        t_k = t_k * _call_slowdown(hw, call) + _accumulate_s(hw, rows * cols * 4.0)
     t_tile = ms.k_iters * (t_k + issue) + issue + (lat + t_l) + rows * cols * p.c_bytes / bw_core
     pipeline = ms.waves * t_tile + _gather_s(kernel, hw)
     issue_s = ms.waves * (ms.k_iters + 1) * issue
@@ -108,6 +108,20 @@ def _score_gemm(kernel: Kernel, hw: Hardware, ms: GemmMapspace) -> Scored:
     compute = padded / (peak_core * cores)
     sc = _finish(kernel, hw, ms.traffic, compute, pipeline, ms.fits)
     return _with_issue(sc, issue_s)
+
+
+def _accumulate_s(hw: Hardware, acc_bytes: np.ndarray) -> np.ndarray:
+    """Hosts: reading and writing a tile's fp32 accumulator once per K-step, seconds.
+
+    A library call returns a fresh product that is added into the accumulator, so every K-step
+    moves the accumulator twice, at the bandwidth of the innermost cache holding it (half its
+    capacity, the rest holds the operand panels) or of off-chip memory.
+    """
+    levels = [m for m in hw.memory if m.kind != "register"]
+    conds = [acc_bytes <= m.capacity_bytes / 2 for m in levels[:-1]]
+    bws = [m.bandwidth_bytes_per_s for m in levels[:-1]]
+    bw = np.select(conds, bws, default=levels[-1].bandwidth_bytes_per_s)
+    return 2.0 * acc_bytes / bw
 
 
 def _call_slowdown(hw: Hardware, side: np.ndarray) -> np.ndarray | float:
