@@ -56,18 +56,17 @@ class _DuplicateKeyError(yaml.MarkedYAMLError):
 class _StrictLoader(yaml.SafeLoader):
     """SafeLoader that rejects duplicate keys and reads ``1e12`` as a float (YAML 1.2 style)."""
 
-    def construct_mapping(self, node: yaml.Node, deep: bool = False) -> dict[Any, Any]:
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         """Build a mapping, raising on a key that appears twice."""
-        if isinstance(node, yaml.MappingNode):
-            seen: set[Any] = set()
-            for key_node, _ in node.value:
-                key = self.construct_object(key_node, deep=True)
-                if key in seen:
-                    raise _DuplicateKeyError(
-                        problem=f"duplicate key {key!r}", problem_mark=key_node.start_mark
-                    )
-                seen.add(key)
-        return super().construct_mapping(node, deep=deep)
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if key in seen:
+                raise _DuplicateKeyError(
+                    problem=f"duplicate key {key!r}", problem_mark=key_node.start_mark
+                )
+            seen.add(key)
+        return dict(super().construct_mapping(node, deep=deep))
 
 
 _FLOAT = re.compile(
