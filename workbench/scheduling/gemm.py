@@ -153,7 +153,10 @@ def gemm_mapspace(
     acc_cap = accumulator_capacity(hw)
     acc = tm * tn * 4  # fp32 accumulators
     operands = (tm * p.a_bytes + tn * p.b_bytes) * tk * st
-    sram = np.ceil(operands + (0 if acc_cap else acc)).astype(np.int64)
+    # NOTE: a software-scheduled host accumulates into the output array itself (its traffic is
+    # costed per K-step), not into a reserved SRAM buffer.
+    acc_in_sram = not acc_cap and hw.overheads.tile_issue_s == 0
+    sram = np.ceil(operands + (acc if acc_in_sram else 0)).astype(np.int64)
     regs = acc if acc_cap else np.zeros_like(acc)
     fits = sram <= hw.sram.capacity_bytes
     if acc_cap:
