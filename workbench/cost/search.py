@@ -211,6 +211,9 @@ def _score_attention(kernel: Kernel, hw: Hardware, ms) -> Scored:
                 p.kv_len / (-(-p.kv_len // ms.bc) * ms.bc)
             )
         t_mm, t_sm = t_mm * np.minimum(true, 1.0), t_sm * np.minimum(true, 1.0)
+        # A block's two products are small library calls: they run at the calibrated rate of
+        # a call of their size (the cube with the same work), not at the large-call peak.
+        t_mm = t_mm * _call_slowdown(hw, np.cbrt(ms.br * ms.bc * p.head_dim))
     work = t_mm + t_sm
     hidden = np.maximum(np.maximum(work, t_l), lat / np.maximum(ms.stages - 1, 1))
     t_block = (
