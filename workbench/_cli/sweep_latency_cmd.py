@@ -55,7 +55,10 @@ def register(subs: argparse._SubParsersAction) -> None:
     p.add_argument("--rates", help="offered rates, requests/s, comma-separated (default: auto)")
     p.add_argument("--batching", choices=("continuous", "static"), default="continuous")
     p.add_argument("--max-batch", type=int, default=32, help="largest batch (default 32)")
-    p.add_argument("--sla-ms", type=float, default=20000.0, help="p99 SLA, ms (default 20000)")
+    p.add_argument(
+        "--sla-ms", type=float, default=None,
+        help="p99 SLA, ms (default 20000 for LLM end-to-end, 100 for image models)",
+    )  # fmt: skip
     p.add_argument("--sla-metric", choices=("e2e", "ttft", "tpot"), default="e2e")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--requests", type=int, default=2000, help="requests per load level")
@@ -94,6 +97,9 @@ def _check(args: argparse.Namespace) -> None:
     for name in ("max_batch", "requests", "tensor_parallel"):
         if getattr(args, name) < 1:
             raise WorkbenchError(f"--{name.replace('_', '-')} must be >= 1")
+    if args.sla_ms is None:
+        llm = args.model in PRESETS and PRESETS[args.model].causal
+        args.sla_ms = 20000.0 if llm else 100.0
     if not args.sla_ms > 0:
         raise WorkbenchError(f"--sla-ms must be positive, got {args.sla_ms}")
     if args.chart and Path(args.chart).suffix not in (".html", ".png", ".svg"):
