@@ -19,6 +19,9 @@ that the mapper uses like any other profile:
 * vector unit: the effective rate of the engine's row/elementwise kernels under the library's
   FLOP convention (from the probe; fallback: one thread's in-cache multiply rate).
 
+A CUDA device is measured by :func:`workbench.execution.gpu_probe.probe_gpu` and turned into a
+profile by :func:`gpu_profile` (re-exported here from :mod:`workbench.hw.gpu_calibrate`).
+
 Everything measured is a lower bound on what the silicon can do (NumPy and its BLAS stand between
 us and the hardware); that is the point: it is what *this* software stack achieves here.
 """
@@ -37,9 +40,17 @@ from typing import Any
 import numpy as np
 import yaml
 
+from workbench.hw.gpu_calibrate import gpu_profile
 from workbench.hw.schema import SCHEMA_VERSION, Hardware
 
-__all__ = ["CacheLevel", "best_of", "cache_levels", "calibrate", "write_profile"]
+__all__ = [
+    "CacheLevel",
+    "best_of",
+    "cache_levels",
+    "calibrate",
+    "gpu_profile",
+    "write_profile",
+]
 
 _CACHE_SYSFS = Path("/sys/devices/system/cpu/cpu0/cache")
 # NOTE: used only when the OS reports nothing; typical x86 server core (assumption).
