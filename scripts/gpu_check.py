@@ -12,6 +12,9 @@ On a machine with CuPy and a CUDA device this:
    difference, times);
 5. autotunes one Llama-like GEMM on CuPy (the cost model's top-k timed, Spearman of predicted
    vs measured order);
+6. ``workbench calibrate --backend cupy --quick`` in-process: probe_gpu(quick=True) and
+   gpu_profile, reporting the measured matmul peaks, copy bandwidth and launch cost (skipped in
+   ``--dry-run``: the probe needs a device);
 then prints a table and one JSON summary line. Without a GPU it prints 'no GPU' and exits 0.
 
 ``--dry-run`` runs the same code on NumPy at small sizes (to test this script without a GPU).
@@ -263,6 +266,30 @@ def tune_gemm(bk: Any, seq: int) -> dict[str, Any]:
                            for c in res.candidates]}  # fmt: skip
 
 
+def calibrate_gpu(bk: Any) -> dict[str, Any]:
+    """probe_gpu(quick=True) + gpu_profile: measured peaks (FLOP/s), HBM copy (B/s), launch (s)."""
+    if not bk.is_gpu:
+        return {"skipped": "dry run: probe_gpu needs a CUDA device"}
+    from workbench.execution.gpu_probe import probe_gpu
+    from workbench.hw.calibrate import gpu_profile
+
+    t0 = time.perf_counter()
+    try:
+        figures = probe_gpu(quick=True)
+        hw = gpu_profile(figures)
+    except Exception as exc:  # report and keep going, like the paths above
+        return {"error": f"{type(exc).__name__}: {exc}".splitlines()[0]}
+    return {"peak_flops_per_s": dict(hw.matrix_engine.peak_flops_per_s),
+            "matmul_by_size": {k: {str(n): r for n, r in v.items()}
+                               for k, v in figures["matmul_by_size"].items()},
+            "sms": hw.matrix_engine.cores, "smem_per_sm_bytes": hw.sram.capacity_bytes,
+            "l2_bytes": hw.level("l2").capacity_bytes,
+            "hbm_copy_bytes_per_s": hw.offchip.bandwidth_bytes_per_s,
+            "hbm_bytes": hw.offchip.capacity_bytes,
+            "kernel_launch_s": hw.overheads.kernel_launch_s, "device": figures["device"],
+            "wall_s": time.perf_counter() - t0}  # fmt: skip
+
+
 def _print_table(paths: list[dict], gemms: list[dict], att: dict) -> None:
     print(f"{'path':34} {'max |diff|':>11} {'tol':>8}  ok")
     for r in paths:
@@ -302,6 +329,7 @@ def main() -> int:
     att = time_attention(bk, sizes["seq"], sizes["heads"], 128)
     adapter = check_adapter(bk, sizes["adapter_seq"])
     tuned = tune_gemm(bk, sizes["adapter_seq"])
+    calib = calibrate_gpu(bk)
     _print_table(paths, gemms, att)
     for r in adapter:
         print(f"adapter {r['kernel']:8} {r['kind']:9} tile {r['tile']:12} max |diff| "
@@ -310,13 +338,21 @@ def main() -> int:
               f"numpy {r['numpy_s'] * 1e3:.1f} ms")  # fmt: skip
     print(f"autotune {tuned['kernel']}: best {tuned['best_tile']} {tuned['best_s'] * 1e3:.3f} ms, "
           f"model's pick {tuned['model_pick']}, Spearman {tuned['spearman']}")  # fmt: skip
+    if "peak_flops_per_s" in calib:
+        peaks = ", ".join(f"{k} {v / 1e12:.3g}" for k, v in calib["peak_flops_per_s"].items())
+        print(f"calibrate --backend cupy --quick: matmul TFLOP/s {peaks}; HBM copy "
+              f"{calib['hbm_copy_bytes_per_s'] / 1e9:.4g} GB/s; launch "
+              f"{calib['kernel_launch_s'] * 1e6:.3g} us; {calib['sms']} SMs")  # fmt: skip
+    else:
+        print(f"calibrate --backend cupy: {calib}")
     failed = [r["path"] for r in paths if not r["ok"]] + (
         ["attention_fused_vs_unfused"] if att["max_abs_diff"] > 1e-3 else []
     )
     failed += [f"adapter:{r['kernel']}" for r in adapter if not r["ok"]]
+    failed += ["calibrate_gpu"] if "error" in calib else []
     summary = {"backend": bk.name, "device": bk.device, "versions": dict(bk.versions),
                "paths": paths, "gemm": gemms, "attention": att, "adapter": adapter,
-               "autotune": tuned, "failed": failed,
+               "autotune": tuned, "calibrate": calib, "failed": failed,
                "wall_s": time.perf_counter() - t0}  # fmt: skip
     print(json.dumps(summary))
     return 1 if failed else 0
