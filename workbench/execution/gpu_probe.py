@@ -34,6 +34,10 @@ from workbench.execution.backend import get_backend
 
 __all__ = ["NoGPUError", "probe_gpu"]
 
+#: Matmul sides and copy size (MiB) by ``quick``.
+_MATMUL_SIDES = {True: (2048,), False: (4096, 8192)}
+_COPY_MIB = {True: 256, False: 1024}
+
 
 class NoGPUError(WorkbenchError):
     """CuPy or a CUDA device is not available, so a GPU probe cannot run."""
@@ -145,9 +149,9 @@ def probe_gpu(quick: bool = False) -> dict[str, Any]:
         NoGPUError: CuPy does not import or sees no device ('no CUDA device: ...').
     """
     cp = _cupy()
-    sizes = (2048,) if quick else (4096, 8192)
+    sizes = _MATMUL_SIDES[quick]
     rounds = 3 if quick else 5
-    copy_bytes = (256 if quick else 1024) * 2**20
+    copy_bytes = _COPY_MIB[quick] * 2**20
     facts = _device_facts(cp)
     pool = cp.get_default_memory_pool()
     by_size = _matmul_rates(cp, sizes, rounds)

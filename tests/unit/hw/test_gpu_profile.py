@@ -1,5 +1,7 @@
 import warnings
+from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 from workbench.cli import main
@@ -144,3 +146,96 @@ def test_probe_gpu_quick_gives_a_mappable_profile():
     hw = gpu_profile(figures)
     graph = build_graph("gpt2", seq=128, dtype="fp16")
     assert map_model(graph, hw, MapOptions(dtype="fp16")).kernels
+
+
+class _FakeCupy:
+    """Just enough of CuPy's surface for probe_gpu's plumbing, on NumPy (no device here).
+
+    Event times are a fixed 1 ms per recorded batch, so the figures are known in advance: they
+    test the bookkeeping (keys, units, notes), not a device.
+    """
+
+    float32, float16 = np.float32, np.float16
+
+    def __init__(self):
+        fake = self
+
+        class Event:
+            def __init__(self):
+                self.t = 0.0
+
+            def record(self):
+                self.t = fake.clock = fake.clock + 1e-3
+
+            def synchronize(self):
+                pass
+
+        class Pool:
+            def free_all_blocks(self):
+                pass
+
+        class Mem:
+            def copy_from_device(self, src, size):
+                pass
+
+        class Arr(np.ndarray):
+            data = Mem()
+
+        self.clock = 0.0
+        self._arr = Arr
+        self.cuda = SimpleNamespace(
+            Event=Event,
+            get_elapsed_time=lambda a, b: (b.t - a.t) * 1e3,
+            Device=lambda: SimpleNamespace(id=0, compute_capability="90", synchronize=lambda: None),
+            runtime=SimpleNamespace(getDeviceProperties=lambda i: {
+                "name": b"Fake GPU", "multiProcessorCount": 4, "totalGlobalMem": 2**30,
+                "l2CacheSize": 2**20, "sharedMemPerMultiprocessor": 65536}),
+        )  # fmt: skip
+        self.random = SimpleNamespace(
+            standard_normal=lambda shape, dtype: np.ones(shape, dtype=dtype)
+        )
+        self.get_default_memory_pool = Pool
+
+    def matmul(self, a, b, out):
+        return out
+
+    def empty(self, shape, dtype):
+        return np.empty(shape, dtype=dtype)
+
+    def ones(self, n, dtype):
+        return np.ones(n, dtype=dtype).view(self._arr)
+
+    def empty_like(self, a):
+        return np.empty_like(a)
+
+    def add(self, a, b, out):
+        return out
+
+
+def test_probe_gpu_plumbing_on_a_fake_cupy(monkeypatch):
+    from workbench.execution import gpu_probe
+
+    monkeypatch.setattr(gpu_probe, "_cupy", _FakeCupy)
+    monkeypatch.delenv("CUPY_TF32", raising=False)
+    monkeypatch.setattr(gpu_probe, "_MATMUL_SIDES", {True: (64,), False: (64, 128)})
+    monkeypatch.setattr(gpu_probe, "_COPY_MIB", {True: 1, False: 2})
+    figures = gpu_probe.probe_gpu(quick=True)
+    # 1 ms per batch of `number` calls: number = 50 ms / 1 ms ~ 50 calls per batch (49 or 50
+    # as the float division rounds), so the per-call time is ~20 us.
+    assert figures["matmul_flops_per_s"]["fp32"] == pytest.approx(2 * 64**3 / 20e-6, rel=0.03)
+    assert set(figures["matmul_flops_per_s"]) == {"fp32", "fp16"}
+    assert figures["copy_bytes_per_s"] == pytest.approx(2 * 2**20 / 20e-6, rel=0.03)
+    assert figures["launch_s"] > 0
+    assert figures["device"] == {
+        "name": "Fake GPU", "compute_capability": "90", "sm_count": 4,
+        "total_memory_bytes": 2**30, "l2_bytes": 2**20, "smem_per_sm_bytes": 65536,
+        "clock_hz": 0.0,
+    }  # fmt: skip
+    assert any("tf32 not measured" in n for n in figures["notes"])
+    hw = gpu_profile(figures)  # the probe's output is what gpu_profile takes
+    assert hw.matrix_engine.cores == 4
+    assert hw.sram.capacity_bytes == 65536
+    monkeypatch.setenv("CUPY_TF32", "1")
+    full = gpu_probe.probe_gpu(quick=False)
+    assert set(full["matmul_by_size"]["tf32"]) == {64, 128}
+    assert "fp32" not in full["matmul_flops_per_s"]
