@@ -94,10 +94,16 @@ def _score_gemm(kernel: Kernel, hw: Hardware, ms: GemmMapspace) -> Scored:
         # issues its K-steps and one epilogue/store step.
         padded = np.broadcast_to(2.0 * p.batch * p.m * p.n * p.k, np.shape(padded))
         t_k = t_k * (padded / np.maximum(ms.padded_flops, 1))
-        call = np.cbrt(rows * cols * np.minimum(ms.tk, p.k))  # a cube of the same work
+        # A cube of the same work; the engine issues a tile's batch entries as one call.
+        call = np.cbrt(p.batch * rows * cols * np.minimum(ms.tk, p.k))
         t_k = t_k * _call_slowdown(hw, call) + _accumulate_s(hw, rows * cols * 4.0)
     t_tile = ms.k_iters * (t_k + issue) + issue + (lat + t_l) + rows * cols * p.c_bytes / bw_core
     pipeline = ms.waves * t_tile + _gather_s(kernel, hw)
+    if issue > 0 and kernel.vector_flops:
+        # NOTE: host: the fused epilogue (bias, activation, residual) runs as library passes
+        # over each output tile after its matmul, at the calibrated elementwise rate; on an
+        # accelerator it overlaps the next tile's main loop and costs no extra time.
+        pipeline = pipeline + kernel.vector_flops / _vector_rate(kernel, hw, "elementwise")
     issue_s = ms.waves * (ms.k_iters + 1) * issue
     if issue > 0 and p.batch > 1:
         # NOTE: software-scheduled host: the engine runs every batch entry (head, conv group)
