@@ -11,7 +11,9 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-__all__ = ["AttentionProblem", "GemmProblem", "Kernel", "RowProblem"]
+from workbench.ir.dtypes import DTYPES
+
+__all__ = ["AttentionProblem", "GemmProblem", "Kernel", "RowProblem", "elem_bytes"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -147,3 +149,12 @@ class Kernel:
     def signature(self) -> Kernel:
         """The kernel without its names: equal for identical layers (a cache key)."""
         return dataclasses.replace(self, name="", ops=(), notes=())
+
+
+def elem_bytes(dtype: str) -> float:
+    """Storage bytes per element of ``dtype`` (0.5 for int4).
+
+    >>> elem_bytes("bf16"), elem_bytes("int4")
+    (2.0, 0.5)
+    """
+    return DTYPES[dtype].bits / 8

@@ -14,12 +14,10 @@ Passes, in order:
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Any
 
 from workbench.hw.schema import Hardware
-from workbench.ir.dtypes import DTYPES
 from workbench.ir.graph import Graph
 from workbench.ir.ops import (
     AllGather,
@@ -40,14 +38,11 @@ from workbench.ir.ops import (
 from workbench.ir.views import Reshape
 from workbench.lowering.fusion import Group, plan_fusion
 from workbench.lowering.kernel import AttentionProblem, GemmProblem, Kernel, RowProblem
+from workbench.lowering.kernel import elem_bytes as _eb
+from workbench.lowering.layout import add_layer_barriers, assign_layouts
 from workbench.options import MapOptions
 
 __all__ = ["lower"]
-
-
-def _eb(dtype: str) -> float:
-    """Bytes per element of ``dtype``."""
-    return DTYPES[dtype].bits / 8
 
 
 def lower(graph: Graph, hw: Hardware, options: MapOptions) -> tuple[Kernel, ...]:
@@ -64,9 +59,9 @@ def lower(graph: Graph, hw: Hardware, options: MapOptions) -> tuple[Kernel, ...]
     kernels: list[Kernel] = []
     for group in plan_fusion(graph, hw, options):
         kernels.extend(_group_kernels(group, hw, options))
-    kernels = _assign_layouts(kernels, graph, hw, options)
+    kernels = assign_layouts(kernels, graph, hw, options)
     if options.barrier_per_layer:
-        kernels = _add_layer_barriers(kernels)
+        kernels = add_layer_barriers(kernels)
     return tuple(kernels)
 
 
@@ -356,115 +351,3 @@ def _vector_kernel(group: Group, head: Op, dtype: str, base: dict[str, Any]) -> 
         rows=problem,
         layout=getattr(head, "layout", "row-major"),
     )
-
-
-# ---------------------------------------------------------------------------------------------
-# layout and barriers
-# ---------------------------------------------------------------------------------------------
-def _assign_layouts(
-    kernels: list[Kernel], graph: Graph, hw: Hardware, options: MapOptions
-) -> list[Kernel]:
-    """Insert (or fold) layout transforms where a conv wants another layout than it gets."""
-    if not any(k.kind == "conv" for k in kernels):
-        return kernels
-    want = hw.matrix_engine.preferred_layout if options.layout == "auto" else options.layout
-    out: list[Kernel] = []
-    layout_of: dict[str, str] = {}  # tensor name -> layout it was written in
-    for k in kernels:
-        op = graph.op(k.ops[0])
-        src = op.inputs[0] if op.inputs else None
-        have = layout_of.get(src, getattr(op, "layout", "row-major")) if src else k.layout
-        if k.kind == "conv" and have != want:
-            out.extend(_transform(k, src, have, want, out, layout_of, graph, options))
-            k = dataclasses.replace(k, layout=want)
-        elif k.kind == "conv":
-            k = dataclasses.replace(k, layout=want)
-        out.append(k)
-        produced = k.layout if k.kind == "conv" else have
-        if k.kind == "conv" and not options.layout_propagation:
-            declared = getattr(op, "layout", want)
-            if declared != want:
-                out.append(_transform_kernel(k, k.ops[-1], want, declared, graph, back=True))
-                produced = declared
-        layout_of[k.ops[-1]] = produced
-    return out
-
-
-def _transform(
-    k: Kernel,
-    src: str | None,
-    have: str,
-    want: str,
-    out: list[Kernel],
-    layout_of: dict[str, str],
-    graph: Graph,
-    options: MapOptions,
-) -> list[Kernel]:
-    producer = next((i for i in range(len(out) - 1, -1, -1) if src in out[i].ops), None)
-    can_fold = (
-        options.fusion_enabled("layout_fold")
-        and options.layout_propagation
-        and producer is not None
-        and out[producer].kind != "collective"
-    )
-    if can_fold:
-        assert producer is not None
-        p = out[producer]
-        out[producer] = dataclasses.replace(
-            p,
-            fusion=(*p.fusion, "layout_fold"),
-            notes=(*p.notes, f"stores its output in {want} for {k.name} (layout_fold)"),
-            layout=want if p.kind != "conv" else p.layout,
-        )
-        return []
-    assert src is not None
-    return [_transform_kernel(k, src, have, want, graph, back=False)]
-
-
-def _transform_kernel(
-    k: Kernel, tensor: str, have: str, want: str, graph: Graph, back: bool
-) -> Kernel:
-    """A layout-transform kernel for ``tensor`` (``have`` -> ``want``)."""
-    producer = graph.producer(tensor)
-    if producer is not None:
-        t = producer.output_tensor()
-    else:
-        t = next(x for x in graph.inputs if x.name == tensor)
-    nbytes = round(t.numel * _eb(k.dtype))
-    rows = math.prod(t.shape[:-1]) if len(t.shape) > 1 else 1
-    suffix = "to_" + want.lower() + ("_back" if back else "")
-    return Kernel(
-        name=f"{k.name}.{suffix}",
-        ops=(),
-        kind="layout",
-        layer_type="layout",
-        engine="vector",
-        engine_reason=f"layout transform {have} -> {want} for {k.name}",
-        dtype=k.dtype,
-        layout=have,
-        rows=RowProblem(
-            rows=rows, cols=t.shape[-1], reduce=False, operands=2, elem_bytes=_eb(k.dtype)
-        ),
-        bytes_read=nbytes,
-        bytes_written=nbytes,
-        notes=(f"inserted: {k.name} wants {want}, {tensor} is {have}",),
-    )
-
-
-def _layer_id(name: str) -> str:
-    parts = name.split(".")
-    return ".".join(parts[:2]) if len(parts) > 2 else parts[0]
-
-
-def _add_layer_barriers(kernels: list[Kernel]) -> list[Kernel]:
-    """Add one device-wide barrier after the last kernel of every layer."""
-    out = list(kernels)
-    for i, k in enumerate(kernels):
-        nxt = kernels[i + 1] if i + 1 < len(kernels) else None
-        if nxt is None or _layer_id(nxt.name) != _layer_id(k.name):
-            out[i] = dataclasses.replace(
-                k,
-                barriers=k.barriers + 1,
-                notes=(*k.notes, "debug barrier after the layer (barrier_per_layer)"),
-            )
-    return out
