@@ -12,6 +12,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from workbench.cost.bottleneck import classify
+from workbench.cost.host import (
+    accumulate_s,
+    call_slowdown,
+    gather_s,
+    host_class,
+    vector_rate,
+)
 from workbench.cost.model import Cost, energy, launch_and_sync
 from workbench.hw.schema import Hardware
 from workbench.lowering.kernel import Kernel
@@ -96,14 +103,14 @@ def _score_gemm(kernel: Kernel, hw: Hardware, ms: GemmMapspace) -> Scored:
         t_k = t_k * (padded / np.maximum(ms.padded_flops, 1))
         # A cube of the same work; the engine issues a tile's batch entries as one call.
         call = np.cbrt(p.batch * rows * cols * np.minimum(ms.tk, p.k))
-        t_k = t_k * _call_slowdown(hw, call) + _accumulate_s(hw, rows * cols * 4.0)
+        t_k = t_k * call_slowdown(hw, call) + accumulate_s(hw, rows * cols * 4.0)
     t_tile = ms.k_iters * (t_k + issue) + issue + (lat + t_l) + rows * cols * p.c_bytes / bw_core
-    pipeline = ms.waves * t_tile + _gather_s(kernel, hw)
+    pipeline = ms.waves * t_tile + gather_s(kernel, hw)
     if issue > 0 and kernel.vector_flops:
         # NOTE: host: the fused epilogue (bias, activation, residual) runs as library passes
         # over each output tile after its matmul, at the calibrated elementwise rate; on an
         # accelerator it overlaps the next tile's main loop and costs no extra time.
-        pipeline = pipeline + kernel.vector_flops / _vector_rate(kernel, hw, "elementwise")
+        pipeline = pipeline + kernel.vector_flops / vector_rate(kernel, hw, "elementwise")
     issue_s = ms.waves * (ms.k_iters + 1) * issue
     if issue > 0 and p.batch > 1:
         # NOTE: software-scheduled host: the engine runs every batch entry (head, conv group)
@@ -114,73 +121,6 @@ def _score_gemm(kernel: Kernel, hw: Hardware, ms: GemmMapspace) -> Scored:
     compute = padded / (peak_core * cores)
     sc = _finish(kernel, hw, ms.traffic, compute, pipeline, ms.fits)
     return _with_issue(sc, issue_s)
-
-
-def _accumulate_s(hw: Hardware, acc_bytes: np.ndarray) -> np.ndarray:
-    """Hosts: reading and writing a tile's fp32 accumulator once per K-step, seconds.
-
-    A library call returns a fresh product that is added into the accumulator, so every K-step
-    moves the accumulator twice, at the bandwidth of the innermost cache holding it (half its
-    capacity, the rest holds the operand panels) or of off-chip memory.
-    """
-    levels = [m for m in hw.memory if m.kind != "register"]
-    conds = [acc_bytes <= m.capacity_bytes / 2 for m in levels[:-1]]
-    bws = [m.bandwidth_bytes_per_s for m in levels[:-1]]
-    bw = np.select(conds, bws, default=levels[-1].bandwidth_bytes_per_s)
-    return 2.0 * acc_bytes / bw
-
-
-def _call_slowdown(hw: Hardware, side: np.ndarray) -> np.ndarray | float:
-    """Hosts: how much slower than the sustained peak one library call of ``side`` runs.
-
-    ``side`` is the edge of the cube with the call's work (the geometric mean of its m, n, k).
-    Interpolates the calibrated ``matrix_engine.call_rates`` (FLOP/s of square calls by side)
-    on a log scale; 1 when the profile has none (accelerators).
-    """
-    rates = hw.matrix_engine.call_rates
-    if not rates:
-        return 1.0
-    sides = np.log2([float(n) for n, _ in rates])
-    speed = np.array([r for _, r in rates]) / hw.peak_flops("fp32")
-    rel = np.interp(np.log2(np.maximum(side, 1)), sides, np.minimum(speed, 1.0))
-    return 1.0 / np.maximum(rel, 1e-3)
-
-
-def _gather_s(kernel: Kernel, hw: Hardware) -> float:
-    """Host engines only: a conv's set-up plus gathering its im2col A matrix once, seconds.
-
-    The engine gathers each M tile's A rows (all K) once; 0 unless the host profile has
-    ``vector_unit.gather_bytes_per_s`` / ``overheads.conv_setup_s`` (``workbench calibrate``).
-    """
-    rate = hw.vector_unit.gather_bytes_per_s
-    p = kernel.gemm
-    if kernel.kind != "conv" or p is None or hw.overheads.tile_issue_s <= 0:
-        return 0.0
-    gather = p.batch * p.m * p.k * p.a_bytes / rate if rate > 0 else 0.0
-    return gather + hw.overheads.conv_setup_s
-
-
-def vector_class(kernel: Kernel) -> str:
-    """The engine's class of a vector kernel: layernorm, rmsnorm, softmax, reduce, elementwise.
-
-    Read from the kernel's kind and the op kind lowering names in ``engine_reason``
-    (``"<OpKind> runs on the vector unit"``); used to look up a host's per-class effective rate
-    (:attr:`~workbench.hw.schema.VectorUnit.kernel_flops_per_s`).
-    """
-    if kernel.kind == "elementwise":
-        return "elementwise"
-    head = kernel.engine_reason.split(" ", 1)[0].lower()
-    return {"pool": "reduce", "attention": "softmax"}.get(head, head)
-
-
-def _vector_rate(kernel: Kernel, hw: Hardware, cls: str | None = None) -> float:
-    """Vector FLOP/s for ``kernel``: a host's per-class rate when calibrated, else the peak."""
-    rates = hw.vector_unit.kernel_flops_per_s
-    if rates and hw.overheads.tile_issue_s > 0:
-        rate = rates.get(cls or vector_class(kernel))
-        if rate:
-            return rate
-    return hw.vector_flops(kernel.dtype)
 
 
 def _score_attention(kernel: Kernel, hw: Hardware, ms) -> Scored:
@@ -204,7 +144,7 @@ def _score_attention(kernel: Kernel, hw: Hardware, ms) -> Scored:
     if host:
         # NOTE: calibrated host: the online softmax's passes (max, subtract, exp, sum per
         # score) run at the engine's measured softmax rate (5 FLOPs per score).
-        t_sm = ms.br * ms.bc * 5.0 / (_vector_rate(kernel, hw, "softmax") / cores)
+        t_sm = ms.br * ms.bc * 5.0 / (vector_rate(kernel, hw, "softmax") / cores)
     t_l = 2.0 * ms.bc * p.head_dim * p.kv_bytes / bw_core
     if hw.overheads.tile_issue_s > 0:
         # NOTE: software-scheduled host: library calls run the exact (edge) block, not the
@@ -219,7 +159,7 @@ def _score_attention(kernel: Kernel, hw: Hardware, ms) -> Scored:
         t_mm, t_sm = t_mm * np.minimum(true, 1.0), t_sm * np.minimum(true, 1.0)
         # A block's two products are small library calls: they run at the calibrated rate of
         # a call of their size (the cube with the same work), not at the large-call peak.
-        t_mm = t_mm * _call_slowdown(hw, np.cbrt(ms.br * ms.bc * p.head_dim))
+        t_mm = t_mm * call_slowdown(hw, np.cbrt(ms.br * ms.bc * p.head_dim))
     work = t_mm + t_sm
     hidden = np.maximum(np.maximum(work, t_l), lat / np.maximum(ms.stages - 1, 1))
     t_block = (
@@ -252,7 +192,7 @@ def _score_rows(kernel: Kernel, hw: Hardware, ms) -> Scored:
     cores = hw.matrix_engine.cores
     util = np.minimum(1.0, ms.tiles / cores)
     flops = kernel.flops if kernel.engine != "matrix" else kernel.vector_flops
-    compute = flops / (_vector_rate(kernel, hw) * util)
+    compute = flops / (vector_rate(kernel, hw) * util)
     # NOTE: assumption: one core can draw up to 4x its fair share of a level's bandwidth.
     bw_util = np.minimum(1.0, 4.0 * ms.tiles / cores)
     traffic = ms.traffic
@@ -407,46 +347,6 @@ def _cost(
         # NOTE: only software-scheduled hosts (tile_issue_s > 0) reach here.
         cls, evidence = host_class(kernel, hw, total, launch_s + issue_s)
     return _with_class(cost, cls, evidence)
-
-
-def home_level(kernel: Kernel, hw: Hardware):
-    """The innermost cache or DRAM level whose capacity holds all of the kernel's bytes."""
-    levels = [m for m in hw.memory if m.kind != "register"]
-    return next((m for m in levels if m.capacity_bytes >= kernel.bytes), levels[-1])
-
-
-def host_class(kernel: Kernel, hw: Hardware, total_s: float, fixed_s: float) -> tuple[str, str]:
-    """Bottleneck class on a software-scheduled host, from a time split (seconds).
-
-    The host runs one library call after another, so time is a sum, not a max of overlapped
-    parts: ``fixed_s`` (launch and issued steps) is overhead; of the rest (work), moving the
-    kernel's bytes at the copy rate of the level its footprint fits in is bandwidth. The class
-    is ``overhead`` when the fixed part is at least the work, else ``bandwidth:<level>`` when
-    moving takes at least half the work, else ``compute``. Validation applies the same split to
-    measured times (:func:`workbench.tuning.validate.measured_class`).
-
-    Args:
-        kernel: The kernel.
-        hw: A host profile (``overheads.tile_issue_s > 0``).
-        total_s: Its total time, seconds.
-        fixed_s: Its fixed software cost, seconds.
-
-    Returns:
-        ``(class, evidence sentence)``.
-    """
-    work = max(total_s - fixed_s, 0.0)
-    lvl = home_level(kernel, hw)
-    moving = kernel.bytes / lvl.bandwidth_bytes_per_s
-    figures = (
-        f"fixed {fixed_s * 1e6:.3g} us (launch and issued tile steps), work {work * 1e6:.3g} us, "
-        f"moving {kernel.bytes / 1e6:.3g} MB at {lvl.name} {lvl.bandwidth_bytes_per_s / 1e9:.3g}"
-        f" GB/s {moving * 1e6:.3g} us"
-    )
-    if fixed_s >= work:
-        return "overhead", f"overhead-bound on the host: {figures}"
-    if moving >= 0.5 * work:
-        return f"bandwidth:{lvl.name}", f"{lvl.name}-bandwidth-bound on the host: {figures}"
-    return "compute", f"compute-bound on the host: {figures}"
 
 
 def _with_class(cost: Cost, cls: str, evidence: str) -> Cost:

@@ -150,7 +150,7 @@ def _vector_rates(
 
 
 def _class_rates(rates: dict[str, float]) -> dict[str, float]:
-    """Per-class rates (the cost model's :func:`~workbench.cost.search.vector_class` names)."""
+    """Per-class rates (the cost model's :func:`~workbench.cost.host.vector_class` names)."""
     by_class: dict[str, list[float]] = {}
     for name, rate in rates.items():
         by_class.setdefault(VECTOR_CLASS[name.split()[0]], []).append(rate)

@@ -36,8 +36,8 @@ import statistics
 from dataclasses import dataclass, replace
 from typing import Any
 
+from workbench.cost.host import home_level
 from workbench.cost.model import Cost
-from workbench.cost.search import home_level
 from workbench.execution.backend import Backend, resolve_backend
 from workbench.execution.errors import ExecutionError
 from workbench.execution.measure import measure

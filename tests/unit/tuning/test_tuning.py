@@ -197,7 +197,7 @@ def test_tile_issue_cost_makes_tiny_forced_tiles_slower():
 
 
 def test_measured_class_rules():
-    from workbench.cost.search import home_level
+    from workbench.cost.host import home_level
     from workbench.tuning.validate import CLASS_MARGIN, measured_class
 
     hw = _host(1e-6)
@@ -216,7 +216,7 @@ def test_measured_class_rules():
 
 
 def test_host_class_uses_the_same_split():
-    from workbench.cost.search import home_level, host_class
+    from workbench.cost.host import home_level, host_class
 
     hw = _host(1e-6)
     kernel = _kernel()

@@ -1,0 +1,132 @@
+"""The cost model's terms for software-scheduled hosts (a CPU running the NumPy engine).
+
+A host profile (``workbench calibrate``) has ``overheads.tile_issue_s > 0``: tiles are library
+calls issued one after another, so their cost includes the call-size rate, the accumulator's
+traffic per K-step, im2col gathers and per-class vector rates measured by calibration, and its
+bottleneck class comes from a time split rather than from overlapped parts. On an accelerator
+profile every term here is inactive and its predictions do not change.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from workbench.hw.schema import Hardware
+from workbench.lowering.kernel import Kernel
+
+__all__ = [
+    "accumulate_s",
+    "call_slowdown",
+    "gather_s",
+    "home_level",
+    "host_class",
+    "vector_class",
+    "vector_rate",
+]
+
+
+def accumulate_s(hw: Hardware, acc_bytes: np.ndarray) -> np.ndarray:
+    """Hosts: reading and writing a tile's fp32 accumulator once per K-step, seconds.
+
+    A library call returns a fresh product that is added into the accumulator, so every K-step
+    moves the accumulator twice, at the bandwidth of the innermost cache holding it (half its
+    capacity, the rest holds the operand panels) or of off-chip memory.
+    """
+    levels = [m for m in hw.memory if m.kind != "register"]
+    conds = [acc_bytes <= m.capacity_bytes / 2 for m in levels[:-1]]
+    bws = [m.bandwidth_bytes_per_s for m in levels[:-1]]
+    bw = np.select(conds, bws, default=levels[-1].bandwidth_bytes_per_s)
+    return 2.0 * acc_bytes / bw
+
+
+def call_slowdown(hw: Hardware, side: np.ndarray) -> np.ndarray | float:
+    """Hosts: how much slower than the sustained peak one library call of ``side`` runs.
+
+    ``side`` is the edge of the cube with the call's work (the geometric mean of its m, n, k).
+    Interpolates the calibrated ``matrix_engine.call_rates`` (FLOP/s of square calls by side)
+    on a log scale; 1 when the profile has none (accelerators).
+    """
+    rates = hw.matrix_engine.call_rates
+    if not rates:
+        return 1.0
+    sides = np.log2([float(n) for n, _ in rates])
+    speed = np.array([r for _, r in rates]) / hw.peak_flops("fp32")
+    rel = np.interp(np.log2(np.maximum(side, 1)), sides, np.minimum(speed, 1.0))
+    return 1.0 / np.maximum(rel, 1e-3)
+
+
+def gather_s(kernel: Kernel, hw: Hardware) -> float:
+    """Host engines only: a conv's set-up plus gathering its im2col A matrix once, seconds.
+
+    The engine gathers each M tile's A rows (all K) once; 0 unless the host profile has
+    ``vector_unit.gather_bytes_per_s`` / ``overheads.conv_setup_s`` (``workbench calibrate``).
+    """
+    rate = hw.vector_unit.gather_bytes_per_s
+    p = kernel.gemm
+    if kernel.kind != "conv" or p is None or hw.overheads.tile_issue_s <= 0:
+        return 0.0
+    gather = p.batch * p.m * p.k * p.a_bytes / rate if rate > 0 else 0.0
+    return gather + hw.overheads.conv_setup_s
+
+
+def vector_class(kernel: Kernel) -> str:
+    """The engine's class of a vector kernel: layernorm, rmsnorm, softmax, reduce, elementwise.
+
+    Read from the kernel's kind and the op kind lowering names in ``engine_reason``
+    (``"<OpKind> runs on the vector unit"``); used to look up a host's per-class effective rate
+    (:attr:`~workbench.hw.schema.VectorUnit.kernel_flops_per_s`).
+    """
+    if kernel.kind == "elementwise":
+        return "elementwise"
+    head = kernel.engine_reason.split(" ", 1)[0].lower()
+    return {"pool": "reduce", "attention": "softmax"}.get(head, head)
+
+
+def vector_rate(kernel: Kernel, hw: Hardware, cls: str | None = None) -> float:
+    """Vector FLOP/s for ``kernel``: a host's per-class rate when calibrated, else the peak."""
+    rates = hw.vector_unit.kernel_flops_per_s
+    if rates and hw.overheads.tile_issue_s > 0:
+        rate = rates.get(cls or vector_class(kernel))
+        if rate:
+            return rate
+    return hw.vector_flops(kernel.dtype)
+
+
+def home_level(kernel: Kernel, hw: Hardware):
+    """The innermost cache or DRAM level whose capacity holds all of the kernel's bytes."""
+    levels = [m for m in hw.memory if m.kind != "register"]
+    return next((m for m in levels if m.capacity_bytes >= kernel.bytes), levels[-1])
+
+
+def host_class(kernel: Kernel, hw: Hardware, total_s: float, fixed_s: float) -> tuple[str, str]:
+    """Bottleneck class on a software-scheduled host, from a time split (seconds).
+
+    The host runs one library call after another, so time is a sum, not a max of overlapped
+    parts: ``fixed_s`` (launch and issued steps) is overhead; of the rest (work), moving the
+    kernel's bytes at the copy rate of the level its footprint fits in is bandwidth. The class
+    is ``overhead`` when the fixed part is at least the work, else ``bandwidth:<level>`` when
+    moving takes at least half the work, else ``compute``. Validation applies the same split to
+    measured times (:func:`workbench.tuning.validate.measured_class`).
+
+    Args:
+        kernel: The kernel.
+        hw: A host profile (``overheads.tile_issue_s > 0``).
+        total_s: Its total time, seconds.
+        fixed_s: Its fixed software cost, seconds.
+
+    Returns:
+        ``(class, evidence sentence)``.
+    """
+    work = max(total_s - fixed_s, 0.0)
+    lvl = home_level(kernel, hw)
+    moving = kernel.bytes / lvl.bandwidth_bytes_per_s
+    figures = (
+        f"fixed {fixed_s * 1e6:.3g} us (launch and issued tile steps), work {work * 1e6:.3g} us, "
+        f"moving {kernel.bytes / 1e6:.3g} MB at {lvl.name} {lvl.bandwidth_bytes_per_s / 1e9:.3g}"
+        f" GB/s {moving * 1e6:.3g} us"
+    )
+    if fixed_s >= work:
+        return "overhead", f"overhead-bound on the host: {figures}"
+    if moving >= 0.5 * work:
+        return f"bandwidth:{lvl.name}", f"{lvl.name}-bandwidth-bound on the host: {figures}"
+    return "compute", f"compute-bound on the host: {figures}"
