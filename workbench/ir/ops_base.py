@@ -18,6 +18,7 @@ Conventions (used by every op here and by everything downstream):
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, fields
 from typing import ClassVar
 
@@ -102,7 +103,7 @@ def _positive(op: str, **dims: int | tuple[int, ...]) -> None:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Op:
+class Op(ABC):
     """Base of every operator.
 
     Attributes:
@@ -134,17 +135,17 @@ class Op:
             )
         self._validate()
 
-    def _validate(self) -> None:
+    def _validate(self) -> None:  # noqa: B027 (optional hook, not abstract)
         """Check the op's own dimensions (subclasses)."""
 
     # --- tensors -------------------------------------------------------------------------
+    @abstractmethod
     def input_shapes(self) -> tuple[tuple[int, ...], ...]:
         """Shapes the op expects for each of :attr:`inputs`."""
-        raise NotImplementedError
 
+    @abstractmethod
     def output_shape(self) -> tuple[int, ...]:
         """Shape of the output tensor."""
-        raise NotImplementedError
 
     @property
     def output_dtype(self) -> str:
