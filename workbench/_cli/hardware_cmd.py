@@ -125,14 +125,22 @@ def _engines(hw: Hardware) -> list[str]:
         f"matrix engine: {me.cores} cores, native tile "
         f"{me.native_tile_m}x{me.native_tile_n}x{me.native_tile_k} (m x n x k), "
         f"clock {_si(me.clock_hz, 'Hz')}, dataflows {', '.join(me.dataflows)}",
+        f"sustained efficiency {me.efficiency:.0%} of peak, K-step overhead "
+        f"{_seconds(me.kstep_overhead_s)}, cluster of {me.cluster_size} core(s) sharing loads, "
+        f"conv layout {me.preferred_layout}",
     ]
+    if me.call_rates:
+        rates = ", ".join(f"{n}: {_si(r, 'FLOP/s')}" for n, r in me.call_rates)
+        lines.append(f"library call rate by side: {rates}")
     rows = [
         (d, _si(p, "FLOP/s"), _si(p / me.cores, "FLOP/s"), f"{hw.ridge_point(d):.1f}")
         for d, p in me.peak_flops_per_s.items()
     ]
     lines += _table(rows, ("dtype", "peak", "per core", "ridge FLOP/B"))
     vec = ", ".join(f"{d} {_si(p, 'FLOP/s')}" for d, p in hw.vector_unit.peak_flops_per_s.items())
-    return [*lines, f"vector unit: {vec}"]
+    sfu = hw.vector_unit.special_function_ops_per_s
+    sfu_text = f", special functions {_si(sfu, 'op/s')}" if sfu else ""
+    return [*lines, f"vector unit: {vec}{sfu_text}"]
 
 
 def _memory(hw: Hardware) -> list[str]:
@@ -167,6 +175,7 @@ def _rest(hw: Hardware) -> list[str]:
         [
             f"kernel launch {_seconds(ov.kernel_launch_s)}, graph launch "
             f"{_seconds(ov.graph_launch_s)}, barrier {_seconds(ov.barrier_s)}"
+            + (f", tile issue {_seconds(ov.tile_issue_s)}" if ov.tile_issue_s else "")
         ],
     )
     flop_energy = ", ".join(f"{d} {e:g}" for d, e in pw.energy_pj_per_flop.items())
