@@ -67,7 +67,7 @@ def summary_text(m: ModelMapping, *, full: bool = False) -> str:
         f"{hw.offchip.name} {fmt_si(hw.offchip.bandwidth_bytes_per_s, 'B/s')}",
         f"time      {fmt_time(m.time_s)} per step   {m.tokens_per_s:,.1f} {unit}",
         f"MFU       {m.mfu:.1%}   HFU {m.hfu:.1%}   energy {m.energy_j:.3g} J   "
-        f"power {m.power_w:.0f} W",
+        f"power {fmt_si(m.power_w, 'W')}",
         "stall     "
         + "  ".join(f"{k} {v:.0%}" for k, v in m.stall_fraction_by_layer_type().items()),
         "",
