@@ -79,6 +79,10 @@ class MatrixEngine(_Model):
         ge=0,
         description="Fixed time per K-step of a tile on top of its math: the pipeline barrier (wait/arrive) and the issue of the next stage's loads, seconds. Makes very short K-steps cost what they do.",
     )
+    k_major_dtypes: tuple[str, ...] = Field(
+        default=(),
+        description="Formats whose B operand must be K-major (contiguous along K) on this engine; an N-major B (e.g. V in P x V) is transposed first or stored transposed by its producer.",
+    )
     cluster_size: int = Field(
         default=1,
         ge=1,
@@ -99,6 +103,14 @@ class MatrixEngine(_Model):
     @classmethod
     def _check_peaks(cls, v: dict[str, float]) -> dict[str, float]:
         return _dtype_map(v)
+
+    @field_validator("k_major_dtypes")
+    @classmethod
+    def _check_k_major(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        for d in v:
+            if d not in DTYPES and canonical(d, where="") not in DTYPES:
+                raise ValueError(f"unknown dtype {d!r}")
+        return tuple(canonical(d) for d in v)
 
 
 class VectorUnit(_Model):

@@ -26,6 +26,8 @@ class GemmProblem:
         a_bytes, b_bytes, c_bytes: Storage bytes per element of A, B and C (0.5 for int4).
         b_is_weight: B is a weight shared across the batch (read once, not per batch entry).
         epilogue_bytes: Extra off-chip bytes the fused epilogue reads (residual, bias, gate).
+        b_k_major: B is stored contiguous along K (weights as frameworks store them, K^T in
+            Q K^T); False for an activation stored row-major along N (V in P V, a MatMul's B).
         a_expansion: Elements of the (implicit, im2col) A matrix per element of the tensor it
             is gathered from: R*S/stride^2-ish for a conv, 1 for a plain GEMM. Off-chip memory
             serves each input element once (the halo is re-read from on-chip levels).
@@ -41,6 +43,7 @@ class GemmProblem:
     b_is_weight: bool = True
     epilogue_bytes: int = 0
     a_expansion: float = 1.0
+    b_k_major: bool = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -4,6 +4,9 @@
   producer did not write, or folds the transform into the producer's store (``layout_fold``);
   with ``layout_propagation`` on, the chosen layout flows through layout-agnostic kernels, so a
   CNN needs one transform at its input.
+* :func:`assign_operand_layouts` handles GEMM operands: where the engine needs a K-major B
+  for the kernel's format (Hopper FP8) and B is N-major (V in P V), the producer stores it
+  transposed (``layout_fold``) or a transpose kernel is inserted before the GEMM.
 * :func:`add_layer_barriers` adds one device-wide barrier after every layer (a debugging sync).
 """
 
@@ -18,7 +21,7 @@ from workbench.lowering.kernel import Kernel, RowProblem
 from workbench.lowering.kernel import elem_bytes as _eb
 from workbench.options import MapOptions
 
-__all__ = ["add_layer_barriers", "assign_layouts"]
+__all__ = ["add_layer_barriers", "assign_layouts", "assign_operand_layouts"]
 
 
 def assign_layouts(
@@ -127,4 +130,36 @@ def add_layer_barriers(kernels: list[Kernel]) -> list[Kernel]:
                 barriers=k.barriers + 1,
                 notes=(*k.notes, "debug barrier after the layer (barrier_per_layer)"),
             )
+    return out
+
+
+def assign_operand_layouts(
+    kernels: list[Kernel], hw: Hardware, options: MapOptions
+) -> list[Kernel]:
+    """Make every GEMM's B operand K-major where the engine requires it for the format."""
+    need = set(hw.matrix_engine.k_major_dtypes)
+    if not need:
+        return kernels
+    out: list[Kernel] = []
+    for k in kernels:
+        g = k.gemm
+        if g is None or g.b_k_major or k.dtype not in need or k.engine != "matrix":
+            out.append(k)
+            continue
+        why = f"{k.dtype} on {hw.name} needs a K-major B; this B is N-major"
+        if options.fusion_enabled("layout_fold"):
+            note = f"{why}: its producer stores it transposed (layout_fold)"
+            out.append(dataclasses.replace(k, notes=(*k.notes, note)))
+            continue
+        nbytes = round(g.batch * g.k * g.n * g.b_bytes)
+        out.append(
+            Kernel(
+                name=f"{k.name}.b_to_kmajor", ops=(), kind="layout", layer_type="layout",
+                engine="vector", engine_reason=f"transpose B for {k.name}", dtype=k.dtype,
+                rows=RowProblem(rows=g.batch * g.k, cols=g.n, reduce=False, operands=2,
+                                elem_bytes=g.b_bytes),
+                bytes_read=nbytes, bytes_written=nbytes, notes=(f"inserted: {why}",),
+            )
+        )  # fmt: skip
+        out.append(k)
     return out

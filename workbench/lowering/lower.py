@@ -39,7 +39,7 @@ from workbench.ir.views import Reshape
 from workbench.lowering.fusion import Group, plan_fusion
 from workbench.lowering.kernel import AttentionProblem, GemmProblem, Kernel, RowProblem
 from workbench.lowering.kernel import elem_bytes as _eb
-from workbench.lowering.layout import add_layer_barriers, assign_layouts
+from workbench.lowering.layout import add_layer_barriers, assign_layouts, assign_operand_layouts
 from workbench.options import MapOptions
 
 __all__ = ["lower"]
@@ -60,6 +60,7 @@ def lower(graph: Graph, hw: Hardware, options: MapOptions) -> tuple[Kernel, ...]
     for group in plan_fusion(graph, hw, options):
         kernels.extend(_group_kernels(group, hw, options))
     kernels = assign_layouts(kernels, graph, hw, options)
+    kernels = assign_operand_layouts(kernels, hw, options)
     if options.barrier_per_layer:
         kernels = add_layer_barriers(kernels)
     return tuple(kernels)
@@ -170,6 +171,7 @@ def _gemm_kernel(
             c_bytes=eb,
             b_is_weight=False,
             epilogue_bytes=group.extra_read_bytes,
+            b_k_major=False,
         )
         kind = "gemm"
     else:
@@ -239,6 +241,10 @@ def _attention_kernels(
     engine, reason = _engine(hw, dtype)
     if options.fusion_enabled("flash_attention"):
         refusal = _flash_refusal(problem, hw)
+        if refusal is None and dtype in hw.matrix_engine.k_major_dtypes:
+            note = (f"{dtype} on {hw.name} needs a K-major V: transposed in-kernel while it "
+                    "is in SRAM (FlashAttention-3 style)")  # fmt: skip
+            base = {**base, "notes": (*base["notes"], note)}
         if refusal is None:
             return [
                 Kernel(
@@ -298,8 +304,9 @@ def _unfused_attention(
     append = op.bytes_written - op.output_tensor().nbytes
 
     def gemm(suffix: str, n: int, k: int, read: int, written: int) -> Kernel:
+        # NOTE: K^T in Q K^T is K-major (K is stored [kv, d]); V in P V is N-major.
         problem = GemmProblem(batch=bh, m=p.q_len, n=n, k=k, a_bytes=eb, b_bytes=p.kv_bytes,
-                              c_bytes=eb, b_is_weight=False)  # fmt: skip
+                              c_bytes=eb, b_is_weight=False, b_k_major=suffix == "qk")  # fmt: skip
         return Kernel(
             **common, name=f"{op.name}.{suffix}", kind="gemm", engine=engine,
             engine_reason=reason, gemm=problem, flops=pairs_flops, matmul_flops=pairs_flops,
