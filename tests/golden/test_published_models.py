@@ -140,3 +140,13 @@ def test_kv_cache_bytes_per_token_from_decode_graph(model, per_token):
     assert cache == per_token * batch * context
     appended = sum(op.bytes_written - op.output_tensor().nbytes for op in attns)
     assert appended == per_token * batch  # one new token per sequence
+
+
+def test_palm_540b_mfu_from_its_published_throughput():
+    # PaLM Table 3 / section 4: 238.3K tokens/s on 6144 TPU v4 chips (275 TFLOP/s bf16 each,
+    # Cloud TPU v4 docs) is 46.2% MFU with self-attention FLOPs counted.
+    from workbench.models import training_flops_per_token, training_mfu
+
+    per_token = training_flops_per_token(PALM_540B, 2048)
+    assert per_token == pytest.approx(3.2777e12, rel=0.01)  # computed_refs.json 'palm'
+    assert training_mfu(per_token, 238.3e3, 6144, 275e12) == pytest.approx(0.462, abs=0.005)

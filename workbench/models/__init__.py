@@ -2,6 +2,7 @@
 
 from workbench.models.bert import encoder_graph
 from workbench.models.config import TransformerConfig
+from workbench.models.flops import training_flops_per_token, training_mfu
 from workbench.models.hf import config_from_hf, from_hf_config
 from workbench.models.mlp import mlp_graph
 from workbench.models.onnx_ingest import OnnxImport, from_onnx
@@ -22,4 +23,6 @@ __all__ = [
     "list_models",
     "mlp_graph",
     "resnet50_graph",
+    "training_flops_per_token",
+    "training_mfu",
 ]
