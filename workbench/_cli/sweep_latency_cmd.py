@@ -61,7 +61,10 @@ def register(subs: argparse._SubParsersAction) -> None:
     )  # fmt: skip
     p.add_argument("--sla-metric", choices=("e2e", "ttft", "tpot"), default="e2e")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--requests", type=int, default=2000, help="requests per load level")
+    p.add_argument(
+        "--requests", type=int, default=None,
+        help="requests per load level (default 2000 for LLMs, 20000 images)",
+    )  # fmt: skip
     p.add_argument("--tensor-parallel", type=int, default=1, help="chips per replica")
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("--chart", metavar="FILE", help="write the chart (.html, .png, .svg)")
@@ -94,12 +97,14 @@ def _workload(trace: str, n: int, seed: int) -> Workload:
 def _check(args: argparse.Namespace) -> None:
     if args.model not in list_models():
         raise WorkbenchError(f"--model {args.model!r}: unknown (known: {', '.join(list_models())})")
+    llm = args.model in PRESETS and PRESETS[args.model].causal
+    if args.sla_ms is None:
+        args.sla_ms = 20000.0 if llm else 100.0
+    if args.requests is None:
+        args.requests = 2000 if llm else 20000
     for name in ("max_batch", "requests", "tensor_parallel"):
         if getattr(args, name) < 1:
             raise WorkbenchError(f"--{name.replace('_', '-')} must be >= 1")
-    if args.sla_ms is None:
-        llm = args.model in PRESETS and PRESETS[args.model].causal
-        args.sla_ms = 20000.0 if llm else 100.0
     if not args.sla_ms > 0:
         raise WorkbenchError(f"--sla-ms must be positive, got {args.sla_ms}")
     if args.chart and Path(args.chart).suffix not in (".html", ".png", ".svg"):
