@@ -1,0 +1,19 @@
+"""The README's Python examples run (tinygrad-style: documentation that cannot rot)."""
+
+import re
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def test_python_blocks_run():
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+    assert blocks, "README has no python example"
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), {})
+
+
+def test_quickstart_test_command_is_what_ci_runs():
+    ci = (README.parent / ".ci" / "run").read_text()
+    command = next(line for line in ci.splitlines() if line.startswith("python -m pytest"))
+    assert command in README.read_text()
