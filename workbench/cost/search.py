@@ -8,6 +8,7 @@ capacity-bound). :func:`rank` returns the top-k for runtime autotuning.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -243,67 +244,63 @@ def _mapspace(kernel: Kernel, hw: Hardware, options: MapOptions):
 
 def _tiling(kernel: Kernel, hw: Hardware, ms, sc: Scored, i: int) -> Tiling:
     sh = sc.key.shape
-    traffic = tuple((k, float(_at(v, sh, i))) for k, v in ms.traffic.items())
-    common = {
-        "sram_capacity_bytes": hw.sram.capacity_bytes,
-        "traffic": traffic,
-        "compute_s": float(_at(sc.compute_s, sh, i)),
-        "pipeline_s": float(_at(sc.pipeline_s, sh, i)),
-        "candidates": ms.size,
-        "sram_bytes": int(_at(ms.sram_bytes, sh, i)),
-    }
     cores = hw.matrix_engine.cores
+
+    def pick(values: np.ndarray | float) -> float:
+        return _at(values, sh, i)
+
+    def spread(tiles: int) -> dict[str, Any]:
+        waves = -(-tiles // cores)
+        return {"tiles": tiles, "waves": waves, "wave_efficiency": tiles / (waves * cores)}
+
+    common: dict[str, Any] = {
+        "sram_capacity_bytes": hw.sram.capacity_bytes,
+        "traffic": tuple((k, float(pick(v))) for k, v in ms.traffic.items()),
+        "compute_s": float(pick(sc.compute_s)),
+        "pipeline_s": float(pick(sc.pipeline_s)),
+        "candidates": ms.size,
+        "sram_bytes": int(pick(ms.sram_bytes)),
+    }
     if kernel.gemm is not None:
-        tiles, waves = int(_at(ms.tiles, sh, i)), int(_at(ms.waves, sh, i))
         return Tiling(
-            tile_m=int(_at(ms.tm, sh, i)),
-            tile_n=int(_at(ms.tn, sh, i)),
-            tile_k=int(_at(ms.tk, sh, i)),
-            stages=int(_at(ms.stages, sh, i)),
-            split_k=int(_at(ms.split, sh, i)),
-            raster="mn" if _at(ms.raster, sh, i) == 0 else "nm",
-            dataflow=GemmMapspace.dataflow_name(int(_at(ms.dataflow, sh, i))),
-            register_bytes=int(_at(ms.register_bytes, sh, i)),
-            tiles=tiles,
-            waves=waves,
-            wave_efficiency=tiles / (waves * cores),
-            padded_flops=int(_at(ms.padded_flops, sh, i)),
-            spill_bytes=float(_at(ms.spill, sh, i)),
+            tile_m=int(pick(ms.tm)),
+            tile_n=int(pick(ms.tn)),
+            tile_k=int(pick(ms.tk)),
+            stages=int(pick(ms.stages)),
+            split_k=int(pick(ms.split)),
+            raster="mn" if pick(ms.raster) == 0 else "nm",
+            dataflow=GemmMapspace.dataflow_name(int(pick(ms.dataflow))),
+            register_bytes=int(pick(ms.register_bytes)),
+            padded_flops=int(pick(ms.padded_flops)),
+            spill_bytes=float(pick(ms.spill)),
             source=ms.source,
+            **spread(int(pick(ms.tiles))),
             **common,
         )
     if kernel.attention is not None:
-        items = int(_at(ms.items, sh, i))
-        waves = -(-items // cores)
         return Tiling(
-            tile_m=int(_at(ms.br, sh, i)),
-            tile_n=int(_at(ms.bc, sh, i)),
+            tile_m=int(pick(ms.br)),
+            tile_n=int(pick(ms.bc)),
             tile_k=kernel.attention.head_dim,
-            stages=int(_at(ms.stages, sh, i)),
-            split_k=int(_at(ms.split, sh, i)),
-            register_bytes=int(_at(ms.register_bytes, sh, i)),
-            tiles=items,
-            waves=waves,
-            wave_efficiency=items / (waves * cores),
-            padded_flops=int(_at(ms.padded_flops, sh, i)),
-            spill_bytes=float(_at(ms.spill, sh, i)),
+            stages=int(pick(ms.stages)),
+            split_k=int(pick(ms.split)),
+            register_bytes=int(pick(ms.register_bytes)),
+            padded_flops=int(pick(ms.padded_flops)),
+            spill_bytes=float(pick(ms.spill)),
             source=ms.source,
+            **spread(int(pick(ms.items))),
             **common,
         )
-    tiles = int(_at(ms.tiles, sh, i))
-    waves = -(-tiles // cores)
     return Tiling(
-        tile_m=int(_at(ms.rows_per_tile, sh, i)),
-        tile_n=int(_at(ms.cols_per_tile, sh, i)),
+        tile_m=int(pick(ms.rows_per_tile)),
+        tile_n=int(pick(ms.cols_per_tile)),
         tile_k=1,
-        split_k=int(_at(ms.split, sh, i)),
-        tiles=tiles,
-        waves=waves,
-        wave_efficiency=tiles / (waves * cores),
-        passes=int(_at(ms.passes, sh, i)),
-        barriers=int(_at(ms.barriers, sh, i)),
+        split_k=int(pick(ms.split)),
+        passes=int(pick(ms.passes)),
+        barriers=int(pick(ms.barriers)),
         padded_flops=kernel.flops,
         source="search",
+        **spread(int(pick(ms.tiles))),
         **common,
     )
 
