@@ -370,7 +370,7 @@ def _build(cls: type, data: Any, where: str) -> Any:
         nested = _nested(hints[key])
         if nested is not None and value is not None:
             kwargs[key] = _build(nested, value, at)
-        elif key == "kernels":
+        elif cls is RunRecord and key == "kernels":
             if not isinstance(value, list):
                 raise RecordError(f"{at}: expected a list")
             kwargs[key] = tuple(_build(KernelResult, v, f"{at}[{i}]") for i, v in enumerate(value))

@@ -123,3 +123,24 @@ def test_run_execute_measures_a_capped_sample(capsys, tmp_path):
     measured = [k for k in data["kernels"] if k["measured_s"] is not None]
     assert measured
     assert all(k["measured_s"] > 0 for k in measured)
+
+
+def test_run_execute_record_loads_back_and_triages(capsys, tmp_path):
+    from workbench.review import load_record, triage
+
+    path = tmp_path / "measured.json"
+    code, out, _ = run(
+        capsys, "run", "--model", "gpt2", "--seq", "64", "--hardware", "h100-sxm",
+        "--execute", "--backend", "numpy", "--record", path,
+    )  # fmt: skip
+    assert code == 0, out
+    record = load_record(path)
+    assert record.measurement is not None
+    assert record.measurement.kernels
+    assert all(isinstance(k, str) for k in record.measurement.kernels)
+    assert any(k.measured_s for k in record.kernels)
+    report = triage(record, record, simulate=False)
+    assert report.comparable
+    code, out, _ = run(capsys, "triage", path, path)
+    assert code in (0, 1)
+    assert "decision:" in out
