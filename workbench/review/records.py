@@ -1,17 +1,27 @@
 """Run records: one run's locked tags and its per-kernel and per-model results, as JSON.
 
-File layout (``schema_version`` 1)::
+File layout (``schema_version`` 2; version 1 records, without the embedded profile, the
+reproducer command and HFU, still load)::
 
     {"kind": "workbench.run_record", "schema_version": 1,
      "tags": {"compiler": {...}, "runtime": {...}, "hardware": {...}, "workload": {...}},
      "kernels": [{...mechanism fields, predicted_s, measured_s...}, ...],
      "model": {...MFU, time, tokens/s, stall fraction by layer type...},
      "measurement": null | {...how the kernels were measured...},
+     "hardware_profile": "...canonical JSON of the hardware profile the run was mapped on...",
+     "command": "workbench run --model ... --record run.json",
      "lock": {"compiler": sha256, "runtime": ..., "hardware": ..., "workload": ...,
               "record": sha256 over everything but the lock}}
 
 Writes are atomic (temp file + rename). Reads verify the kind, the schema version, every field and
 every lock hash; anything else is a :class:`RecordError` naming the file, never a half-read record.
+
+What the hash proves: the SHA-256 locks are **unkeyed**, so they prove integrity (nothing was
+edited after writing without re-locking), not authenticity (whoever edits a record can recompute
+them). A record is therefore also checked for physical plausibility on read
+(:func:`workbench.review._sanity.physical_problems`: negative/zero/NaN/inf times, MFU > 1,
+HFU < MFU ...) and refused whatever its hashes say. The embedded hardware profile must hash to
+the recorded ``hardware_hash``, so a record re-maps alone (:func:`embedded_hardware`).
 """
 
 from __future__ import annotations
@@ -27,7 +37,10 @@ from pathlib import Path
 from typing import Any
 
 from workbench.errors import WorkbenchError
+from workbench.hw.loader import hardware_hash
+from workbench.hw.schema import Hardware
 from workbench.mapper import ModelMapping
+from workbench.review._sanity import physical_problems
 from workbench.review.tags import (
     TAG_GROUPS,
     CompilerTags,
@@ -36,7 +49,9 @@ from workbench.review.tags import (
     RuntimeTags,
     WorkloadTags,
     build_tags,
+    canonical_json,
     digest,
+    reproducer_command,
 )
 
 __all__ = [
@@ -47,6 +62,7 @@ __all__ = [
     "ModelResult",
     "RecordError",
     "RunRecord",
+    "embedded_hardware",
     "load_record",
     "record_from_dict",
     "record_from_mapping",
@@ -54,7 +70,7 @@ __all__ = [
     "save_record",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 RECORD_KIND = "workbench.run_record"
 
 
@@ -135,6 +151,8 @@ class ModelResult:
         measured_time_s: Sum of measured kernel times, or None.
         latency: ``(percentile name, seconds)`` pairs (p50_s, p95_s, p99_s) when simulated.
         quality_error: Relative output error against a float64 reference, when measured.
+        hfu: Hardware FLOPs utilisation (padded matrix work), 0..1, >= ``mfu`` (None in
+            version-1 records).
     """
 
     time_s: float
@@ -148,6 +166,7 @@ class ModelResult:
     measured_time_s: float | None = None
     latency: tuple[tuple[str, float], ...] = ()
     quality_error: float | None = None
+    hfu: float | None = None
 
     def stall(self) -> dict[str, float]:
         """Stall fraction by layer type as a dict."""
@@ -177,13 +196,26 @@ class Measurement:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunRecord:
-    """One run: locked tags, per-kernel and per-model results, how it was measured."""
+    """One run: locked tags, per-kernel and per-model results, how it was measured.
+
+    Attributes:
+        schema_version: File format version.
+        tags: The four locked tag groups.
+        kernels: Per-kernel results in execution order.
+        model: Model-level results.
+        measurement: How kernels were measured (None: predicted only).
+        hardware_profile: Canonical JSON of the hardware profile the run used ("" in version-1
+            records); it hashes to ``tags.hardware.hardware_hash``.
+        command: The exact command line that reproduces the run.
+    """
 
     schema_version: int
     tags: RunTags
     kernels: tuple[KernelResult, ...]
     model: ModelResult
     measurement: Measurement | None = None
+    hardware_profile: str = ""
+    command: str = ""
 
     def kernel(self, name: str) -> KernelResult:
         """The kernel called ``name``."""
@@ -243,6 +275,7 @@ def record_from_mapping(
     host: tuple[tuple[str, str], ...] = (),
     latency: dict[str, float] | None = None,
     quality_error: float | None = None,
+    command: str | None = None,
 ) -> RunRecord:
     """Build the run record of a mapping (and, optionally, what was measured).
 
@@ -254,6 +287,7 @@ def record_from_mapping(
         host: Host facts of the measuring host.
         latency: Latency percentiles, seconds (``p50_s``, ``p95_s``, ``p99_s``), if simulated.
         quality_error: Relative output error, if measured.
+        command: The reproducer command (default: the ``workbench run`` line the tags spell).
 
     Returns:
         The :class:`RunRecord`.
@@ -273,6 +307,7 @@ def record_from_mapping(
         measured_time_s=sum(measured.values()) if measured else None,
         latency=tuple(sorted((latency or {}).items())),
         quality_error=quality_error,
+        hfu=max(mapping.hfu, mapping.mfu),
     )
     kernels = tuple(_kernel_result(k, measured) for k in mapping.kernels)
     return RunRecord(
@@ -281,6 +316,8 @@ def record_from_mapping(
         kernels=kernels,
         model=model,
         measurement=measurement,
+        hardware_profile=canonical_json(mapping.hardware.model_dump(mode="json")),
+        command=command or reproducer_command(tags),
     )
 
 
@@ -411,7 +448,42 @@ def record_from_dict(data: Any, where: str = "run record") -> RunRecord:
             f"{where}: results were edited after the record was written (sha256 lock mismatch)"
         )
     body.pop("kind")
-    return _build(RunRecord, body, where)
+    record = _build(RunRecord, body, where)
+    problems = physical_problems(record)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise RecordError(
+            f"{where}: physically impossible: {problems[0]}{more}; the lock hashes are unkeyed "
+            "(integrity, not authenticity), so impossible records are refused whatever their hash"
+        )
+    if record.hardware_profile:
+        embedded_hardware(record, where)
+    return record
+
+
+def embedded_hardware(record: RunRecord, where: str = "run record") -> Hardware | None:
+    """The hardware profile embedded in ``record`` (None for version-1 records).
+
+    Raises:
+        RecordError: The embedded profile is not valid or does not hash to the recorded hash.
+    """
+    if not record.hardware_profile:
+        return None
+    try:
+        hw = Hardware.model_validate(json.loads(record.hardware_profile))
+    except (ValueError, TypeError) as exc:
+        first = str(exc).splitlines()[0]
+        raise RecordError(f"{where}: hardware_profile is not a valid profile ({first})") from None
+    if hardware_hash(hw) != record.tags.hardware.hardware_hash:
+        raise RecordError(
+            f"{where}: hardware_profile does not hash to tags.hardware.hardware_hash "
+            "(edited after the record was written)"
+        )
+    return hw
+
+
+def _no_constant(name: str) -> Any:
+    raise RecordError(f"{name} is not a number a run record may hold")
 
 
 def load_record(path: str | Path) -> RunRecord:
@@ -430,7 +502,11 @@ def load_record(path: str | Path) -> RunRecord:
     if not text.strip():
         raise RecordError(f"{path}: empty file (truncated run record?)")
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=_no_constant)
+    except RecordError as exc:
+        raise RecordError(f"{path}: {exc}") from None
+    except RecursionError:
+        raise RecordError(f"{path}: JSON nested too deep for a run record") from None
     except json.JSONDecodeError as exc:
         end = "truncated" if exc.pos >= len(text.rstrip()) - 1 else "corrupt"
         raise RecordError(

@@ -1,7 +1,8 @@
 """Re-map a recorded run from its tags (preset model, named hardware profile, options).
 
 Used for the validation matrix's extra slices and the SLA simulation. A run is reproducible when
-its model is a preset and its hardware profile loads with the recorded content hash.
+its model is a preset and its hardware profile is embedded in the record (version 2) or still
+loads with the recorded content hash.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from workbench.ir.graph import Graph
 from workbench.mapper import ModelMapping, map_model
 from workbench.models import build_graph, list_models
 from workbench.options import MapOptions, TileOverride
-from workbench.review.records import RunRecord
+from workbench.review.records import RunRecord, embedded_hardware
 
 __all__ = ["graph_for", "hardware_for", "options_for", "remap"]
 
@@ -37,7 +38,13 @@ def options_for(record: RunRecord) -> MapOptions:
 
 
 def hardware_for(record: RunRecord) -> Hardware | None:
-    """The recorded hardware profile if it loads with the same content hash, else None."""
+    """The run's hardware profile: embedded in the record, else loaded by name, else None.
+
+    A profile loaded by name is used only if it still has the recorded content hash.
+    """
+    embedded = embedded_hardware(record)
+    if embedded is not None:
+        return embedded
     try:
         hw = load_hardware(record.tags.hardware.profile)
     except WorkbenchError:

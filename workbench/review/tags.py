@@ -38,6 +38,7 @@ __all__ = [
     "digest",
     "git_commit",
     "host_facts",
+    "reproducer_command",
 ]
 
 #: The tag groups, in the order triage reports them.
@@ -254,3 +255,47 @@ def build_tags(
             ),
         ),
     )
+
+
+def reproducer_command(tags: RunTags, record_path: str = "run.json") -> str:
+    """The exact ``workbench run`` command line that maps this run again (shell-quoted).
+
+    Every compiler and runtime option is spelled out (defaults included where they matter), so
+    the command does not depend on a future default. A model that is not a preset is named as
+    recorded (re-point ``--model`` at its ``--hf-config``/``--onnx`` file); the hardware profile
+    is the recorded one, also embedded in the record.
+
+    >>> from workbench.review import build_scenario
+    >>> base, _ = build_scenario("eager-launch")
+    >>> reproducer_command(base.tags).split()[:4]
+    ['workbench', 'run', '--model', 'gpt2']
+    """
+    import shlex
+
+    w, c, r = tags.workload, tags.compiler, tags.runtime
+    argv = ["workbench", "run", "--model", w.model, "--hardware", tags.hardware.profile]
+    if w.phase in ("prefill", "decode"):
+        argv += ["--phase", w.phase, "--seq", str(w.seq or w.context or 1)]
+        if w.context is not None and w.phase == "decode":
+            argv += ["--context", str(w.context)]
+    argv += ["--batch", str(w.batch), "--chips", str(r.chips)]
+    if c.dtype:
+        argv += ["--dtype", c.dtype]
+    if c.weight_dtype:
+        argv += ["--weight-dtype", c.weight_dtype]
+    for glob, dtype in c.dtype_overrides:
+        argv += ["--kernel-dtype", f"{glob}={dtype}"]
+    for rule in c.fusion_disabled:
+        argv += ["--no-fusion", rule]
+    argv += ["--layout", c.layout]
+    if not c.layout_propagation:
+        argv.append("--no-layout-propagation")
+    argv += ["--launch", r.launch, "--search", c.search]
+    for t in c.tiles:
+        argv += ["--tile", t]
+    if r.barrier_per_layer:
+        argv.append("--barrier-per-layer")
+    if r.backend != "predicted":
+        argv += ["--execute", "--backend", r.backend]
+    argv += ["--record", record_path]
+    return shlex.join(argv)

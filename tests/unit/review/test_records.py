@@ -108,7 +108,7 @@ def test_newer_schema(tmp_path, record):
         d["schema_version"] = SCHEMA_VERSION + 1
 
     _edit(path, bump)
-    with pytest.raises(RecordError, match="schema_version 2 is not supported"):
+    with pytest.raises(RecordError, match=f"schema_version {SCHEMA_VERSION + 1} is not supported"):
         load_record(path)
 
 
@@ -132,3 +132,116 @@ def test_errors_are_one_line(tmp_path):
 def test_save_into_missing_folder(tmp_path, record):
     with pytest.raises(RecordError, match="does not exist"):
         save_record(record, tmp_path / "no" / "r.json")
+
+
+def _relock(path, fn):
+    """Edit a record and recompute its (unkeyed) lock hashes, as a forger would."""
+    from workbench.review.records import RECORD_KIND, _lock
+
+    data = json.loads(path.read_text())
+    fn(data)
+    body = {k: v for k, v in data.items() if k != "lock"}
+    assert body["kind"] == RECORD_KIND
+    data["lock"] = _lock(body)
+    path.write_text(json.dumps(data))
+
+
+@pytest.mark.parametrize(
+    ("edit", "phrase"),
+    [
+        (lambda d: d["model"].update(time_s=-1.0), "model.time_s = -1.0 s"),
+        (lambda d: d["model"].update(time_s=0.0), "model.time_s = 0.0 s"),
+        (lambda d: d["model"].update(mfu=1.5, hfu=1.6), "model.mfu = 1.5 is outside 0..1"),
+        (lambda d: d["model"].update(hfu=0.0001), "is below model.mfu"),
+        (lambda d: d["kernels"][0].update(predicted_s=-0.001), "kernels[0].predicted_s"),
+        (lambda d: d["kernels"][0].update(measured_s=0.0), "kernels[0].measured_s"),
+        (
+            lambda d: d["model"].update(latency=[["p50_s", 2.0], ["p95_s", 1.0], ["p99_s", 3.0]]),
+            "percentiles out of order",
+        ),
+        (lambda d: d["model"].update(quality_error=-0.1), "model.quality_error"),
+    ],
+)
+def test_impossible_records_are_refused_whatever_their_hash(tmp_path, record, edit, phrase):
+    path = save_record(record, tmp_path / "r.json")
+    _relock(path, edit)
+    with pytest.raises(RecordError, match="physically impossible") as info:
+        load_record(path)
+    assert phrase in str(info.value)
+    assert "integrity, not authenticity" in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity"])
+def test_nan_literals_are_refused(tmp_path, record, literal):
+    path = save_record(record, tmp_path / "r.json")
+    text = path.read_text().replace('"time_s": ', f'"time_s": {literal}, "x": ', 1)
+    path.write_text(text)
+    with pytest.raises(RecordError, match=rf"r\.json: {literal} is not a number"):
+        load_record(path)
+
+
+def test_deeply_nested_json_is_one_line(tmp_path):
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(RecordError, match=r"deep\.json"):
+        load_record(path)
+
+
+def test_record_embeds_its_hardware_profile_and_reproducer(tmp_path, record):
+    from workbench.review.records import embedded_hardware
+
+    hw = embedded_hardware(load_record(save_record(record, tmp_path / "r.json")))
+    assert hw is not None
+    assert hardware_hash(hw) == record.tags.hardware.hardware_hash
+    assert record.model.hfu >= record.model.mfu
+    cmd = record.command
+    assert cmd.startswith("workbench run --model gpt2 --hardware h100-sxm")
+    assert "--no-fusion gemm_epilogue" in cmd
+    assert "--kernel-dtype '*.attn.sdpa=fp32'" in cmd
+
+
+def test_edited_embedded_profile_is_refused(tmp_path, record):
+    path = save_record(record, tmp_path / "r.json")
+
+    def edit(d):
+        d["hardware_profile"] = d["hardware_profile"].replace('"name":"h100-sxm"', '"name":"x"')
+
+    _relock(path, edit)
+    with pytest.raises(RecordError, match="hardware_profile does not hash"):
+        load_record(path)
+
+
+def test_reproducer_command_maps_the_same_run(tmp_path, record, capsys):
+    import shlex
+
+    from workbench.cli import main
+
+    out = tmp_path / "again.json"
+    argv = shlex.split(record.command.replace("run.json", str(out)))
+    assert main(argv[1:]) == 0
+    again = load_record(out)
+    assert again.tags == record.tags
+    assert again.model == record.model
+
+
+def test_version_1_record_still_loads(tmp_path, record):
+    import dataclasses
+
+    from workbench.review.records import record_to_dict
+
+    old = dataclasses.replace(
+        record,
+        schema_version=1,
+        hardware_profile="",
+        command="",
+        model=dataclasses.replace(record.model, hfu=None),
+    )
+    data = record_to_dict(old)
+    for key in ("hardware_profile", "command"):
+        data.pop(key)
+    data["model"].pop("hfu")
+    path = tmp_path / "v1.json"
+    path.write_text(json.dumps(data))
+    _relock(path, lambda d: None)
+    assert load_record(path).schema_version == 1
