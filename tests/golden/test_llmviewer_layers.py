@@ -49,9 +49,10 @@ def test_a100_decode_step_near_llmviewer_roofline():
     # LLM-Viewer, A100 80GB (2,039 GB/s, 312 TFLOP/s): 6.89 ms per token for the 32 layers
     # (no lm_head), a pure roofline. The workbench adds the lm_head (131 MB of bf16 weights,
     # about 64 us at 2,039 GB/s) and per-kernel launch gaps, so it may be a little slower, and
-    # never faster than the roofline's memory floor.
-    m = map_model(
-        build_graph("llama2-7b", phase="decode", context=2048), load_hardware("a100-80gb")
-    )
-    assert m.time_s == pytest.approx(6.89e-3, rel=0.12)
-    assert m.time_s > 6.89e-3
+    # never faster than the roofline's memory floor. The workbench streams HBM at its sustained
+    # rate (88% of 2,039 GB/s measured, a100-80gb.yaml), so its floor is 6.89 ms / 0.88.
+    hw = load_hardware("a100-80gb")
+    m = map_model(build_graph("llama2-7b", phase="decode", context=2048), hw)
+    floor = 6.89e-3 / hw.offchip.sustained_fraction
+    assert m.time_s == pytest.approx(floor, rel=0.12)
+    assert m.time_s > floor

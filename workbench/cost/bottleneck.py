@@ -76,7 +76,7 @@ def classify(kernel: Kernel, tiling: Tiling, cost: Cost, hw: Hardware) -> tuple[
             else hw.vector_flops(kernel.dtype)
         )
         achieved = kernel.flops / cost.exec_s if cost.exec_s else 0.0
-        ridge = peak / hw.offchip.bandwidth_bytes_per_s
+        ridge = peak / hw.offchip.sustained_bytes_per_s
         return "compute", (
             f"compute-bound on the {kernel.engine} engine: intensity {intensity:.3g} FLOP/B vs "
             f"{hw.offchip.name} ridge {ridge:.3g} FLOP/B; {fmt_rate(achieved)} = "
@@ -87,6 +87,6 @@ def classify(kernel: Kernel, tiling: Tiling, cost: Cost, hw: Hardware) -> tuple[
     moved = cost.bytes_at(level)
     return f"bandwidth:{level}", (
         f"{level}-bandwidth-bound: moves {fmt_bytes(moved)} at "
-        f"{fmt_si(lvl.bandwidth_bytes_per_s, 'B/s')} = {fmt_time(mem_s)} > compute "
+        f"{fmt_si(lvl.sustained_bytes_per_s, 'B/s')} sustained = {fmt_time(mem_s)} > compute "
         f"{fmt_time(cost.pipeline_s)}; intensity {intensity:.3g} FLOP/B"
     )

@@ -34,8 +34,8 @@ def accumulate_s(hw: Hardware, acc_bytes: np.ndarray) -> np.ndarray:
     """
     levels = [m for m in hw.memory if m.kind != "register"]
     conds = [acc_bytes <= m.capacity_bytes / 2 for m in levels[:-1]]
-    bws = [m.bandwidth_bytes_per_s for m in levels[:-1]]
-    bw = np.select(conds, bws, default=levels[-1].bandwidth_bytes_per_s)
+    bws = [m.sustained_bytes_per_s for m in levels[:-1]]
+    bw = np.select(conds, bws, default=levels[-1].sustained_bytes_per_s)
     return 2.0 * acc_bytes / bw
 
 
@@ -119,10 +119,10 @@ def host_class(kernel: Kernel, hw: Hardware, total_s: float, fixed_s: float) -> 
     """
     work = max(total_s - fixed_s, 0.0)
     lvl = home_level(kernel, hw)
-    moving = kernel.bytes / lvl.bandwidth_bytes_per_s
+    moving = kernel.bytes / lvl.sustained_bytes_per_s
     figures = (
         f"fixed {fixed_s * 1e6:.3g} us (launch and issued tile steps), work {work * 1e6:.3g} us, "
-        f"moving {kernel.bytes / 1e6:.3g} MB at {lvl.name} {lvl.bandwidth_bytes_per_s / 1e9:.3g}"
+        f"moving {kernel.bytes / 1e6:.3g} MB at {lvl.name} {lvl.sustained_bytes_per_s / 1e9:.3g}"
         f" GB/s {moving * 1e6:.3g} us"
     )
     if fixed_s >= work:

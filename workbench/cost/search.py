@@ -67,7 +67,7 @@ def _peak(kernel: Kernel, hw: Hardware) -> float:
 
 def _memory_times(hw: Hardware, traffic: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return {
-        lvl.name: traffic[lvl.name] / lvl.bandwidth_bytes_per_s
+        lvl.name: traffic[lvl.name] / lvl.sustained_bytes_per_s
         for lvl in hw.memory
         if lvl.name in traffic
     }
@@ -86,7 +86,7 @@ def _score_gemm(kernel: Kernel, hw: Hardware, ms: GemmMapspace) -> Scored:
     nxt = _next_level(hw)
     lat = hw.offchip.latency_s
     active = np.minimum(ms.tiles, cores)
-    bw_core = nxt.bandwidth_bytes_per_s / active
+    bw_core = nxt.sustained_bytes_per_s / active
     rows = np.minimum(ms.tm, p.m)
     cols = np.minimum(ms.tn, p.n)
     t_c = 2.0 * ms.tm * ms.tn * ms.tk / peak_core
@@ -134,7 +134,7 @@ def _score_attention(kernel: Kernel, hw: Hardware, ms) -> Scored:
     nxt = _next_level(hw)
     lat = hw.offchip.latency_s
     active = np.minimum(ms.items, cores)
-    bw_core = nxt.bandwidth_bytes_per_s / active
+    bw_core = nxt.sustained_bytes_per_s / active
     t_mm = 4.0 * ms.br * ms.bc * p.head_dim / peak_core
     # NOTE: the online softmax (one exp on the special-function units, ~5 FLOPs on the vector
     # unit per score) sits between the two GEMMs of a block; it is not overlapped with them

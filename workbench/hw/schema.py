@@ -169,6 +169,17 @@ class MemoryLevel(_Model):
     )
     energy_pj_per_byte: float = Field(ge=0, description="Access energy, picojoules per byte.")
     latency_s: float = Field(default=0.0, ge=0, description="Access latency, seconds.")
+    sustained_fraction: float = Field(
+        default=1.0,
+        gt=0,
+        le=1,
+        description="Fraction of bandwidth_bytes_per_s a streaming kernel sustains (a measured copy/STREAM result over the datasheet figure; refresh, ECC, row switches), 0..1; 1 = the figure is already a measured one. Source it or list it under assumptions.",
+    )
+
+    @property
+    def sustained_bytes_per_s(self) -> float:
+        """Bandwidth a streaming kernel achieves: datasheet x ``sustained_fraction``, bytes/s."""
+        return self.bandwidth_bytes_per_s * self.sustained_fraction
 
 
 class Interconnect(_Model):

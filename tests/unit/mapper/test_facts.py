@@ -17,12 +17,14 @@ def _gemm_graph(m, n, k, dtype="bf16"):
 
 def test_llama2_7b_decode_is_hbm_bound_near_the_bandwidth_floor(h100):
     # Decode at batch 1 reads every weight and the KV cache once per token, so tokens/s is
-    # bounded by HBM bandwidth / bytes read per token (H100 SXM: 3.35e12 B/s, datasheet).
+    # bounded by sustained HBM bandwidth / bytes read per token (H100 SXM: 3.35e12 B/s
+    # datasheet x 0.84 measured streaming fraction), and never by the datasheet figure.
     g = build_graph("llama2-7b", phase="decode", batch=1, context=2048)
     m = map_model(g, h100)
     hbm_time = sum(k.cost.total_s for k in m.kernels if k.cost.bottleneck == "bandwidth:hbm")
     assert hbm_time > 0.8 * m.time_s
-    floor = h100.offchip.bandwidth_bytes_per_s / g.bytes_read
+    assert m.tokens_per_s < h100.offchip.bandwidth_bytes_per_s / g.bytes_read
+    floor = h100.offchip.sustained_bytes_per_s / g.bytes_read
     assert m.tokens_per_s <= floor * 1.001
     assert m.tokens_per_s == pytest.approx(floor, rel=0.15)
 
