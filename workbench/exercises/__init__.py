@@ -3,7 +3,9 @@
 Every exercise follows the spec / stub / check triad: the lesson states the task, the learner
 fills in a stub, and a ``check_...`` function from this package compares the answer with what the
 library computes (answers are never typed into a notebook). A check returns a
-:class:`CheckResult` with a readable repr; with ``strict=True`` (or when
+:class:`CheckResult` with a readable repr that never shows the expected value: a hint at the first
+wrong try, a graded second hint after, the answer only through :func:`reveal` (or the result's
+``reveal()`` / its "Show the answer" button). With ``strict=True`` (or when
 ``WORKBENCH_STRICT_CHECKS=1``) a wrong answer raises :class:`ExerciseError`.
 
 Each lesson has a module (``lesson01`` ... ``lesson05``) with its checks and the small tables
@@ -11,7 +13,7 @@ its cells display.
 """
 
 from workbench.exercises import lesson01, lesson02, lesson03, lesson04, lesson05
-from workbench.exercises._check import CheckResult, ExerciseError, compare
+from workbench.exercises._check import CheckResult, ExerciseError, compare, reveal
 
 __all__ = [
     "CheckResult",
@@ -22,4 +24,5 @@ __all__ = [
     "lesson03",
     "lesson04",
     "lesson05",
+    "reveal",
 ]

@@ -1,14 +1,23 @@
-"""The result type and comparison shared by every lesson's self-checks."""
+"""The result type and comparison shared by every lesson's self-checks.
+
+A wrong answer never shows the expected value: the first wrong try gets the exercise's hint, the
+second and later get a graded second hint (how far off, in which direction, and a more specific
+pointer); the answer only on explicit request, :meth:`CheckResult.reveal` or :func:`reveal` (or the
+"Show the answer" button a check displays in Jupyter). Text answers match case- and
+whitespace-insensitively and by the synonyms a check declares.
+"""
 
 from __future__ import annotations
 
 import math
+import numbers
 import os
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from workbench.errors import WorkbenchError
 
-__all__ = ["CheckResult", "ExerciseError", "compare"]
+__all__ = ["CheckResult", "ExerciseError", "compare", "normalize_text", "reveal"]
 
 
 class ExerciseError(WorkbenchError):
@@ -22,27 +31,200 @@ class CheckResult:
     Attributes:
         name: Which exercise.
         passed: Whether the answer matched.
-        expected: What the library computed.
         got: What the learner gave.
-        hint: What to look at when it did not match.
+        hints: The hints shown for this try (empty when correct or unanswered).
+        attempt: Wrong tries so far at this exercise in this session (0 when correct/unanswered).
+        expected: What the library computed; never in the repr, see :meth:`reveal`.
     """
 
     name: str
     passed: bool
-    expected: object
     got: object
-    hint: str = ""
+    hints: tuple[str, ...] = ()
+    attempt: int = 0
+    expected: object = field(default=None, repr=False)
+
+    @property
+    def answered(self) -> bool:
+        """False for an untouched stub (``None``, or a tuple of ``None``)."""
+        return not _blank(self.got)
+
+    @property
+    def hint(self) -> str:
+        """The hints of this try, joined (empty when none)."""
+        return "; ".join(self.hints)
 
     def __repr__(self) -> str:
-        if self.got is None and not self.passed:
-            # NOTE: an untouched stub (``answer = None``) must not reveal the expected value.
+        if self.passed:
+            return f"{self.name}: correct ({_show(self.got)})"
+        if not self.answered:
+            # NOTE: an untouched stub must not reveal the expected value.
             return f"{self.name}: no answer yet (replace None in the exercise cell)"
-        mark = "correct" if self.passed else "not yet"
-        text = f"{self.name}: {mark} (expected {self.expected!r}, got {self.got!r})"
-        return text if self.passed or not self.hint else f"{text}; hint: {self.hint}"
+        text = f"{self.name}: not yet (got {_show(self.got)})"
+        for i, h in enumerate(self.hints, start=1):
+            text += f"\n  hint {i}: {h}"
+        return text + "\n  (reveal() shows the answer)"
 
     def __bool__(self) -> bool:
         return self.passed
+
+    def reveal(self) -> str:
+        """The library's answer, on explicit request.
+
+        >>> compare("ridge", 3, 4, strict=False).reveal()
+        'ridge: the answer is 4'
+        """
+        return f"{self.name}: the answer is {_show(self.expected)}"
+
+    def _ipython_display_(self) -> None:  # pragma: no cover - needs a Jupyter front end
+        from IPython.display import display
+
+        try:
+            import ipywidgets as w
+        except ImportError:
+            print(repr(self))
+            return
+        if self.passed:
+            print(repr(self))
+            return
+        out = w.Output()
+        button = w.Button(description="Show the answer", layout=w.Layout(width="auto"))
+
+        def _show_answer(_: object) -> None:
+            with out:
+                print(self.reveal())
+
+        button.on_click(_show_answer)
+        print(repr(self))
+        display(w.VBox([button, out]))
+
+
+_ATTEMPTS: dict[str, int] = {}
+_LAST: dict[str, CheckResult] = {}
+
+
+def reveal(name: str | None = None) -> str:
+    """The answer of the last checked exercise (or of ``name``), on explicit request.
+
+    Args:
+        name: Exercise name as shown in a check's result; default the last one checked.
+
+    Returns:
+        One line with the answer.
+
+    Raises:
+        ExerciseError: When no such exercise was checked in this session.
+    """
+    if not _LAST:
+        raise ExerciseError("reveal(): no exercise has been checked in this session yet")
+    key = name if name is not None else next(reversed(_LAST))
+    if key not in _LAST:
+        raise ExerciseError(
+            f"reveal(): no exercise named {key!r} was checked (known: {list(_LAST)})"
+        )
+    return _LAST[key].reveal()
+
+
+def normalize_text(text: object, synonyms: Mapping[str, Sequence[str]] | None = None) -> str:
+    """Case-fold, collapse whitespace, map declared synonyms to their canonical form.
+
+    >>> normalize_text("  Roll   Back ")
+    'roll back'
+    >>> normalize_text("rollback", {"roll back": ("rollback",)})
+    'roll back'
+    """
+    norm = _fold(text)
+    for canonical, alternates in (synonyms or {}).items():
+        if norm in {_fold(a) for a in alternates}:
+            return _fold(canonical)
+    return norm
+
+
+def _fold(text: object) -> str:
+    """Case-fold; ``_`` and ``-`` read as spaces; whitespace runs collapse to one space."""
+    return " ".join(str(text).casefold().replace("_", " ").replace("-", " ").split())
+
+
+def _blank(got: object) -> bool:
+    if got is None:
+        return True
+    return isinstance(got, tuple | list) and len(got) > 0 and all(g is None for g in got)
+
+
+def _is_number(x: object) -> bool:
+    return isinstance(x, numbers.Real) and not isinstance(x, bool)
+
+
+def _as_number(x: object) -> float | None:
+    if _is_number(x):
+        return float(x)  # type: ignore[arg-type]
+    if isinstance(x, str):
+        try:
+            return float(x.replace(",", "").replace("_", "").strip())
+        except ValueError:
+            return None
+    return None
+
+
+def _show(x: object) -> str:
+    """A value as a learner reads it: rounded numbers, plain strings."""
+    if _is_number(x) and not isinstance(x, numbers.Integral):
+        return f"{float(x):.6g}"  # type: ignore[arg-type]
+    if isinstance(x, numbers.Integral) and not isinstance(x, bool):
+        return f"{int(x):,}"
+    if isinstance(x, tuple | list):
+        return "(" + ", ".join(_show(v) for v in x) + ")"
+    return repr(x)
+
+
+def _matches(
+    got: object, expected: object, rel_tol: float, synonyms: Mapping[str, Sequence[str]] | None
+) -> bool:
+    if isinstance(expected, tuple | list):
+        if not isinstance(got, tuple | list) or len(got) != len(expected):
+            return False
+        return all(_matches(g, e, rel_tol, synonyms) for g, e in zip(got, expected, strict=True))
+    if _is_number(expected):
+        g = _as_number(got)
+        return g is not None and math.isclose(g, float(expected), rel_tol=rel_tol, abs_tol=1e-12)  # type: ignore[arg-type]
+    if isinstance(expected, str) and isinstance(got, str):
+        return normalize_text(got, synonyms) == normalize_text(expected, synonyms)
+    return got == expected
+
+
+def _graded(got: object, expected: object) -> str:
+    """How far off a numeric answer is, coarse enough not to give the answer away."""
+    g, e = _as_number(got), _as_number(expected)
+    if g is None or e is None or not _is_number(expected):
+        if isinstance(expected, tuple | list):
+            n = len(expected)
+            if isinstance(got, tuple | list) and len(got) == n:
+                wrong = [
+                    i + 1
+                    for i, (a, b) in enumerate(zip(got, expected, strict=True))
+                    if not _matches(a, b, 1e-6, None)
+                ]
+                return f"part {', '.join(map(str, wrong))} of {n} is not right yet"
+            return f"the answer has {n} parts"
+        if _is_number(expected):
+            return "the answer is a number"
+        return "the answer is one of the names the exercise lists (spelling is free of case)"
+    if e == 0 or g == 0 or (g < 0) != (e < 0):
+        return "the sign or zero-ness is off: recheck what is being counted"
+    r = g / e
+    word = "high" if r > 1 else "low"
+    big = max(r, 1 / r)
+    for factor in (1024**3, 1e9, 1024**2, 1e6, 1024, 1e3):
+        if math.isclose(big, factor, rel_tol=0.01):
+            return f"too {word} by a factor of {factor:,.0f}: check the units (B/KiB/GB, s/ms)"
+    for factor in (2, 4, 8, 3):
+        if math.isclose(big, factor, rel_tol=0.02):
+            return f"too {word} by a factor of {factor}: a count or a bytes-per-element is off"
+    if big < 1.1:
+        return f"close (within 10 %) but a bit too {word}: check rounding and the exact inputs"
+    if big < 2:
+        return f"too {word} by less than 2x: one term is missing or extra"
+    return f"too {word} by about 10^{round(math.log10(big))}: check the formula and the units"
 
 
 def _strict_default() -> bool:
@@ -56,16 +238,23 @@ def compare(
     *,
     rel_tol: float = 1e-6,
     hint: str = "",
+    hint2: str = "",
+    synonyms: Mapping[str, Sequence[str]] | None = None,
     strict: bool | None = None,
 ) -> CheckResult:
-    """Compare an answer with the library's value (numbers within ``rel_tol``).
+    """Compare an answer with the library's value.
+
+    Numbers match within ``rel_tol`` (a numeric string is read as a number); strings match
+    case- and whitespace-insensitively and through ``synonyms``; tuples match element by element.
 
     Args:
         name: Exercise name shown in the result.
         got: The learner's answer.
         expected: The value the library computed.
         rel_tol: Relative tolerance for numbers.
-        hint: Shown when the answer is wrong.
+        hint: Shown at the first wrong try.
+        hint2: A more specific hint, shown (with how far off the answer is) from the second try.
+        synonyms: Canonical answer -> accepted alternates (``{"roll back": ("rollback",)}``).
         strict: Raise on a wrong answer (default: ``WORKBENCH_STRICT_CHECKS`` env var).
 
     Returns:
@@ -76,12 +265,27 @@ def compare(
 
     >>> compare("flops", 8, 8).passed
     True
+    >>> compare("decision", " Roll  Back", "roll back").passed
+    True
     """
-    if isinstance(expected, (int, float)) and isinstance(got, (int, float)):
-        ok = math.isclose(float(got), float(expected), rel_tol=rel_tol, abs_tol=1e-12)
-    else:
-        ok = got == expected
-    result = CheckResult(name=name, passed=ok, expected=expected, got=got, hint=hint)
+    ok = _matches(got, expected, rel_tol, synonyms)
+    answered = not _blank(got)
+    attempt = 0
+    hints: tuple[str, ...] = ()
+    if not ok and answered:
+        attempt = _ATTEMPTS.get(name, 0) + 1
+        _ATTEMPTS[name] = attempt
+        first = hint or "recheck the definition in the lesson text"
+        hints = (
+            (first,)
+            if attempt == 1
+            else (first, _graded(got, expected) + (f"; {hint2}" if hint2 else ""))
+        )
+    result = CheckResult(
+        name=name, passed=ok, got=got, hints=hints, attempt=attempt, expected=expected
+    )
+    _LAST.pop(name, None)
+    _LAST[name] = result
     if not ok and (_strict_default() if strict is None else strict):
-        raise ExerciseError(repr(result))
+        raise ExerciseError(repr(result).replace("\n", " "))
     return result

@@ -87,6 +87,7 @@ def check_linear_flops(
         answer,
         expected,
         hint="every output element needs K multiplies and K adds",
+        hint2="M x N outputs, each a K-long dot product; a multiply-add is 2 FLOPs",
         strict=strict,
     )
 
@@ -121,6 +122,7 @@ def check_linear_intensity(
         expected,
         rel_tol=0.01,
         hint="bytes = (M*K + K*N + M*N) elements times the bytes per element",
+        hint2="FLOPs = 2*M*K*N; bf16 is 2 bytes per element; every tensor moves once",
         strict=strict,
     )
 
@@ -145,5 +147,7 @@ def check_param_count(
         expected,
         hint="embedding + output head + per layer (4 attention projections, 3 MLP matrices, "
         "2 norm weights) + the final norm",
+        hint2="vocab*hidden twice (embedding and head), per layer 4*hidden^2 + 3*hidden*ffn + "
+        "2*hidden, times layers, + hidden",
         strict=strict,
     )

@@ -128,6 +128,8 @@ def check_ridge_point(
         expected,
         rel_tol=0.01,
         hint="peak FLOP/s of the format divided by the off-chip bandwidth in bytes/s",
+        hint2="hw.peak_flops(dtype) / hw.offchip.bandwidth_bytes_per_s; both per second, so the"
+        " unit is FLOP/byte",
         strict=strict,
     )
 
@@ -164,6 +166,8 @@ def check_bottleneck(
         answer,
         expected,
         hint="compare the kernel's intensity with the ridge point",
+        hint2="decode has one token per sequence: intensity is about 1 FLOP/byte, far below the"
+        " ridge",
         strict=strict,
     )
 
@@ -201,5 +205,7 @@ def check_decode_floor(
         expected,
         rel_tol=0.01,
         hint="every weight is read once per decode step: params * bytes / (bytes/s)",
+        hint2="build_graph(model).params * 2 bytes (bf16) / hw.offchip.bandwidth_bytes_per_s, "
+        "in seconds",
         strict=strict,
     )

@@ -157,6 +157,7 @@ def check_tiles(
         answer,
         km.tiling.tiles,
         hint="a partial tile still costs a whole tile: round each dimension up",
+        hint2="ceil(M / tile_m) * ceil(N / tile_n)",
         strict=strict,
     )
 
@@ -193,5 +194,6 @@ def check_waves(
         expected,
         rel_tol=1e-3,
         hint="tiles = ceil(M/tile_m) * ceil(N/tile_n); one wave is one tile per core",
+        hint2="divide the tile count by the SM count (hw.compute.units); do not round",
         strict=strict,
     )

@@ -132,6 +132,7 @@ def check_score_matrix_bytes(
         answer,
         expected,
         hint="one score per (batch, head, query, key), each in the activation format",
+        hint2="batch * heads * seq * seq * 2 bytes (bf16)",
         strict=strict,
     )
 
@@ -171,5 +172,7 @@ def check_fusion_savings(
         off - base,
         rel_tol=1e-3,
         hint="map twice (rule on, rule off) and subtract total.bytes_at('hbm')",
+        hint2="bytes with the rule off minus bytes with it on (MapOptions(fusion=...)); the "
+        "result is positive",
         strict=strict,
     )

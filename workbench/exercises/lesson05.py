@@ -163,6 +163,7 @@ def check_int8_bytes(
         answer,
         op.weight_tensors()[0].nbytes,
         hint="one byte per weight",
+        hint2="in_features * out_features weights, 1 byte each",
         strict=strict,
     )
 
@@ -199,5 +200,6 @@ def check_layout_transforms(
         answer,
         expected,
         hint="without propagation every conv converts its input and converts its output back",
+        hint2="read the transforms column of the layout table for this layout and propagation",
         strict=strict,
     )

@@ -45,6 +45,8 @@ def check_dominant_bottleneck(
         answer,
         dominant_bottleneck(mapping),
         hint="sum the sheet's time_s by its bottleneck column",
+        hint2="group the sheet by bottleneck, sum time_s, take the largest; keep the level "
+        "(bandwidth:hbm)",
         strict=strict,
     )
 
@@ -59,6 +61,12 @@ def check_release_decision(
         f"release decision ({scenario})",
         answer,
         r.decision,
+        synonyms={
+            "roll back": ("rollback", "revert"),
+            "ship behind a flag": ("flag", "ship with a flag", "behind a flag"),
+        },
         hint="apply the rollback criteria to the worst slice of the validation matrix",
+        hint2="one of ship, ship behind a flag, roll back: a guardrail beyond its rollback "
+        "threshold means roll back",
         strict=strict,
     )

@@ -115,6 +115,7 @@ def check_kv_bytes(
         expected,
         hint="2 (K and V) x layers x kv_heads x "
         "head_dim x 2 bytes per token, times tokens and sequences",
+        hint2="kv_bytes_per_token(model) * context * batch",
         strict=strict,
     )
 
@@ -130,5 +131,7 @@ def check_decode_bottleneck(
         answer,
         expected,
         hint="one query per sequence reads the whole KV cache: what limits it?",
+        hint2="one of compute, bandwidth:hbm, bandwidth:l2, overhead; read the attention row's "
+        "bottleneck in the decode mapping",
         strict=strict,
     )

@@ -106,6 +106,7 @@ def check_distinct_plans(
         answer,
         int(table["best_tile"].nunique()),
         hint="count the different values in the best_tile column",
+        hint2="plans['best_tile'].nunique()",
         strict=strict,
     )
 
@@ -120,5 +121,6 @@ def check_model_pick_rank(
         answer,
         expected,
         hint="find predicted_rank 1 and read its measured_rank",
+        hint2="the row whose predicted_rank is 1; its measured_rank is an integer",
         strict=strict,
     )

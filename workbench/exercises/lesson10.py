@@ -110,6 +110,7 @@ def check_littles_law(
         r.arrival_rate_per_s * r.mean_latency_s,
         rel_tol=0.05,
         hint="multiply the arrival rate by the mean end-to-end latency",
+        hint2="L = rate (requests/s) * mean latency (s): a count of requests in the system",
         strict=strict,
     )
 
@@ -126,5 +127,6 @@ def check_knee_rate(
         round(expected, 2),
         rel_tol=0.01,
         hint="the last row whose p99_s is at or below the SLA",
+        hint2="scan offered_per_s upward; stop before the first p99_s above the SLA",
         strict=strict,
     )

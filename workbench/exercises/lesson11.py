@@ -153,6 +153,7 @@ def check_fits(
         answer,
         expected,
         hint="weights split N ways; compare the per-chip total with capacity",
+        hint2="read the fits column of the fit table: the first row that says True",
         strict=strict,
     )
 
@@ -167,5 +168,6 @@ def check_winner(
         answer,
         best[0].hardware if best else "",
         hint="the rank rule: throughput at SLA per chip x (1 - risk)",
+        hint2="the platform in the first row of the ranked shortlist table",
         strict=strict,
     )

@@ -153,3 +153,57 @@ def test_untouched_stub_does_not_reveal_the_answer():
     assert not result.passed
     assert "no answer yet" in repr(result)
     assert "24" not in repr(result)
+
+
+def _fresh(name):
+    from workbench.exercises import _check
+
+    _check._ATTEMPTS.pop(name, None)
+
+
+def test_wrong_answer_never_prints_the_expected_value_and_hints_are_graded():
+    from workbench.exercises import reveal
+
+    shape = {"tokens": 2048, "in_features": 4096, "out_features": 11008}
+    expected = 2 * 2048 * 4096 * 11008
+    _fresh("linear_flops")
+    first = lesson01.check_linear_flops(expected // 2, strict=False, **shape)
+    second = lesson01.check_linear_flops(expected // 2, strict=False, **shape)
+    for r in (first, second):
+        for shown in (str(expected), f"{expected:,}", f"{expected:.6g}"):
+            assert shown not in repr(r)
+    assert first.attempt == 1
+    assert len(first.hints) == 1
+    assert second.attempt == 2
+    assert len(second.hints) == 2
+    assert "too low by a factor of 2" in second.hints[1]
+    assert f"{expected:,}" in second.reveal()
+    assert f"{expected:,}" in reveal("linear_flops")
+    assert f"{expected:,}" in reveal()
+    with pytest.raises(ExerciseError) as info:
+        lesson01.check_linear_flops(1, strict=True, **shape)
+    assert f"{expected:,}" not in str(info.value)
+
+
+def test_text_answers_match_case_whitespace_and_declared_synonyms():
+    from workbench.exercises import compare
+
+    assert compare("d", "  Roll   BACK ", "roll back", strict=False)
+    assert compare("d", "rollback", "roll back", synonyms={"roll back": ("rollback",)})
+    assert not compare("d", "rollback", "roll back", strict=False)
+    assert compare("m", ("Launch Sync Overhead", "x"), ("launch_sync_overhead", "X"))
+    assert compare("n", "4096", 4096)
+
+
+def test_lesson06_blank_tuple_stub_reveals_nothing():
+    from workbench.exercises import lesson06
+
+    r = lesson06.check_first_failing("long-seq-tile", None, None, strict=False)
+    assert not r.passed
+    assert "no answer yet" in repr(r)
+    mech, owner = r.expected
+    assert mech not in repr(r)
+    assert owner not in repr(r)
+    wrong = lesson06.check_first_failing("long-seq-tile", "compute", owner, strict=False)
+    assert mech not in repr(wrong)
+    assert "reveal()" in repr(wrong)
