@@ -26,7 +26,7 @@ from workbench.options import TileOverride
 from workbench.scheduling.gemm import CACHE_USABLE_FRACTION
 from workbench.scheduling.tiling import accumulator_capacity
 
-__all__ = ["AttentionMapspace", "attention_mapspace"]
+__all__ = ["AttentionMapspace", "attention_mapspace", "packed_group"]
 
 _Q_MULTIPLES = (1, 2, 3, 4, 6, 8, 12, 16)
 _KV_SIZES = (16, 32, 64, 128, 256)
@@ -104,8 +104,11 @@ def attention_mapspace(
     p = kernel.attention
     assert p is not None
     nat = hw.matrix_engine.native_tile_m
+    group = packed_group(p, hw)
+    rows = p.q_len * group  # query rows of one work item's (batch, KV head) or (batch, head)
+    bh = p.batch * p.heads // group
     splits = [1]
-    if p.batch * p.heads * -(-p.q_len // nat) < hw.matrix_engine.cores:
+    if bh * -(-rows // nat) < hw.matrix_engine.cores:
         splits = [s for s in (1, 2, 4, 8, 16, 32, 64) if s * 64 <= p.kv_len] or [1]
     if override is not None:
         brs, bcs, sts = [override.m], [override.n], [1, 2]
@@ -127,16 +130,23 @@ def attention_mapspace(
     fits = sram <= hw.sram.capacity_bytes
     if acc_cap:
         fits = fits & (regs <= acc_cap)
-    bh = p.batch * p.heads
-    blocks_per_head, max_blocks = _visible_blocks(p, br, bc)
-    tq = -(-p.q_len // br)
+    if group > 1:
+        # NOTE: packed GQA (FlashAttention pack_gqa, FlashDecoding): the query heads of a KV
+        # group share one work item, their rows stacked into the query tile; all KV is visible
+        # to a decode-length query (the causal skip is ignored for these few rows).
+        tq = -(-rows // br)
+        max_blocks = -(-p.kv_len // bc)
+        blocks_per_head = tq * max_blocks
+    else:
+        blocks_per_head, max_blocks = _visible_blocks(p, br, bc)
+        tq = -(-p.q_len // br)
     items = bh * tq * sp
     blocks = bh * blocks_per_head
     padded = 4 * blocks * br * bc * d
-    traffic, spill = _traffic(p, hw, br, bc, st, tq, blocks_per_head, sram, items)
+    traffic, spill = _traffic(p, hw, br, bc, st, tq, blocks_per_head, sram, group)
     # Flash-decoding: each split writes a partial O (fp32) and its row statistics, re-read to
     # combine them.
-    combine = np.where(sp > 1, 2.0 * bh * p.q_len * (d + 2) * 4 * sp, 0.0)
+    combine = np.where(sp > 1, 2.0 * p.batch * p.heads * p.q_len * (d + 2) * 4 * sp, 0.0)
     # NOTE: the partials are small and stay in a shared cache when there is one.
     has_cache = len(traffic) > 2
     offchip = hw.offchip.name
@@ -160,12 +170,32 @@ def attention_mapspace(
     )
 
 
-def _traffic(p, hw, br, bc, st, tq, blocks_per_head, sram, items):
+def packed_group(p: AttentionProblem, hw: Hardware) -> int:
+    """Query heads packed into one work item: the GQA group for a decode-length query, else 1.
+
+    With grouped-query attention (``kv_heads < heads``) and fewer query rows than the matrix
+    engine's native M, libraries stack the group's query heads into one tile so each K/V block
+    is loaded once per KV head (FlashAttention-2/3 ``pack_gqa``, FlashDecoding, FlashInfer).
+    Software-scheduled hosts run their own engine and keep one head per work item.
+
+    >>> from workbench.hw import load_hardware
+    >>> p = AttentionProblem(batch=64, heads=64, kv_heads=8, q_len=1, kv_len=2048, head_dim=128,
+    ...     causal=True, elem_bytes=2, kv_bytes=2)
+    >>> packed_group(p, load_hardware("h100-sxm"))
+    8
+    """
+    if p.kv_heads >= p.heads or p.heads % p.kv_heads or hw.overheads.tile_issue_s > 0:
+        return 1
+    return p.heads // p.kv_heads if p.q_len < hw.matrix_engine.native_tile_m else 1
+
+
+def _traffic(p, hw, br, bc, st, tq, blocks_per_head, sram, group):
     bh = p.batch * p.heads
     d = p.head_dim
     q_o = 2.0 * bh * p.q_len * d * p.elem_bytes
-    # K and V streamed once per visible block, per query head.
-    kv_stream = 2.0 * bh * blocks_per_head * bc * d * p.kv_bytes
+    # K and V streamed once per visible block of each work item: per query head, or per KV
+    # head when the group is packed into one work item (bh // group items).
+    kv_stream = 2.0 * (bh // group) * blocks_per_head * bc * d * p.kv_bytes
     kv_once = 2.0 * p.batch * p.kv_heads * p.kv_len * d * p.kv_bytes
     cap = hw.sram.capacity_bytes
     spill = np.where(sram > cap, 2.0 * kv_stream * (sram - cap) / np.maximum(sram, 1), 0.0)
@@ -177,9 +207,11 @@ def _traffic(p, hw, br, bc, st, tq, blocks_per_head, sram, items):
         traffic[lvl.name] = q_o + kv_stream + spill
     if caches:
         usable = CACHE_USABLE_FRACTION * max(c.capacity_bytes for c in caches)
-        heads_in_flight = np.maximum(1, np.minimum(bh, -(-hw.matrix_engine.cores // tq)))
+        heads_in_flight = np.maximum(1, np.minimum(bh // group, -(-hw.matrix_engine.cores // tq)))
+        # NOTE: query heads of one GQA group share their KV head's lines in the cache.
+        kv_in_flight = -(-heads_in_flight * group // (p.heads // max(p.kv_heads, 1)))
         per_head_kv = 2.0 * p.kv_len * d * p.kv_bytes
-        dram_kv = np.where(heads_in_flight * per_head_kv <= usable, kv_once, kv_stream)
+        dram_kv = np.where(kv_in_flight * per_head_kv <= usable, kv_once, kv_stream)
         dram = q_o + dram_kv
     else:
         dram = q_o + kv_stream + spill

@@ -36,3 +36,27 @@ def test_decode_step_scales_with_the_sustained_fraction():
 def test_sustained_bytes_per_s_is_datasheet_times_fraction():
     lvl = load_hardware("a100-80gb").offchip
     assert lvl.sustained_bytes_per_s == pytest.approx(2.039e12 * 0.88)
+
+
+def test_gqa_decode_attention_reads_kv_once_per_kv_head():
+    # Llama-2-70B (64 query heads, 8 KV heads) at batch 64, context 2048: the KV cache of one
+    # layer is 2 x 64 x 8 x 2048 x 128 x 2 B = 0.537 GB; streaming it per query head was 8x that.
+    m = map_model(
+        build_graph("llama2-70b", phase="decode", batch=64, context=2048),
+        load_hardware("h100-sxm"),
+    )
+    k = next(k for k in m.kernels if k.kernel.kind == "attention")
+    kv = 2 * 64 * 8 * 2048 * 128 * 2
+    assert kv <= k.cost.bytes_at("hbm") <= 1.05 * kv
+    # The group's 8 query heads fill the query tile's rows, so padding is 64/8, not 64/1.
+    assert k.tiling.padded_flops <= 8 * 1.01 * k.kernel.matmul_flops
+
+
+def test_mha_decode_attention_is_not_packed():
+    # Llama-2-7B has as many KV heads as query heads: nothing to share.
+    m = map_model(
+        build_graph("llama2-7b", phase="decode", batch=8, context=2048), load_hardware("h100-sxm")
+    )
+    k = next(k for k in m.kernels if k.kernel.kind == "attention")
+    kv = 2 * 8 * 32 * 2048 * 128 * 2
+    assert kv <= k.cost.bytes_at("hbm") <= 1.05 * kv
