@@ -3,8 +3,8 @@
 NumPy is the default and the fallback; CuPy is used when it imports and sees a CUDA device.
 The choice, in order of precedence: the explicit ``name`` argument, the environment variable
 ``WORKBENCH_BACKEND`` (``numpy`` or ``cupy``), then automatic detection. Anything that goes wrong
-on the CuPy side (not installed, no device, a CUDA error) gives one warning line and the NumPy
-path, never a crash.
+on the CuPy side (not installed, no device, a CUDA error) gives one warning line on stderr
+(``workbench: warning: ...``, :mod:`workbench._warn`) and the NumPy path, never a crash.
 
 CuPy is imported lazily and only inside :mod:`workbench.execution` (the import-layer rule).
 """
@@ -14,12 +14,12 @@ from __future__ import annotations
 import functools
 import os
 import platform
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from workbench._warn import warn
 from workbench.execution.errors import ExecutionError
 
 __all__ = ["BACKEND_ENV", "Backend", "get_backend", "resolve_backend", "sync", "to_numpy"]
@@ -113,7 +113,7 @@ def get_backend(name: str | None = None) -> Backend:
     if isinstance(found, Backend):
         return found
     if key == "cupy":
-        warnings.warn(f"{found}; using NumPy", RuntimeWarning, stacklevel=2)
+        warn(f"{found}; using NumPy")
     return _numpy_backend()
 
 

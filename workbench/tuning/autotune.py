@@ -122,7 +122,9 @@ def autotune(
         backend: Backend, backend name or None (automatic).
         warmup: Untimed runs per candidate.
         repeats: Timed runs per candidate.
-        cache: A plan cache to read first and write the winner to, or None.
+        cache: A plan cache to read first and write the winner to, or None. An entry that is
+            not a fitting point of the kernel's mapspace is ignored with a warning and the
+            kernel is tuned again.
         progress: Show a progress bar when the search takes over a second.
         graph: The kernel's graph (fused epilogues and conv shapes run as mapped).
         seed: Seed of the random inputs.
@@ -134,7 +136,7 @@ def autotune(
         raise ExecutionError(f"autotune: k must be >= 1, got {k}")
     bk = resolve_backend(backend)
     key = plan_key(kernel, hw, bk)
-    hit = cache.get(key) if cache is not None else None
+    hit = cache.lookup(key, kernel, hw) if cache is not None else None
     if hit is not None:
         tiling, seconds = hit
         return TuneResult(

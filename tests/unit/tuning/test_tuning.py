@@ -2,6 +2,7 @@
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -87,7 +88,112 @@ def test_plan_cache_round_trip_and_atomic_write(tmp_path):
     assert got[1] == 1e-3
     data = json.loads(path.read_text())
     assert data["schema_version"] == CACHE_SCHEMA_VERSION
-    assert [p.name for p in tmp_path.iterdir()] == ["c.json"]  # no temp file left behind
+    # no temp file left behind (the sidecar lock file stays: removing it would race)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".c.json.lock", "c.json"]
+
+
+def _tuned(tmp_path):
+    """A cache file holding one tuned entry for ``_kernel()``; returns (path, key, result)."""
+    path = tmp_path / "plans.json"
+    r = autotune(
+        _kernel(), HW, OPTS, k=2, backend="numpy", warmup=0, repeats=1,
+        cache=PlanCache(path), graph=_graph(), progress=False,
+    )  # fmt: skip
+    return path, plan_key(_kernel(), HW, get_backend("numpy")), r
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "why"),
+    [
+        ("split_k", 10**6, "split_k 1000000 is not in the mapspace"),
+        ("tile_m", 4096, "tile_m 4096 is not in the mapspace"),
+        ("tile_k", 13, "tile_k 13"),
+        ("dataflow", "diagonal", "dataflow 'diagonal'"),
+    ],
+)
+def test_poisoned_cache_entry_is_ignored_and_retuned(tmp_path, capsys, field, value, why):
+    path, key, _ = _tuned(tmp_path)
+    data = json.loads(path.read_text())
+    data["entries"][key]["tiling"][field] = value
+    data["entries"][key]["measured_s"] = 1e-9  # a forged "fast" figure
+    path.write_text(json.dumps(data))
+    with pytest.warns(RuntimeWarning, match=why):
+        again = autotune(
+            _kernel(), HW, OPTS, k=2, backend="numpy", warmup=0, repeats=1,
+            cache=PlanCache(path), graph=_graph(), progress=False,
+        )  # fmt: skip
+    assert not again.from_cache
+    assert len(again.candidates) == 2
+    fixed = json.loads(path.read_text())["entries"][key]
+    assert fixed["tiling"][field] != value  # replaced on disk
+    assert fixed["measured_s"] > 1e-9
+    assert autotune(_kernel(), HW, OPTS, cache=PlanCache(path), progress=False).from_cache
+
+
+def test_a_tile_that_does_not_fit_is_refused():
+    import numpy as np
+
+    from workbench.scheduling.gemm import gemm_mapspace
+    from workbench.scheduling.tiling import Tiling
+    from workbench.tuning._plan_check import mapspace_problem
+
+    big = lower(_graph(1024, 1024, 1024), HW, OPTS)[0]
+    ms = gemm_mapspace(big, HW)
+    i = np.unravel_index(int(np.argmin(np.broadcast_to(ms.fits, ms.shape))), ms.shape)
+    assert not np.broadcast_to(ms.fits, ms.shape)[i]
+    axes = (ms.tm, ms.tn, ms.tk, ms.stages, ms.split)
+    tm, tn, tk, st, sk = (int(np.ravel(a)[j]) for a, j in zip(axes, i[:5], strict=True))
+    bad = Tiling(
+        tile_m=tm, tile_n=tn, tile_k=tk, stages=st, split_k=sk, raster="mn" if i[5] == 0 else "nm"
+    )
+    assert "more than" in mapspace_problem(big, HW, bad)
+    good = Tiling(tile_m=tm, tile_n=tn, tile_k=tk, stages=1, split_k=1)
+    assert mapspace_problem(big, HW, good) == ""
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {"tiling": {"tile_m": True}, "measured_s": 1.0},
+        {"tiling": {"tile_m": 16, "tile_n": 16, "tile_k": 16, "stages": 1, "split_k": 1,
+                    "raster": "mn", "dataflow": "output_stationary"}, "measured_s": float("nan")},
+        {"tiling": {"tile_m": 16, "tile_n": 16, "tile_k": 16, "stages": 1, "split_k": -1,
+                    "raster": "mn", "dataflow": "output_stationary"}, "measured_s": 1e-3},
+        [1, 2],
+    ],
+)  # fmt: skip
+def test_malformed_entries_are_dropped_with_one_warning(tmp_path, entry):
+    path = tmp_path / "c.json"
+    body = {"kind": "workbench-plan-cache", "schema_version": 1, "entries": {"k": entry}}
+    path.write_text(json.dumps(body))
+    with pytest.warns(RuntimeWarning, match="1 malformed entries ignored"):
+        assert len(PlanCache(path)) == 0
+
+
+def _writer(path: str, tag: str, n: int) -> None:
+    from workbench.scheduling.tiling import Tiling
+
+    cache = PlanCache(path)  # opened once: its view of the file goes stale while the other writes
+    for i in range(n):
+        cache.put(f"{tag}{i}", Tiling(tile_m=16, tile_n=16, tile_k=16), 1e-3 + i * 1e-6)
+
+
+def test_two_processes_writing_the_cache_both_keep_their_entries(tmp_path):
+    import multiprocessing
+
+    path = str(tmp_path / "shared.json")
+    ctx = multiprocessing.get_context("fork")
+    procs = [ctx.Process(target=_writer, args=(path, tag, 25)) for tag in ("a", "b")]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    cache = PlanCache(path)
+    assert len(cache) == 50
+    assert {f"{t}{i}" for t in "ab" for i in range(25)} == set(
+        json.loads(Path(path).read_text())["entries"]
+    )
 
 
 def test_plan_key_changes_with_the_kernel():
@@ -111,6 +217,19 @@ def test_bad_cache_files_are_ignored_with_a_warning(tmp_path, text, why):
     with pytest.warns(RuntimeWarning, match=why):
         cache = PlanCache(path)
     assert len(cache) == 0
+
+
+def test_workbench_warnings_print_one_line(capsys):
+    import warnings
+
+    from workbench._warn import warn
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = __import__("workbench._warn", fromlist=["_show"])._show
+        warn("plan cache x.json: corrupt\nsecond line; ignoring it")
+    err = capsys.readouterr().err
+    assert err == "workbench: warning: plan cache x.json: corrupt second line; ignoring it\n"
 
 
 def test_sweep_reports_every_point():
@@ -224,3 +343,26 @@ def test_host_class_uses_the_same_split():
     assert host_class(kernel, hw, 1e-5, 0.9e-5)[0] == "overhead"
     assert host_class(kernel, hw, mem, 0.0)[0].startswith("bandwidth:")
     assert host_class(kernel, hw, 10 * mem, 0.0)[0] == "compute"
+
+
+def test_validate_cupy_without_a_gpu_warns_in_one_line():
+    import subprocess
+    import sys
+
+    from workbench.execution.backend import _cupy_backend
+
+    if not isinstance(_cupy_backend(), str):
+        pytest.skip("CuPy sees a CUDA device here: there is no fallback to warn about")
+    argv = ["validate", "--quick", "--backend", "cupy", "--hardware", "teaching", "--repeats", "1"]
+    env = {**os.environ, "TQDM_DISABLE": "1", "PYTHONWARNINGS": "default"}
+    done = subprocess.run(
+        [sys.executable, "-m", "workbench", *argv], capture_output=True, text=True, env=env,
+        timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("workbench: warning: ")
+    assert lines[0].endswith("using NumPy")
+    assert '"backend": "numpy"' not in done.stdout  # the table, not JSON
+    assert "numpy" in done.stdout
