@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import os
 import re
-import tempfile
 from pathlib import Path
 
+from workbench._files import write_text_safely
 from workbench.errors import WorkbenchError
 from workbench.hw.loader import load_hardware
 from workbench.hw.schema import Hardware
@@ -174,21 +173,11 @@ def fusion_rules_text() -> str:
 
 
 def write_output(text: str, output: str | None) -> None:
-    """Print ``text`` or write it atomically to ``output`` (temp file + rename)."""
+    """Print ``text`` or write it to ``output`` safely (``workbench._files``)."""
     if not output:
         print(text, end="" if text.endswith("\n") else "\n")
         return
-    path = Path(output)
-    if not path.parent.exists():
-        raise WorkbenchError(f"--output {output}: folder {path.parent} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_safely(output, text, what="--output")
 
 
 def layer_pattern(name: str) -> str:
