@@ -5,7 +5,7 @@ fills in a stub, and a ``check_...`` function from this package compares the ans
 library computes (answers are never typed into a notebook). A check returns a
 :class:`CheckResult` with a readable repr that never shows the expected value: a hint at the first
 wrong try, a graded second hint after, the answer only through :func:`reveal` (or the result's
-``reveal()`` / its "Show the answer" button). With ``strict=True`` (or when
+``reveal()``). With ``strict=True`` (or when
 ``WORKBENCH_STRICT_CHECKS=1``) a wrong answer raises :class:`ExerciseError`.
 
 Each lesson has a module (``lesson01`` ... ``lesson05``) with its checks and the small tables

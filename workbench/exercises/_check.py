@@ -2,8 +2,8 @@
 
 A wrong answer never shows the expected value: the first wrong try gets the exercise's hint, the
 second and later get a graded second hint (how far off, in which direction, and a more specific
-pointer); the answer only on explicit request, :meth:`CheckResult.reveal` or :func:`reveal` (or the
-"Show the answer" button a check displays in Jupyter). Text answers match case- and
+pointer); the answer only on explicit request, :meth:`CheckResult.reveal` or :func:`reveal`.
+Text answers match case- and
 whitespace-insensitively and by the synonyms a check declares.
 """
 
@@ -75,28 +75,6 @@ class CheckResult:
         'ridge: the answer is 4'
         """
         return f"{self.name}: the answer is {_show(self.expected)}"
-
-    def _ipython_display_(self) -> None:  # pragma: no cover - needs a Jupyter front end
-        from IPython.display import display
-
-        try:
-            import ipywidgets as w
-        except ImportError:
-            print(repr(self))
-            return
-        if self.passed:
-            print(repr(self))
-            return
-        out = w.Output()
-        button = w.Button(description="Show the answer", layout=w.Layout(width="auto"))
-
-        def _show_answer(_: object) -> None:
-            with out:
-                print(self.reveal())
-
-        button.on_click(_show_answer)
-        print(repr(self))
-        display(w.VBox([button, out]))
 
 
 _ATTEMPTS: dict[str, int] = {}
