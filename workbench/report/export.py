@@ -12,7 +12,6 @@ import html
 import json
 import os
 import re
-import tempfile
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 
 import altair as alt
 
+from workbench._files import write_bytes_safely
 from workbench.errors import WorkbenchError
 
 __all__ = [
@@ -56,15 +56,7 @@ def _javascript_bundle() -> str:
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_bytes_safely(path, data, what="save_chart", make_parents=True)
 
 
 def _check_offline(page: str) -> str:

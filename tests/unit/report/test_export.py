@@ -1,3 +1,4 @@
+import errno
 import json
 import re
 
@@ -46,10 +47,10 @@ def test_unknown_suffix_and_failed_write_leave_nothing(tmp_path, chart, monkeypa
     (tmp_path / "keep.json").write_text("old")
 
     def broken_replace(src, dst):
-        raise OSError("disk full")
+        raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr("workbench.report.export.os.replace", broken_replace)
-    with pytest.raises(OSError, match="disk full"):
+    monkeypatch.setattr("workbench._files.os.replace", broken_replace)
+    with pytest.raises(WorkbenchError, match=r"keep\.json: no space left on device \(disk full\)$"):
         save_chart(chart, tmp_path / "keep.json")
     assert (tmp_path / "keep.json").read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["keep.json"]
