@@ -15,13 +15,12 @@ file. The shipped traces live in ``workbench/serving/traces/`` and are made by
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from importlib import resources
 from pathlib import Path
 
 import numpy as np
 
+from workbench._files import write_text_safely
 from workbench.serving._errors import ServingError
 from workbench.serving.workload import Workload
 
@@ -130,16 +129,7 @@ def save_trace(
             "output_tokens": workload.output_tokens.tolist(),
         },
     }
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(doc, f, separators=(",", ":"))
-            f.write("\n")
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_safely(path, json.dumps(doc, separators=(",", ":")) + "\n", what="trace")
     return path
 
 
