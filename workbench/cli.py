@@ -8,9 +8,13 @@ on stderr with exit status 2 (never a traceback).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import os
 import sys
+import warnings
 from collections.abc import Sequence
+from typing import TextIO
 
 from workbench import __version__
 from workbench.errors import WorkbenchError
@@ -59,23 +63,76 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the process exit status."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 0
+#: Set to 1 to see the traceback of an internal error instead of its one line.
+DEBUG_ENV = "WORKBENCH_DEBUG"
+
+
+def _one_line(text: object, limit: int = 400) -> str:
+    """``text`` folded onto one line and cut to ``limit`` characters."""
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    """Show any warning raised while a command runs as one ``workbench: warning:`` line."""
+    stream = file if file is not None else sys.stderr
+    if stream is not None:
+        with contextlib.suppress(OSError, ValueError):
+            stream.write(f"workbench: warning: {_one_line(message)}\n")
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Call the command; every failure becomes one line on stderr (never a traceback)."""
     try:
         return int(args.func(args) or 0)
     except WorkbenchError as exc:
-        print(f"workbench: error: {exc}", file=sys.stderr)
+        print(f"workbench: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("workbench: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # a file the command reads or writes, outside the checked paths
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"workbench: error: {where}{_one_line(exc.strerror or exc)}", file=sys.stderr)
+        return 2
+    except (RecursionError, MemoryError) as exc:
+        kind = "nested too deeply" if isinstance(exc, RecursionError) else "out of memory"
+        print(f"workbench: error: input {kind} to process", file=sys.stderr)
+        return 2
+    except Exception as exc:
+        if os.environ.get(DEBUG_ENV):
+            raise
+        print(
+            f"workbench: internal error: {type(exc).__name__}: {_one_line(exc, 200)} "
+            f"(a bug: please report it; {DEBUG_ENV}=1 shows the traceback)",
+            file=sys.stderr,
+        )
+        return 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the process exit status.
+
+    0: success; 2: bad input (one line naming what and where); 1: an internal error (one line;
+    ``WORKBENCH_DEBUG=1`` shows the traceback); 130: interrupted.
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 0
+    with warnings.catch_warnings():
+        warnings.showwarning = _show_warning
+        return _run(args)
 
 
 if __name__ == "__main__":  # pragma: no cover

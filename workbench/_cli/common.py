@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import fnmatch
+import math
 import re
+import sys
 from pathlib import Path
 
 from workbench._files import write_text_safely
@@ -11,19 +14,31 @@ from workbench.errors import WorkbenchError
 from workbench.hw.loader import load_hardware
 from workbench.hw.schema import Hardware
 from workbench.ir.graph import Graph
+from workbench.mapper import ModelMapping, map_model
+from workbench.models.config import TransformerConfig
+from workbench.models.footprint import Footprint, check_graph_size, graph_footprint
 from workbench.options import FUSION_RULES, MapOptions, TileOverride
 
 __all__ = [
     "add_model_args",
     "add_options_args",
+    "check_figures",
+    "check_mapping",
+    "footprint_of",
     "graph_from_args",
     "hardware_from_args",
+    "map_from_args",
+    "note",
     "options_from_args",
     "write_output",
 ]
 
 DEFAULT_MODEL = "llama2-7b"
 DEFAULT_HARDWARE = "h100-sxm"
+DEFAULT_SEQ = 2048
+#: Largest --batch, --seq, --context and --chips accepted (far beyond any real workload; keeps
+#: the size products of the cost model inside 64-bit arithmetic).
+MAX_ARG = 2**31
 
 
 def add_model_args(p: argparse.ArgumentParser) -> None:
@@ -45,8 +60,28 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
         help="extra folder of hardware YAML files (repeatable)",
     )
     p.add_argument("--phase", choices=("prefill", "decode"), default="prefill")
-    p.add_argument("--batch", type=int, default=1, help="batch size (default 1)")
-    p.add_argument("--seq", type=int, default=2048, help="prompt length, tokens (default 2048)")
+    p.add_argument(
+        "--batch",
+        type=int,
+        default=None,
+        help="batch size (default 1; ONNX: sets symbolic dimensions only)",
+    )
+    p.add_argument(
+        "--override-batch",
+        action="store_true",
+        help="ONNX: replace a fixed leading input dimension with --batch too (reported)",
+    )
+    p.add_argument(
+        "--seq",
+        type=int,
+        default=None,
+        help=f"prompt length, tokens (default {DEFAULT_SEQ}, or the model's context if shorter)",
+    )
+    p.add_argument(
+        "--allow-long-context",
+        action="store_true",
+        help="map a RoPE model past its trained context (refused otherwise)",
+    )
     p.add_argument(
         "--context", type=int, default=None, help="cached tokens for decode (default: --seq)"
     )
@@ -98,49 +133,210 @@ def add_options_args(p: argparse.ArgumentParser) -> None:
 def _positive(name: str, value: int | None) -> None:
     if value is not None and value <= 0:
         raise WorkbenchError(f"--{name} must be a positive integer, got {value}")
+    if value is not None and value > MAX_ARG:
+        raise WorkbenchError(f"--{name} {value} is above the supported {MAX_ARG:,}")
+
+
+def note(text: str) -> None:
+    """Print one ``workbench: note: ...`` line on stderr (a default the user did not choose)."""
+    print(f"workbench: note: {text}", file=sys.stderr)
+
+
+def _config_from_args(args: argparse.Namespace) -> TransformerConfig | None:
+    """The transformer config the arguments name (None for ONNX, ResNet-50 and the MLP)."""
+    if getattr(args, "hf_config", None):
+        from workbench.models import config_from_hf
+
+        return config_from_hf(args.hf_config)
+    if getattr(args, "onnx", None):
+        return None
+    from workbench.models import PRESETS, list_models
+
+    name = args.model or DEFAULT_MODEL
+    if name not in list_models():
+        raise WorkbenchError(f"--model: unknown model {name!r} (known: {', '.join(list_models())})")
+    return PRESETS.get(name)
+
+
+def seq_for(cfg: TransformerConfig, args: argparse.Namespace) -> tuple[int, int | None]:
+    """``(seq, context)`` for ``cfg``: the default clamped to its context, and checked.
+
+    Decode reads ``context`` (default ``seq``) cached tokens and adds one, so it needs
+    ``context + 1`` positions. A learned-position model has no position past ``max_seq``; a
+    RoPE model can run past it only with ``--allow-long-context``.
+    """
+    decode = cfg.causal and args.phase == "decode"
+    seq, context = args.seq, args.context
+    if seq is None:
+        seq = DEFAULT_SEQ
+        room = cfg.max_seq - 1 if decode and context is None else cfg.max_seq
+        if seq > room:
+            seq = room
+            note(f"--seq defaults to {seq} for {cfg.name} (its context is {cfg.max_seq} tokens)")
+    need = ((context if context is not None else seq) + 1) if decode else seq
+    flag = "--context" if decode and context is not None else "--seq"
+    what = f"{need} positions ({'context + 1 new token' if decode else 'prompt'})"
+    if need > cfg.max_seq:
+        if cfg.position == "learned":
+            raise WorkbenchError(
+                f"{flag}: {cfg.name} has {cfg.max_seq} learned positions; this step needs {what}"
+            )
+        if not getattr(args, "allow_long_context", False):
+            raise WorkbenchError(
+                f"{flag}: {cfg.name}'s context is {cfg.max_seq} tokens; this step needs {what} "
+                "(pass --allow-long-context to map it anyway)"
+            )
+        note(f"{cfg.name} mapped past its {cfg.max_seq}-token context (--allow-long-context)")
+    return seq, context
 
 
 def graph_from_args(args: argparse.Namespace) -> Graph:
-    """Build the graph the arguments describe (preset, config.json or ONNX)."""
+    """Build the graph the arguments describe (preset, config.json or ONNX), size-checked."""
     for name in ("batch", "seq", "context", "chips"):
         _positive(name, getattr(args, name, None))
     dtype = args.dtype or "bf16"
-    if getattr(args, "hf_config", None):
-        from workbench.models import from_hf_config
-
-        return from_hf_config(
-            args.hf_config,
-            phase=args.phase,
-            batch=args.batch,
-            seq=args.seq,
-            context=args.context,
-            dtype=dtype,
-            tensor_parallel=args.chips,
-        )
     if getattr(args, "onnx", None):
         from workbench.models import from_onnx
 
-        path = Path(args.onnx)
-        if not path.is_file():
-            raise WorkbenchError(f"--onnx {args.onnx}: no such file")
-        return from_onnx(path, batch=args.batch)  # type: ignore[return-value]
-    from workbench.models import build_graph
+        if getattr(args, "override_batch", False) and args.batch is None:
+            raise WorkbenchError("--override-batch needs --batch N")
+        graph = from_onnx(
+            args.onnx, batch=args.batch, override_batch=getattr(args, "override_batch", False)
+        )
+        if not isinstance(graph, Graph):  # pragma: no cover - strict import returns a Graph
+            raise WorkbenchError(f"--onnx {args.onnx}: import did not return a graph")
+        batch_notes = graph.meta_dict().get("batch_notes")
+        if batch_notes:
+            note(f"--onnx {args.onnx}: {batch_notes}")
+    else:
+        cfg = _config_from_args(args)
+        if cfg is None:
+            from workbench.models import build_graph
 
-    return build_graph(
-        args.model or DEFAULT_MODEL,
-        phase=args.phase,
-        batch=args.batch,
-        seq=args.seq,
-        context=args.context,
-        dtype=dtype,
-        tensor_parallel=args.chips,
-    )
+            graph = build_graph(args.model, batch=args.batch or 1, dtype=dtype)
+        else:
+            from workbench.models.presets import graph_for_config
+
+            seq, context = seq_for(cfg, args)
+            graph = graph_for_config(
+                cfg, args.phase, args.batch or 1, seq, context, dtype, getattr(args, "chips", 1)
+            )
+    check_graph_size(graph, _source(args))
+    return graph
+
+
+def _source(args: argparse.Namespace) -> str:
+    if getattr(args, "onnx", None):
+        return str(args.onnx)
+    if getattr(args, "hf_config", None):
+        return str(args.hf_config)
+    return f"--model {args.model or DEFAULT_MODEL}"
 
 
 def hardware_from_args(args: argparse.Namespace) -> Hardware:
-    """Load the hardware profile the arguments name."""
+    """Load the hardware profile the arguments name; refuse ``--chips`` it cannot link."""
     dirs = [Path(d) for d in getattr(args, "hardware_path", [])]
-    return load_hardware(args.hardware, search_path=dirs or None)
+    hw = load_hardware(args.hardware, search_path=dirs or None)
+    chips = getattr(args, "chips", 1) or 1
+    if chips > 1 and not hw.interconnect.bandwidth_bytes_per_s > 0:
+        raise WorkbenchError(
+            f"--chips {chips}: {hw.name} has no chip-to-chip links (interconnect.links = "
+            f"{hw.interconnect.links}); it runs on one chip only"
+        )
+    return hw
+
+
+def map_from_args(args: argparse.Namespace) -> ModelMapping:
+    """Map the model the arguments describe, with every check a result needs before printing.
+
+    Loads the hardware (refusing ``--chips`` without links), builds the graph (sizes and context
+    checked), maps it, refuses ``--tile``/``--kernel-dtype`` patterns that match no kernel, and
+    checks the results for sanity (:func:`check_mapping`).
+    """
+    hw = hardware_from_args(args)
+    options = options_from_args(args)
+    mapping = map_model(graph_from_args(args), hw, options)
+    _check_patterns(options, mapping)
+    check_mapping(mapping)
+    return mapping
+
+
+def _kernel_names_hint(mapping: ModelMapping) -> str:
+    names = list(dict.fromkeys(layer_pattern(k.kernel.name) for k in mapping.kernels))
+    shown = ", ".join(names[:8])
+    return shown + (f" ... ({len(names)} patterns)" if len(names) > 8 else "")
+
+
+def _check_patterns(options: MapOptions, mapping: ModelMapping) -> None:
+    """Refuse a ``--tile`` or ``--kernel-dtype`` glob that matches no kernel of the mapping."""
+    names = [k.kernel.name for k in mapping.kernels]
+    flags = [("--tile", t.pattern) for t in options.tiles]
+    flags += [("--kernel-dtype", g) for g, _ in options.dtype_overrides]
+    for flag, glob in flags:
+        if not any(fnmatch.fnmatchcase(n, glob) for n in names):
+            raise WorkbenchError(
+                f"{flag} {glob!r} matches no kernel; kernels are: {_kernel_names_hint(mapping)}"
+            )
+
+
+def check_figures(figures: dict[str, float], where: str) -> None:
+    """Refuse to show a NaN, infinite or negative result figure.
+
+    Args:
+        figures: Name -> value of every figure about to be printed.
+        where: What produced them (model on hardware), for the message.
+
+    Raises:
+        WorkbenchError: One line naming the figure; the result is not shown.
+    """
+    for name, value in figures.items():
+        if not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+            raise WorkbenchError(
+                f"{where}: result check failed: {name} = {value!r} (must be finite and >= 0); "
+                "not shown. The inputs are outside what the cost model handles"
+            )
+
+
+def check_mapping(mapping: ModelMapping) -> None:
+    """Sanity of a mapping's results before any command prints them.
+
+    Every total and every kernel's time is finite and non-negative, the step takes time, and
+    HFU (padded work) is at least MFU (useful work).
+
+    Raises:
+        WorkbenchError: One line naming the figure that is wrong.
+    """
+    where = f"{mapping.graph.name} on {mapping.hardware.name}"
+    check_figures(
+        {
+            "time_s": mapping.time_s,
+            "mfu": mapping.mfu,
+            "hfu": mapping.hfu,
+            "tokens_per_s": mapping.tokens_per_s,
+            "energy_j": mapping.energy_j,
+            "power_w": mapping.power_w,
+            "peak_flops": mapping.peak_flops,
+        },
+        where,
+    )
+    for k in mapping.kernels:
+        c = k.cost
+        check_figures(
+            {"time_s": c.total_s, "compute_s": c.compute_s, "stall_s": c.stall_s},
+            f"{where}: kernel {k.kernel.name}",
+        )
+    if not mapping.time_s > 0:
+        raise WorkbenchError(f"{where}: result check failed: the step takes no time; not shown")
+    if mapping.hfu < mapping.mfu * (1 - 1e-9):
+        raise WorkbenchError(
+            f"{where}: result check failed: HFU {mapping.hfu:.1%} < MFU {mapping.mfu:.1%} "
+            "(padded work cannot be less than useful work); not shown"
+        )
+
+
+def footprint_of(mapping: ModelMapping) -> Footprint:
+    """Memory one chip needs for the mapping's step against its capacity."""
+    return graph_footprint(mapping.graph, mapping.hardware, mapping.options.weight_dtype)
 
 
 def options_from_args(args: argparse.Namespace) -> MapOptions:

@@ -8,15 +8,14 @@ from collections import OrderedDict
 from workbench._cli.common import (
     add_model_args,
     add_options_args,
+    footprint_of,
     fusion_rules_text,
-    graph_from_args,
-    hardware_from_args,
     layer_pattern,
-    options_from_args,
+    map_from_args,
     write_output,
 )
 from workbench._format import fmt_bytes, fmt_si, fmt_time
-from workbench.mapper import ModelMapping, map_model
+from workbench.mapper import ModelMapping
 from workbench.report import sheet
 
 __all__ = ["register", "summary_text"]
@@ -44,8 +43,7 @@ def run(args: argparse.Namespace) -> int:
     if args.list_fusion_rules:
         print(fusion_rules_text(), end="")
         return 0
-    options = options_from_args(args)
-    mapping = map_model(graph_from_args(args), hardware_from_args(args), options)
+    mapping = map_from_args(args)
     render = {
         "json": sheet.to_json,
         "csv": sheet.to_csv,
@@ -64,12 +62,15 @@ def summary_text(m: ModelMapping, *, full: bool = False) -> str:
     lines = [
         f"model     {m.graph.name}",
         f"hardware  {hw.name} ({hw.vendor}); {m.dtype} peak {fmt_si(m.peak_flops, 'FLOP/s')}, "
-        f"{hw.offchip.name} {fmt_si(hw.offchip.bandwidth_bytes_per_s, 'B/s')}",
+        f"{hw.offchip.name} {fmt_si(hw.offchip.bandwidth_bytes_per_s, 'B/s')} "
+        f"({fmt_si(hw.offchip.sustained_bytes_per_s, 'B/s')} sustained)",
         f"time      {fmt_time(m.time_s)} per step   {m.tokens_per_s:,.1f} {unit}",
-        f"MFU       {m.mfu:.1%}   HFU {m.hfu:.1%}   energy {m.energy_j:.3g} J   "
+        f"MFU       {m.mfu:.1%}   MBU {m.mbu:.1%}   HFU {m.hfu:.1%}   energy {m.energy_j:.3g} J   "
         f"power {fmt_si(m.power_w, 'W')}",
+        f"MFU of    {m.mfu_peak_name}",
         "stall     "
         + "  ".join(f"{k} {v:.0%}" for k, v in m.stall_fraction_by_layer_type().items()),
+        _memory_line(m),
         "",
     ]
     header = (
@@ -97,3 +98,12 @@ def summary_text(m: ModelMapping, *, full: bool = False) -> str:
         f"of off-chip traffic; {len(m.kernels)} kernels"
     )
     return "\n".join(lines) + "\n"
+
+
+def _memory_line(m: ModelMapping) -> str:
+    """``memory`` line: need per chip against capacity, and why it does not fit."""
+    fp = footprint_of(m)
+    need = f"{fmt_bytes(fp.memory_bytes)} of {fmt_bytes(fp.capacity_bytes)} {fp.memory_name}"
+    if fp.fits:
+        return f"memory    {need} per chip: fits"
+    return f"memory    DOES NOT FIT: {fp.reason}"

@@ -7,12 +7,9 @@ import argparse
 from workbench._cli.common import (
     add_model_args,
     add_options_args,
-    graph_from_args,
-    hardware_from_args,
-    options_from_args,
+    map_from_args,
 )
 from workbench.errors import WorkbenchError
-from workbench.mapper import map_model
 
 __all__ = ["register", "run"]
 
@@ -48,9 +45,7 @@ def run(args: argparse.Namespace) -> int:
                 "profile changed since the run)"
             )
     else:
-        mapping = map_model(
-            graph_from_args(args), hardware_from_args(args), options_from_args(args)
-        )
+        mapping = map_from_args(args)
     html_path, md_path = write_review(mapping, args.out, record)
     print(f"wrote {html_path} and {md_path}")
     return 0

@@ -7,12 +7,9 @@ import argparse
 from workbench._cli.common import (
     add_model_args,
     add_options_args,
-    graph_from_args,
-    hardware_from_args,
-    options_from_args,
+    map_from_args,
 )
 from workbench._format import fmt_time
-from workbench.mapper import map_model
 from workbench.review.records import record_from_mapping, save_record
 from workbench.review.tags import host_facts
 
@@ -42,7 +39,7 @@ def register(subs: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Handle ``workbench run``."""
-    mapping = map_model(graph_from_args(args), hardware_from_args(args), options_from_args(args))
+    mapping = map_from_args(args)
     if args.execute:
         from workbench.review.measure import measure_sample
 

@@ -6,11 +6,26 @@ from dataclasses import dataclass
 
 from workbench.errors import WorkbenchError
 
-__all__ = ["ACTIVATIONS", "NORMS", "POSITIONS", "TransformerConfig"]
+__all__ = ["ACTIVATIONS", "LIMITS", "NORMS", "POSITIONS", "TransformerConfig"]
 
 ACTIVATIONS = ("swiglu", "gelu", "relu")
 NORMS = ("rmsnorm", "layernorm")
 POSITIONS = ("rope", "learned", "none")
+
+#: Upper bounds on a transformer's sizes: far above any published model (the largest dense
+#: models have ~100-200 layers, widths ~2**14-2**15, vocabularies ~2**18, contexts ~2**20), low
+#: enough that building the graph cannot exhaust memory (``layers: 1000000`` would make ~10
+#: million ops) and that a size product cannot overflow 64-bit arithmetic.
+LIMITS = {
+    "hidden": 2**20,
+    "layers": 10_000,
+    "heads": 2**16,
+    "kv_heads": 2**16,
+    "head_dim": 2**16,
+    "ffn": 2**22,
+    "vocab": 2**24,
+    "max_seq": 2**26,
+}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -62,13 +77,22 @@ class TransformerConfig:
     def __post_init__(self) -> None:
         if not self.kv_heads:
             object.__setattr__(self, "kv_heads", self.heads)
-        if not self.head_dim and self.heads > 0:
+        if not self.head_dim and isinstance(self.heads, int) and self.heads > 0:
+            if isinstance(self.hidden, int) and self.hidden % self.heads:
+                raise WorkbenchError(
+                    f"model {self.name!r}: heads={self.heads} does not divide "
+                    f"hidden={self.hidden} (give head_dim explicitly if that is intended)"
+                )
             object.__setattr__(self, "head_dim", self.hidden // self.heads)
         sizes = ("hidden", "layers", "heads", "kv_heads", "head_dim", "ffn", "vocab", "max_seq")
         for key in sizes:
             value = getattr(self, key)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise WorkbenchError(f"model {self.name!r}: {key} must be > 0, got {value!r}")
+            if value > LIMITS[key]:
+                raise WorkbenchError(
+                    f"model {self.name!r}: {key}={value} is above the supported {LIMITS[key]:,}"
+                )
         if self.heads % self.kv_heads:
             raise WorkbenchError(
                 f"model {self.name!r}: heads={self.heads} must be a multiple of "

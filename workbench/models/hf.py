@@ -10,13 +10,17 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from workbench.errors import IngestError
+from workbench._files import read_text_bounded
+from workbench.errors import IngestError, WorkbenchError
 from workbench.ir import Graph
 from workbench.models.bert import encoder_graph
 from workbench.models.config import TransformerConfig
 from workbench.models.transformer import decoder_graph
 
 __all__ = ["config_from_hf", "from_hf_config"]
+
+#: Largest config.json read, bytes (real ones are a few KiB).
+MAX_CONFIG_BYTES = 16 * 2**20
 
 _FAMILIES = {"llama": "llama", "mistral": "llama", "gpt2": "gpt2", "bert": "bert"}
 _ARCHS = {
@@ -28,6 +32,16 @@ _ARCHS = {
     "BertForMaskedLM": "bert",
     "BertForPreTraining": "bert",
 }
+
+
+def _short(value: object, limit: int = 60) -> str:
+    """``repr(value)`` on one line, cut to ``limit`` characters (hostile values can be huge)."""
+    try:
+        text = repr(value)
+    except (RecursionError, ValueError):
+        text = f"<{type(value).__name__}>"
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class _Fields:
@@ -43,27 +57,29 @@ class _Fields:
             raise IngestError(f"{self.source}: missing key {key!r}")
         if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
             raise IngestError(
-                f"{self.source}: key {key!r} must be a positive integer, got {value!r}"
+                f"{self.source}: key {key!r} must be a positive integer, got {_short(value)}"
             )
         return value
 
     def flag(self, key: str, default: bool) -> bool:
         value = self.data.get(key, default)
         if not isinstance(value, bool):
-            raise IngestError(f"{self.source}: key {key!r} must be true or false, got {value!r}")
+            raise IngestError(
+                f"{self.source}: key {key!r} must be true or false, got {_short(value)}"
+            )
         return value
 
     def act(self, key: str, default: str) -> str:
         value = self.data.get(key, default)
         if not isinstance(value, str):
-            raise IngestError(f"{self.source}: key {key!r} must be a string, got {value!r}")
+            raise IngestError(f"{self.source}: key {key!r} must be a string, got {_short(value)}")
         if value in ("silu", "swish"):
             return "swiglu"
         if value.startswith("gelu"):
             return "gelu"
         if value == "relu":
             return "relu"
-        raise IngestError(f"{self.source}: key {key!r} has unsupported activation {value!r}")
+        raise IngestError(f"{self.source}: key {key!r} has unsupported activation {_short(value)}")
 
 
 def _load(path_or_dict: str | Path | Mapping[str, object]) -> tuple[Mapping[str, object], str]:
@@ -71,11 +87,15 @@ def _load(path_or_dict: str | Path | Mapping[str, object]) -> tuple[Mapping[str,
         return path_or_dict, "config"
     path = Path(path_or_dict)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise IngestError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise IngestError(f"{path}: not valid JSON ({exc})") from None
+        text = read_text_bounded(path, MAX_CONFIG_BYTES, "config")
+    except WorkbenchError as exc:
+        raise IngestError(str(exc)) from None
+    try:
+        data = json.loads(text)
+    except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError, >4300-digit integers
+        raise IngestError(f"{path}: not valid JSON ({str(exc).splitlines()[0]})") from None
+    except RecursionError:
+        raise IngestError(f"{path}: not valid JSON (nested too deeply)") from None
     if not isinstance(data, dict):
         raise IngestError(f"{path}: expected a JSON object at the top level")
     return data, str(path)
@@ -83,9 +103,13 @@ def _load(path_or_dict: str | Path | Mapping[str, object]) -> tuple[Mapping[str,
 
 def _family(f: _Fields) -> str:
     archs = f.data.get("architectures") or ()
+    if not isinstance(archs, list | tuple):
+        raise IngestError(
+            f"{f.source}: key 'architectures' must be a list of names, got {_short(archs)}"
+        )
     if isinstance(archs, list):
         for arch in archs:
-            if arch in _ARCHS:
+            if isinstance(arch, str) and arch in _ARCHS:
                 return _ARCHS[arch]
     model_type = f.data.get("model_type")
     if isinstance(model_type, str) and model_type in _FAMILIES:
@@ -93,7 +117,7 @@ def _family(f: _Fields) -> str:
     if model_type is None and not archs:
         raise IngestError(f"{f.source}: missing key 'model_type' (or 'architectures')")
     known = ", ".join(sorted(_FAMILIES))
-    raise IngestError(f"{f.source}: key 'model_type' is {model_type!r}; supported: {known}")
+    raise IngestError(f"{f.source}: key 'model_type' is {_short(model_type)}; supported: {known}")
 
 
 def config_from_hf(
@@ -113,7 +137,7 @@ def config_from_hf(
         return TransformerConfig(
             name=name, hidden=hidden, layers=f.int("num_hidden_layers"), heads=heads,
             kv_heads=f.int("num_key_value_heads", heads),
-            head_dim=f.int("head_dim", hidden // heads),
+            head_dim=f.int("head_dim") if data.get("head_dim") is not None else 0,
             ffn=f.int("intermediate_size"), vocab=f.int("vocab_size"),
             activation=f.act("hidden_act", "silu"),
             tied_embeddings=f.flag("tie_word_embeddings", False),

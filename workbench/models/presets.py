@@ -23,7 +23,7 @@ from workbench.models.mlp import mlp_graph
 from workbench.models.resnet import resnet50_graph
 from workbench.models.transformer import decoder_graph
 
-__all__ = ["PRESETS", "build_graph", "list_models"]
+__all__ = ["PRESETS", "build_graph", "graph_for_config", "list_models"]
 
 
 def _llama(name: str, d: int, layers: int, heads: int, kv: int, ffn: int, vocab: int, seq: int):
@@ -108,6 +108,22 @@ def build_graph(
     cfg = PRESETS.get(model)
     if cfg is None:
         raise WorkbenchError(f"unknown model {model!r} (known: {', '.join(list_models())})")
+    return graph_for_config(cfg, phase, batch, seq, context, dtype, tensor_parallel)
+
+
+def graph_for_config(
+    cfg: TransformerConfig,
+    phase: str = "prefill",
+    batch: int = 1,
+    seq: int = 2048,
+    context: int | None = None,
+    dtype: str = "bf16",
+    tensor_parallel: int = 1,
+) -> Graph:
+    """The graph of a transformer config: an encoder's forward, or a decoder's prefill/decode.
+
+    Args are those of :func:`build_graph` (``phase`` and ``tensor_parallel`` apply to decoders).
+    """
     if not cfg.causal:
         return encoder_graph(cfg, batch=batch, seq=seq, dtype=dtype)
     if phase == "decode" and context is None:

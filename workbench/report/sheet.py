@@ -15,10 +15,12 @@ from typing import Any
 from workbench import __version__
 from workbench.hw.loader import hardware_hash
 from workbench.mapper import KernelMapping, ModelMapping
+from workbench.models.footprint import Footprint, graph_footprint
 
 __all__ = [
     "SHEET_COLUMNS",
     "mapping_document",
+    "memory_text",
     "sheet_frame",
     "sheet_rows",
     "to_csv",
@@ -32,13 +34,15 @@ SHEET_COLUMNS = (
     "kernel", "ops", "layer_type", "kind", "engine", "dtype", "layout", "tile", "stages",
     "split_k", "dataflow", "tiles", "waves", "wave_efficiency", "padded_flops", "passes",
     "barriers", "sram_bytes", "sram_capacity_bytes", "sram_use", "fusion",
-    "saved_bytes", "flops", "model_flops", "bytes_offchip", "intensity", "time_s", "share",
+    "saved_bytes", "flops", "model_flops", "bytes_offchip", "intensity", "mbu", "time_s", "share",
     "compute_s", "stall_s", "bottleneck", "expected_bottleneck", "engine_reason", "notes",
     "tile_source",
 )  # fmt: skip
 
 
-def _row(k: KernelMapping, total_s: float, levels: tuple[str, ...], offchip: str) -> dict[str, Any]:
+def _row(
+    k: KernelMapping, total_s: float, levels: tuple[str, ...], offchip: str, sustained: float
+) -> dict[str, Any]:
     kern, t, c = k.kernel, k.tiling, k.cost
     off = c.bytes_at(offchip)
     row: dict[str, Any] = {
@@ -68,6 +72,7 @@ def _row(k: KernelMapping, total_s: float, levels: tuple[str, ...], offchip: str
         "model_flops": kern.matmul_flops,
         "bytes_offchip": off,
         "intensity": kern.flops / off if off else None,
+        "mbu": off / (c.total_s * sustained) if c.total_s else 0.0,
         "time_s": c.total_s,
         "share": c.total_s / total_s if total_s else 0.0,
         "compute_s": c.compute_s,
@@ -86,8 +91,9 @@ def _row(k: KernelMapping, total_s: float, levels: tuple[str, ...], offchip: str
 def sheet_rows(mapping: ModelMapping) -> list[dict[str, Any]]:
     """One dict per kernel with the sheet's columns (SI units)."""
     levels = tuple(m.name for m in mapping.hardware.memory if m.kind != "register")
-    off = mapping.hardware.offchip.name
-    return [_row(k, mapping.time_s, levels, off) for k in mapping.kernels]
+    off = mapping.hardware.offchip
+    bw = off.sustained_bytes_per_s
+    return [_row(k, mapping.time_s, levels, off.name, bw) for k in mapping.kernels]
 
 
 def sheet_frame(mapping: ModelMapping):  # -> pandas.DataFrame
@@ -110,6 +116,7 @@ def mapping_document(mapping: ModelMapping) -> dict[str, Any]:
     totals = {
         "time_s": mapping.time_s,
         "mfu": mapping.mfu,
+        "mbu": mapping.mbu,
         "hfu": mapping.hfu,
         "tokens_per_s": mapping.tokens_per_s,
         "items_per_step": mapping.items_per_step,
@@ -133,12 +140,29 @@ def mapping_document(mapping: ModelMapping) -> dict[str, Any]:
             "name": hw.name,
             "hash": hardware_hash(hw),
             "dtype_peak_flops_per_s": mapping.peak_flops,
+            "dtype_peak_source": mapping.mfu_peak_name,
+            "offchip_sustained_bytes_per_s": hw.offchip.sustained_bytes_per_s,
             "dtype": mapping.dtype,
         },
         "options": mapping.options.as_tags(),
         "totals": totals,
+        "memory": _footprint(mapping).as_dict(),
         "kernels": rows,
     }
+
+
+def _footprint(mapping: ModelMapping) -> Footprint:
+    """Weights + KV cache + activations of one chip against its off-chip capacity."""
+    return graph_footprint(mapping.graph, mapping.hardware, mapping.options.weight_dtype)
+
+
+def memory_text(mapping: ModelMapping) -> str:
+    """One sentence: whether the step fits one chip's off-chip memory, and why not."""
+    fp = _footprint(mapping)
+    if fp.fits:
+        need = f"{fp.memory_bytes / 1e9:.1f} GB of {fp.capacity_bytes / 1e9:.1f} GB"
+        return f"memory: {need} per chip (fits)"
+    return f"memory: does not fit: {fp.reason}"
 
 
 def to_json(mapping: ModelMapping) -> str:
@@ -207,6 +231,6 @@ def to_html(mapping: ModelMapping) -> str:
         "<!doctype html><html><head><meta charset='utf-8'>"
         f"<title>{title}</title><style>body{{font-family:sans-serif}}table{{border-collapse:"
         "collapse;font-size:12px}}td,th{border:1px solid #ccc;padding:2px 4px}</style></head>"
-        f"<body><h1>{title}</h1><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody>"
+        f"<body><h1>{title}</h1><p>{html.escape(memory_text(mapping))}</p><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody>"
         "</table></body></html>\n"
     )
