@@ -7,9 +7,15 @@ searched once, and a second mapping of the same model is almost free.
 
 Model-level figures:
 
-* **MFU** = model FLOPs (multiply-adds only, unpadded, no recompute) / (time x matrix-engine peak
-  at the model's format), as in the PaLM paper (Chowdhery et al. 2022, appendix B).
-* **HFU** = FLOPs the hardware executes, padding included / (time x peak).
+* **MFU** = model FLOPs (multiply-adds only, unpadded, no recompute) / (time x peak), as in the
+  PaLM paper (Chowdhery et al. 2022, appendix B). The peak is that of the engine and format the
+  model's GEMM work actually runs on (most of its multiply-add FLOPs), named in
+  :attr:`ModelMapping.mfu_peak_name`: the matrix engine at the model's format, at the wider
+  format it is unpacked to (int4 on the int8 tensor cores of an H100), or the vector unit when
+  the matrix engine lacks the format (fp32 on an H100's CUDA cores), never silently.
+* **HFU** = FLOPs the hardware executes on GEMM-like work, padding included / (time x peak).
+* **MBU** (model bandwidth utilisation, the decode KPI) = off-chip bytes moved per step / (time x
+  sustained off-chip bandwidth).
 * **Memory-stall fraction** of a layer type = time its kernels spend waiting on memory (execution
   beyond their compute time) / that layer type's time.
 """
@@ -55,7 +61,9 @@ class ModelMapping:
         options: The options (overrides) used.
         kernels: Every kernel in execution order.
         total: The sum of the kernels' costs.
-        dtype: The model's format, whose matrix-engine peak is the MFU denominator.
+        dtype: The model's format.
+        mfu_peak_flops: The MFU denominator, FLOP/s (see the module docstring).
+        mfu_peak_name: Which engine, format and figure that denominator is, in words.
     """
 
     graph: Graph
@@ -64,6 +72,8 @@ class ModelMapping:
     kernels: tuple[KernelMapping, ...]
     total: Cost
     dtype: str
+    mfu_peak_flops: float = 0.0
+    mfu_peak_name: str = ""
 
     @property
     def time_s(self) -> float:
@@ -77,8 +87,17 @@ class ModelMapping:
 
     @property
     def peak_flops(self) -> float:
-        """The MFU denominator's peak: matrix engine at :attr:`dtype`, FLOP/s."""
+        """The MFU denominator, FLOP/s: the peak named by :attr:`mfu_peak_name`."""
+        if self.mfu_peak_flops:
+            return self.mfu_peak_flops
         return self.hardware.peak_flops(self.dtype) or self.hardware.vector_flops(self.dtype)
+
+    @property
+    def mbu(self) -> float:
+        """Model bandwidth utilisation: off-chip bytes per step / (time x sustained rate), 0..1."""
+        off = self.hardware.offchip
+        moved = self.total.bytes_at(off.name)
+        return moved / (self.time_s * off.sustained_bytes_per_s) if self.time_s else 0.0
 
     @property
     def mfu(self) -> float:
@@ -88,7 +107,11 @@ class ModelMapping:
     @property
     def hfu(self) -> float:
         """Hardware FLOPs utilisation (padded work included), 0..1."""
-        done = sum(k.tiling.padded_flops for k in self.kernels if k.kernel.engine == "matrix")
+        done = sum(
+            k.tiling.padded_flops
+            for k in self.kernels
+            if k.kernel.gemm is not None or k.kernel.attention is not None
+        )
         return done / (self.time_s * self.peak_flops) if self.time_s else 0.0
 
     @property
@@ -176,6 +199,29 @@ def _model_dtype(graph: Graph, options: MapOptions) -> str:
     return graph.ops[0].dtype if graph.ops else "fp32"
 
 
+def _mfu_peak(kernels: list[KernelMapping], hw: Hardware, dtype: str) -> tuple[float, str]:
+    """(peak FLOP/s, its name) of the engine and format running most of the model's GEMM work."""
+    work: dict[tuple[str, str], int] = {}
+    for k in kernels:
+        if k.kernel.matmul_flops and k.kernel.engine in ("matrix", "vector"):
+            key = (k.kernel.engine, k.kernel.compute_dtype)
+            work[key] = work.get(key, 0) + k.kernel.matmul_flops
+    engine, fmt = max(work, key=lambda e: work[e]) if work else ("matrix", dtype)
+    if engine == "matrix" and hw.supports(fmt):
+        peak = hw.peak_flops(fmt)
+        name = f"{hw.name} matrix engine {fmt} peak {peak / 1e12:.4g} TFLOP/s"
+        if fmt != dtype:
+            name += f" ({dtype} runs as {fmt} there)"
+        return peak, name
+    have = hw.vector_unit.peak_flops_per_s
+    vfmt = fmt if fmt in have else "fp32" if "fp32" in have else max(have, key=lambda d: have[d])
+    peak = hw.vector_flops(vfmt)
+    return peak, (
+        f"{hw.name} vector unit {vfmt} peak {peak / 1e12:.4g} TFLOP/s (the matrix engine has "
+        f"no {fmt}: the GEMMs run on the vector unit)"
+    )
+
+
 def _schedule_cached(kernel: Kernel, hw: Hardware, options: MapOptions) -> tuple[Tiling, Cost]:
     override = options.tile_for(kernel.name)
     key = (kernel.signature(), id(hw), override, options.launch, options.search)
@@ -214,11 +260,15 @@ def map_model(graph: Graph, hw: Hardware, options: MapOptions | None = None) -> 
         tiling, cost = _schedule_cached(kernel, hw, options)
         mapped.append(KernelMapping(kernel=kernel, tiling=tiling, cost=cost))
     total = sum((k.cost for k in mapped), Cost())
+    dtype = _model_dtype(graph, options)
+    peak, peak_name = _mfu_peak(mapped, hw, dtype)
     return ModelMapping(
         graph=graph,
         hardware=hw,
         options=options,
         kernels=tuple(mapped),
         total=total,
-        dtype=_model_dtype(graph, options),
+        dtype=dtype,
+        mfu_peak_flops=peak,
+        mfu_peak_name=peak_name,
     )

@@ -70,17 +70,14 @@ def classify(kernel: Kernel, tiling: Tiling, cost: Cost, hw: Hardware) -> tuple[
             f"cores, tile {tiling.shape}, {tiling.stages} stages)"
         )
     if cost.compute_s >= mem_s:
-        peak = (
-            hw.peak_flops(kernel.dtype)
-            if kernel.engine == "matrix"
-            else hw.vector_flops(kernel.dtype)
-        )
+        fmt = kernel.compute_dtype
+        peak = hw.peak_flops(fmt) if kernel.engine == "matrix" else hw.vector_flops(fmt)
         achieved = kernel.flops / cost.exec_s if cost.exec_s else 0.0
         ridge = peak / hw.offchip.sustained_bytes_per_s
         return "compute", (
             f"compute-bound on the {kernel.engine} engine: intensity {intensity:.3g} FLOP/B vs "
             f"{hw.offchip.name} ridge {ridge:.3g} FLOP/B; {fmt_rate(achieved)} = "
-            f"{achieved / peak:.0%} of {kernel.dtype} peak (wave efficiency "
+            f"{achieved / peak:.0%} of {fmt} peak (wave efficiency "
             f"{tiling.wave_efficiency:.0%})"
         )
     lvl = hw.level(level)

@@ -61,7 +61,7 @@ def _at(values: np.ndarray | float, shape: tuple[int, ...], i: int) -> float:
 
 def _peak(kernel: Kernel, hw: Hardware) -> float:
     if kernel.engine == "matrix":
-        return hw.peak_flops(kernel.dtype) * hw.matrix_engine.efficiency
+        return hw.peak_flops(kernel.compute_dtype) * hw.matrix_engine.efficiency
     return hw.vector_flops(kernel.dtype)
 
 
@@ -319,7 +319,7 @@ def _cost(
     traffic = dict(tiling.traffic)
     e = energy(
         hw,
-        dtype=kernel.dtype,
+        dtype=kernel.compute_dtype if kernel.engine == "matrix" else "fp32",
         matmul_flops=tiling.padded_flops if kernel.gemm or kernel.attention else 0,
         vector_flops=kernel.vector_flops,
         traffic=traffic,

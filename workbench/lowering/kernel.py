@@ -101,6 +101,9 @@ class Kernel:
         engine_reason: Why that engine (e.g. no fp8 on this matrix engine).
         dtype: Compute and activation storage format.
         weight_dtype: Weight storage format when it differs (weight-only quantisation).
+        engine_dtype: Format the engine computes in when it differs from ``dtype`` (int4
+            operands unpacked to the int8 tensor cores of an engine without int4 MMA); None =
+            ``dtype``. Its peak is the kernel's (and MFU's) denominator.
         layout: Activation layout the kernel reads (``NHWC``, ``NCHW``, ``row-major``).
         gemm, attention, rows: The problem (exactly one is set, none for collectives).
         flops: All FLOPs the kernel's ops perform (multiply-add = 2), unpadded.
@@ -123,6 +126,7 @@ class Kernel:
     engine_reason: str
     dtype: str
     weight_dtype: str | None = None
+    engine_dtype: str | None = None
     layout: str = "row-major"
     gemm: GemmProblem | None = None
     attention: AttentionProblem | None = None
@@ -143,6 +147,11 @@ class Kernel:
     def bytes(self) -> int:
         """Compulsory off-chip bytes moved (read + written)."""
         return self.bytes_read + self.bytes_written
+
+    @property
+    def compute_dtype(self) -> str:
+        """The format the engine runs: :attr:`engine_dtype` when set, else :attr:`dtype`."""
+        return self.engine_dtype or self.dtype
 
     @property
     def intensity(self) -> float:

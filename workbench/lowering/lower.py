@@ -15,6 +15,7 @@ Passes, in order:
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 from workbench.hw.schema import Hardware
@@ -130,13 +131,33 @@ def _base_fields(group: Group, dtype: str) -> dict[str, Any]:
     }
 
 
-def _engine(hw: Hardware, dtype: str) -> tuple[str, str]:
+#: Formats a library unpacks to a wider one the matrix engine has, in order of preference:
+#: int4 operands to int8 (Hopper's wgmma has no int4; CUTLASS/TensorRT-LLM unpack in registers),
+#: FP8 operands to 16-bit on engines without FP8 (Ampere: weights dequantized to fp16/bf16).
+_PROMOTE = {
+    "int4": ("int8",),
+    "fp8_e4m3": ("bf16", "fp16"),
+    "fp8_e5m2": ("bf16", "fp16"),
+}
+
+
+def _engine(hw: Hardware, dtype: str) -> tuple[str, str, str | None]:
+    """(engine, why, engine format when it differs from ``dtype``) of a GEMM-like kernel."""
     if hw.supports(dtype):
-        return "matrix", f"GEMM-like, {dtype} runs on the {hw.name} matrix engine"
+        return "matrix", f"GEMM-like, {dtype} runs on the {hw.name} matrix engine", None
     have = ", ".join(hw.matrix_engine.peak_flops_per_s)
+    wider = next((d for d in _PROMOTE.get(dtype, ()) if hw.supports(d)), None)
+    if wider is not None and hw.overheads.tile_issue_s == 0:
+        return (
+            "matrix",
+            f"{hw.name} matrix engine has no {dtype} (has {have}): operands unpacked to "
+            f"{wider} in registers, runs on the matrix engine at its {wider} rate",
+            wider,
+        )
     return (
         "vector",
         f"{hw.name} matrix engine has no {dtype} (has {have}): falls back to vector unit",
+        None,
     )
 
 
@@ -189,13 +210,13 @@ def _gemm_kernel(
             epilogue_bytes=group.extra_read_bytes,
         )
         kind = "conv"
-    engine, reason = _engine(hw, dtype)
+    engine, reason, engine_dtype = _engine(hw, dtype)
     # NOTE: a software-scheduled host (tile_issue_s > 0) hands every grouped GEMM to its BLAS
     # library whatever its shape; an accelerator's matrix array would idle on n=1 groups.
     hardware_tiles = hw.overheads.tile_issue_s == 0
     narrow = problem.n < hw.matrix_engine.native_tile_n
     if isinstance(head, Conv2d) and head.groups > 1 and narrow and hardware_tiles:
-        engine = "vector"
+        engine, engine_dtype = "vector", None
         reason = (
             f"grouped/depthwise conv: per-group GEMM has n={problem.n} < native tile n="
             f"{hw.matrix_engine.native_tile_n}, runs on the vector unit"
@@ -216,6 +237,7 @@ def _gemm_kernel(
         engine=engine,
         engine_reason=reason,
         weight_dtype=wdt,
+        engine_dtype=engine_dtype,
         gemm=problem,
         layout=getattr(head, "layout", "row-major"),
     )
@@ -238,7 +260,7 @@ def _attention_kernels(
         elem_bytes=eb,
         kv_bytes=_eb(kv_dtype),
     )
-    engine, reason = _engine(hw, dtype)
+    engine, reason, engine_dtype = _engine(hw, dtype)
     if options.fusion_enabled("flash_attention"):
         refusal = _flash_refusal(problem, hw)
         if refusal is None and dtype in hw.matrix_engine.k_major_dtypes:
@@ -252,11 +274,13 @@ def _attention_kernels(
                     kind="attention",
                     engine=engine,
                     engine_reason=reason,
+                    engine_dtype=engine_dtype,
                     attention=problem,
                 )
             ]
         base = {**base, "notes": (*base["notes"], refusal)}
-    return _unfused_attention(op, problem, base, engine, reason, dtype)
+    unfused = _unfused_attention(op, problem, base, engine, reason, dtype)
+    return [replace(k, engine_dtype=engine_dtype) if k.engine == "matrix" else k for k in unfused]
 
 
 def _flash_refusal(p: AttentionProblem, hw: Hardware) -> str | None:

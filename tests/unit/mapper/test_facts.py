@@ -150,10 +150,22 @@ def test_int4_weight_only_speeds_up_decode_and_records_dequant(h100):
 
 
 def test_unsupported_dtype_moves_gemm_to_vector_unit_with_reason(a100):
-    m = map_model(_gemm_graph(1024, 1024, 1024), a100, MapOptions(dtype="fp8_e4m3"))
+    # fp32 without TF32 runs on the CUDA cores (cuBLAS SGEMM); the MFU denominator says so.
+    m = map_model(_gemm_graph(1024, 1024, 1024), a100, MapOptions(dtype="fp32"))
     k = m.kernels[0].kernel
     assert k.engine == "vector"
+    assert "fp32" in k.engine_reason
+    assert m.peak_flops == a100.vector_flops("fp32")
+    assert "vector unit fp32" in m.mfu_peak_name
+
+
+def test_fp8_on_an_engine_without_fp8_runs_unpacked_to_16_bit_with_reason(a100):
+    # Ampere has no FP8 MMA: FP8 operands are dequantized to bf16 and run on the tensor cores.
+    m = map_model(_gemm_graph(1024, 1024, 1024), a100, MapOptions(dtype="fp8_e4m3"))
+    k = m.kernels[0].kernel
+    assert (k.engine, k.compute_dtype) == ("matrix", "bf16")
     assert "fp8_e4m3" in k.engine_reason
+    assert m.peak_flops == a100.peak_flops("bf16")
 
 
 def test_mapping_twice_hits_the_schedule_cache(h100):

@@ -60,3 +60,39 @@ def test_mha_decode_attention_is_not_packed():
     k = next(k for k in m.kernels if k.kernel.kind == "attention")
     kv = 2 * 8 * 32 * 2048 * 128 * 2
     assert kv <= k.cost.bytes_at("hbm") <= 1.05 * kv
+
+
+def test_mfu_denominator_is_the_engine_and_format_that_run_and_is_named():
+    hw = load_hardware("h100-sxm")
+    g = build_graph("llama2-7b", phase="decode", context=2048)
+    from workbench.options import MapOptions
+
+    int4 = map_model(g, hw, MapOptions(dtype="int4"))
+    # H100's wgmma has no int4: operands are unpacked to int8, so int8's peak is the denominator.
+    assert int4.peak_flops == hw.peak_flops("int8")
+    assert "int8" in int4.mfu_peak_name
+    assert int4.mfu < 0.05  # decode, not the 97.9% a vector-peak denominator gave
+    fp32 = map_model(g, hw, MapOptions(dtype="fp32"))
+    assert fp32.peak_flops == hw.vector_flops("fp32")
+    assert "vector unit" in fp32.mfu_peak_name
+
+
+def test_mbu_is_offchip_bytes_over_time_and_sustained_bandwidth():
+    hw = load_hardware("h100-sxm")
+    m = map_model(build_graph("llama2-7b", phase="decode", context=2048), hw)
+    moved = m.total.bytes_at("hbm")
+    assert m.mbu == pytest.approx(moved / m.time_s / hw.offchip.sustained_bytes_per_s)
+    assert 0.5 < m.mbu <= 1.0  # batch-1 decode: bandwidth is the KPI, MFU is ~0.3%
+    assert m.mfu < 0.01
+
+
+def test_json_totals_carry_mbu_and_the_named_peak():
+    import json
+
+    from workbench.report.sheet import to_json
+
+    m = map_model(build_graph("llama2-7b", phase="decode", context=2048), load_hardware("h100-sxm"))
+    doc = json.loads(to_json(m))
+    assert doc["totals"]["mbu"] == pytest.approx(m.mbu)
+    assert doc["hardware"]["dtype_peak_source"] == m.mfu_peak_name
+    assert all(0.0 <= r["mbu"] <= 1.0 + 1e-9 for r in doc["kernels"])
