@@ -8,15 +8,14 @@ from collections import OrderedDict
 from workbench._cli.common import (
     add_model_args,
     add_options_args,
+    footprint_of,
     fusion_rules_text,
-    graph_from_args,
-    hardware_from_args,
     layer_pattern,
-    options_from_args,
+    map_from_args,
     write_output,
 )
 from workbench._format import fmt_bytes, fmt_si, fmt_time
-from workbench.mapper import ModelMapping, map_model
+from workbench.mapper import ModelMapping
 from workbench.report import sheet
 
 __all__ = ["register", "summary_text"]
@@ -44,8 +43,7 @@ def run(args: argparse.Namespace) -> int:
     if args.list_fusion_rules:
         print(fusion_rules_text(), end="")
         return 0
-    options = options_from_args(args)
-    mapping = map_model(graph_from_args(args), hardware_from_args(args), options)
+    mapping = map_from_args(args)
     render = {
         "json": sheet.to_json,
         "csv": sheet.to_csv,
@@ -72,6 +70,7 @@ def summary_text(m: ModelMapping, *, full: bool = False) -> str:
         f"MFU of    {m.mfu_peak_name}",
         "stall     "
         + "  ".join(f"{k} {v:.0%}" for k, v in m.stall_fraction_by_layer_type().items()),
+        _memory_line(m),
         "",
     ]
     header = (
@@ -99,3 +98,12 @@ def summary_text(m: ModelMapping, *, full: bool = False) -> str:
         f"of off-chip traffic; {len(m.kernels)} kernels"
     )
     return "\n".join(lines) + "\n"
+
+
+def _memory_line(m: ModelMapping) -> str:
+    """``memory`` line: need per chip against capacity, and why it does not fit."""
+    fp = footprint_of(m)
+    need = f"{fmt_bytes(fp.memory_bytes)} of {fmt_bytes(fp.capacity_bytes)} {fp.memory_name}"
+    if fp.fits:
+        return f"memory    {need} per chip: fits"
+    return f"memory    DOES NOT FIT: {fp.reason}"
