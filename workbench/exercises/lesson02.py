@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pandas as pd
 
 from workbench.exercises._check import CheckResult, compare
+from workbench.exercises._claims import Claim, join_names
 from workbench.exercises._shared import hardware, mapping
 from workbench.hw import list_hardware
 from workbench.report.sheet import sheet_frame
@@ -16,6 +19,8 @@ __all__ = [
     "check_ridge_point",
     "hardware_table",
     "memory_table",
+    "phase_claim",
+    "ridge_claim",
 ]
 
 
@@ -41,10 +46,10 @@ def hardware_table(names: tuple[str, ...] | None = None, *, dtype: str = "bf16")
         rows.append(
             {
                 "hardware": name,
-                "peak_tflops": round(peak / 1e12, 1),
+                "peak_tflops": float(f"{peak / 1e12:.4g}"),
                 "offchip": hw.offchip.name,
                 "offchip_tb_per_s": round(hw.offchip.bandwidth_bytes_per_s / 1e12, 3),
-                "ridge_flop_per_byte": round(hw.ridge_point(dtype), 1),
+                "ridge_flop_per_byte": float(f"{hw.ridge_point(dtype):.4g}"),
                 "sram_kib": round(hw.sram.capacity_bytes / 1024),
             }
         )
@@ -101,6 +106,65 @@ def bound_table(
         }
     )
     return out.set_index("kernel")
+
+
+def ridge_claim(names: tuple[str, ...] = ("a100-80gb", "h100-sxm", "h200")) -> Claim:
+    """How the bf16 ridge point moves from one profile to the next, from the profiles' numbers.
+
+    Args:
+        names: Profiles in generation order.
+
+    Returns:
+        One Markdown sentence per step: ridge before and after (FLOP/byte) and the growth of
+        peak compute and off-chip bandwidth that explains it.
+    """
+    parts = []
+    for a, b in itertools.pairwise(names):
+        ha, hb = hardware(a), hardware(b)
+        ra, rb = ha.ridge_point("bf16"), hb.ridge_point("bf16")
+        fc = hb.peak_flops("bf16") / ha.peak_flops("bf16")
+        fb = hb.offchip.bandwidth_bytes_per_s / ha.offchip.bandwidth_bytes_per_s
+        verb = "rises" if rb > ra else "falls"
+        parts.append(
+            f"from `{a}` to `{b}` the ridge {verb} from {ra:.0f} to {rb:.0f} FLOP/byte "
+            f"(peak compute x{fc:.2f}, off-chip bandwidth x{fb:.2f})"
+        )
+    return Claim("The ridge moves with the ratio of the two peaks: " + "; ".join(parts) + ".")
+
+
+def phase_claim(model: str = "llama2-7b", hw: str = "h100-sxm", *, seq: int = 2048) -> Claim:
+    """What limits layer 0's kernels in prefill and in decode, read from :func:`bound_table`.
+
+    Args:
+        model: Preset name.
+        hw: Hardware profile.
+        seq: Prompt (prefill) or context (decode) length, tokens.
+
+    Returns:
+        A Markdown list: per phase, the kernels of each bottleneck class with their intensity
+        range (FLOP/byte), and a sentence on the norms (same class in both phases or not).
+    """
+    lines = [f"The bf16 ridge of `{hw}` is {hardware(hw).ridge_point('bf16'):.0f} FLOP/byte."]
+    norm_class: dict[str, str] = {}
+    for phase in ("prefill", "decode"):
+        t = bound_table(model, hw, phase=phase, seq=seq)
+        parts = []
+        for cls, g in t.groupby("bottleneck", sort=False):
+            lo, hi = g["intensity"].min(), g["intensity"].max()
+            span = f"{lo:g}" if lo == hi else f"{lo:g} to {hi:g}"
+            parts.append(f"{join_names(g.index)} **{cls}** (intensity {span} FLOP/byte)")
+        lines.append(f"- **{phase}**: " + "; ".join(parts) + ".")
+        norms = sorted({str(t.loc[k, "bottleneck"]) for k in t.index if "norm" in k})
+        norm_class[phase] = "/".join(norms)
+    if norm_class["prefill"] == norm_class["decode"]:
+        lines.append(f"\nThe norms are **{norm_class['decode']}** in both phases.")
+    else:
+        lines.append(
+            f"\nThe norms are **{norm_class['prefill']}** in prefill but "
+            f"**{norm_class['decode']}** in decode: one token's norm is so little work that "
+            "launching the kernel costs more than moving its bytes."
+        )
+    return Claim("\n".join(lines))
 
 
 def check_ridge_point(

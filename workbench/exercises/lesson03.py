@@ -10,12 +10,20 @@ from __future__ import annotations
 import pandas as pd
 
 from workbench.exercises._check import CheckResult, compare
+from workbench.exercises._claims import Claim
 from workbench.exercises._shared import hardware
 from workbench.ir import Graph, Linear
 from workbench.mapper import ModelMapping, map_model
 from workbench.options import MapOptions, TileOverride
 
-__all__ = ["check_tiles", "check_waves", "gemm_mapping", "tile_table", "wave_table"]
+__all__ = [
+    "check_tiles",
+    "check_waves",
+    "gemm_mapping",
+    "search_claim",
+    "tile_table",
+    "wave_table",
+]
 
 
 def gemm_mapping(
@@ -48,6 +56,35 @@ def gemm_mapping(
     if tile is not None:
         tiles = (TileOverride(pattern="gemm", m=tile[0], n=tile[1], k=tile_k, split_k=1),)
     return map_model(graph, hardware(hardware_name), MapOptions(tiles=tiles))
+
+
+def search_claim(
+    *, m: int, n: int, k: int, tile: tuple[int, int] = (256, 128), hardware_name: str = "a100-80gb"
+) -> Claim:
+    """What the mapper's own search does with a GEMM, against a forced tile (no split-K).
+
+    Args:
+        m: Rows of the output (elements).
+        n: Columns of the output (elements).
+        k: Reduction depth (elements).
+        tile: The forced ``(tile_m, tile_n)`` to compare with.
+        hardware_name: Profile name.
+
+    Returns:
+        A Markdown sentence: the searched tile, its split-K, tiles, waves and wave efficiency,
+        and its predicted time against the forced tile's (microseconds).
+    """
+    forced = gemm_mapping(m=m, n=n, k=k, tile=tile, hardware_name=hardware_name)
+    found = gemm_mapping(m=m, n=n, k=k, hardware_name=hardware_name)
+    f, s = forced.kernels[0].tiling, found.kernels[0].tiling
+    how = f"splits K {s.split_k} ways" if s.split_k > 1 else "does not split K (split_k = 1)"
+    return Claim(
+        f"The search {how} and picks a {s.tile_m}x{s.tile_n}x{s.tile_k} tile: {s.tiles} work "
+        f"items in {s.waves} waves at {s.wave_efficiency:.0%} wave efficiency, against "
+        f"{f.tiles} tiles in {f.waves} waves at {f.wave_efficiency:.0%} for the forced "
+        f"{tile[0]}x{tile[1]} tile; predicted {found.time_s * 1e6:.1f} µs against "
+        f"{forced.time_s * 1e6:.1f} µs."
+    )
 
 
 def wave_table(

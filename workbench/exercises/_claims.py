@@ -1,0 +1,55 @@
+"""Lesson text rendered from the library's numbers, so text, tables and widgets cannot drift apart.
+
+A quantitative or directional sentence in a lesson is a :class:`Claim` returned by a lesson
+module: Jupyter shows it as Markdown (``_repr_markdown_``) and nbval compares it (the cell is
+tagged ``nbval-check-output``), so when the cost model changes, the sentence changes with it and
+the test says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+__all__ = ["Claim", "join_names", "phrase_classes"]
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """A sentence (Markdown) computed from the library's numbers.
+
+    Attributes:
+        text: The Markdown text.
+    """
+
+    text: str
+
+    def _repr_markdown_(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def join_names(names: Iterable[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c`` with names in backticks.
+
+    >>> join_names(["q", "k", "v"])
+    '`q`, `k` and `v`'
+    """
+    items = [f"`{n}`" for n in names]
+    if len(items) <= 1:
+        return "".join(items) or "none"
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def phrase_classes(by_class: dict[str, list[str]]) -> str:
+    """``the norms are overhead-bound; q_proj ... are bandwidth:hbm-bound`` from class -> kernels.
+
+    >>> phrase_classes({"compute": ["q", "k"], "overhead": ["norm"]})
+    '`q` and `k`: **compute**; `norm`: **overhead**'
+    """
+    return "; ".join(f"{join_names(ks)}: **{c}**" for c, ks in by_class.items())
