@@ -113,7 +113,10 @@ def resnet50_graph(
             op="global_avg", layout=layout, dtype=dtype,
         )
     )  # fmt: skip
-    x = st.add(Reshape(name="flatten", inputs=(x,), shape=net.shape(s[0], 1, 1), to=(batch, s[0])))
+    flat = Reshape(
+        name="flatten", inputs=(x,), shape=net.shape(s[0], 1, 1), to=(batch, s[0]), dtype=dtype
+    )
+    x = st.add(flat)
     st.linear("fc", x, (batch,), s[0], classes, bias=True, layer_type="conv")
     meta = (
         ("model", "resnet50"),
