@@ -17,7 +17,7 @@ LAYERS = [
     {"mapper", "__init__"},  # the package's public face re-exports up to the mapper
     {"execution"},
     {"tuning"},
-    {"serving", "platform"},
+    {"serving", "platform", "fidelity"},
     {"review"},
     {"report", "exercises"},
     {"ui"},

@@ -26,7 +26,20 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--backend", default=None, help="numpy or cupy (default: WORKBENCH_BACKEND, then automatic)"
     )
-    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument(
+        "--format", choices=("table", "json", "csv"), default="table", help="csv: --published only"
+    )
+    p.add_argument(
+        "--published",
+        action="store_true",
+        help="predict the published-measurement corpus instead of timing this machine",
+    )
+    p.add_argument(
+        "--split", default="all", help="with --published: calibration, heldout or all (default)"
+    )
+    p.add_argument(
+        "--chart", default=None, metavar="FILE", help="with --published: write .html/.svg/.png"
+    )
     p.add_argument("--quick", action="store_true", help="six tiny kernels (seconds)")
     p.add_argument("--repeats", type=int, default=5, help="timed runs per kernel (default 5)")
     p.add_argument(
@@ -39,6 +52,12 @@ def register(subparsers: Any) -> None:
 
 
 def _validate(args: argparse.Namespace) -> int:
+    if args.published:
+        from workbench._cli.published_cmd import validate_published
+
+        return validate_published(args.split, args.format, args.chart)
+    if args.format == "csv" or args.chart or args.split != "all":
+        raise WorkbenchError("--format csv, --split and --chart need --published")
     from workbench.execution.backend import get_backend
     from workbench.hw.loader import load_hardware
     from workbench.tuning.validate import validate

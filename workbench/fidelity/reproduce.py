@@ -1,0 +1,244 @@
+"""Reproduce one published row through the real mapper, and its independent roofline floor.
+
+Each setup is rebuilt as an IR graph (one ``Linear`` for a GEMM, one ``Attention`` for a kernel
+benchmark, a preset or published decoder for whole models, ResNet-50 for CNN rows) and mapped
+with :func:`workbench.map_model`. The step time is turned into the row's metric:
+
+* GEMM: ``2 m n k / time`` (FLOP/s).
+* Attention: the source's FLOP count (``4 b h s^2 d``, halved for causal when the source does)
+  over time (FLOP/s).
+* decode: one step's time (s per token); prefill: the prefill's time (time to first token).
+* generate: prefill + ``(output_len - 1)`` decode steps at the mean context (s).
+* serving (static batch): ``batch x output_len / (prefill + (output_len - 1) x decode step at the
+  mean context)`` (output tokens/s per replica).
+* training: ``3 x`` the forward time of a causal prefill of one chip's share (backward = 2 x
+  forward), PaLM-convention model FLOPs per token: MFU (fraction).
+* cnn: ``batch / time`` (images/s).
+
+The **floor** is computed without the cost model: ``max(FLOPs / matrix peak, compulsory bytes /
+off-chip bandwidth)`` with datasheet figures, where compulsory bytes are the operands and result
+(GEMM, attention) or every weight and KV-cache tensor read once (models). A prediction faster
+than its floor is a modelling error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from workbench.fidelity.schema import AttentionSetup, GemmSetup, ModelSetup, PublishedRow
+from workbench.hw.schema import Hardware
+from workbench.ir import Attention, Graph, Linear
+from workbench.ir.dtypes import bytes_for
+from workbench.mapper import ModelMapping, map_model
+from workbench.models import (
+    PRESETS,
+    TransformerConfig,
+    decoder_graph,
+    resnet50_graph,
+    training_flops_per_token,
+)
+from workbench.options import MapOptions
+
+__all__ = ["Reproduction", "reproduce"]
+
+_CLASSES = {"sync": "overhead", "capacity": "bandwidth"}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reproduction:
+    """The workbench's figure for one row.
+
+    Attributes:
+        predicted: The row's metric as predicted, SI units (s, FLOP/s, items/s, fraction).
+        bound: The same metric at the roofline floor (the best any machine could do).
+        time_s: Predicted time of the reproduced work, seconds.
+        floor_s: Roofline floor of that work, seconds.
+        bottleneck: Predicted class (compute, bandwidth, overhead, interconnect): the class of
+            the kernels holding most of the time.
+    """
+
+    predicted: float
+    bound: float
+    time_s: float
+    floor_s: float
+    bottleneck: str
+
+
+def _class(mappings: tuple[ModelMapping, ...]) -> str:
+    """The bottleneck class holding most of the time over every kernel of the mappings."""
+    time: dict[str, float] = {}
+    for m in mappings:
+        for k in m.kernels:
+            cls = k.cost.bottleneck.split(":")[0]
+            cls = _CLASSES.get(cls, cls)
+            time[cls] = time.get(cls, 0.0) + k.cost.total_s
+    return max(time, key=lambda c: time[c]) if time else "compute"
+
+
+def _peak(hw: Hardware, dtype: str) -> float:
+    return hw.peak_flops(dtype) or hw.vector_flops(dtype)
+
+
+def _graph_floor(graph: Graph, hw: Hardware, dtype: str) -> float:
+    """max(matmul FLOPs / peak, every weight and cache tensor once / off-chip bandwidth), s."""
+    nbytes = sum(t.nbytes for op in graph.ops for t in op.weight_tensors())
+    return max(graph.matmul_flops / _peak(hw, dtype), nbytes / hw.offchip.bandwidth_bytes_per_s)
+
+
+def _gemm(s: GemmSetup, hw: Hardware) -> Reproduction:
+    op = Linear(
+        name="gemm", inputs=("x",), tokens=(s.m,), in_features=s.k, out_features=s.n, dtype=s.dtype
+    )
+    m = map_model(Graph(name="gemm", ops=(op,)), hw)
+    flops = 2.0 * s.m * s.n * s.k
+    nbytes = bytes_for(s.m * s.k + s.k * s.n + s.m * s.n, s.dtype)
+    floor = max(flops / _peak(hw, s.dtype), nbytes / hw.offchip.bandwidth_bytes_per_s)
+    return Reproduction(
+        predicted=flops / m.time_s,
+        bound=flops / floor,
+        time_s=m.time_s,
+        floor_s=floor,
+        bottleneck=_class((m,)),
+    )
+
+
+def _attention(s: AttentionSetup, hw: Hardware) -> Reproduction:
+    op = Attention(
+        name="attn",
+        inputs=("q", "k", "v"),
+        batch=s.batch,
+        heads=s.heads,
+        kv_heads=s.kv_heads,
+        q_len=s.seq,
+        kv_len=s.seq,
+        head_dim=s.head_dim,
+        causal=s.causal,
+        dtype=s.dtype,
+    )
+    m = map_model(Graph(name="attn", ops=(op,)), hw)
+    counted = 4.0 * s.batch * s.heads * s.seq * s.seq * s.head_dim
+    if s.causal and s.flop_convention == "causal_half":
+        counted /= 2
+    q_o = 2 * s.batch * s.seq * s.heads * s.head_dim
+    k_v = 2 * s.batch * s.seq * s.kv_heads * s.head_dim
+    nbytes = bytes_for(q_o + k_v, s.dtype)
+    floor = max(op.matmul_flops / _peak(hw, s.dtype), nbytes / hw.offchip.bandwidth_bytes_per_s)
+    return Reproduction(
+        predicted=counted / m.time_s,
+        bound=counted / floor,
+        time_s=m.time_s,
+        floor_s=floor,
+        bottleneck=_class((m,)),
+    )
+
+
+def _config(s: ModelSetup) -> TransformerConfig:
+    if s.model is not None:
+        cfg = PRESETS.get(s.model)
+        if cfg is None:
+            from workbench.fidelity.schema import CorpusError
+
+            raise CorpusError(f"unknown model preset {s.model!r}")
+        return cfg
+    a = s.arch
+    assert a is not None  # NOTE: the schema guarantees exactly one of model/arch
+    return TransformerConfig(
+        name=a.name,
+        hidden=a.hidden,
+        layers=a.layers,
+        heads=a.heads,
+        kv_heads=a.kv_heads,
+        head_dim=a.head_dim,
+        ffn=a.ffn,
+        vocab=a.vocab,
+        activation=a.activation,
+        norm="rmsnorm" if a.activation == "swiglu" else "layernorm",
+        position="rope",
+        max_seq=a.max_seq,
+    )
+
+
+def _decoder(s: ModelSetup, hw: Hardware, phase: str, batch: int, context: int) -> ModelMapping:
+    cfg = _config(s)
+    g = decoder_graph(
+        cfg,
+        phase,
+        batch=batch,
+        seq=s.seq if phase == "prefill" else None,
+        context=context if phase == "decode" else None,
+        dtype=s.dtype,
+        weight_dtype=s.weight_dtype,
+        tensor_parallel=s.tensor_parallel,
+    )
+    return map_model(g, hw, MapOptions())
+
+
+def _model(s: ModelSetup, hw: Hardware) -> Reproduction:
+    if s.kind == "cnn":
+        g = resnet50_graph(batch=s.batch, dtype=s.dtype)
+        m = map_model(g, hw)
+        floor = _graph_floor(g, hw, s.dtype)
+        return Reproduction(
+            predicted=s.batch / m.time_s,
+            bound=s.batch / floor,
+            time_s=m.time_s,
+            floor_s=floor,
+            bottleneck=_class((m,)),
+        )
+    if s.kind == "training":
+        return _training(s, hw)
+    parts: list[tuple[ModelMapping, int]] = []
+    if s.kind in ("prefill", "generate", "serving"):
+        parts.append((_decoder(s, hw, "prefill", s.batch, s.seq), 1))
+    steps = {"decode": 1, "prefill": 0}.get(s.kind, max(s.output_len - 1, 0))
+    if steps:
+        context = s.seq + (s.output_len // 2 if s.kind != "decode" else 0)
+        parts.append((_decoder(s, hw, "decode", s.batch, context), steps))
+    time = sum(m.time_s * n for m, n in parts)
+    floor = sum(_graph_floor(m.graph, hw, s.dtype) * n for m, n in parts)
+    if s.kind == "serving":
+        made = s.batch * s.output_len
+        predicted, bound = made / time, made / floor
+    else:
+        predicted, bound = time, floor
+    return Reproduction(
+        predicted=predicted,
+        bound=bound,
+        time_s=time,
+        floor_s=floor,
+        bottleneck=_class(tuple(m for m, _ in parts)),
+    )
+
+
+def _training(s: ModelSetup, hw: Hardware) -> Reproduction:
+    m = _decoder(s, hw, "prefill", s.batch, s.seq)
+    step = 3.0 * m.time_s
+    floor = 3.0 * _graph_floor(m.graph, hw, s.dtype)
+    per_token = training_flops_per_token(_config(s), s.seq)
+    work = s.batch * s.seq * per_token / s.tensor_parallel
+    peak = _peak(hw, s.dtype)
+    return Reproduction(
+        predicted=work / (step * peak),
+        bound=work / (floor * peak),
+        time_s=step,
+        floor_s=floor,
+        bottleneck=_class((m,)),
+    )
+
+
+def reproduce(row: PublishedRow, hw: Hardware) -> Reproduction:
+    """Predict ``row``'s metric on ``hw`` through the mapper (see the module docstring).
+
+    Args:
+        row: A corpus row.
+        hw: Its hardware profile.
+
+    Returns:
+        The :class:`Reproduction`.
+    """
+    s = row.setup
+    if isinstance(s, GemmSetup):
+        return _gemm(s, hw)
+    if isinstance(s, AttentionSetup):
+        return _attention(s, hw)
+    return _model(s, hw)

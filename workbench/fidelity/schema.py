@@ -1,0 +1,299 @@
+"""The published-measurement corpus as data: one Pydantic model per row, loaded strictly.
+
+A row is one published, *measured* figure (a GEMM rate, an attention kernel's FLOP/s, a decode
+latency, a serving throughput, a training MFU), the configuration it was measured at, where it
+comes from, and how the workbench reproduces it. Rows live in ``data/published.yaml``; the
+loader rejects duplicate keys, unknown fields and bad values with one line naming the row and
+the field.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from workbench.errors import WorkbenchError
+
+__all__ = [
+    "CATEGORIES",
+    "UNITS",
+    "AttentionSetup",
+    "Corpus",
+    "CorpusError",
+    "DecoderArch",
+    "GemmSetup",
+    "ModelSetup",
+    "PublishedRow",
+    "load_corpus",
+]
+
+#: The categories of the corpus, in report order.
+CATEGORIES = (
+    "gemm",
+    "attention",
+    "llm_decode",
+    "llm_prefill_ttft",
+    "serving_throughput",
+    "cnn",
+    "training",
+)
+
+#: Unit -> (metric, factor to SI). Time metrics are seconds; rates per second; MFU a fraction.
+UNITS: dict[str, tuple[str, float]] = {
+    "s": ("time", 1.0),
+    "ms": ("time", 1e-3),
+    "us": ("time", 1e-6),
+    "TFLOP/s": ("flops_per_s", 1e12),
+    "tokens/s": ("items_per_s", 1.0),
+    "images/s": ("items_per_s", 1.0),
+    "MFU%": ("mfu", 1e-2),
+}
+
+_SOURCE_KEY = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+
+
+class CorpusError(WorkbenchError):
+    """A corpus file that cannot be read, or a row that does not validate."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class GemmSetup(_Model):
+    """One matrix multiply C[m, n] = A[m, k] @ B[k, n]."""
+
+    kind: Literal["gemm"] = Field(description="Reproduced as one Linear op through the mapper.")
+    m: int = Field(gt=0, description="Rows of A and C.")
+    n: int = Field(gt=0, description="Columns of B and C.")
+    k: int = Field(gt=0, description="Reduction length.")
+    dtype: str = Field(description="Operand format (e.g. bf16).")
+    software: str = Field(description="Library measured (e.g. cuBLAS via torch.mm).")
+
+
+class AttentionSetup(_Model):
+    """One fused attention forward pass (FlashAttention-style benchmark)."""
+
+    kind: Literal["attention"] = Field(description="Reproduced as one Attention op.")
+    batch: int = Field(gt=0, description="Sequences.")
+    heads: int = Field(gt=0, description="Query heads.")
+    kv_heads: int = Field(gt=0, description="Key/value heads (= heads for MHA).")
+    seq: int = Field(gt=0, description="Query and key length, tokens.")
+    head_dim: int = Field(gt=0, description="Head width, elements.")
+    causal: bool = Field(description="Causal mask.")
+    dtype: str = Field(description="Operand format.")
+    software: str = Field(description="Kernel measured (FA2, FA3, cuDNN, Triton, ...).")
+    flop_convention: Literal["dense", "causal_half"] = Field(
+        description="How the source counts FLOPs: 4*b*h*s^2*d ('dense'), halved when causal."
+    )
+
+
+class DecoderArch(_Model):
+    """A decoder that is not a preset, given by its published architecture."""
+
+    name: str = Field(description="Model name.")
+    hidden: int = Field(gt=0, description="Model width d, elements.")
+    layers: int = Field(gt=0, description="Blocks L.")
+    heads: int = Field(gt=0, description="Query heads.")
+    kv_heads: int = Field(default=0, ge=0, description="Key/value heads (0: = heads).")
+    head_dim: int = Field(default=0, ge=0, description="Head width (0: hidden // heads).")
+    ffn: int = Field(gt=0, description="MLP intermediate width (per branch for SwiGLU).")
+    vocab: int = Field(gt=0, description="Vocabulary size.")
+    activation: Literal["swiglu", "gelu", "relu"] = Field(description="MLP activation.")
+    max_seq: int = Field(default=8192, gt=0, description="Longest sequence, tokens.")
+
+
+class ModelSetup(_Model):
+    """A whole model: a decode step, a prefill, a static-batch serving run, training or a CNN."""
+
+    kind: Literal["decode", "prefill", "generate", "serving", "training", "cnn"] = Field(
+        description=(
+            "decode: one step per token (latency per token); prefill: time to first token; "
+            "generate: prefill + output_len-1 decode steps (end-to-end latency); serving: "
+            "static batch, output tokens/s; training: MFU; cnn: images/s."
+        )
+    )
+    model: str | None = Field(default=None, description="Preset name (workbench.list_models()).")
+    arch: DecoderArch | None = Field(default=None, description="Architecture when not a preset.")
+    batch: int = Field(gt=0, description="Sequences (or images) per step, per replica.")
+    seq: int = Field(default=1, gt=0, description="Prompt / training sequence length, tokens.")
+    output_len: int = Field(default=0, ge=0, description="Generated tokens (generate, serving).")
+    dtype: str = Field(description="Activation (and weight) format.")
+    weight_dtype: str | None = Field(default=None, description="Weight-only format, if any.")
+    chips: int = Field(default=1, gt=0, description="Chips in the measurement.")
+    tensor_parallel: int = Field(default=1, gt=0, description="Chips one replica is split over.")
+    software: str = Field(description="Software stack measured (TensorRT-LLM, Megatron, ...).")
+
+    @model_validator(mode="after")
+    def _one_model(self) -> ModelSetup:
+        if (self.model is None) == (self.arch is None):
+            raise ValueError("give exactly one of 'model' (a preset) and 'arch'")
+        if self.kind in ("generate", "serving") and self.output_len < 1:
+            raise ValueError(f"kind {self.kind!r} needs output_len >= 1")
+        return self
+
+
+Setup = Annotated[GemmSetup | AttentionSetup | ModelSetup, Field(discriminator="kind")]
+
+
+class PublishedRow(_Model):
+    """One published measurement and how the workbench reproduces it."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", description="Unique row id.")
+    category: Literal[CATEGORIES] = Field(description="Corpus category.")  # type: ignore[valid-type]
+    split: Literal["calibration", "heldout"] = Field(
+        description="calibration: profile figures may be fitted to it; heldout: never."
+    )
+    source: str = Field(
+        min_length=10, description="Exact source: paper + table/figure, file at a commit, URL."
+    )
+    source_key: str = Field(
+        description="Short key of the independent source (rows sharing it count as one)."
+    )
+    source_tag: Literal["V", "S", "D", "R"] = Field(
+        description="V verified primary, S secondary copy, D derived, R recalled (reference tags)."
+    )
+    hardware: str = Field(description="Hardware profile name (hardware/*.yaml).")
+    setup: Setup = Field(description="Configuration measured, and so reproduced.")
+    measured: float = Field(gt=0, description="The published figure, in `unit`.")
+    unit: Literal[tuple(UNITS)] = Field(description="Unit of `measured`.")  # type: ignore[valid-type]
+    expected_bottleneck: Literal["compute", "bandwidth", "overhead", "interconnect"] = Field(
+        description="Bottleneck class the measurement is known (or argued) to have."
+    )
+    approximation: str = Field(
+        min_length=10, description="How the workbench reproduces the row, in words."
+    )
+    note: str = Field(default="", description="Anything else a reader should know.")
+
+    @model_validator(mode="after")
+    def _checks(self) -> PublishedRow:
+        if not _SOURCE_KEY.match(self.source_key):
+            raise ValueError(f"source_key {self.source_key!r}: lowercase letters, digits and -")
+        if self.measured != self.measured or self.measured in (float("inf"),):
+            raise ValueError("measured must be finite")
+        return self
+
+    @property
+    def metric(self) -> str:
+        """``time``, ``flops_per_s``, ``items_per_s`` or ``mfu``."""
+        return UNITS[self.unit][0]
+
+    @property
+    def measured_si(self) -> float:
+        """The measured figure in SI base units (seconds, FLOP/s, items/s, fraction)."""
+        return self.measured * UNITS[self.unit][1]
+
+
+class Corpus(_Model):
+    """The whole corpus file."""
+
+    schema_version: Literal[1] = Field(description="Corpus schema version; this code reads 1.")
+    rows: tuple[PublishedRow, ...] = Field(min_length=1, description="The measurements.")
+
+    @model_validator(mode="after")
+    def _unique(self) -> Corpus:
+        seen: set[str] = set()
+        for row in self.rows:
+            if row.id in seen:
+                raise ValueError(f"duplicate row id {row.id!r}")
+            seen.add(row.id)
+        return self
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        """Independent source keys, sorted."""
+        return tuple(sorted({r.source_key for r in self.rows}))
+
+
+#: The corpus that ships with the package.
+DEFAULT_PATH = Path(__file__).with_name("data") / "published.yaml"
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that rejects a key repeated in one mapping."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        """Build a mapping, raising on a duplicate key."""
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if key in seen:
+                line = key_node.start_mark.line + 1
+                raise CorpusError(f"line {line}: duplicate key {key!r}")
+            seen.add(key)
+        return dict(super().construct_mapping(node, deep=deep))
+
+
+def _where(loc: tuple[int | str, ...], data: Any) -> str:
+    """``row <id>: field.path`` for a validation error location."""
+    parts = list(loc)
+    head = ""
+    if len(parts) >= 2 and parts[0] == "rows" and isinstance(parts[1], int):
+        idx = parts[1]
+        rows = data.get("rows") if isinstance(data, dict) else None
+        rid = (
+            rows[idx].get("id") if isinstance(rows, list) and isinstance(rows[idx], dict) else None
+        )
+        head = f"row {rid!r}" if rid else f"rows[{idx}]"
+        parts = parts[2:]
+    kinds = ("gemm", "attention", "decode", "prefill", "generate", "serving", "training", "cnn")
+    names = [str(p) for p in parts if not (isinstance(p, str) and p in kinds)]
+    names = [n for n in names if n not in ("GemmSetup", "AttentionSetup", "ModelSetup")]
+    field = ".".join(names)
+    return ": ".join(x for x in (head, field) if x)
+
+
+def parse_corpus(text: str, where: str = "corpus") -> Corpus:
+    """Validate corpus YAML text.
+
+    Args:
+        text: The YAML document.
+        where: Name used in error messages (a file path).
+
+    Returns:
+        The corpus.
+
+    Raises:
+        CorpusError: One line naming the file, the row and the field.
+    """
+    try:
+        data = yaml.load(text, Loader=_StrictLoader)  # NOTE: a SafeLoader subclass
+    except CorpusError as exc:
+        raise CorpusError(f"{where}: {exc}") from None
+    except yaml.YAMLError as exc:
+        raise CorpusError(f"{where}: YAML error: {str(exc).splitlines()[0]}") from None
+    if not isinstance(data, dict):
+        raise CorpusError(f"{where}: top level must be a mapping with schema_version and rows")
+    try:
+        return Corpus.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        msg = str(err.get("ctx", {}).get("error") or err["msg"]).replace("Value error, ", "")
+        loc = _where(tuple(err["loc"]), data)
+        more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        text_loc = f"{loc}: " if loc else ""
+        raise CorpusError(f"{where}: {text_loc}{msg}{more}".replace("\n", " ")) from None
+
+
+def load_corpus(path: Path | str | None = None) -> Corpus:
+    """Load and validate a corpus file (default: the one shipped in ``data/``).
+
+    Args:
+        path: A YAML file; ``None`` for the shipped corpus.
+
+    Returns:
+        The corpus.
+
+    Raises:
+        CorpusError: Unreadable file or invalid content, in one line.
+    """
+    p = Path(path) if path is not None else DEFAULT_PATH
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CorpusError(f"{p}: cannot read ({type(exc).__name__})") from None
+    return parse_corpus(text, str(p))
