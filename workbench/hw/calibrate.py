@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from workbench._files import write_text_safely
 from workbench.hw._measure import (
     CacheLevel,
     _best_time,
@@ -451,19 +452,13 @@ def best_of(profiles: list[Hardware]) -> Hardware:
 
 
 def write_profile(hw: Hardware, path: Path | str) -> Path:
-    """Write ``hw`` as YAML atomically (temp file in the same folder, then ``os.replace``).
+    """Write ``hw`` as YAML safely (:func:`workbench._files.write_text_safely`; folders made).
 
     Returns:
         The path written.
     """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
     header = f"# Hardware profile written by `workbench calibrate` (schema v{SCHEMA_VERSION}).\n"
     body = yaml.safe_dump(hw.model_dump(mode="json"), sort_keys=False, width=100)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(header + body, encoding="utf-8")
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
+    write_text_safely(target, header + body, what="hardware profile", make_parents=True)
     return target

@@ -29,6 +29,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from workbench._files import write_text_safely
 from workbench.errors import HardwareError
 from workbench.hw.schema import SCHEMA_VERSION, Hardware
 
@@ -323,9 +324,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--schema-file", type=Path, default=builtin_dir() / "schema.json")
     args = parser.parse_args(argv)
     if args.write_schema:
-        tmp = args.schema_file.with_suffix(".json.tmp")
-        tmp.write_text(schema_text(), encoding="utf-8")
-        os.replace(tmp, args.schema_file)
+        write_text_safely(args.schema_file, schema_text(), what="--schema-file")
         print(f"wrote {args.schema_file}")
         return 0
     if args.check_schema:
