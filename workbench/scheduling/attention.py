@@ -115,8 +115,11 @@ def attention_mapspace(
     elif search == "heuristic":
         brs, bcs, sts, splits = [max(nat, 64)], [64], [2], [1]
     else:
-        brs = [nat * m for m in _Q_MULTIPLES if nat * m <= max(nat, 1024)]
         nat_n = hw.matrix_engine.native_tile_n
+        # NOTE: fewer query rows than the instruction's M (decode): S^T = K Q^T puts the rows
+        # on the narrow N side (swap AB, as for skinny GEMMs), so they pad to N, not to M.
+        q_nat = nat_n if rows < nat and nat_n < nat and hw.overheads.tile_issue_s == 0 else nat
+        brs = [q_nat * m for m in _Q_MULTIPLES if q_nat * m <= max(q_nat, 1024)]
         bcs = sorted({max(nat_n, round(b / nat_n) * nat_n) for b in _KV_SIZES})
         sts = [1, 2, 3]
     grid = np.meshgrid(brs, bcs, sts, splits, indexing="ij")

@@ -32,7 +32,7 @@ from workbench.lowering.kernel import GemmProblem, Kernel
 from workbench.options import TileOverride
 from workbench.scheduling.tiling import accumulator_capacity, max_tile
 
-__all__ = ["CACHE_USABLE_FRACTION", "GemmMapspace", "gemm_mapspace"]
+__all__ = ["CACHE_USABLE_FRACTION", "GemmMapspace", "gemm_mapspace", "native_mn"]
 
 #: Share of a shared cache a GEMM's resident operand may use (the rest: other operand's stream,
 #: output, other kernels' lines). An assumption, stated where it is used.
@@ -101,18 +101,43 @@ def _sizes(native: int, dim: int, cap: int) -> np.ndarray:
     return np.array(vals or [native], dtype=np.int64)
 
 
+def native_mn(p: GemmProblem, hw: Hardware) -> tuple[int, int]:
+    """Tile granularity (M, N) of ``p``: the engine's native shape, swapped for skinny GEMMs.
+
+    A GEMM with fewer rows than the instruction's M (decode: M = batch = 1..16) is run as
+    ``C^T = B^T A^T`` by GEMV/skinny kernels (CUTLASS and TensorRT-LLM "swap AB"): the small M
+    takes the instruction's narrow N side (Hopper wgmma m64nNk16, N a multiple of 8; Ampere
+    mma m16n8k16), so a decode row is padded to 8, not to 64. Only where the N side is the
+    narrower one (GPU tensor cores); a square systolic array pads either way, and a software
+    host runs the exact slice.
+
+    >>> from workbench.hw import load_hardware
+    >>> gemv = GemmProblem(batch=1, m=1, n=4096, k=4096, a_bytes=2, b_bytes=2, c_bytes=2)
+    >>> native_mn(gemv, load_hardware("h100-sxm")), native_mn(gemv, load_hardware("tpu-v4"))
+    ((8, 64), (128, 128))
+    """
+    me = hw.matrix_engine
+    swap = (
+        p.m < me.native_tile_m
+        and me.native_tile_n < me.native_tile_m
+        and hw.overheads.tile_issue_s == 0
+    )
+    return (me.native_tile_n, me.native_tile_m) if swap else (me.native_tile_m, me.native_tile_n)
+
+
 def _axes(p: GemmProblem, hw: Hardware, override: TileOverride | None, search: str):
     me = hw.matrix_engine
+    nat_m, nat_n = native_mn(p, hw)
     cap = max_tile(me.native_tile_m, hw.sram.capacity_bytes)
     if override is not None:
         tm, tn, tk = (np.array([v], dtype=np.int64) for v in (override.m, override.n, override.k))
     elif search == "heuristic":
-        tm = np.array([min(128, _sizes(me.native_tile_m, p.m, cap)[-1])], dtype=np.int64)
-        tn = np.array([min(128, _sizes(me.native_tile_n, p.n, cap)[-1])], dtype=np.int64)
+        tm = np.array([min(128, _sizes(nat_m, p.m, cap)[-1])], dtype=np.int64)
+        tn = np.array([min(128, _sizes(nat_n, p.n, cap)[-1])], dtype=np.int64)
         tk = np.array([min(4 * me.native_tile_k, _sizes(me.native_tile_k, p.k, 512)[-1])])
     else:
-        tm = _sizes(me.native_tile_m, p.m, cap)
-        tn = _sizes(me.native_tile_n, p.n, cap)
+        tm = _sizes(nat_m, p.m, cap)
+        tn = _sizes(nat_n, p.n, cap)
         big_k = max_tile(me.native_tile_k, hw.sram.capacity_bytes) // 2
         k_cap = max(128, me.native_tile_k * 2, big_k)
         tk = _sizes(me.native_tile_k, p.k, k_cap)

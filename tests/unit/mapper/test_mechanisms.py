@@ -96,3 +96,28 @@ def test_json_totals_carry_mbu_and_the_named_peak():
     assert doc["totals"]["mbu"] == pytest.approx(m.mbu)
     assert doc["hardware"]["dtype_peak_source"] == m.mfu_peak_name
     assert all(0.0 <= r["mbu"] <= 1.0 + 1e-9 for r in doc["kernels"])
+
+
+@pytest.mark.parametrize("m", [1, 4, 8, 16])
+def test_skinny_gemm_rows_pad_to_the_narrow_instruction_side(m):
+    # Decode GEMMs (M = batch) run swap-AB on tensor cores: rows pad to wgmma's N step (8),
+    # not to its M (64), so compute is at most 8x the work (was 64x) and the rest is stall.
+    from workbench.ir import Graph, Linear
+
+    op = Linear(name="g", inputs=("x",), tokens=(m,), in_features=4096, out_features=4096)
+    hw = load_hardware("h100-sxm")
+    k = map_model(Graph(name="g", ops=(op,)), hw).kernels[0]
+    true = 2 * m * 4096 * 4096
+    assert k.tiling.tile_m % 8 == 0
+    assert k.tiling.tile_m <= -(-m // 8) * 8
+    assert k.tiling.padded_flops <= true * (-(-m // 8) * 8) / m * 1.001
+    assert k.cost.stall_s == pytest.approx(k.cost.exec_s - k.cost.compute_s)
+    assert k.cost.compute_s < 0.1 * k.cost.exec_s
+
+
+def test_square_systolic_array_still_pads_a_decode_row_to_its_side():
+    from workbench.ir import Graph, Linear
+
+    op = Linear(name="g", inputs=("x",), tokens=(1,), in_features=4096, out_features=4096)
+    k = map_model(Graph(name="g", ops=(op,)), load_hardware("tpu-v4")).kernels[0]
+    assert k.tiling.tile_m == 128
