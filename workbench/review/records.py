@@ -28,14 +28,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import tempfile
 import types
 import typing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from workbench._files import write_text_safely
 from workbench.errors import WorkbenchError
 from workbench.hw.loader import hardware_hash
 from workbench.hw.schema import Hardware
@@ -340,22 +339,12 @@ def record_to_dict(record: RunRecord) -> dict[str, Any]:
 
 
 def save_record(record: RunRecord, path: str | Path) -> Path:
-    """Write ``record`` to ``path`` atomically (temp file + rename); returns the path."""
+    """Write ``record`` to ``path`` atomically (``workbench._files``); returns the path."""
     path = Path(path)
     if not path.parent.is_dir():
         raise RecordError(f"{path}: folder {path.parent} does not exist")
     text = json.dumps(record_to_dict(record), indent=1, allow_nan=False) + "\n"
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_safely(path, text, what="record")
     return path
 
 
