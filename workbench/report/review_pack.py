@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import dataclasses
 import html
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from workbench._files import write_text_safely
 from workbench._format import fmt_time
 from workbench.errors import WorkbenchError
 from workbench.mapper import ModelMapping, map_model
@@ -237,13 +236,5 @@ def write_review(
         (path, review_pack(mapping, record)),
         (md, review_markdown(mapping, record)),
     ):
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_text_safely(target, text, what="--out")
     return path, md
