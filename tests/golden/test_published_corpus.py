@@ -1,0 +1,265 @@
+"""The published-measurement corpus (issue 10): schema, sources, floors, pinned errors, goal.
+
+Data: workbench/fidelity/data/published.yaml (each row cites its source: paper table or figure,
+repository file at a commit, vendor page). Pins: tests/golden/published_pins.json, written by
+scripts/pin_published.py.
+"""
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from workbench.cli import main
+from workbench.fidelity import (
+    CATEGORIES,
+    CorpusError,
+    load_corpus,
+    parse_corpus,
+    run_corpus,
+)
+from workbench.fidelity.runner import GOAL_CATEGORY, GOAL_MEDIAN
+
+PINS = Path(__file__).with_name("published_pins.json")
+
+GOOD_ROW = """
+- id: gemm.example
+  category: gemm
+  split: heldout
+  source: "Example paper, Table 1, row 2"
+  source_key: example
+  source_tag: V
+  hardware: h100-sxm
+  setup: {kind: gemm, m: 4096, n: 4096, k: 4096, dtype: bf16, software: cuBLAS}
+  measured: 700
+  unit: TFLOP/s
+  expected_bottleneck: compute
+  approximation: "One Linear through the mapper."
+"""
+
+
+def _doc(row: str = GOOD_ROW) -> str:
+    return "schema_version: 1\nrows:\n" + row
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return load_corpus()
+
+
+@pytest.fixture(scope="module")
+def report():
+    return run_corpus()
+
+
+# --- schema and loader ----------------------------------------------------------------------
+def test_a_good_row_parses():
+    row = parse_corpus(_doc()).rows[0]
+    assert row.metric == "flops_per_s"
+    assert row.measured_si == pytest.approx(700e12)
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        (("measured: 700", "measured: -1"), "measured"),
+        (("measured: 700", "measured: 700\n  colour: red"), "colour"),
+        (("category: gemm", "category: gemv"), "category"),
+        (("split: heldout", "split: test"), "split"),
+        (("unit: TFLOP/s", "unit: furlongs"), "unit"),
+        (('source: "Example paper, Table 1, row 2"', "source: x"), "source"),
+        (("m: 4096, ", ""), "m"),
+        (("source_key: example", "source_key: Bad Key"), "source_key"),
+        (("measured: 700", "measured: 700\n  measured: 800"), "duplicate key"),
+    ],
+)
+def test_bad_rows_are_refused_in_one_line(change, words):
+    text = _doc(GOOD_ROW.replace(*change))
+    with pytest.raises(CorpusError) as err:
+        parse_corpus(text, "published.yaml")
+    msg = str(err.value)
+    assert "\n" not in msg
+    assert msg.startswith("published.yaml: ")
+    assert words in msg
+
+
+def test_a_model_row_needs_exactly_one_of_preset_and_arch():
+    row = GOOD_ROW.replace(
+        "{kind: gemm, m: 4096, n: 4096, k: 4096, dtype: bf16, software: cuBLAS}",
+        "{kind: decode, batch: 1, seq: 128, dtype: bf16, software: vLLM}",
+    ).replace("TFLOP/s", "ms")
+    with pytest.raises(CorpusError, match="exactly one of 'model'"):
+        parse_corpus(_doc(row))
+
+
+def test_duplicate_ids_and_bad_files_are_refused(tmp_path):
+    with pytest.raises(CorpusError, match="duplicate row id"):
+        parse_corpus(_doc(GOOD_ROW + GOOD_ROW))
+    with pytest.raises(CorpusError, match="cannot read"):
+        load_corpus(tmp_path / "missing.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("rows: [\n")
+    with pytest.raises(CorpusError, match="YAML error"):
+        load_corpus(bad)
+    bad.write_text("- just a list\n")
+    with pytest.raises(CorpusError, match="top level"):
+        load_corpus(bad)
+
+
+def test_rows_are_frozen(corpus):
+    with pytest.raises(Exception, match="frozen"):
+        corpus.rows[0].measured = 1.0  # type: ignore[misc]
+
+
+# --- the corpus itself ------------------------------------------------------------------------
+def test_the_corpus_is_large_and_independent_enough(corpus):
+    assert len(corpus.rows) >= 40, f"{len(corpus.rows)} rows; the issue asks for >= 40"
+    assert len(corpus.sources) >= 8, f"sources {corpus.sources}; the issue asks for >= 8"
+
+
+def test_every_row_has_a_source_and_an_approximation(corpus):
+    for row in corpus.rows:
+        assert len(row.source.split()) >= 4, row.id
+        assert row.approximation.strip(), row.id
+
+
+def test_every_category_has_rows_and_both_splits_exist(corpus):
+    assert {r.category for r in corpus.rows} == set(CATEGORIES)
+    assert {r.split for r in corpus.rows} == {"calibration", "heldout"}
+
+
+def test_no_prediction_beats_its_roofline_floor(report):
+    assert not report.floor_violations, (
+        f"faster than max(FLOPs/peak, bytes/BW): {report.floor_violations}"
+    )
+    for r in report.rows:
+        assert r.predicted > 0
+        assert r.measured > 0
+
+
+def test_no_published_figure_beats_its_roofline_floor(report):
+    # A measurement faster than the floor means the row's configuration is misread.
+    assert not report.impossible_measurements
+
+
+def test_the_floor_check_catches_an_impossible_prediction(monkeypatch):
+    from workbench.fidelity import Reproduction, runner
+    from workbench.fidelity.reproduce import reproduce as real
+
+    def too_fast(row, hw):
+        r = real(row, hw)
+        return Reproduction(
+            predicted=r.predicted, bound=r.bound, time_s=r.floor_s / 2, floor_s=r.floor_s,
+            bottleneck=r.bottleneck,
+        )  # fmt: skip
+
+    monkeypatch.setattr(runner, "reproduce", too_fast)
+    rows = parse_corpus(_doc())
+    assert runner.run_corpus(rows).floor_violations == ("gemm.example",)
+
+
+# --- pinned predictions ---------------------------------------------------------------------
+def test_every_prediction_holds_its_pin(report):
+    doc = json.loads(PINS.read_text(encoding="utf-8"))
+    pins, tol = doc["pins"], doc["tolerance"]
+    assert tol <= 0.05
+    hint = "if the move is an intended model change, re-run: python scripts/pin_published.py"
+    missing = [r.id for r in report.rows if r.id not in pins]
+    assert not missing, f"rows without a pin: {missing}; {hint}"
+    stale = sorted(set(pins) - {r.id for r in report.rows})
+    assert not stale, f"pins for rows no longer in the corpus: {stale}; {hint}"
+    moved = [
+        f"{r.id}: pinned {pins[r.id]['predicted']:.4g}, now {r.predicted:.4g} {r.unit}"
+        for r in report.rows
+        if abs(r.predicted / pins[r.id]["predicted"] - 1) > tol
+    ]
+    assert not moved, f"predictions moved more than {tol:.0%}: {moved}; {hint}"
+
+
+@pytest.mark.xfail(
+    strict=False,
+    reason="issue 10 goal not met yet: the cost-model fixes (sustained bandwidth, step overhead, "
+    "GQA decode traffic, attention per software stack, ...) are in progress",
+)
+def test_held_out_goal(report):
+    med = report.median("heldout")
+    cats = report.category_medians("heldout")
+    assert med is not None
+    assert med <= GOAL_MEDIAN, f"held-out median {med:.1%}"
+    worst = max(cats, key=lambda c: cats[c])
+    assert cats[worst] <= GOAL_CATEGORY, f"{worst} median {cats[worst]:.1%}"
+
+
+def test_summaries_are_medians_of_the_rows(report):
+    held = sorted(r.abs_error for r in report.rows if r.split == "heldout")
+    assert report.median("heldout") == pytest.approx(
+        (held[(len(held) - 1) // 2] + held[len(held) // 2]) / 2
+    )
+    assert set(report.category_medians("calibration")) <= set(CATEGORIES)
+
+
+# --- the command line and the chart ---------------------------------------------------------
+def test_cli_json_round_trips(capsys, report):
+    assert main(["validate", "--published", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert len(doc["rows"]) == len(report.rows)
+    assert doc["median_abs_error"]["heldout"] == pytest.approx(report.median("heldout"))
+    assert doc["floor_violations"] == []
+
+
+def test_cli_csv_and_split(capsys):
+    assert main(["validate", "--published", "--split", "calibration", "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert rows
+    assert {r["split"] for r in rows} == {"calibration"}
+    assert float(rows[0]["predicted"]) > 0
+
+
+def test_cli_table_prints_the_summary(capsys):
+    assert main(["validate", "--published", "--split", "heldout"]) == 0
+    out = capsys.readouterr().out
+    assert "median |error| heldout" in out
+    assert "held-out goal" in out
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["validate", "--published", "--split", "train"],
+        ["validate", "--published", "--chart", "out.pdf"],
+        ["validate", "--format", "csv"],
+    ],
+)
+def test_cli_bad_arguments_exit_2(capsys, argv):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_cli_writes_a_chart_that_reads_back(tmp_path, capsys):
+    out = tmp_path / "fidelity.html"
+    assert main(["validate", "--published", "--format", "json", "--chart", str(out)]) == 0
+    capsys.readouterr()
+    page = out.read_text(encoding="utf-8")
+    assert "vega" in page.lower()
+    assert "gemm.mamf.h100" in page
+
+
+def test_chart_spec(report):
+    from workbench.report.charts.fidelity import BAND, fidelity_chart, fidelity_points
+
+    spec = fidelity_chart(report).to_dict()
+    layers = spec["layer"]
+    assert len(layers) == 3
+    dots = layers[2]
+    enc = dots["encoding"]
+    assert enc["x"]["scale"]["type"] == "log"
+    assert enc["y"]["scale"]["type"] == "log"
+    assert enc["color"]["field"] == "category"
+    assert enc["shape"]["field"] == "split"
+    assert "source" in [t["field"] for t in enc["tooltip"]]
+    band = layers[0]["data"]["values"]
+    assert band[0]["hi"] / band[0]["y"] == pytest.approx(1 + BAND)
+    assert len(fidelity_points(report)) == len(report.rows)
