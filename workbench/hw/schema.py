@@ -9,9 +9,9 @@ disagree with the figures they come from.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from workbench.ir.dtypes import DTYPES, canonical
 
@@ -31,11 +31,77 @@ __all__ = [
 SCHEMA_VERSION = 1
 
 
+#: Largest value accepted per unit (field-name suffix): far beyond any real part, low enough
+#: that products in the cost model stay finite and exact. Checked before type conversion.
+_UPPER = (
+    ("capacity_bytes", 2**60),
+    ("bytes_per_s", 1e18),
+    ("flops_per_s", 1e21),
+    ("ops_per_s", 1e21),
+    ("_hz", 1e12),
+    ("_pj_per_byte", 1e9),
+    ("_pj_per_flop", 1e9),
+    ("_w", 1e7),
+    ("_s", 1e3),
+)
+#: Largest count (cores, tile sizes, links, cluster size).
+_MAX_COUNT = 2**24
+
+
+def _kind(value: object) -> str:
+    names = {bool: "a boolean", str: "a string", float: "a fractional number", int: "a number"}
+    return names.get(type(value), f"a {type(value).__name__}")
+
+
+def _strict(value: Any, ann: Any, name: str) -> None:
+    """Refuse what lax Pydantic would coerce, and numbers beyond their unit's physical range.
+
+    A bool or a string is not a number, a float is not an integer, only a bool is a bool.
+    """
+    origin, args = get_origin(ann), get_args(ann)
+    if ann is bool:
+        if not isinstance(value, bool):
+            raise ValueError(f"must be true or false, not {_kind(value)}")
+    elif ann in (int, float):
+        if isinstance(value, bool | str) or (ann is int and isinstance(value, float)):
+            raise ValueError(
+                f"must be {'an integer' if ann is int else 'a number'}, not {_kind(value)}"
+            )
+        if isinstance(value, int | float):
+            default = _MAX_COUNT if ann is int else 1e30
+            limit = next((v for suffix, v in _UPPER if name.endswith(suffix)), default)
+            if abs(value) > limit:
+                raise ValueError(f"{value:g} is out of range (at most {limit:g})")
+    elif origin is dict and len(args) == 2 and isinstance(value, dict):
+        for key, item in value.items():
+            try:
+                _strict(item, args[1], name)
+            except ValueError as exc:
+                raise ValueError(f"{key}: {exc}") from None
+    elif origin is tuple and isinstance(value, list | tuple):
+        items = args[:1] * len(value) if len(args) == 2 and args[1] is Ellipsis else args
+        for i, (item, sub) in enumerate(zip(value, items, strict=False)):
+            try:
+                _strict(item, sub, name)
+            except ValueError as exc:
+                raise ValueError(f"[{i}]: {exc}") from None
+
+
 class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_coercion(cls, value: Any, info: ValidationInfo) -> Any:
+        field = cls.model_fields.get(info.field_name or "")
+        if field is not None:
+            _strict(value, field.annotation, info.field_name or "")
+        return value
 
 
 def _dtype_map(value: dict[str, float]) -> dict[str, float]:
+    if not value:
+        raise ValueError("needs at least one dtype")
     out: dict[str, float] = {}
     for key, v in value.items():
         if key not in DTYPES and canonical(key, where="") not in DTYPES:
@@ -95,6 +161,7 @@ class MatrixEngine(_Model):
     dataflows: tuple[Literal["output_stationary", "weight_stationary", "input_stationary"], ...] = (
         Field(
             default=("output_stationary",),
+            min_length=1,
             description="Dataflows the engine can run; the first is its default.",
         )
     )
@@ -330,7 +397,23 @@ class Hardware(_Model):
         names = [m.name for m in self.memory]
         if len(set(names)) != len(names):
             raise ValueError(f"memory: level names must be unique, got {names}")
+        self._check_tile_fits()
         return self
+
+    def _check_tile_fits(self) -> None:
+        """The per-core SRAM must hold the A and B operands of one native tile, at least."""
+        me = self.matrix_engine
+        bits = min(DTYPES[d].bits for d in me.peak_flops_per_s)
+        need = (me.native_tile_m + me.native_tile_n) * me.native_tile_k * bits / 8
+        i, sram = next(
+            (i, m) for i, m in enumerate(self.memory) if m.kind == "sram" and m.scope == "per_core"
+        )
+        if sram.capacity_bytes < need:
+            raise ValueError(
+                f"memory[{i}].capacity_bytes: {sram.capacity_bytes} bytes of per-core SRAM cannot "
+                f"hold one native {me.native_tile_m}x{me.native_tile_n}x{me.native_tile_k} tile's "
+                f"operands ({need:g} bytes at {bits}-bit): no tile fits"
+            )
 
     # --- derived figures -------------------------------------------------------------------
     def peak_flops(self, dtype: str) -> float:

@@ -66,7 +66,7 @@ def test_bad_dtype_key(tmp_path):
 
 def test_wrong_type(tmp_path):
     msg = _error(tmp_path, TEACHING.replace("  cores: 16", "  cores: many", 1))
-    assert msg == "matrix_engine.cores: must be an integer"
+    assert msg == "matrix_engine.cores: must be an integer, not a string"
 
 
 def test_wrong_schema_version(tmp_path):
