@@ -22,13 +22,13 @@ import hashlib
 import json
 import math
 import os
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from workbench import __version__
+from workbench._files import write_text_safely
 from workbench._warn import warn
 from workbench.execution.backend import Backend
 from workbench.hw import hardware_hash
@@ -180,14 +180,7 @@ class PlanCache:
                 indent=1,
                 sort_keys=True,
             )
-            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    fh.write(body)
-                os.replace(tmp, self.path)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+            write_text_safely(self.path, body, what="plan cache")
         self._entries = merged
         self._mine = {}
 
