@@ -11,6 +11,7 @@ ROOT = Path(__file__).resolve().parents[2] / "workbench"
 # The pipeline, top to bottom; a package may import packages on its own row or above it.
 LAYERS = [
     {"errors", "_files", "_format", "ir", "hw", "models", "options"},
+    {"evidence"},  # measured runs in: input like models/, but it may import only ONLY_IMPORTS
     {"lowering"},
     {"scheduling"},
     {"cost"},
@@ -24,6 +25,8 @@ LAYERS = [
     {"cli", "_cli", "__main__"},
 ]
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}
+# Packages that may import only these workbench packages (DESIGN.md: evidence/ sits low).
+ONLY_IMPORTS = {"evidence": {"evidence", "errors", "ir", "hw"}}
 # Third-party modules allowed only in some packages.
 RESTRICTED = {
     "ipywidgets": {"ui"},
@@ -69,6 +72,10 @@ def test_imports_point_up_the_pipeline(path):
             if len(parts) == 1:
                 continue
             target = parts[1]
+            assert target in ONLY_IMPORTS.get(pkg, {target}), (
+                f"{path.relative_to(ROOT)}:{lineno} imports {name}: {pkg} may import only "
+                f"{sorted(ONLY_IMPORTS[pkg])}"
+            )
             assert RANK.get(target, 0) <= RANK[pkg], (
                 f"{path.relative_to(ROOT)}:{lineno} imports {name}: {pkg} may not import "
                 f"{target} (it sits below it in the pipeline)"

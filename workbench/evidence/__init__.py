@@ -1,0 +1,68 @@
+"""Measured runs in: profiler traces (Kineto JSON, Nsight Systems SQLite) -> :class:`MeasuredRun`.
+
+This package sits low in the pipeline, beside ``models/``: it imports ``errors``, ``ir`` and ``hw``
+at most. Matching measured kernels to a mapping sheet lives in :mod:`workbench.review.matching`,
+where both are known.
+
+>>> import tempfile, pathlib
+>>> k = MeasuredKernel(name="sm90_xmma_gemm_f16f16_f32", category="gemm", rule="name~gemm",
+...                    start_s=1.0, duration_s=2e-3, device=0, stream=7, iteration=1)
+>>> path = pathlib.Path(tempfile.mkdtemp()) / "t.json"
+>>> run = read_trace(write_kineto_trace(path, [k]))
+>>> run.format, run.kernels[0].category, run.repeats, run.tag("driver")
+('kineto', 'gemm', 1, 'unknown')
+"""
+
+from __future__ import annotations
+
+import os
+
+from workbench.evidence._source import DEFAULT_MAX_BYTES, check_trace_file, sniff
+from workbench.evidence.categories import classify
+from workbench.evidence.kineto import read_kineto, write_kineto_trace
+from workbench.evidence.nsys import read_nsys, write_nsys_sqlite
+from workbench.evidence.run import (
+    CATEGORIES,
+    IterationStats,
+    MeasuredKernel,
+    MeasuredRun,
+    TraceError,
+)
+
+__all__ = [
+    "CATEGORIES",
+    "DEFAULT_MAX_BYTES",
+    "IterationStats",
+    "MeasuredKernel",
+    "MeasuredRun",
+    "TraceError",
+    "classify",
+    "read_kineto",
+    "read_nsys",
+    "read_trace",
+    "write_kineto_trace",
+    "write_nsys_sqlite",
+]
+
+
+def read_trace(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES) -> MeasuredRun:
+    """Read a profiler trace, detecting its format from its first bytes.
+
+    Kineto / PyTorch profiler JSON (plain or gzip, e.g. ``.json``/``.json.gz``) and Nsight Systems
+    SQLite exports (``.sqlite``/``.db``) are read; see :mod:`workbench.evidence.kineto` and
+    :mod:`workbench.evidence.nsys`.
+
+    Args:
+        path: The trace file.
+        max_bytes: Largest trace accepted, bytes (on disk; also decompressed for gzip).
+
+    Returns:
+        The measured run.
+
+    Raises:
+        TraceError: One line naming the file and what is wrong (and where).
+    """
+    p = check_trace_file(path, max_bytes)
+    if sniff(p) == "nsys":
+        return read_nsys(p, max_bytes=max_bytes)
+    return read_kineto(p, max_bytes=max_bytes)

@@ -1,0 +1,138 @@
+"""Turn the GPU activities a reader collected into a :class:`MeasuredRun` (both formats share it).
+
+Steps: classify each activity (memoized by name), assign it to an iteration, compute per-iteration
+statistics, and refuse a trace with no kernels or no activity inside any annotated step.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from workbench.evidence.categories import classify
+from workbench.evidence.run import MeasuredKernel, MeasuredRun, TraceError
+from workbench.evidence.timeline import StepWindows, iteration_stats
+
+__all__ = ["Activity", "assemble", "step_index"]
+
+_STEP = re.compile(r"^\s*(?:ProfilerStep#|iteration[ _#:]?|step[ _#:]?)(\d+)\s*$", re.IGNORECASE)
+
+
+def step_index(name: object) -> int | None:
+    """The N of a step annotation (``ProfilerStep#N``, ``iteration N``, ``step_N``), else None.
+
+    >>> step_index("ProfilerStep#12"), step_index("aten::mm")
+    (12, None)
+    """
+    if not isinstance(name, str):
+        return None
+    m = _STEP.match(name)
+    return int(m.group(1)) if m else None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Activity:
+    """One GPU activity as read, before classification and iteration assignment."""
+
+    name: str
+    kind: str
+    start_s: float
+    duration_s: float
+    device: int | None
+    stream: int | None
+    correlation: int | None
+    grid: tuple[int, int, int] | None
+    block: tuple[int, int, int] | None
+    registers_per_thread: int | None
+    shared_memory_bytes: int | None
+    bytes: int | None
+    where: str
+
+
+def assemble(
+    *,
+    source: str,
+    fmt: str,
+    activities: Sequence[Activity],
+    launch_s: Mapping[int, float],
+    cpu_steps: StepWindows,
+    gpu_steps: StepWindows,
+    tags: tuple[tuple[str, str], ...],
+    rank: int | None,
+) -> MeasuredRun:
+    """Build the run; see the module doc. Raises :class:`TraceError` for an unusable trace."""
+    if not any(a.kind == "kernel" for a in activities):
+        raise TraceError(
+            f"{source}: no GPU kernels in the trace (was the profiler run with CUDA activities "
+            "enabled?)"
+        )
+    annotated = bool(cpu_steps or gpu_steps)
+    names: dict[str, tuple[str, str] | None] = {}
+    kernels = []
+    for a in sorted(activities, key=lambda a: a.start_s):
+        category, rule = _classify(a, names)
+        iteration = _iteration(a, launch_s, cpu_steps, gpu_steps) if annotated else 0
+        kernels.append(
+            MeasuredKernel(
+                name=a.name,
+                category=category,
+                rule=rule,
+                kind=a.kind,
+                start_s=a.start_s,
+                duration_s=a.duration_s,
+                device=a.device,
+                stream=a.stream,
+                rank=rank,
+                iteration=iteration,
+                grid=a.grid,
+                block=a.block,
+                registers_per_thread=a.registers_per_thread,
+                shared_memory_bytes=a.shared_memory_bytes,
+                correlation=a.correlation,
+                bytes=a.bytes,
+            )
+        )
+    iterations = iteration_stats(kernels)
+    if not iterations:
+        raise TraceError(
+            f"{source}: the trace has step annotations, but no GPU activity falls inside any of "
+            "them"
+        )
+    return MeasuredRun(
+        source=source,
+        format=fmt,
+        tags=tags,
+        kernels=tuple(kernels),
+        iterations=iterations,
+        steps_annotated=annotated,
+    )
+
+
+def _classify(a: Activity, memo: dict[str, tuple[str, str] | None]) -> tuple[str, str]:
+    if a.kind != "kernel":
+        return "copy", f"activity:{a.kind}"
+    if a.name not in memo:
+        category, rule = classify(a.name)
+        memo[a.name] = (category, rule) if category != "other" else None
+    hit = memo[a.name]
+    if hit is not None:
+        return hit
+    return classify(a.name, grid=a.grid, block=a.block, shared_memory_bytes=a.shared_memory_bytes)
+
+
+def _iteration(
+    a: Activity, launch_s: Mapping[int, float], cpu: StepWindows, gpu: StepWindows
+) -> int | None:
+    launch = launch_s.get(a.correlation) if a.correlation is not None else None
+    if launch is not None and cpu:
+        found = cpu.find(launch)
+        if found is not None:
+            return found
+    if gpu:
+        found = gpu.find(a.start_s)
+        if found is not None:
+            return found
+    if launch is None and cpu:
+        return cpu.find(a.start_s)
+    return None

@@ -1,0 +1,150 @@
+"""Stream a Chrome-trace JSON document: small top-level values whole, ``traceEvents`` one by one.
+
+A Kineto trace is ``{"schemaVersion": 1, "deviceProperties": [...], ..., "traceEvents": [...]}``
+(or, in the Chrome trace format's array form, just the event array). Loading it whole with
+``json.load`` holds every event as a dict at once; this decodes one event at a time with
+``json.JSONDecoder.raw_decode`` over a sliding text buffer, so memory stays at one buffer chunk
+plus whatever the caller keeps from each event.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from workbench.evidence.run import TraceError
+
+__all__ = ["ChromeTraceStream"]
+
+_WS = re.compile(r"[ \t\n\r]*")
+_DECODER = json.JSONDecoder()
+_CHUNK = 1 << 20
+
+
+class ChromeTraceStream:
+    """Parse the top level of a Chrome trace from a chunk iterator.
+
+    Args:
+        chunks: Text chunks of the document, in order.
+        where: The file name, for error messages.
+        on_meta: Called with ``(key, value)`` for every top-level key other than ``traceEvents``.
+    """
+
+    def __init__(
+        self, chunks: Iterator[str], where: str, on_meta: Callable[[str, Any], None]
+    ) -> None:
+        self._chunks = chunks
+        self._where = where
+        self._on_meta = on_meta
+        self._buf = ""
+        self._pos = 0
+        self._eof = False
+
+    def events(self) -> Iterator[Any]:
+        """Yield every element of the ``traceEvents`` array, reading the metadata around it."""
+        first = self._peek()
+        if first == "[":
+            yield from self._array("traceEvents")
+            self._expect_end()
+            return
+        if first != "{":
+            raise TraceError(f"{self._where}: not a Chrome trace (expected a JSON object)")
+        self._pos += 1
+        seen = False
+        while True:
+            c = self._peek()
+            if c == "}":
+                self._pos += 1
+                break
+            key = self._value("a top-level key")
+            if not isinstance(key, str):
+                raise TraceError(f"{self._where}: malformed JSON (a top-level key is not a string)")
+            self._punct(":", f"after key {key!r}")
+            if key == "traceEvents":
+                if self._peek() != "[":
+                    raise TraceError(f"{self._where}: 'traceEvents' is not an array")
+                seen = True
+                yield from self._array("traceEvents")
+            else:
+                self._on_meta(key, self._value(f"the value of {key!r}"))
+            c = self._peek()
+            if c == ",":
+                self._pos += 1
+            elif c != "}":
+                self._fail_at(f"after the value of {key!r}")
+        if not seen:
+            raise TraceError(f"{self._where}: no 'traceEvents' array (not a Kineto/Chrome trace)")
+        self._expect_end()
+
+    def _array(self, name: str) -> Iterator[Any]:
+        self._pos += 1  # the '['
+        if self._peek() == "]":
+            self._pos += 1
+            return
+        index = 0
+        while True:
+            yield self._value(f"{name}[{index}]")
+            c = self._peek()
+            if c == ",":
+                self._pos += 1
+            elif c == "]":
+                self._pos += 1
+                return
+            else:
+                self._fail_at(f"after {name}[{index}]")
+            index += 1
+
+    def _fill(self) -> bool:
+        if self._eof:
+            return False
+        if self._pos > _CHUNK:
+            self._buf = self._buf[self._pos :]
+            self._pos = 0
+        chunk = next(self._chunks, "")
+        if not chunk:
+            self._eof = True
+            return False
+        self._buf += chunk
+        return True
+
+    def _peek(self) -> str:
+        while True:
+            self._pos = _WS.match(self._buf, self._pos).end()  # type: ignore[union-attr]
+            if self._pos < len(self._buf):
+                return self._buf[self._pos]
+            if not self._fill():
+                return ""
+
+    def _value(self, what: str) -> Any:
+        self._peek()
+        while True:
+            try:
+                value, end = _DECODER.raw_decode(self._buf, self._pos)
+            except json.JSONDecodeError as exc:
+                at_end = exc.pos >= len(self._buf) - 1 or exc.msg.startswith("Unterminated")
+                if at_end and self._fill():
+                    continue
+                if at_end:
+                    raise TraceError(f"{self._where}: truncated JSON inside {what}") from None
+                raise TraceError(f"{self._where}: malformed JSON in {what} ({exc.msg})") from None
+            # NOTE: a number ending exactly at the buffer's end may continue in the next chunk.
+            if end == len(self._buf) and self._fill():
+                continue
+            self._pos = end
+            return value
+
+    def _punct(self, ch: str, where: str) -> None:
+        if self._peek() != ch:
+            self._fail_at(where)
+        self._pos += 1
+
+    def _fail_at(self, where: str) -> None:
+        if self._peek() == "":
+            raise TraceError(f"{self._where}: truncated JSON {where}")
+        raise TraceError(f"{self._where}: malformed JSON {where}")
+
+    def _expect_end(self) -> None:
+        if self._peek() != "":
+            raise TraceError(f"{self._where}: extra data after the trace document")

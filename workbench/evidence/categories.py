@@ -1,0 +1,84 @@
+"""Classify a measured GPU kernel from its name and launch shape, naming the rule that matched.
+
+Rules are tried in order; the first match wins, and its name is recorded on the kernel so a reader
+can see *why* a kernel was called a GEMM. Name rules come first (library and compiler naming:
+cuBLAS/CUTLASS ``gemm``/``xmma``, cuDNN ``implicit_gemm``/``winograd``, FlashAttention ``flash``,
+``fmha``, NCCL ``ncclKernel``, PyTorch ``elementwise_kernel``/``reduce_kernel``, Triton Inductor's
+``triton_poi_``/``triton_red_``/``triton_per_``/``triton_tem_`` prefixes); the launch-shape rule
+only applies when no name rule did. Order matters where names overlap: an ``implicit_gemm`` is a
+convolution, and a CUTLASS FlashAttention kernel is attention, so conv and attention come before
+gemm; cuDNN batch-norm kernels are norms, so norm comes before conv.
+
+>>> classify("ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_stages_32x5_nn")
+('gemm', 'name~gemm')
+>>> classify("void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl>")
+('elementwise', 'name~elementwise')
+>>> classify("my_kernel", grid=(4096, 1, 1), block=(256, 1, 1), shared_memory_bytes=0)
+('elementwise', 'shape:1-D grid of 1-D blocks, no shared memory')
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["RULES", "classify"]
+
+#: (category, rule name, pattern) in the order they are tried. Patterns are case-insensitive.
+RULES: tuple[tuple[str, str, str], ...] = (
+    ("collective", "name~nccl", r"nccl|all_?reduce|all_?gather|reduce_?scatter|all_?to_?all"),
+    ("copy", "name~memcpy", r"memcpy|memset"),
+    ("attention", "name~attention", r"flash|fmha|sdpa|attention|attn|xformers|\bmha"),
+    ("norm", "name~norm", r"norm|bn_fw|bn_bw|batchnorm"),
+    ("conv", "name~conv", r"conv|implicit_gemm|winograd|dgrad|wgrad|fprop|cudnn"),
+    (
+        "gemm",
+        "name~gemm",
+        r"gemm|gemv|cutlass|xmma|cublas|wgmma|hmma|matmul|triton_tem_|[hs]\d{3,5}(gemm|_)",
+    ),
+    (
+        "reduction",
+        "name~reduction",
+        r"reduce|reduction|softmax|triton_red_|triton_per_|argmax|topk",
+    ),
+    (
+        "elementwise",
+        "name~elementwise",
+        r"elementwise|pointwise|triton_poi_|vectorized|unrolled|fill|copy_kernel|gelu|silu|relu"
+        r"|dropout|cast|add_kernel|mul_kernel|activation",
+    ),
+)
+_COMPILED = tuple((cat, rule, re.compile(pat, re.IGNORECASE)) for cat, rule, pat in RULES)
+
+
+def classify(
+    name: str,
+    *,
+    grid: tuple[int, int, int] | None = None,
+    block: tuple[int, int, int] | None = None,
+    shared_memory_bytes: int | None = None,
+) -> tuple[str, str]:
+    """Category and matching rule of a kernel.
+
+    Args:
+        name: The kernel's name (demangled or short).
+        grid: Launch grid in blocks, if known.
+        block: Block shape in threads, if known.
+        shared_memory_bytes: Shared memory per block, bytes, if known.
+
+    Returns:
+        ``(category, rule)``; ``("other", "no rule matched")`` when nothing applies.
+    """
+    for category, rule, pattern in _COMPILED:
+        if pattern.search(name):
+            return category, rule
+    if (
+        grid is not None
+        and block is not None
+        and grid[1] == grid[2] == 1
+        and block[1] == block[2] == 1
+        and shared_memory_bytes == 0
+    ):
+        # NOTE: a 1-D launch with no shared memory is the shape of a grid-stride elementwise loop;
+        # tiled GEMM/conv/attention kernels stage operands in shared memory.
+        return "elementwise", "shape:1-D grid of 1-D blocks, no shared memory"
+    return "other", "no rule matched"

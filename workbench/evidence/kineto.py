@@ -1,0 +1,359 @@
+"""Read (and, for tests and lessons, write) PyTorch profiler / Kineto Chrome-trace JSON.
+
+The format, as Kineto writes it (``libkineto/src/output_json.cpp``) and Holistic Trace Analysis
+reads it::
+
+    {"schemaVersion": 1,
+     "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3", "computeMajor": 9, ...}],
+     "distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 8},   (when distributed)
+     ...other metadata keys...,
+     "traceEvents": [
+       {"ph": "X", "cat": "kernel", "name": "...", "pid": 0, "tid": 7, "ts": 1.0, "dur": 2.5,
+        "args": {"device": 0, "stream": 7, "correlation": 42, "grid": [x, y, z],
+                 "block": [x, y, z], "registers per thread": 128, "shared memory": 49152}},
+       {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "args": {"correlation": 42}},
+       {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3", "ts": ..., "dur": ...},
+       ...]}
+
+``ts`` and ``dur`` are microseconds. ``gpu_memcpy``/``gpu_memset`` are copies; ``cpu_op``,
+``user_annotation`` and ``gpu_user_annotation`` events named ``ProfilerStep#N`` mark iterations.
+Older PyTorch versions spell the categories ``Kernel``, ``Memcpy``, ``Memset``, ``Runtime``,
+``Operator``; both spellings are read.
+
+A kernel belongs to step N when its runtime launch (found through ``correlation``) falls inside the
+CPU-side ``ProfilerStep#N`` window, as HTA assigns them; failing that, when its own start falls in a
+GPU-side step annotation or (with no launch event at all) in the CPU-side window.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from workbench.evidence._assemble import Activity, assemble, step_index
+from workbench.evidence._jsonstream import ChromeTraceStream
+from workbench.evidence._source import DEFAULT_MAX_BYTES, atomic_path, check_trace_file, read_chunks
+from workbench.evidence.run import MeasuredKernel, MeasuredRun, TraceError
+from workbench.evidence.timeline import StepWindows, derive_step_windows
+
+__all__ = ["read_kineto", "write_kineto_trace"]
+
+_KIND_BY_CAT = {
+    "kernel": "kernel",
+    "Kernel": "kernel",
+    "gpu_memcpy": "memcpy",
+    "Memcpy": "memcpy",
+    "gpu_memset": "memset",
+    "Memset": "memset",
+}
+_RUNTIME_CATS = {"cuda_runtime", "Runtime", "cuda_driver", "Driver"}
+_CPU_STEP_CATS = {"user_annotation", "cpu_op", "Operator"}
+_GPU_STEP_CATS = {"gpu_user_annotation"}
+#: Top-level metadata keys read as version tags, first present wins (verbatim, never inferred).
+_VERSION_KEYS = {
+    "driver": ("cuda_driver_version", "driver_version"),
+    "cuda": ("cuda_runtime_version", "cuda_version"),
+    "framework": ("pytorch_version", "torch_version", "framework_version"),
+    "cupti": ("cupti_version",),
+}
+
+
+def read_kineto(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES) -> MeasuredRun:
+    """Read a Kineto / PyTorch profiler trace (``.json`` or gzip-compressed), streaming its events.
+
+    Args:
+        path: The trace file.
+        max_bytes: Largest file (and decompressed text), bytes.
+
+    Returns:
+        The measured run (``format="kineto"``).
+
+    Raises:
+        TraceError: One line naming the file, what is wrong and where (event index).
+    """
+    p = check_trace_file(path, max_bytes)
+    with open(p, "rb") as raw:
+        gz = raw.read(2) == b"\x1f\x8b"
+    opener = gzip.open if gz else open
+    meta: dict[str, Any] = {}
+    reader = _EventReader(str(p))
+    with opener(p, "rt", encoding="utf-8") as f:
+        stream = ChromeTraceStream(
+            read_chunks(f, str(p), max_bytes, 1 << 20), str(p), meta.__setitem__
+        )
+        for index, event in enumerate(stream.events()):
+            reader.take(index, event)
+    return assemble(
+        source=str(p),
+        fmt="kineto",
+        activities=reader.activities,
+        launch_s=reader.launch_s,
+        cpu_steps=StepWindows(reader.cpu_steps),
+        gpu_steps=StepWindows(reader.gpu_steps),
+        tags=_tags(meta, {a.device for a in reader.activities}),
+        rank=_rank(meta),
+    )
+
+
+class _EventReader:
+    """Keeps only what the run needs from each event (GPU activities, launches, steps)."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        self.activities: list[Activity] = []
+        self.launch_s: dict[int, float] = {}
+        self.cpu_steps: list[tuple[int, float, float]] = []
+        self.gpu_steps: list[tuple[int, float, float]] = []
+
+    def take(self, index: int, ev: Any) -> None:
+        if not isinstance(ev, dict):
+            raise TraceError(f"{self.where}: traceEvents[{index}] is not an object")
+        if ev.get("ph") != "X":
+            return
+        cat = ev.get("cat")
+        kind = _KIND_BY_CAT.get(cat) if isinstance(cat, str) else None
+        if kind is not None:
+            self._activity(index, ev, kind)
+        elif cat in _RUNTIME_CATS:
+            corr = _args(self.where, index, ev).get("correlation")
+            if isinstance(corr, int) and not isinstance(corr, bool):
+                self.launch_s[corr] = self._times(index, ev)[0]
+        elif cat in _CPU_STEP_CATS or cat in _GPU_STEP_CATS:
+            step = step_index(ev.get("name"))
+            if step is not None:
+                start, dur = self._times(index, ev)
+                windows = self.gpu_steps if cat in _GPU_STEP_CATS else self.cpu_steps
+                windows.append((step, start, start + dur))
+
+    def _times(self, index: int, ev: Mapping[str, Any]) -> tuple[float, float]:
+        ts, dur = ev.get("ts"), ev.get("dur")
+        for key, v in (("ts", ts), ("dur", dur)):
+            if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+                raise TraceError(
+                    f"{self.where}: traceEvents[{index}] has no finite numeric {key!r} (got {v!r})"
+                )
+        assert isinstance(ts, int | float)
+        assert isinstance(dur, int | float)
+        if dur < 0:
+            raise TraceError(
+                f"{self.where}: clock skew at traceEvents[{index}] ({ev.get('name')!r}): "
+                f"negative duration {dur} us (end before start)"
+            )
+        return ts * 1e-6, dur * 1e-6
+
+    def _activity(self, index: int, ev: Mapping[str, Any], kind: str) -> None:
+        start, dur = self._times(index, ev)
+        args = _args(self.where, index, ev)
+        name = ev.get("name")
+        if not isinstance(name, str):
+            raise TraceError(f"{self.where}: traceEvents[{index}] ({kind}) has no string 'name'")
+        field = _Field(self.where, index)
+        pid, tid = ev.get("pid"), ev.get("tid")
+        self.activities.append(
+            Activity(
+                name=name,
+                kind=kind,
+                start_s=start,
+                duration_s=dur,
+                device=field.integer(args, "device", pid if isinstance(pid, int) else None),
+                stream=field.integer(args, "stream", tid if isinstance(tid, int) else None),
+                correlation=field.integer(args, "correlation"),
+                grid=field.dim3(args, "grid"),
+                block=field.dim3(args, "block"),
+                registers_per_thread=field.integer(args, "registers per thread"),
+                shared_memory_bytes=field.integer(args, "shared memory"),
+                bytes=field.integer(args, "bytes"),
+                where=f"traceEvents[{index}]",
+            )
+        )
+
+
+def _args(where: str, index: int, ev: Mapping[str, Any]) -> Mapping[str, Any]:
+    args = ev.get("args", {})
+    if not isinstance(args, dict):
+        raise TraceError(f"{where}: traceEvents[{index}].args is not an object")
+    return args
+
+
+class _Field:
+    def __init__(self, where: str, index: int) -> None:
+        self.where, self.index = where, index
+
+    def integer(self, args: Mapping[str, Any], key: str, default: int | None = None) -> int | None:
+        v = args.get(key, default)
+        if v is None:
+            return None
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise TraceError(
+                f"{self.where}: traceEvents[{self.index}].args[{key!r}] is not an integer"
+            )
+        return v
+
+    def dim3(self, args: Mapping[str, Any], key: str) -> tuple[int, int, int] | None:
+        v = args.get(key)
+        if v is None:
+            return None
+        if not (
+            isinstance(v, list)
+            and len(v) == 3
+            and all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in v)
+        ):
+            raise TraceError(
+                f"{self.where}: traceEvents[{self.index}].args[{key!r}] is not three "
+                "non-negative integers"
+            )
+        return (v[0], v[1], v[2])
+
+
+def _rank(meta: Mapping[str, Any]) -> int | None:
+    info = meta.get("distributedInfo")
+    rank = info.get("rank") if isinstance(info, dict) else None
+    return rank if isinstance(rank, int) and not isinstance(rank, bool) else None
+
+
+def _tags(meta: Mapping[str, Any], devices: set[int | None]) -> tuple[tuple[str, str], ...]:
+    props = meta.get("deviceProperties")
+    by_id = {}
+    if isinstance(props, list):
+        by_id = {d.get("id"): d for d in props if isinstance(d, dict)}
+    used = [by_id[d] for d in sorted(x for x in devices if x is not None) if d in by_id]
+    names = sorted({str(d["name"]) for d in used if isinstance(d.get("name"), str)})
+    caps = sorted(
+        {
+            f"{d['computeMajor']}.{d['computeMinor']}"
+            for d in used
+            if isinstance(d.get("computeMajor"), int) and isinstance(d.get("computeMinor"), int)
+        }
+    )
+    sms = sorted({str(d["numSms"]) for d in used if isinstance(d.get("numSms"), int)})
+    tags = [
+        ("device", ", ".join(names) or "unknown"),
+        ("compute_capability", ", ".join(caps) or "unknown"),
+        ("sm_count", ", ".join(sms) or "unknown"),
+    ]
+    for tag, keys in _VERSION_KEYS.items():
+        value = next((meta[k] for k in keys if isinstance(meta.get(k), str | int | float)), None)
+        tags.append((tag, "unknown" if value is None else str(value)))
+    info = meta.get("distributedInfo")
+    info = info if isinstance(info, dict) else {}
+    for key in ("backend", "rank", "world_size"):
+        v = info.get(key)
+        tags.append((key, str(v) if isinstance(v, str | int) else "unknown"))
+    version = meta.get("schemaVersion")
+    tags.append(("trace_schema", f"kineto {version}" if version is not None else "unknown"))
+    return tuple(tags)
+
+
+def write_kineto_trace(
+    path: str | os.PathLike[str],
+    kernels: Sequence[MeasuredKernel],
+    *,
+    iterations: Sequence[tuple[int, float, float]] | None = None,
+    device_properties: Sequence[Mapping[str, Any]] = (),
+    metadata: Mapping[str, Any] | None = None,
+    gz: bool = False,
+    launch_lead_s: float = 5e-6,
+) -> Path:
+    """Write ``kernels`` as a Kineto trace that :func:`read_kineto` reads back (tests, lessons).
+
+    Every kernel gets a ``cudaLaunchKernel`` runtime event ``launch_lead_s`` before it, linked by
+    correlation id. Written atomically (temp file, then rename), streamed event by event.
+
+    Args:
+        path: Where to write (``.json``; gzip-compressed when ``gz``).
+        kernels: The activities; ``kind`` picks the category (kernel, gpu_memcpy, gpu_memset).
+        iterations: ``(index, start_s, end_s)`` CPU-side ``ProfilerStep#N`` windows; by default one
+            per ``kernel.iteration`` value, from its first launch to its last kernel's end.
+        device_properties: ``deviceProperties`` entries (``id``, ``name``, ``computeMajor``...).
+        metadata: Extra top-level keys (``distributedInfo``, ``cuda_driver_version``...).
+        gz: Compress with gzip.
+        launch_lead_s: How long before each kernel its launch event starts, s.
+
+    Returns:
+        The path written.
+    """
+    if iterations is None:
+        windows = derive_step_windows(kernels, launch_lead_s)
+    else:
+        windows = list(iterations)
+    head: dict[str, Any] = {"schemaVersion": 1, "deviceProperties": list(device_properties)}
+    head.update(metadata or {})
+    with atomic_path(path) as tmp:
+        opener = gzip.open if gz else open
+        with opener(tmp, "wt", encoding="utf-8") as f:
+            _write(f, head, kernels, windows, launch_lead_s)
+    return Path(path)
+
+
+def _write(
+    f: IO[str],
+    head: Mapping[str, Any],
+    kernels: Sequence[MeasuredKernel],
+    windows: Sequence[tuple[int, float, float]],
+    lead_s: float,
+) -> None:
+    f.write("{\n")
+    for key, value in head.items():
+        f.write(f"  {json.dumps(key)}: {json.dumps(value)},\n")
+    f.write('  "traceEvents": [\n')
+    events = _events(kernels, windows, lead_s)
+    first = next(events, None)
+    if first is not None:
+        f.write(json.dumps(first))
+    for event in events:
+        f.write(",\n")
+        f.write(json.dumps(event))
+    f.write("\n  ]\n}\n")
+
+
+def _events(
+    kernels: Sequence[MeasuredKernel], windows: Sequence[tuple[int, float, float]], lead_s: float
+) -> Iterator[dict[str, Any]]:
+    for index, start, end in windows:
+        yield {
+            "ph": "X",
+            "cat": "user_annotation",
+            "name": f"ProfilerStep#{index}",
+            "pid": 1,
+            "tid": 1,
+            "ts": round(start * 1e6, 3),
+            "dur": round((end - start) * 1e6, 3),
+        }
+    cat = {"kernel": "kernel", "memcpy": "gpu_memcpy", "memset": "gpu_memset"}
+    for n, k in enumerate(kernels):
+        corr = k.correlation if k.correlation is not None else n + 1
+        launch = {"kernel": "cudaLaunchKernel", "memcpy": "cudaMemcpyAsync"}
+        yield {
+            "ph": "X",
+            "cat": "cuda_runtime",
+            "name": launch.get(k.kind, "cudaMemsetAsync"),
+            "pid": 1,
+            "tid": 1,
+            "ts": round((k.start_s - lead_s) * 1e6, 3),
+            "dur": round(lead_s * 0.5e6, 3),
+            "args": {"correlation": corr},
+        }
+        args: dict[str, Any] = {"device": k.device, "stream": k.stream, "correlation": corr}
+        optional = {
+            "grid": list(k.grid) if k.grid else None,
+            "block": list(k.block) if k.block else None,
+            "registers per thread": k.registers_per_thread,
+            "shared memory": k.shared_memory_bytes,
+            "bytes": k.bytes,
+        }
+        args.update({key: v for key, v in optional.items() if v is not None})
+        yield {
+            "ph": "X",
+            "cat": cat[k.kind],
+            "name": k.name,
+            "pid": k.device if k.device is not None else 0,
+            "tid": k.stream if k.stream is not None else 7,
+            "ts": round(k.start_s * 1e6, 3),
+            "dur": round(k.duration_s * 1e6, 3),
+            "args": {key: v for key, v in args.items() if v is not None},
+        }

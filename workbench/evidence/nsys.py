@@ -1,0 +1,357 @@
+"""Read (and, for tests and lessons, write) an Nsight Systems SQLite export.
+
+``nsys export --type sqlite`` writes one table per data type (NVIDIA, *SQLite Export Schema
+Reference*); times are nanoseconds and names are ids into ``StringIds(id, value)``:
+
+- ``CUPTI_ACTIVITY_KIND_KERNEL(start, end, deviceId, streamId, correlationId, demangledName,
+  shortName, gridX..Z, blockX..Z, registersPerThread, staticSharedMemory, dynamicSharedMemory)``
+- ``CUPTI_ACTIVITY_KIND_MEMCPY(start, end, deviceId, streamId, correlationId, bytes, copyKind)``
+  and ``CUPTI_ACTIVITY_KIND_MEMSET(start, end, deviceId, streamId, correlationId, bytes)``
+- ``CUPTI_ACTIVITY_KIND_RUNTIME(start, end, correlationId, nameId)``: the launches
+- ``NVTX_EVENTS(start, end, text, textId)``: ranges such as ``ProfilerStep#N`` mark iterations
+- ``TARGET_INFO_GPU(id, name, smCount...)`` and name/value tables (``META_DATA_CAPTURE``,
+  ``META_DATA_EXPORT``, ``TARGET_INFO_SYSTEM_ENV``) for the device and versions, where present.
+
+Tables are created lazily by nsys, so only the kernel table and ``StringIds`` are required. The
+database is opened read-only and rows are streamed from the cursor.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from workbench.evidence._assemble import Activity, assemble, step_index
+from workbench.evidence._source import DEFAULT_MAX_BYTES, atomic_path, check_trace_file
+from workbench.evidence.run import MeasuredKernel, MeasuredRun, TraceError
+from workbench.evidence.timeline import StepWindows, derive_step_windows
+
+__all__ = ["read_nsys", "write_nsys_sqlite"]
+
+KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
+MEMCPY = "CUPTI_ACTIVITY_KIND_MEMCPY"
+MEMSET = "CUPTI_ACTIVITY_KIND_MEMSET"
+RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
+#: CUpti_ActivityMemcpyKind values (CUPTI documentation) -> the name nsys shows.
+_COPY_KIND = {1: "HtoD", 2: "DtoH", 3: "HtoA", 4: "AtoH", 5: "AtoA", 6: "AtoD", 7: "DtoA",
+              8: "DtoD", 9: "HtoH", 10: "PtoP"}  # fmt: skip
+_KV_TABLES = ("META_DATA_CAPTURE", "META_DATA_EXPORT", "TARGET_INFO_SYSTEM_ENV")
+
+
+def read_nsys(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES) -> MeasuredRun:
+    """Read an Nsight Systems SQLite export into a measured run (``format="nsys"``).
+
+    Raises:
+        TraceError: One line naming the file, what is wrong and where (table, row).
+    """
+    p = check_trace_file(path, max_bytes)
+    try:
+        db = sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise TraceError(f"{p}: cannot open as SQLite ({exc})") from None
+    try:
+        return _read(db, str(p))
+    except sqlite3.Error as exc:
+        raise TraceError(f"{p}: not a readable SQLite export (truncated or corrupt: {exc})") from (
+            None
+        )
+    finally:
+        db.close()
+
+
+def _read(db: sqlite3.Connection, where: str) -> MeasuredRun:
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    for required in ("StringIds", KERNEL):
+        if required not in tables:
+            raise TraceError(
+                f"{where}: missing table {required} (not an nsys SQLite export with CUDA "
+                "kernel trace)"
+            )
+    activities = list(_kernels(db, where, _columns(db, KERNEL)))
+    for table, kind in ((MEMCPY, "memcpy"), (MEMSET, "memset")):
+        if table in tables:
+            activities.extend(_copies(db, where, table, kind, _columns(db, table)))
+    launch_s: dict[int, float] = {}
+    if RUNTIME in tables:
+        _need(where, RUNTIME, _columns(db, RUNTIME), ("start", "correlationId"))
+        for start, corr in db.execute(f"SELECT start, correlationId FROM {RUNTIME}"):
+            if isinstance(start, int) and isinstance(corr, int):
+                launch_s[corr] = start * 1e-9
+    steps = _steps(db, where) if "NVTX_EVENTS" in tables else []
+    return assemble(
+        source=where,
+        fmt="nsys",
+        activities=activities,
+        launch_s=launch_s,
+        cpu_steps=StepWindows(steps),
+        gpu_steps=StepWindows(()),
+        tags=_tags(db, tables, {a.device for a in activities}),
+        rank=None,
+    )
+
+
+def _columns(db: sqlite3.Connection, table: str) -> set[str]:
+    return {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
+
+
+def _need(where: str, table: str, have: set[str], cols: Sequence[str]) -> None:
+    for c in cols:
+        if c not in have:
+            raise TraceError(f"{where}: table {table} has no column {c!r} (unknown schema)")
+
+
+def _times(where: str, table: str, rowid: int, start: Any, end: Any) -> tuple[float, float]:
+    if not (isinstance(start, int) and isinstance(end, int)):
+        raise TraceError(f"{where}: {table} row {rowid} has a non-integer start/end")
+    if end < start:
+        raise TraceError(
+            f"{where}: clock skew in {table} row {rowid}: end {end} ns is before start {start} ns"
+        )
+    return start * 1e-9, (end - start) * 1e-9
+
+
+def _opt(cols: set[str], name: str) -> str:
+    return name if name in cols else "NULL"
+
+
+def _kernels(db: sqlite3.Connection, where: str, cols: set[str]) -> Iterator[Activity]:
+    _need(where, KERNEL, cols, ("start", "end", "deviceId", "streamId", "correlationId"))
+    name_col = next((c for c in ("demangledName", "shortName", "mangledName") if c in cols), None)
+    if name_col is None:
+        raise TraceError(f"{where}: table {KERNEL} has no kernel-name column (demangledName)")
+    dim_cols = ("gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ")
+    dims = ", ".join(_opt(cols, c) for c in dim_cols)
+    smem = " + ".join(c for c in ("staticSharedMemory", "dynamicSharedMemory") if c in cols)
+    query = (
+        f"SELECT k.rowid, k.start, k.end, k.deviceId, k.streamId, k.correlationId, s.value, "
+        f"{dims}, {_opt(cols, 'registersPerThread')}, {smem or 'NULL'} "
+        f"FROM {KERNEL} AS k LEFT JOIN StringIds AS s ON s.id = k.{name_col}"
+    )
+    for row in db.execute(query):
+        rowid, start, end, device, stream, corr, name = row[:7]
+        start_s, dur_s = _times(where, KERNEL, rowid, start, end)
+        if not isinstance(name, str):
+            raise TraceError(f"{where}: {KERNEL} row {rowid}: name id not in StringIds")
+        g, b = row[7:10], row[10:13]
+        yield Activity(
+            name=name,
+            kind="kernel",
+            start_s=start_s,
+            duration_s=dur_s,
+            device=device,
+            stream=stream,
+            correlation=corr,
+            grid=(g[0], g[1], g[2]) if all(isinstance(x, int) for x in g) else None,
+            block=(b[0], b[1], b[2]) if all(isinstance(x, int) for x in b) else None,
+            registers_per_thread=row[13] if isinstance(row[13], int) else None,
+            shared_memory_bytes=row[14] if isinstance(row[14], int) else None,
+            bytes=None,
+            where=f"{KERNEL} row {rowid}",
+        )
+
+
+def _copies(
+    db: sqlite3.Connection, where: str, table: str, kind: str, cols: set[str]
+) -> Iterator[Activity]:
+    _need(where, table, cols, ("start", "end", "deviceId", "streamId"))
+    query = (
+        f"SELECT rowid, start, end, deviceId, streamId, {_opt(cols, 'correlationId')}, "
+        f"{_opt(cols, 'bytes')}, {_opt(cols, 'copyKind')} FROM {table}"
+    )
+    for rowid, start, end, device, stream, corr, nbytes, copy_kind in db.execute(query):
+        start_s, dur_s = _times(where, table, rowid, start, end)
+        name = f"Memcpy {_COPY_KIND.get(copy_kind, '?')}" if kind == "memcpy" else "Memset"
+        yield Activity(
+            name=name,
+            kind=kind,
+            start_s=start_s,
+            duration_s=dur_s,
+            device=device,
+            stream=stream,
+            correlation=corr,
+            grid=None,
+            block=None,
+            registers_per_thread=None,
+            shared_memory_bytes=None,
+            bytes=nbytes if isinstance(nbytes, int) else None,
+            where=f"{table} row {rowid}",
+        )
+
+
+def _steps(db: sqlite3.Connection, where: str) -> list[tuple[int, float, float]]:
+    cols = _columns(db, "NVTX_EVENTS")
+    _need(where, "NVTX_EVENTS", cols, ("start", "end"))
+    text = "n.text" if "text" in cols else "NULL"
+    join = "LEFT JOIN StringIds AS s ON s.id = n.textId" if "textId" in cols else ""
+    value = "s.value" if join else "NULL"
+    steps = []
+    for start, end, t, v in db.execute(
+        f"SELECT n.start, n.end, {text}, {value} FROM NVTX_EVENTS AS n {join}"
+    ):
+        index = step_index(t if t is not None else v)
+        if index is not None and isinstance(start, int) and isinstance(end, int) and end >= start:
+            steps.append((index, start * 1e-9, end * 1e-9))
+    return steps
+
+
+def _tags(
+    db: sqlite3.Connection, tables: set[str], devices: set[int | None]
+) -> tuple[tuple[str, str], ...]:
+    names: list[str] = []
+    sms: list[str] = []
+    if "TARGET_INFO_GPU" in tables:
+        cols = _columns(db, "TARGET_INFO_GPU")
+        if "name" in cols:
+            ident = "id" if "id" in cols else "NULL"
+            sm = "smCount" if "smCount" in cols else "NULL"
+            query = f"SELECT {ident}, name, {sm} FROM TARGET_INFO_GPU"
+            for gpu_id, name, count in db.execute(query):
+                if gpu_id is None or gpu_id in devices:
+                    names.append(str(name))
+                    if isinstance(count, int):
+                        sms.append(str(count))
+    kv = _key_values(db, tables)
+    tags = [
+        ("device", ", ".join(sorted(set(names))) or "unknown"),
+        ("sm_count", ", ".join(sorted(set(sms))) or "unknown"),
+        ("driver", _match(kv, ("driver",))),
+        ("cuda", _match(kv, ("cuda",), exclude=("driver",))),
+        ("framework", _match(kv, ("torch",))),
+    ]
+    schema = _match(kv, ("export", "schema"))
+    tags.append(("trace_schema", "nsys sqlite" if schema == "unknown" else f"nsys sqlite {schema}"))
+    return tuple(tags)
+
+
+def _key_values(db: sqlite3.Connection, tables: set[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for table in _KV_TABLES:
+        if table in tables and {"name", "value"} <= _columns(db, table):
+            for name, value in db.execute(f"SELECT name, value FROM {table}"):
+                if isinstance(name, str) and value is not None:
+                    out.setdefault(name, str(value))
+    return out
+
+
+def _match(kv: Mapping[str, str], words: Sequence[str], exclude: Sequence[str] = ()) -> str:
+    """The value of the first version key naming all ``words`` (and none of ``exclude``)."""
+    for name, value in kv.items():
+        low = name.lower()
+        if "version" in low and all(w in low for w in words) and not any(w in low for w in exclude):
+            return value
+    return "unknown"
+
+
+def write_nsys_sqlite(
+    path: str | os.PathLike[str],
+    kernels: Sequence[MeasuredKernel],
+    *,
+    iterations: Sequence[tuple[int, float, float]] | None = None,
+    gpus: Sequence[Mapping[str, Any]] = (),
+    metadata: Mapping[str, str] | None = None,
+    omit_tables: Sequence[str] = (),
+    launch_lead_s: float = 5e-6,
+) -> Path:
+    """Write ``kernels`` as an nsys-style SQLite export that :func:`read_nsys` reads (tests).
+
+    Args:
+        path: Where to write (atomically).
+        kernels: The activities.
+        iterations: ``(index, start_s, end_s)`` NVTX ``ProfilerStep#N`` ranges; by default one per
+            ``kernel.iteration`` value.
+        gpus: ``TARGET_INFO_GPU`` rows (``id``, ``name``, ``smCount``).
+        metadata: ``META_DATA_CAPTURE`` name/value rows (``CUDA driver version``...).
+        omit_tables: Tables to leave out (to test a reader against partial exports).
+        launch_lead_s: How long before each kernel its runtime launch starts, s.
+
+    Returns:
+        The path written.
+    """
+    if iterations is None:
+        windows = derive_step_windows(kernels, launch_lead_s)
+    else:
+        windows = list(iterations)
+    with atomic_path(path) as tmp:
+        db = sqlite3.connect(tmp)
+        try:
+            _fill_db(db, kernels, windows, gpus, metadata or {}, launch_lead_s)
+            for table in omit_tables:
+                db.execute(f"DROP TABLE IF EXISTS {table}")
+            db.commit()
+        finally:
+            db.close()
+    return Path(path)
+
+
+def _fill_db(
+    db: sqlite3.Connection,
+    kernels: Sequence[MeasuredKernel],
+    windows: Sequence[tuple[int, float, float]],
+    gpus: Sequence[Mapping[str, Any]],
+    metadata: Mapping[str, str],
+    lead_s: float,
+) -> None:
+    db.executescript(
+        "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);"
+        f"CREATE TABLE {KERNEL} (start INT, end INT, deviceId INT, contextId INT, streamId INT,"
+        " correlationId INT, demangledName INT, shortName INT, gridX INT, gridY INT, gridZ INT,"
+        " blockX INT, blockY INT, blockZ INT, registersPerThread INT, staticSharedMemory INT,"
+        " dynamicSharedMemory INT);"
+        f"CREATE TABLE {MEMCPY} (start INT, end INT, deviceId INT, streamId INT,"
+        " correlationId INT, bytes INT, copyKind INT);"
+        f"CREATE TABLE {MEMSET} (start INT, end INT, deviceId INT, streamId INT,"
+        " correlationId INT, bytes INT);"
+        f"CREATE TABLE {RUNTIME} (start INT, end INT, correlationId INT, nameId INT);"
+        "CREATE TABLE NVTX_EVENTS (start INT, end INT, eventType INT, text TEXT, textId INT);"
+        "CREATE TABLE TARGET_INFO_GPU (id INT, name TEXT, smCount INT);"
+        "CREATE TABLE META_DATA_CAPTURE (name TEXT, value TEXT);"
+    )
+    strings: dict[str, int] = {}
+
+    def sid(text: str) -> int:
+        if text not in strings:
+            strings[text] = len(strings) + 1
+            db.execute("INSERT INTO StringIds VALUES (?, ?)", (strings[text], text))
+        return strings[text]
+
+    ns = lambda t: round(t * 1e9)  # noqa: E731
+    for n, k in enumerate(kernels):
+        corr = k.correlation if k.correlation is not None else n + 1
+        start, end = ns(k.start_s), ns(k.end_s)
+        launch = "cudaLaunchKernel" if k.kind == "kernel" else f"cuda{k.kind.title()}Async"
+        db.execute(
+            f"INSERT INTO {RUNTIME} VALUES (?, ?, ?, ?)",
+            (ns(k.start_s - lead_s), ns(k.start_s - lead_s / 2), corr, sid(launch)),
+        )
+        if k.kind == "kernel":
+            g, b = k.grid or (None,) * 3, k.block or (None,) * 3
+            db.execute(
+                f"INSERT INTO {KERNEL} VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (start, end, k.device or 0, 1, k.stream or 7, corr, sid(k.name), sid(k.name[:40]),
+                 *g, *b, k.registers_per_thread, k.shared_memory_bytes, 0),
+            )  # fmt: skip
+        elif k.kind == "memcpy":
+            db.execute(
+                f"INSERT INTO {MEMCPY} VALUES (?,?,?,?,?,?,?)",
+                (start, end, k.device or 0, k.stream or 7, corr, k.bytes, 1),
+            )
+        else:
+            db.execute(
+                f"INSERT INTO {MEMSET} VALUES (?,?,?,?,?,?)",
+                (start, end, k.device or 0, k.stream or 7, corr, k.bytes),
+            )
+    for index, start_s, end_s in windows:
+        db.execute(
+            "INSERT INTO NVTX_EVENTS VALUES (?, ?, 59, ?, NULL)",
+            (ns(start_s), ns(end_s), f"ProfilerStep#{index}"),
+        )
+    for gpu in gpus:
+        db.execute(
+            "INSERT INTO TARGET_INFO_GPU VALUES (?, ?, ?)",
+            (gpu.get("id", 0), gpu.get("name"), gpu.get("smCount")),
+        )
+    for name, value in metadata.items():
+        db.execute("INSERT INTO META_DATA_CAPTURE VALUES (?, ?)", (name, value))
