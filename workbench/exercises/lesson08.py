@@ -9,9 +9,11 @@ from __future__ import annotations
 import pandas as pd
 
 from workbench.exercises._check import CheckResult, compare
+from workbench.exercises._claims import Claim
 from workbench.exercises._shared import hardware, mapping
 from workbench.options import MapOptions
 from workbench.platform.fit import kv_bytes_per_token
+from workbench.report.charts import roofline_points
 
 __all__ = [
     "check_decode_bottleneck",
@@ -19,6 +21,8 @@ __all__ = [
     "fused_attention_table",
     "kv_growth_table",
     "phase_table",
+    "roofline_move_table",
+    "widget_claim",
 ]
 
 
@@ -102,6 +106,85 @@ def fused_attention_table(model: str, hw: str, *, seq: int = 4096) -> pd.DataFra
             }
         )
     return pd.DataFrame(rows).set_index("attention")
+
+
+def roofline_move_table(
+    model: str,
+    hw: str,
+    *,
+    settings: tuple[tuple[int, int], ...] = ((8, 512), (8, 8192), (64, 2048)),
+    kernels: tuple[str, ...] = ("layers.0.attn.sdpa", "layers.0.mlp.up_proj"),
+) -> pd.DataFrame:
+    """Where decode kernels sit on the roofline at several (batch, context) settings.
+
+    Args:
+        model: Preset name.
+        hw: Hardware profile.
+        settings: ``(batch, context)`` pairs, tokens.
+        kernels: Kernel names.
+
+    Returns:
+        Rows indexed by ``(kernel, batch, context)`` with ``intensity`` (FLOP/byte off-chip, as
+        the explorer's roofline plots it), ``achieved_tflops`` (1e12 FLOP/s) and ``time_us``.
+    """
+    rows = []
+    for batch, ctx in settings:
+        pts = {
+            p["kernel"]: p
+            for p in roofline_points(mapping(model, hw, phase="decode", batch=batch, seq=ctx))
+        }
+        for k in kernels:
+            p = pts[k]
+            rows.append(
+                {
+                    "kernel": k.removeprefix("layers.0."),
+                    "batch": batch,
+                    "context": ctx,
+                    "intensity": float(f"{p['intensity']:.3g}"),
+                    "achieved_tflops": float(f"{p['achieved_flops_per_s'] / 1e12:.3g}"),
+                    "time_us": round(p["time_s"] * 1e6, 1),
+                }
+            )
+    return pd.DataFrame(rows).set_index(["kernel", "batch", "context"])
+
+
+def _moves(a: float, b: float) -> str:
+    r = b / a
+    if 0.9 <= r <= 1.1:
+        return "stays put"
+    return f"moves {'right' if r > 1 else 'left'} (x{r:.2g})"
+
+
+def widget_claim(model: str, hw: str, *, batch: int = 8) -> Claim:
+    """What the explorer's roofline does when you drag context and batch in decode.
+
+    Args:
+        model: Preset name.
+        hw: Hardware profile.
+        batch: The batch the seq drag happens at.
+
+    Returns:
+        Markdown sentences computed from :func:`roofline_move_table` (context 512 -> 8192 at
+        ``batch``; batch 1 -> 64 at context 2048).
+    """
+    t = roofline_move_table(
+        model, hw, settings=((batch, 512), (batch, 8192), (1, 2048), (64, 2048))
+    )
+    a = t.loc["attn.sdpa"]
+    g = t.loc["mlp.up_proj"]
+    seq_a = _moves(a.loc[(batch, 512), "intensity"], a.loc[(batch, 8192), "intensity"])
+    seq_g = _moves(g.loc[(batch, 512), "intensity"], g.loc[(batch, 8192), "intensity"])
+    grow = a.loc[(batch, 8192), "time_us"] / a.loc[(batch, 512), "time_us"]
+    b_a = _moves(a.loc[(1, 2048), "intensity"], a.loc[(64, 2048), "intensity"])
+    b_g = _moves(g.loc[(1, 2048), "intensity"], g.loc[(64, 2048), "intensity"])
+    return Claim(
+        f"Drag **seq** from 512 to 8192 at batch {batch}: the attention point {seq_a} on the "
+        f"roofline (intensity {a.loc[(batch, 8192), 'intensity']:g} FLOP/byte: every cached "
+        "token brings its FLOPs and its bytes), but its time grows "
+        f"x{grow:.3g} (watch the time-by-layer-type bars); the `up_proj` point {seq_g}. "
+        f"Raise **batch** from 1 to 64: `up_proj` {b_g} (more tokens share each weight read), "
+        f"attention {b_a} (each sequence reads its own cache)."
+    )
 
 
 def check_kv_bytes(
