@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from workbench._files import write_text_safely
 from workbench.errors import WorkbenchError
 from workbench.hw.loader import load_hardware
 from workbench.mapper import map_model
@@ -238,5 +239,5 @@ def write_scenario(name: str, out: str | Path) -> tuple[Path, Path, Path]:
     paths = (folder / "baseline.json", folder / "candidate.json", folder / "README.md")
     save_record(base, paths[0])
     save_record(cand, paths[1])
-    paths[2].write_text(readme_text(s), encoding="utf-8")
+    write_text_safely(paths[2], readme_text(s), what="--out")
     return paths
