@@ -336,7 +336,7 @@ def _fill_db(
         elif k.kind == "memcpy":
             db.execute(
                 f"INSERT INTO {MEMCPY} VALUES (?,?,?,?,?,?,?)",
-                (start, end, k.device or 0, k.stream or 7, corr, k.bytes, 1),
+                (start, end, k.device or 0, k.stream or 7, corr, k.bytes, _copy_kind(k.name)),
             )
         else:
             db.execute(
@@ -355,3 +355,8 @@ def _fill_db(
         )
     for name, value in metadata.items():
         db.execute("INSERT INTO META_DATA_CAPTURE VALUES (?, ?)", (name, value))
+
+
+def _copy_kind(name: str) -> int:
+    """The CUpti_ActivityMemcpyKind a copy's name states (``Memcpy DtoH`` -> 2); HtoD if none."""
+    return next((kind for kind, text in _COPY_KIND.items() if text in name), 1)
