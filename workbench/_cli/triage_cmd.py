@@ -1,8 +1,8 @@
 """``workbench triage``: compare two run records down to the first failing mechanism.
 
 Exit status: 0 when the runs are comparable and the decision is ``ship`` or ``ship behind a
-flag``; 1 when triage refuses (tags differ outside ``--changed``) or the decision is
-``roll back``; 2 for bad input (unreadable, corrupt, foreign, newer or tampered records, or a
+flag``; 1 when triage refuses (tags differ outside ``--changed``, or the models differ) or the
+decision is ``roll back`` or ``cannot sign off`` (evidence missing); 2 for bad input (unreadable, corrupt, foreign, newer or tampered records, or a
 malformed owners/guardrails file).
 """
 
@@ -12,7 +12,8 @@ import argparse
 import json
 
 from workbench.review.tags import TAG_GROUPS
-from workbench.review.triage import triage_document, triage_files, triage_text
+from workbench.review.triage import triage_files
+from workbench.review.triage_render import triage_document, triage_text
 
 __all__ = ["exit_status", "register", "run"]
 
@@ -24,16 +25,17 @@ def register(subs: argparse._SubParsersAction) -> None:
         help="triage a regression between two run records",
         description="Compare BASELINE and CANDIDATE run records: refuse mismatched tags, find "
         "the first failing execution mechanism and its owner, walk the debug branches, check "
-        "the rollback guardrails and decide. Exit 0: ship (or ship behind a flag); 1: refused "
-        "or roll back; 2: bad input.",
+        "the rollback guardrails and decide. Exit 0: ship (or ship behind a flag); 1: refused, "
+        "cannot sign off or roll back; 2: bad input.",
     )
     p.add_argument("baseline", metavar="BASELINE", help="baseline run record (JSON)")
     p.add_argument("candidate", metavar="CANDIDATE", help="candidate run record (JSON)")
     p.add_argument(
         "--changed",
         choices=TAG_GROUPS,
+        action="append",
         default=None,
-        help="the tag group deliberately changed between the runs",
+        help="a tag group deliberately changed between the runs (repeatable)",
     )
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("--owners", metavar="FILE.yaml", help="ownership table (default built in)")
@@ -42,8 +44,8 @@ def register(subs: argparse._SubParsersAction) -> None:
 
 
 def exit_status(decision: str) -> int:
-    """0 for ship / ship behind a flag, 1 for refused / roll back."""
-    return 1 if decision in ("refused", "roll back") else 0
+    """0 for ship / ship behind a flag, 1 for refused / cannot sign off / roll back."""
+    return 1 if decision in ("refused", "roll back", "cannot sign off") else 0
 
 
 def run(args: argparse.Namespace) -> int:

@@ -38,10 +38,9 @@ from workbench.review.triage import (
     TriageReport,
     compare_tags,
     triage,
-    triage_document,
     triage_files,
-    triage_text,
 )
+from workbench.review.triage_render import triage_document, triage_text
 
 __all__ = [
     "JSON_KEYS",

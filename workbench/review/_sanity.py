@@ -74,6 +74,9 @@ def _model_problems(m: Any) -> list[str]:
     order = [lat[p] for p in ("p50_s", "p95_s", "p99_s") if p in lat]
     if all(math.isfinite(v) for v in order) and order != sorted(order):
         out.append(f"model.latency percentiles out of order (p50 <= p95 <= p99): {order}")
+    iv = m.time_interval_s
+    if iv and (len(iv) != 2 or any(_bad_time(v) for v in iv) or iv[0] > iv[1]):
+        out.append(f"model.time_interval_s = {list(iv)!r} is not a (low <= high) interval")
     if m.quality_error is not None and (not math.isfinite(m.quality_error) or m.quality_error < 0):
         out.append(f"model.quality_error = {m.quality_error!r} is not a non-negative error")
     return out

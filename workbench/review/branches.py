@@ -5,8 +5,10 @@ Nodes, each ``pass`` / ``fail`` / ``unknown`` with the next action::
     comparable evidence          tags equal except the declared change
     +- workload representative   slice length vs the production-chat trace's prompt lengths
        +- software-stack mature  fallbacks, refused fusions, unfused patterns, stack maturity
-          +- KPI tied to the SLA p95/p99 and throughput at the SLA load, simulated with step
-                                 times from both mappings on the same trace (same arrivals)
+                +- KPI tied to the SLA p95/p99 and throughput at the SLA load: each side simulated
+                                 with its own model, hardware profile and options on the same
+                                 requests (same arrivals), enough of them for a p99, with
+                                 bootstrap 95 % intervals
 """
 
 from __future__ import annotations
@@ -24,8 +26,10 @@ from workbench.review.reproduce import hardware_for, options_for
 __all__ = ["BranchNode", "SlaResult", "debug_branches", "simulate_sla"]
 
 _TRACE = "production-chat"
-_REQUESTS = 200
+#: Requests simulated per side: 2,000 put 20 requests beyond the p99, enough for an interval.
+_REQUESTS = 2000
 _LOAD = 0.7  # offered load as a fraction of the baseline's saturation throughput
+_BOOTSTRAP = 400  # bootstrap resamples for the percentile intervals
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -51,12 +55,32 @@ class BranchNode:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SlaResult:
-    """Serving simulation of both runs at the same load (seconds, tokens/s)."""
+    """Serving simulation of both runs at the same load (seconds, tokens/s).
+
+    Attributes:
+        rate_per_s: Offered request rate, requests/s.
+        requests: Requests simulated per side.
+        baseline, candidate: ``p50_s``, ``p95_s``, ``p99_s`` (seconds) and ``throughput``
+            (output tokens/s) of each side.
+        intervals: ``side -> {percentile: (low, high)}``, bootstrap 95 % intervals, seconds.
+        sides: ``side -> "model on hardware"`` as simulated.
+    """
 
     rate_per_s: float
     requests: int
     baseline: dict[str, float]
     candidate: dict[str, float]
+    intervals: dict[str, dict[str, tuple[float, float]]] | None = None
+    sides: dict[str, str] | None = None
+
+    def noise(self, metric: str) -> float:
+        """Relative half-width of both sides' intervals for ``metric`` (0 when unknown)."""
+        if not self.intervals or metric not in self.intervals.get("baseline", {}):
+            return 0.0
+        lo_b, hi_b = self.intervals["baseline"][metric]
+        lo_c, hi_c = self.intervals["candidate"][metric]
+        base = self.baseline[metric]
+        return ((hi_b - lo_b) + (hi_c - lo_c)) / 2 / base if base else 0.0
 
 
 def _stats(result) -> dict[str, float]:
@@ -68,35 +92,61 @@ def _stats(result) -> dict[str, float]:
     }
 
 
-def simulate_sla(base: RunRecord, cand: RunRecord) -> SlaResult | None:
-    """Simulate serving the production trace with both runs' step times, or None if impossible.
+def _intervals(e2e_s: np.ndarray, seed: int = 0) -> dict[str, tuple[float, float]]:
+    """Bootstrap 95 % intervals of p50/p95/p99 over the requests (seconds)."""
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(e2e_s), size=(_BOOTSTRAP, len(e2e_s)))
+    q = np.percentile(e2e_s[idx], (50, 95, 99), axis=1)
+    lo, hi = np.percentile(q, 2.5, axis=1), np.percentile(q, 97.5, axis=1)
+    return {p: (float(lo[i]), float(hi[i])) for i, p in enumerate(("p50_s", "p95_s", "p99_s"))}
 
-    Both use the same requests (the first 200 of ``production-chat``) at 70 % of the baseline's
-    saturation rate; step times come from :func:`workbench.serving.mapper_steps.mapper_step_time`
-    with each run's options. Only decoder presets on a reproducible profile qualify.
+
+def simulate_sla(base: RunRecord, cand: RunRecord) -> SlaResult | None:
+    """Simulate serving the production trace with each run's own step times, or None.
+
+    Both sides serve the same requests (the first 2,000 of ``production-chat``) at the same
+    rate, 70 % of the baseline's saturation rate; each side's step times come from
+    :func:`workbench.serving.mapper_steps.mapper_step_time` with *its own* model, hardware
+    profile, options and chips. Only decoder presets on reproducible profiles qualify.
     """
     from workbench.serving import load_builtin_trace, simulate
     from workbench.serving.mapper_steps import mapper_step_time
 
-    w = base.tags.workload
-    hw = hardware_for(base)
-    if hw is None or w.phase not in ("prefill", "decode") or hardware_for(cand) is None:
-        return None
     grid: dict[str, Any] = {
         "batches": (1, 8, 32),
         "prompt_tokens": (64, 256, 512),
         "contexts": (64, 256, 512),
     }
-    try:
-        tables = [mapper_step_time(w.model, hw, options_for(r), **grid) for r in (base, cand)]
-    except WorkbenchError:
-        return None
+    tables = []
+    for r in (base, cand):
+        hw, w = hardware_for(r), r.tags.workload
+        if hw is None or w.phase not in ("prefill", "decode"):
+            return None
+        try:
+            tables.append(
+                mapper_step_time(
+                    w.model, hw, options_for(r), tensor_parallel=r.tags.runtime.chips, **grid
+                )
+            )
+        except WorkbenchError:
+            return None
     trace = load_builtin_trace(_TRACE).head(_REQUESTS)
     saturation = simulate(trace.scaled_to_rate(1e6), tables[0], max_batch=32)
     rate = _LOAD * saturation.achieved_rate_per_s
     runs = [simulate(trace.scaled_to_rate(rate), t, max_batch=32) for t in tables]
     return SlaResult(
-        rate_per_s=rate, requests=_REQUESTS, baseline=_stats(runs[0]), candidate=_stats(runs[1])
+        rate_per_s=rate,
+        requests=len(trace),
+        baseline=_stats(runs[0]),
+        candidate=_stats(runs[1]),
+        intervals={
+            side: _intervals(np.asarray(run.e2e_s, dtype=float))
+            for side, run in zip(("baseline", "candidate"), runs, strict=True)
+        },
+        sides={
+            side: f"{r.tags.workload.model} on {r.tags.hardware.profile}"
+            for side, r in (("baseline", base), ("candidate", cand))
+        },
     )
 
 
@@ -188,12 +238,13 @@ def _sla(sla: SlaResult | None, flag_at: float) -> BranchNode:
     moved = [
         f"{k} {b[k]:.4g} -> {c[k]:.4g}"
         for k in ("p95_s", "p99_s")
-        if b[k] and (c[k] - b[k]) / b[k] > flag_at
+        if b[k] and (c[k] - b[k]) / b[k] > max(flag_at, sla.noise(k))
     ]
     if b["throughput"] and (b["throughput"] - c["throughput"]) / b["throughput"] > flag_at:
         moved.append(f"throughput {b['throughput']:.4g} -> {c['throughput']:.4g} tokens/s")
+    sides = f" ({sla.sides['baseline']} vs {sla.sides['candidate']})" if sla.sides else ""
     evidence = (
-        f"{sla.requests} {_TRACE} requests at {sla.rate_per_s:.3g} req/s: p95 "
+        f"{sla.requests} {_TRACE} requests at {sla.rate_per_s:.3g} req/s{sides}: p95 "
         f"{b['p95_s']:.4g} -> {c['p95_s']:.4g} s, p99 {b['p99_s']:.4g} -> {c['p99_s']:.4g} s, "
         f"throughput {b['throughput']:.4g} -> {c['throughput']:.4g} tokens/s"
     )

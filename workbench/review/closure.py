@@ -12,8 +12,11 @@ throughput      output tokens/s drop at the SLA load          (relative, when si
 quality_error   candidate - baseline                          (absolute, when measured)
 =============== ===================================================================
 
-Decision: any regression beyond ``rollback_at`` -> ``roll back``; else any beyond ``flag_at`` ->
-``ship behind a flag``; else ``ship``.
+Decision: any regression beyond ``rollback_at`` -> ``roll back``; else missing evidence ->
+``cannot sign off`` (reasons ``cannot sign off: missing X``); else any beyond ``flag_at`` ->
+``ship behind a flag``; else ``ship``. A faster candidate has negative regressions: it ships.
+A regression within the measurement noise (``noise``: both sides' interval half-widths,
+relative) is not counted, whatever the thresholds say.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ __all__ = [
     "Guardrails",
     "decide",
     "evaluate_guardrails",
+    "guardrail_inputs",
     "load_guardrails",
 ]
 
@@ -86,6 +90,9 @@ class GuardrailCheck:
         regression: Positive when worse (relative or absolute as the guardrail says), or None.
         flag_at, rollback_at: The thresholds.
         status: ``ok``, ``flag``, ``rollback`` or ``n/a`` (metric not present).
+        noise: Measurement noise of the metric, same unit as ``regression`` (0: none known).
+        source: The validation slice the values come from (the worst one).
+        note: Why the metric is n/a or what the status rests on (e.g. within noise).
     """
 
     metric: str
@@ -96,6 +103,9 @@ class GuardrailCheck:
     rollback_at: float
     relative: bool
     status: str
+    noise: float = 0.0
+    source: str = ""
+    note: str = ""
 
 
 def _regression(metric: str, b: float, c: float, relative: bool) -> float:
@@ -106,17 +116,35 @@ def _regression(metric: str, b: float, c: float, relative: bool) -> float:
 
 
 def evaluate_guardrails(
-    values: dict[str, tuple[float | None, float | None]], guardrails: Guardrails
+    values: dict[str, tuple[float | None, float | None]],
+    guardrails: Guardrails,
+    *,
+    noise: dict[str, float] | None = None,
+    sources: dict[str, str] | None = None,
+    skip: dict[str, str] | None = None,
 ) -> tuple[GuardrailCheck, ...]:
-    """Check each guardrail against ``values[metric] = (baseline, candidate)``."""
+    """Check each guardrail against ``values[metric] = (baseline, candidate)``.
+
+    Args:
+        values: ``metric -> (baseline, candidate)``.
+        guardrails: The criteria.
+        noise: ``metric -> noise`` in the guardrail's unit; a regression within it is ``ok``.
+        sources: ``metric -> slice`` the values come from.
+        skip: ``metric -> reason`` for metrics that do not compare here (status ``n/a``).
+    """
+    noise, sources, skip = noise or {}, sources or {}, skip or {}
     out = []
     for g in guardrails.guardrails:
         b, c = values.get(g.metric, (None, None))
-        if b is None or c is None:
+        n, note = noise.get(g.metric, 0.0), skip.get(g.metric, "")
+        if b is None or c is None or g.metric in skip:
             reg, status = None, "n/a"
+            note = note or "no evidence for this metric"
         else:
             reg = _regression(g.metric, b, c, g.relative)
             status = "rollback" if reg > g.rollback_at else "flag" if reg > g.flag_at else "ok"
+            if status != "ok" and reg <= n:
+                status, note = "ok", f"within the measurement noise ({n:.2%})"
         out.append(
             GuardrailCheck(
                 metric=g.metric,
@@ -127,6 +155,9 @@ def evaluate_guardrails(
                 rollback_at=g.rollback_at,
                 relative=g.relative,
                 status=status,
+                noise=n,
+                source=sources.get(g.metric, ""),
+                note=note,
             )
         )
     return tuple(out)
@@ -137,18 +168,28 @@ def _pct(check: GuardrailCheck) -> str:
     return f"{r:+.1%}" if check.relative else f"{r:+.3g}"
 
 
-def decide(checks: tuple[GuardrailCheck, ...]) -> tuple[str, tuple[str, ...]]:
-    """The release decision and its reasons from evaluated guardrails.
+def decide(
+    checks: tuple[GuardrailCheck, ...], missing: tuple[str, ...] = ()
+) -> tuple[str, tuple[str, ...]]:
+    """The release decision and its reasons from evaluated guardrails and missing evidence.
+
+    Args:
+        checks: The evaluated guardrails.
+        missing: Evidence the decision needs and does not have (e.g. ``"p99 latency"``).
 
     Returns:
-        ``("ship" | "ship behind a flag" | "roll back", reasons)``.
+        ``("ship" | "ship behind a flag" | "cannot sign off" | "roll back", reasons)``.
     """
     roll = [c for c in checks if c.status == "rollback"]
     flag = [c for c in checks if c.status == "flag"]
     if roll:
         return "roll back", tuple(
-            f"{c.metric} regressed {_pct(c)} (rollback beyond {c.rollback_at:g})" for c in roll
+            f"{c.metric} regressed {_pct(c)} (rollback beyond {c.rollback_at:g})"
+            + (f" [{c.source}]" if c.source else "")
+            for c in roll
         )
+    if missing:
+        return "cannot sign off", tuple(f"cannot sign off: missing {m}" for m in missing)
     if flag:
         return "ship behind a flag", tuple(
             f"{c.metric} regressed {_pct(c)} (flag beyond {c.flag_at:g}, rollback beyond "
@@ -164,9 +205,21 @@ def _slice_metrics(mapping_or_record: Any) -> dict[str, float]:
     m = mapping_or_record
     if hasattr(m, "stall_fraction_by_layer_type") and callable(m.stall_fraction_by_layer_type):
         stall = m.stall_fraction_by_layer_type()
-        return {"mfu": m.mfu, "time_s": m.time_s, **{f"stall:{k}": v for k, v in stall.items()}}
+        batch = int(str(m.graph.meta_dict().get("batch") or 1))
+        return {
+            "mfu": m.mfu,
+            "time_s": m.time_s,
+            "time_per_token_s": m.time_s / max(m.items_per_step, 1),
+            "time_per_request_s": m.time_s / batch,
+            **{f"stall:{k}": v for k, v in stall.items()},
+        }
     model = m.model
-    out = {"mfu": model.mfu, "time_s": model.time_s}
+    out = {
+        "mfu": model.mfu,
+        "time_s": model.time_s,
+        "time_per_token_s": 1.0 / model.tokens_per_s if model.tokens_per_s else model.time_s,
+        "time_per_request_s": model.time_s / max(m.tags.workload.batch, 1),
+    }
     out.update({f"stall:{k}": v for k, v in model.stall_fraction_by_layer_type})
     if model.quality_error is not None:
         out["quality_error"] = model.quality_error
@@ -227,30 +280,46 @@ def guardrail_values(
     matrix: tuple[dict, ...],
 ) -> dict[str, tuple[float | None, float | None]]:
     """``metric -> (baseline, candidate)`` for the guardrails: the worst slice of the matrix."""
+    return guardrail_inputs(matrix)[0]
+
+
+def guardrail_inputs(
+    matrix: tuple[dict, ...], time_key: str = "time_s"
+) -> tuple[dict[str, tuple[float | None, float | None]], dict[str, str]]:
+    """Guardrail values (the worst slice per metric) and the slice each comes from.
+
+    Args:
+        matrix: Rows of :func:`validation_matrix`.
+        time_key: The time metric compared (``time_per_token_s`` when the workload changed).
+
+    Returns:
+        ``(metric -> (baseline, candidate), metric -> slice label)``.
+    """
     values: dict[str, tuple[float | None, float | None]] = {}
+    sources: dict[str, str] = {}
 
-    def worst(metric: str, pairs: list[tuple[float, float]], lower_better: bool) -> None:
-        if pairs:
-            values[metric] = max(
-                pairs,
-                key=lambda p: (p[1] - p[0]) if lower_better else (p[0] - p[1]) / (p[0] or 1.0),
-            )
+    def worst(metric: str, rows: list[tuple[float, float, str]], score) -> None:
+        if rows:
+            b, c, where = max(rows, key=lambda p: score(p[0], p[1]))
+            values[metric], sources[metric] = (b, c), where
 
-    def rel_time(p: tuple[float, float]) -> float:
-        return (p[1] - p[0]) / (p[0] or 1.0)
+    def pairs(key: str) -> list[tuple[float, float, str]]:
+        return [
+            (r["baseline"][key], r["candidate"][key], r["slice"])
+            for r in matrix
+            if key in r["baseline"] and key in r["candidate"]
+        ]
 
-    times = [(r["baseline"]["time_s"], r["candidate"]["time_s"]) for r in matrix]
-    if times:
-        values["time_s"] = max(times, key=rel_time)
-    worst("mfu", [(r["baseline"]["mfu"], r["candidate"]["mfu"]) for r in matrix], False)
+    worst("time_s", pairs(time_key), lambda b, c: (c - b) / (b or 1.0))
+    worst("mfu", pairs("mfu"), lambda b, c: (b - c) / (b or 1.0))
     stalls = [
-        (r["baseline"].get(k, 0.0), v)
+        (r["baseline"].get(k, 0.0), v, r["slice"])
         for r in matrix
         for k, v in r["candidate"].items()
         if k.startswith("stall:")
     ]
-    worst("stall_fraction", stalls, True)
-    first = matrix[0] if matrix else {"baseline": {}, "candidate": {}}
+    worst("stall_fraction", stalls, lambda b, c: c - b)
+    first: dict[str, Any] = matrix[0] if matrix else {"baseline": {}, "candidate": {}, "slice": ""}
     for metric, key in (
         ("p95_s", "sla_p95_s"),
         ("p99_s", "sla_p99_s"),
@@ -259,5 +328,5 @@ def guardrail_values(
     ):
         b, c = first["baseline"].get(key), first["candidate"].get(key)
         if b is not None and c is not None:
-            values[metric] = (b, c)
-    return values
+            values[metric], sources[metric] = (b, c), first["slice"]
+    return values, sources

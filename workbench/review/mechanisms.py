@@ -13,14 +13,20 @@ Each changed group gets one mechanism class, checked in this order (the first th
     precision_fallback         a kernel computes in a wider format than before
     off_matrix_engine          same format, but the kernel left the matrix engine
     tile_spills_sram           the tile no longer fits the per-core SRAM (capacity-bound)
+    hardware_rate              the hardware profile changed and the kernel's bound (HBM
+                               bandwidth, compute rate ...) got slower: a platform mechanism
     launch_sync_overhead       launch or barrier time grew
     bandwidth_saturation       traffic at a memory level grew and that level bounds the kernel
+    tile_wave_quantization     the tile changed (still fits) and the kernel got slower: tile
+                               padding or a partial last wave of tiles over the cores
     graph_changed              kernels appeared or vanished for no reason above (op coverage)
 
 **Material** (documented contract): the class of a group is material when the groups of that
 class together carry at least ``material_share`` (default 5 %) of the total time regression;
 the first failing mechanism is the first group in execution order whose class is material and
-whose own delta is positive. Class-level aggregation matters for mechanisms spread thinly over
+whose own delta is positive. For measured runs the class must also carry more than the
+measurement noise (``noise_s``: the half-widths of both runs' 95 % intervals), and kernel times
+are the measured ones. Class-level aggregation matters for mechanisms spread thinly over
 every kernel (eager launches, per-layer barriers), where no single kernel carries 5 %.
 """
 
@@ -31,7 +37,7 @@ from dataclasses import dataclass
 
 from workbench._format import fmt_time
 from workbench.ir.dtypes import DTYPES
-from workbench.review.records import KernelResult, RunRecord
+from workbench.review.records import KernelResult, RunRecord, embedded_hardware
 
 __all__ = [
     "MATERIAL_SHARE",
@@ -39,7 +45,9 @@ __all__ = [
     "FirstFailing",
     "GroupChange",
     "align",
+    "changed_hardware_parts",
     "find_first_failing",
+    "time_field",
 ]
 
 #: Mechanism classes and what each means (the keys appear in the JSON contract).
@@ -49,6 +57,8 @@ MECHANISMS: dict[str, str] = {
     "precision_fallback": "precision fallback to a wider format",
     "off_matrix_engine": "kernel moved off the matrix engine",
     "tile_spills_sram": "tile spills SRAM (capacity-bound)",
+    "hardware_rate": "hardware rate changed: the platform's bandwidth or compute rate is slower",
+    "tile_wave_quantization": "tile or wave quantization: padded tiles or a partial last wave",
     "launch_sync_overhead": "launch or sync overhead",
     "bandwidth_saturation": "bandwidth saturation at a memory level",
     "graph_changed": "kernels added or removed by the graph (op coverage, model variant)",
@@ -166,10 +176,63 @@ def _sum(ks: tuple[KernelResult, ...], field: str) -> float:
     return float(sum(getattr(k, field) for k in ks))
 
 
+def time_field(base: RunRecord, cand: RunRecord) -> str:
+    """``"measured_s"`` when every kernel of both runs was measured, else ``"predicted_s"``."""
+    every = all(k.measured_s is not None for k in (*base.kernels, *cand.kernels))
+    return "measured_s" if every else "predicted_s"
+
+
+def changed_hardware_parts(base: RunRecord, cand: RunRecord) -> tuple[str, ...]:
+    """Parts of the hardware profile that differ: memory level names, ``compute``, ``other``.
+
+    Read from the records' embedded profiles (empty when either record has none).
+    """
+    hb, hc = embedded_hardware(base), embedded_hardware(cand)
+    if hb is None or hc is None:
+        return ()
+    out = []
+    mb = {m.name: m for m in hb.memory}
+    for m in hc.memory:
+        if mb.get(m.name) != m:
+            out.append(m.name)
+    if (hb.matrix_engine, hb.vector_unit) != (hc.matrix_engine, hc.vector_unit):
+        out.append("compute")
+    rest = {"memory", "matrix_engine", "vector_unit", "name", "description", "sources"}
+    if hb.model_dump(exclude=rest) != hc.model_dump(exclude=rest):
+        out.append("other")
+    return tuple(out)
+
+
+def _hardware_rate(
+    pairs: list[tuple[KernelResult, KernelResult]],
+    c: tuple[KernelResult, ...],
+    times: str,
+    parts: tuple[str, ...],
+) -> tuple[str, str, str]:
+    y = max(c, key=lambda k: k.predicted_s)
+    level = y.bottleneck.split(":", 1)[1] if y.bottleneck.startswith("bandwidth:") else "compute"
+    moved = [p for p in parts if p == "compute" or y.traffic_at(p) > 0]
+    if moved and level not in moved:
+        level = moved[0]
+    x = next((x for x, z in pairs if z.name == y.name), None)
+    was = f" (was {x.bottleneck}, tile {x.tile})" if x is not None else ""
+    return (
+        "hardware_rate",
+        level,
+        f"the hardware profile changed; {y.name} is bound by {y.bottleneck}{was}, tile {y.tile}; "
+        f"{times}",
+    )
+
+
 def _classify(
-    b: tuple[KernelResult, ...], c: tuple[KernelResult, ...]
+    b: tuple[KernelResult, ...],
+    c: tuple[KernelResult, ...],
+    *,
+    hardware_changed: bool = False,
+    field: str = "predicted_s",
+    parts: tuple[str, ...] = (),
 ) -> tuple[str | None, str | None, str]:
-    bt, ct = _sum(b, "predicted_s"), _sum(c, "predicted_s")
+    bt, ct = _sum(b, field), _sum(c, field)
     times = f"{len(b)} -> {len(c)} kernel(s), {fmt_time(bt)} -> {fmt_time(ct)}"
     bf = {r for k in b for r in k.fusion}
     cf = {r for k in c for r in k.fusion}
@@ -215,6 +278,8 @@ def _classify(
                     f"{y.spill_bytes / 1e6:.3g} MB ({x.bottleneck} -> {y.bottleneck}); {times}"
                 ),
             )
+    if hardware_changed and ct > bt and c:
+        return _hardware_rate(pairs, c, times, parts)
     dl = _sum(c, "launch_s") - _sum(b, "launch_s")
     ds = _sum(c, "sync_s") - _sum(b, "sync_s")
     if dl > 1e-12 or ds > 1e-12:
@@ -244,6 +309,14 @@ def _classify(
                 f"bounds the kernel; {times}"
             ),
         )
+    for x, y in pairs:
+        if x.tile != y.tile and y.fits and ct > bt:
+            return (
+                "tile_wave_quantization",
+                None,
+                f"{y.name} tile {x.tile} -> {y.tile} (fits SRAM both times): padded tiles or a "
+                f"partial last wave over the cores; {x.bottleneck} -> {y.bottleneck}; {times}",
+            )
     if len(b) != len(c) or {k.name for k in b} != {k.name for k in c}:
         return "graph_changed", None, f"kernels differ; {times}"
     return None, None, ""
@@ -266,10 +339,15 @@ def align(base: RunRecord, cand: RunRecord) -> tuple[GroupChange, ...]:
         last = order[a]
         c_groups[a].append(k)
     out = []
+    field = time_field(base, cand)
+    hw_changed = base.tags.hardware.hardware_hash != cand.tags.hardware.hardware_hash
+    parts = changed_hardware_parts(base, cand) if hw_changed else ()
     for a in sorted(order, key=lambda n: order[n]):
         b, c = tuple(b_groups.get(a, ())), tuple(c_groups.get(a, ()))
-        mech, level, evidence = _classify(b, c)
-        delta = _sum(c, "predicted_s") - _sum(b, "predicted_s")
+        mech, level, evidence = _classify(
+            b, c, hardware_changed=hw_changed, field=field, parts=parts
+        )
+        delta = _sum(c, field) - _sum(b, field)
         out.append(
             GroupChange(
                 anchor=a,
@@ -299,7 +377,11 @@ def _key(g: GroupChange) -> str:
 
 
 def find_first_failing(
-    base: RunRecord, cand: RunRecord, *, material_share: float = MATERIAL_SHARE
+    base: RunRecord,
+    cand: RunRecord,
+    *,
+    material_share: float = MATERIAL_SHARE,
+    noise_s: float = 0.0,
 ) -> FirstFailing | None:
     """The first failing execution mechanism, or None when nothing material regressed.
 
@@ -307,17 +389,21 @@ def find_first_failing(
         base: Baseline run.
         cand: Candidate run.
         material_share: Share of the total regression a class must carry (0..1).
+        noise_s: Measurement noise, seconds: the regression and the class's delta must exceed
+            it (0 for predicted runs).
 
     Returns:
-        The :class:`FirstFailing`, or None if time did not regress or no class is material.
+        The :class:`FirstFailing`, or None if time did not regress beyond the noise or no class
+        is material.
     """
     total = cand.model.time_s - base.model.time_s
-    if total <= 0:
+    if total <= max(noise_s, 0.0):
         return None
     groups = align(base, cand)
     per_class = class_deltas(groups)
+    floor = max(material_share * total, noise_s)
     for g in groups:
-        if not g.mechanism or g.delta_s <= 0 or per_class[_key(g)] < material_share * total:
+        if not g.mechanism or g.delta_s <= 0 or per_class[_key(g)] < floor:
             continue
         share = per_class[_key(g)] / total
         evidence = (

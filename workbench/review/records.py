@@ -152,6 +152,8 @@ class ModelResult:
         quality_error: Relative output error against a float64 reference, when measured.
         hfu: Hardware FLOPs utilisation (padded matrix work), 0..1, >= ``mfu`` (None in
             version-1 records).
+        time_interval_s: ``(low, high)`` 95 % interval of the step time over measured
+            repeats, seconds; empty when not measured over repeats.
     """
 
     time_s: float
@@ -166,6 +168,7 @@ class ModelResult:
     latency: tuple[tuple[str, float], ...] = ()
     quality_error: float | None = None
     hfu: float | None = None
+    time_interval_s: tuple[float, ...] = ()
 
     def stall(self) -> dict[str, float]:
         """Stall fraction by layer type as a dict."""

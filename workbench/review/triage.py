@@ -18,25 +18,39 @@ validation_matrix, rollback_criteria, decision``.
 from __future__ import annotations
 
 import dataclasses
-import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from workbench.errors import WorkbenchError
-from workbench.review.branches import BranchNode, debug_branches, simulate_sla
+from workbench.review.attribution import (
+    Attribution,
+    Change,
+    DiffRow,
+    counterfactual,
+    declared_changes,
+    diff_table,
+)
+from workbench.review.branches import BranchNode, SlaResult, debug_branches, simulate_sla
 from workbench.review.closure import (
     GuardrailCheck,
     Guardrails,
     decide,
     evaluate_guardrails,
-    guardrail_values,
+    guardrail_inputs,
     load_guardrails,
     validation_matrix,
 )
-from workbench.review.mechanisms import MECHANISMS, FirstFailing, find_first_failing
+from workbench.review.mechanisms import FirstFailing, find_first_failing
 from workbench.review.owners import OwnerRole, OwnershipTable, load_owners
 from workbench.review.records import RunRecord, load_record
+from workbench.review.signoff import (
+    identity_mismatch,
+    missing_evidence,
+    time_noise,
+    workload_changed,
+)
 from workbench.review.tags import TAG_GROUPS
 
 __all__ = [
@@ -44,9 +58,7 @@ __all__ = [
     "TriageReport",
     "compare_tags",
     "triage",
-    "triage_document",
     "triage_files",
-    "triage_text",
 ]
 
 #: Top-level keys of the JSON document, in order.
@@ -54,18 +66,45 @@ JSON_KEYS = (
     "comparable",
     "mismatched_tags",
     "headline",
+    "declared_change",
     "first_failing",
+    "attribution",
+    "diff",
     "owners",
     "debug_branches",
     "validation_matrix",
     "rollback_criteria",
+    "missing_evidence",
     "decision",
 )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TriageReport:
-    """Everything triage found (see the module docstring)."""
+    """Everything triage found (see the module docstring).
+
+    Attributes:
+        baseline, candidate: The two runs.
+        changed: The declared tag groups (comma-joined), or None.
+        comparable: False when tags outside ``changed`` (or the model identity) differ.
+        mismatched_tags: ``group.field: a != b`` lines, in full.
+        first_failing: The first failing mechanism, or None.
+        owner: Its owner role, or None.
+        owners: The ownership table.
+        branches: Debug-tree nodes.
+        matrix: Validation matrix rows.
+        checks: Rollback criteria evaluated.
+        decision: ``ship``, ``ship behind a flag``, ``cannot sign off``, ``roll back`` or
+            ``refused``.
+        reasons: Why, one line each.
+        declared: The declared change, option by option and profile figure by figure.
+        diff: Per-kernel and per-layer-type diff rows with the unexplained remainder.
+        attribution: Counterfactual shares of each change (None when not re-mappable).
+        sla: The serving simulation, or None.
+        missing: Evidence a sign-off lacks.
+        per_item: Whether the workload changed (times compared per token and per request).
+        noise: Relative step-time noise of measured runs (0 for predicted ones).
+    """
 
     baseline: RunRecord
     candidate: RunRecord
@@ -80,53 +119,131 @@ class TriageReport:
     checks: tuple[GuardrailCheck, ...]
     decision: str
     reasons: tuple[str, ...]
+    declared: tuple[Change, ...] = ()
+    diff: tuple[DiffRow, ...] = ()
+    attribution: Attribution | None = None
+    sla: SlaResult | None = None
+    missing: tuple[str, ...] = ()
+    per_item: bool = False
+    noise: float = 0.0
 
     def headline(self) -> dict[str, Any]:
-        """MFU, time, tokens/s and stall fraction by layer type, before and after."""
+        """MFU, time (per token and per request too), latency, quality, before and after.
+
+        ``change`` is the one regression figure (relative, positive = worse): time per token
+        when the workload changed, else step time.
+        """
         b, c = self.baseline.model, self.candidate.model
 
-        def side(m: Any) -> dict[str, Any]:
+        def side(r: RunRecord) -> dict[str, Any]:
+            m = r.model
+            lat = dict(m.latency)
+            if self.sla is not None:
+                which = "baseline" if r is self.baseline else "candidate"
+                lat = dict(getattr(self.sla, which))
             return {
                 "mfu": m.mfu,
                 "time_s": m.time_s,
+                "time_interval_s": list(m.time_interval_s),
+                "time_per_token_s": 1.0 / m.tokens_per_s if m.tokens_per_s else None,
+                "time_per_request_s": m.time_s / max(r.tags.workload.batch, 1),
                 "tokens_per_s": m.tokens_per_s,
+                "latency": lat,
+                "quality_error": m.quality_error,
                 "stall_fraction_by_layer_type": dict(m.stall_fraction_by_layer_type),
             }
 
+        hb, hc = side(self.baseline), side(self.candidate)
+        key = "time_per_token_s" if self.per_item else "time_s"
+        change = (hc[key] - hb[key]) / hb[key] if hb[key] else 0.0
         return {
-            "baseline": side(b) | {"label": self.baseline.label},
-            "candidate": side(c) | {"label": self.candidate.label},
+            "baseline": hb | {"label": self.baseline.label},
+            "candidate": hc | {"label": self.candidate.label},
+            "compared": "time per token" if self.per_item else "step time",
+            "change": change,
             "time_change": (c.time_s - b.time_s) / b.time_s if b.time_s else 0.0,
             "mfu_change": (c.mfu - b.mfu) / b.mfu if b.mfu else 0.0,
+            "noise": self.noise,
         }
 
 
-def compare_tags(base: RunRecord, cand: RunRecord, changed: str | None = None) -> tuple[str, ...]:
-    """Tags that differ in groups other than ``changed``: ``group.field: a != b`` lines."""
-    if changed is not None and changed not in TAG_GROUPS:
-        raise WorkbenchError(f"--changed {changed!r}: expected one of {', '.join(TAG_GROUPS)}")
-    out = []
+def _groups(changed: str | Sequence[str] | None) -> tuple[str, ...]:
+    if changed is None:
+        return ()
+    items = changed.split(",") if isinstance(changed, str) else list(changed)
+    groups = tuple(dict.fromkeys(g.strip() for g in items if g.strip()))
+    for g in groups:
+        if g not in TAG_GROUPS:
+            raise WorkbenchError(f"--changed {g!r}: expected one of {', '.join(TAG_GROUPS)}")
+    return groups
+
+
+def compare_tags(
+    base: RunRecord, cand: RunRecord, changed: str | Sequence[str] | None = None
+) -> tuple[str, ...]:
+    """Tags that differ outside the ``changed`` groups, and any model-identity difference.
+
+    A different model or phase is listed even when ``workload`` is declared changed: such runs
+    are not a regression pair. Values are shown in full.
+    """
+    groups = _groups(changed)
+    out = list(identity_mismatch(base, cand))
     for group in TAG_GROUPS:
-        if group == changed:
+        if group in groups:
             continue
         a, b = base.tags.group(group), cand.tags.group(group)
         for f in dataclasses.fields(a):
+            if group == "workload" and f.name in ("model", "phase"):
+                continue
             va, vb = getattr(a, f.name), getattr(b, f.name)
             if va != vb:
-                out.append(f"{group}.{f.name}: {_short(va)} != {_short(vb)}")
+                out.append(f"{group}.{f.name}: {va!r} != {vb!r}")
     return tuple(out)
 
 
-def _short(v: object) -> str:
-    text = repr(v)
-    return text if len(text) <= 60 else text[:57] + "..."
+def _refused(base, cand, changed, owners, mismatched) -> TriageReport:
+    branches = debug_branches(base, cand, comparable=False, mismatched=mismatched, sla=None)
+    return TriageReport(
+        baseline=base,
+        candidate=cand,
+        changed=changed,
+        comparable=False,
+        mismatched_tags=mismatched,
+        first_failing=None,
+        owner=None,
+        owners=owners,
+        branches=branches,
+        matrix=(),
+        checks=(),
+        decision="refused",
+        reasons=(
+            f"evidence captured under mismatched tags ({len(mismatched)}): "
+            + "; ".join(mismatched),
+        ),
+    )
+
+
+def _checks(base, cand, matrix, sla, guardrails, *, per_item: bool, noise: float):
+    values, sources = guardrail_inputs(
+        matrix, time_key="time_per_token_s" if per_item else "time_s"
+    )
+    skip: dict[str, str] = {}
+    if base.tags.hardware.hardware_hash != cand.tags.hardware.hardware_hash:
+        why = "each platform's own peak: not comparable across hardware (compare time)"
+        skip |= {"mfu": f"MFU is against {why}", "stall_fraction": f"stall is against {why}"}
+    if per_item:
+        skip["stall_fraction"] = "stall fraction moves with the workload slice"
+    noises = {"time_s": noise, "mfu": noise}
+    if sla is not None:
+        noises |= {m: sla.noise(m) for m in ("p95_s", "p99_s")}
+    return evaluate_guardrails(values, guardrails, noise=noises, sources=sources, skip=skip)
 
 
 def triage(
     base: RunRecord,
     cand: RunRecord,
     *,
-    changed: str | None = None,
+    changed: str | Sequence[str] | None = None,
     owners: OwnershipTable | None = None,
     guardrails: Guardrails | None = None,
     simulate: bool = True,
@@ -136,45 +253,36 @@ def triage(
     Args:
         base: Baseline run record.
         cand: Candidate run record.
-        changed: The tag group deliberately changed (compiler, runtime, hardware, workload).
+        changed: The tag group(s) deliberately changed (compiler, runtime, hardware,
+            workload): one name, a comma-separated list or a sequence.
         owners: Ownership table (default: the built-in one).
         guardrails: Rollback criteria (default: the built-in ones).
         simulate: Run the SLA serving simulation (decoder presets only).
 
     Returns:
         The :class:`TriageReport`; ``comparable`` False (and decision ``refused``) when tags
-        outside ``changed`` differ.
+        outside ``changed`` differ or the models differ.
     """
     owners = owners or load_owners()
     guardrails = guardrails or load_guardrails()
-    mismatched = compare_tags(base, cand, changed)
-    comparable = not mismatched
-    empty: dict[str, Any] = {"first_failing": None, "owner": None, "matrix": (), "checks": ()}
-    if not comparable:
-        branches = debug_branches(base, cand, comparable=False, mismatched=mismatched, sla=None)
-        return TriageReport(
-            baseline=base,
-            candidate=cand,
-            changed=changed,
-            comparable=False,
-            mismatched_tags=mismatched,
-            owners=owners,
-            branches=branches,
-            decision="refused",
-            reasons=(
-                f"evidence captured under mismatched tags ({len(mismatched)}): "
-                + "; ".join(mismatched),
-            ),
-            **empty,
-        )
-    first = find_first_failing(base, cand)
+    groups = _groups(changed)
+    label = ",".join(groups) or None
+    mismatched = compare_tags(base, cand, groups)
+    if mismatched:
+        return _refused(base, cand, label, owners, mismatched)
+    per_item = workload_changed(base, cand)
+    noise = time_noise(base, cand)
+    first = None
+    if not per_item or 1 / cand.model.tokens_per_s > 1 / base.model.tokens_per_s * (1 + noise):
+        first = find_first_failing(base, cand, noise_s=noise * base.model.time_s)
     owner = owners.owner_for(first.mechanism) if first else None
     sla = simulate_sla(base, cand) if simulate else None
     flag = next((g.flag_at for g in guardrails.guardrails if g.metric == "p99_s"), 0.02)
     branches = debug_branches(base, cand, comparable=True, mismatched=(), sla=sla, flag_at=flag)
     matrix = validation_matrix(base, cand, sla)
-    checks = evaluate_guardrails(guardrail_values(matrix), guardrails)
-    decision, reasons = decide(checks)
+    checks = _checks(base, cand, matrix, sla, guardrails, per_item=per_item, noise=noise)
+    missing = missing_evidence(base, cand, simulated_p99=sla is not None)
+    decision, reasons = decide(checks, missing)
     if first is not None:
         reasons = (
             *reasons,
@@ -184,7 +292,7 @@ def triage(
     return TriageReport(
         baseline=base,
         candidate=cand,
-        changed=changed,
+        changed=label,
         comparable=True,
         mismatched_tags=(),
         first_failing=first,
@@ -195,6 +303,13 @@ def triage(
         checks=checks,
         decision=decision,
         reasons=reasons,
+        declared=declared_changes(base, cand),
+        diff=diff_table(base, cand),
+        attribution=counterfactual(base, cand),
+        sla=sla,
+        missing=missing,
+        per_item=per_item,
+        noise=noise,
     )
 
 
@@ -202,7 +317,7 @@ def triage_files(
     baseline: str | Path,
     candidate: str | Path,
     *,
-    changed: str | None = None,
+    changed: str | Sequence[str] | None = None,
     owners: str | Path | None = None,
     guardrails: str | Path | None = None,
 ) -> TriageReport:
@@ -214,111 +329,3 @@ def triage_files(
         owners=load_owners(owners),
         guardrails=load_guardrails(guardrails),
     )
-
-
-def _clean(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    return value
-
-
-def triage_document(report: TriageReport) -> dict[str, Any]:
-    """The JSON contract (keys :data:`JSON_KEYS`)."""
-    ff = report.first_failing
-    first = None
-    if ff is not None:
-        first = {
-            "kernel": ff.kernel,
-            "mechanism": ff.mechanism,
-            "mechanism_label": MECHANISMS[ff.mechanism],
-            "level": ff.level,
-            "evidence": ff.evidence,
-            "owner": report.owner.role if report.owner else None,
-            "closure_artifact": report.owner.closure_artifact if report.owner else None,
-            "delta_s": ff.delta_s,
-            "class_delta_s": ff.class_delta_s,
-            "total_delta_s": ff.total_delta_s,
-            "sheet_rows": list(ff.rows),
-        }
-    doc = {
-        "comparable": report.comparable,
-        "mismatched_tags": list(report.mismatched_tags),
-        "headline": report.headline(),
-        "first_failing": first,
-        "owners": [
-            r.model_dump(mode="json")
-            | {"assigned": report.owner is not None and r.role == report.owner.role}
-            for r in report.owners.roles
-        ],
-        "debug_branches": [dataclasses.asdict(n) for n in report.branches],
-        "validation_matrix": list(report.matrix),
-        "rollback_criteria": [dataclasses.asdict(c) for c in report.checks],
-        "decision": {
-            "action": report.decision,
-            "reasons": list(report.reasons),
-            "changed": report.changed,
-        },
-    }
-    return _clean(doc)
-
-
-def triage_text(report: TriageReport) -> str:
-    """A readable triage report (the ``table`` format)."""
-    from workbench._format import fmt_time
-
-    b, c = report.baseline, report.candidate
-    lines = [f"baseline   {b.label}", f"candidate  {c.label}   (changed: {report.changed})"]
-    if not report.comparable:
-        lines.append("REFUSED: evidence captured under mismatched tags:")
-        lines += [f"  {m}" for m in report.mismatched_tags]
-        lines.append("re-capture both runs under the same tags, or declare --changed GROUP")
-        return "\n".join(lines) + "\n"
-    h = report.headline()
-    lines.append(
-        f"time       {fmt_time(b.model.time_s)} -> {fmt_time(c.model.time_s)} "
-        f"({h['time_change']:+.1%})   MFU {b.model.mfu:.1%} -> {c.model.mfu:.1%}"
-    )
-    sb, sc = b.model.stall(), c.model.stall()
-    lines.append(
-        "stall      "
-        + "  ".join(
-            f"{k} {sb.get(k, 0):.0%}->{sc.get(k, 0):.0%}" for k in sorted(set(sb) | set(sc))
-        )
-    )
-    ff = report.first_failing
-    if ff is None:
-        lines.append("first failing mechanism: none (no material regression)")
-    else:
-        lines.append(
-            f"first failing mechanism: {ff.mechanism}"
-            + (f" ({ff.level})" if ff.level else "")
-            + f" at {ff.kernel}"
-        )
-        lines.append(f"  evidence: {ff.evidence}")
-        if report.owner:
-            lines.append(
-                f"  owner: {report.owner.role} (closure artifact: {report.owner.closure_artifact})"
-            )
-    lines.append("debug branches:")
-    lines += [
-        f"  [{n.status:<7}] {n.question}\n            {n.evidence}\n            next: "
-        f"{n.next_action}"
-        for n in report.branches
-    ]
-    lines.append("rollback criteria:")
-    for k in report.checks:
-        reg = (
-            "n/a"
-            if k.regression is None
-            else (f"{k.regression:+.2%}" if k.relative else f"{k.regression:+.4f}")
-        )
-        lines.append(
-            f"  {k.metric:<15} {reg:>9}  flag>{k.flag_at:g} rollback>{k.rollback_at:g}  {k.status}"
-        )
-    lines.append(f"decision: {report.decision}")
-    lines += [f"  - {r}" for r in report.reasons]
-    return "\n".join(lines) + "\n"

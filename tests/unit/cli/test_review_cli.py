@@ -59,17 +59,10 @@ def test_triage_json_contract_and_rollback_exit_1(capsys, eager):
     )
     doc = json.loads(out)
     assert code == 1  # roll back
-    assert list(doc) == [
-        "comparable",
-        "mismatched_tags",
-        "headline",
-        "first_failing",
-        "owners",
-        "debug_branches",
-        "validation_matrix",
-        "rollback_criteria",
-        "decision",
-    ]
+    from workbench.review import JSON_KEYS
+
+    assert tuple(doc) == JSON_KEYS
+    assert JSON_KEYS[-1] == "decision"
     assert doc["first_failing"]["mechanism"] == "launch_sync_overhead"
     assert doc["decision"]["action"] == "roll back"
 

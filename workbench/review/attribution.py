@@ -1,0 +1,407 @@
+"""Attribution of a time delta: the diff table, the declared change, counterfactual shares.
+
+* :func:`diff_table`: one row per aligned kernel group (see
+  :func:`~workbench.review.mechanisms.align`) and per layer type, sorted by time delta, plus an
+  *unexplained remainder* row: the model's delta minus the kernels' (overlap, chips, anything the
+  kernel list does not carry). Measured kernel times are used when every kernel has one.
+* :func:`declared_changes`: the declared change, option by option and hardware-profile figure
+  by figure (full values, never hashes alone).
+* :func:`counterfactual`: for runs the model can re-map, revert each declared change alone on the
+  candidate, re-map, and report each change's share ``t(candidate) - t(candidate without it)``
+  and the interaction remainder ``total - sum(shares)``. Only a model can do this cheaply; the
+  shares are predicted even when the records were measured (the method line says so).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from workbench.hw.schema import Hardware
+from workbench.ir.graph import Graph
+from workbench.mapper import map_model
+from workbench.options import MapOptions, TileOverride
+from workbench.review.mechanisms import align, time_field
+from workbench.review.records import RunRecord
+from workbench.review.reproduce import graph_for, hardware_for, options_for
+from workbench.review.tags import TAG_GROUPS
+
+__all__ = [
+    "Attribution",
+    "Change",
+    "ChangeShare",
+    "DiffRow",
+    "attribution_rows",
+    "counterfactual",
+    "declared_changes",
+    "diff_table",
+    "profile_diff",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DiffRow:
+    """One row of the diff table (seconds).
+
+    Attributes:
+        name: Kernel (anchor) name, layer type, or ``(unexplained remainder)``.
+        level: ``kernel``, ``layer_type`` or ``remainder``.
+        baseline_s, candidate_s: Time on each side, seconds.
+        delta_s: ``candidate_s - baseline_s``, seconds.
+        share: ``delta_s`` over the model's total delta (0 when the total is 0).
+        mechanism: The group's mechanism class (kernel rows), else None.
+    """
+
+    name: str
+    level: str
+    baseline_s: float
+    candidate_s: float
+    delta_s: float
+    share: float
+    mechanism: str | None = None
+
+
+def _share(part: float, total: float) -> float:
+    return part / total if total else 0.0
+
+
+def diff_table(base: RunRecord, cand: RunRecord) -> tuple[DiffRow, ...]:
+    """Kernel rows, layer-type rows and the unexplained remainder, each sorted by delta.
+
+    Args:
+        base: Baseline run.
+        cand: Candidate run.
+
+    Returns:
+        Kernel rows (largest delta first), then layer-type rows, then the remainder row.
+    """
+    field = time_field(base, cand)
+    total = cand.model.time_s - base.model.time_s
+    kernels = []
+    for g in align(base, cand):
+        bt = sum(getattr(k, field) for k in g.baseline)
+        ct = sum(getattr(k, field) for k in g.candidate)
+        kernels.append(
+            DiffRow(
+                name=g.anchor,
+                level="kernel",
+                baseline_s=bt,
+                candidate_s=ct,
+                delta_s=ct - bt,
+                share=_share(ct - bt, total),
+                mechanism=g.mechanism,
+            )
+        )
+    by_type: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+    for side, run in enumerate((base, cand)):
+        for k in run.kernels:
+            by_type[k.layer_type][side] += getattr(k, field)
+    types = [
+        DiffRow(
+            name=t,
+            level="layer_type",
+            baseline_s=b,
+            candidate_s=c,
+            delta_s=c - b,
+            share=_share(c - b, total),
+        )
+        for t, (b, c) in by_type.items()
+    ]
+    explained = sum(r.delta_s for r in kernels)
+    remainder = DiffRow(
+        name="(unexplained remainder)",
+        level="remainder",
+        baseline_s=base.model.time_s - sum(r.baseline_s for r in kernels),
+        candidate_s=cand.model.time_s - sum(r.candidate_s for r in kernels),
+        delta_s=total - explained,
+        share=_share(total - explained, total),
+    )
+    order = lambda r: (-r.delta_s, r.name)  # noqa: E731
+    return (*sorted(kernels, key=order), *sorted(types, key=order), remainder)
+
+
+# --- the declared change --------------------------------------------------------------------
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Change:
+    """One declared change, reversible on the candidate's mapping inputs.
+
+    Attributes:
+        group: Tag group (compiler, runtime, hardware, workload).
+        name: What changed, e.g. ``fusion rule gemm_epilogue`` or ``hbm bandwidth``.
+        before: The baseline's value, in full.
+        after: The candidate's value, in full.
+    """
+
+    group: str
+    name: str
+    before: str
+    after: str
+
+    def line(self) -> str:
+        """``group: name: before -> after``."""
+        return f"{self.group}: {self.name}: {self.before} -> {self.after}"
+
+
+def _flatten(data: Any, prefix: str = "") -> dict[str, Any]:
+    """Dotted paths to leaves; lists of named objects are keyed by name."""
+    if isinstance(data, dict):
+        out: dict[str, Any] = {}
+        for k, v in data.items():
+            out.update(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
+        return out
+    if isinstance(data, list) and data and all(isinstance(v, dict) and "name" in v for v in data):
+        out = {}
+        for v in data:
+            out.update(_flatten(v, f"{prefix}[{v['name']}]"))
+        return out
+    return {prefix: data}
+
+
+def profile_diff(base: Hardware | None, cand: Hardware | None) -> tuple[Change, ...]:
+    """Every hardware-profile figure that differs, by dotted path (full values)."""
+    if base is None or cand is None:
+        return ()
+    a = _flatten(base.model_dump(mode="json"))
+    b = _flatten(cand.model_dump(mode="json"))
+    missing = "(absent)"
+    return tuple(
+        Change(
+            group="hardware", name=p, before=str(a.get(p, missing)), after=str(b.get(p, missing))
+        )
+        for p in sorted(set(a) | set(b))
+        if a.get(p, missing) != b.get(p, missing)
+    )
+
+
+def _as_set_changes(group: str, label: str, a: tuple, b: tuple) -> list[Change]:
+    out = []
+    for item in sorted(set(a) ^ set(b), key=str):
+        on = item in b
+        text = item if isinstance(item, str) else "=".join(str(x) for x in item)
+        out.append(
+            Change(
+                group=group,
+                name=f"{label} {text}",
+                before="present" if not on else "absent",
+                after="present" if on else "absent",
+            )
+        )
+    return out
+
+
+def declared_changes(
+    base: RunRecord, cand: RunRecord, groups: tuple[str, ...] = TAG_GROUPS
+) -> tuple[Change, ...]:
+    """The changes between the runs in ``groups``, option by option, figure by figure.
+
+    Fusion rules, format overrides and forced tiles are one change each; the hardware profile is
+    diffed figure by figure (from the embedded profiles) after its name. Host facts and tool
+    versions are left out (they are not changes a release declares).
+    """
+    out: list[Change] = []
+    skip = {"backend_versions", "host", "workbench_version", "git_commit", "fusion_enabled"}
+    sets = {
+        "fusion_disabled": _SET_LABELS["disabled_fusion"],
+        "dtype_overrides": _SET_LABELS["dtype_overrides"],
+        "tiles": _SET_LABELS["tiles"],
+    }
+    for group in groups:
+        a, b = base.tags.group(group), cand.tags.group(group)
+        for f in dataclasses.fields(a):
+            va, vb = getattr(a, f.name), getattr(b, f.name)
+            if va == vb or f.name in skip:
+                continue
+            if f.name in sets:
+                out += _as_set_changes(group, sets[f.name], va, vb)
+            elif f.name == "hardware_hash":
+                out += profile_diff(hardware_for(base), hardware_for(cand))
+            else:
+                out.append(Change(group=group, name=f.name, before=str(va), after=str(vb)))
+    return tuple(out)
+
+
+# --- counterfactual -------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChangeShare:
+    """One change's counterfactual share.
+
+    Attributes:
+        change: What was reverted (for the hardware, the whole profile).
+        reverted_s: Candidate time with only this change reverted, seconds.
+        share_s: ``t(candidate) - reverted_s``, seconds.
+        share: ``share_s`` over the total delta.
+    """
+
+    change: Change
+    reverted_s: float
+    share_s: float
+    share: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Attribution:
+    """Counterfactual attribution of the delta between two re-mapped runs (seconds).
+
+    Attributes:
+        baseline_s, candidate_s: Re-mapped times, seconds.
+        total_s: ``candidate_s - baseline_s``.
+        shares: One per declared change, largest first.
+        interaction_s: ``total_s - sum(shares)``: what only the changes together explain.
+        method: One line on how the shares were computed.
+    """
+
+    baseline_s: float
+    candidate_s: float
+    total_s: float
+    shares: tuple[ChangeShare, ...]
+    interaction_s: float
+    method: str
+
+    @property
+    def interaction_share(self) -> float:
+        """The interaction remainder over the total delta."""
+        return _share(self.interaction_s, self.total_s)
+
+
+_Inputs = tuple[Graph, Hardware, MapOptions]
+_Revert = Callable[[_Inputs], _Inputs]
+
+
+def _option_reverts(base: RunRecord, cand: RunRecord) -> list[tuple[Change, _Revert]]:
+    ob, oc = options_for(base), options_for(cand)
+    out: list[tuple[Change, _Revert]] = []
+
+    def toggle(field: str, item: Any) -> _Revert:
+        def fn(x: _Inputs) -> _Inputs:
+            cur = tuple(getattr(x[2], field))
+            new = tuple(v for v in cur if v != item) if item in cur else (*cur, item)
+            changes: dict[str, Any] = {field: new}
+            return x[0], x[1], dataclasses.replace(x[2], **changes)
+
+        return fn
+
+    def setter(field: str) -> _Revert:
+        return lambda x: (x[0], x[1], dataclasses.replace(x[2], **{field: getattr(ob, field)}))
+
+    group_of = {"launch": "runtime", "barrier_per_layer": "runtime", "chips": "runtime"}
+    for f in dataclasses.fields(MapOptions):
+        va, vb = getattr(ob, f.name), getattr(oc, f.name)
+        if va == vb:
+            continue
+        group = group_of.get(f.name, "compiler")
+        if f.name in ("disabled_fusion", "dtype_overrides", "tiles"):
+            for item in sorted(set(va) ^ set(vb), key=str):
+                shown = _show(item)
+                change = Change(
+                    group=group,
+                    name=f"{_SET_LABELS[f.name]} {shown}",
+                    before="present" if item in va else "absent",
+                    after="present" if item in vb else "absent",
+                )
+                out.append((change, toggle(f.name, item)))
+        else:
+            change = Change(group=group, name=f.name, before=str(va), after=str(vb))
+            out.append((change, setter(f.name)))
+    return out
+
+
+_SET_LABELS = {
+    "disabled_fusion": "fusion rule off:",
+    "dtype_overrides": "format override",
+    "tiles": "tile",
+}
+
+
+def _show(item: Any) -> str:
+    if isinstance(item, TileOverride):
+        return f"{item.pattern}={item.m}x{item.n}x{item.k}"
+    if isinstance(item, tuple):
+        return "=".join(str(v) for v in item)
+    return str(item)
+
+
+def counterfactual(base: RunRecord, cand: RunRecord) -> Attribution | None:
+    """Each declared change's share of the delta, by reverting it alone (None if not re-mappable).
+
+    Args:
+        base: Baseline run (preset model; profile embedded or loadable).
+        cand: Candidate run, same model.
+
+    Returns:
+        The :class:`Attribution`, or None when either run cannot be re-mapped or nothing
+        declared changed.
+    """
+    hb, hc = hardware_for(base), hardware_for(cand)
+    gb, gc = graph_for(base), graph_for(cand)
+    if hb is None or hc is None or gb is None or gc is None:
+        return None
+    steps = _option_reverts(base, cand)
+    if base.tags.hardware.hardware_hash != cand.tags.hardware.hardware_hash:
+        n = len(profile_diff(hb, hc))
+        change = Change(
+            group="hardware",
+            name="hardware profile",
+            before=hb.name,
+            after=f"{hc.name} ({n} figure(s) differ)",
+        )
+        steps.append((change, lambda x: (x[0], hb, x[2])))
+    if gb.meta_dict() != gc.meta_dict():
+        w0, w1 = base.tags.workload, cand.tags.workload
+        change = Change(
+            group="workload",
+            name="workload slice",
+            before=f"b{w0.batch} s{w0.seq} c{w0.context}",
+            after=f"b{w1.batch} s{w1.seq} c{w1.context}",
+        )
+        steps.append((change, lambda x: (gb, x[1], x[2])))
+    if not steps:
+        return None
+    inputs: _Inputs = (gc, hc, options_for(cand))
+    t_cand = map_model(*inputs).time_s
+    t_base = map_model(gb, hb, options_for(base)).time_s
+    total = t_cand - t_base
+    shares = []
+    for change, revert in steps:
+        t = map_model(*revert(inputs)).time_s
+        shares.append(
+            ChangeShare(
+                change=change, reverted_s=t, share_s=t_cand - t, share=_share(t_cand - t, total)
+            )
+        )
+    shares.sort(key=lambda s: -s.share_s)
+    return Attribution(
+        baseline_s=t_base,
+        candidate_s=t_cand,
+        total_s=total,
+        shares=tuple(shares),
+        interaction_s=total - sum(s.share_s for s in shares),
+        method=(
+            f"each of {len(shares)} declared change(s) reverted alone on the candidate and "
+            "re-mapped with the cost model (predicted times, also for measured runs)"
+        ),
+    )
+
+
+def attribution_rows(att: Attribution) -> list[dict[str, Any]]:
+    """Rows for a table: each change's share, then the interaction remainder (seconds)."""
+    rows = [
+        {
+            "change": s.change.line(),
+            "reverted_s": s.reverted_s,
+            "share_s": s.share_s,
+            "share": s.share,
+        }
+        for s in att.shares
+    ]
+    rows.append(
+        {
+            "change": "(interaction remainder)",
+            "reverted_s": None,
+            "share_s": att.interaction_s,
+            "share": att.interaction_share,
+        }
+    )
+    return rows

@@ -1,0 +1,186 @@
+"""Triage output: the JSON contract (``--format json``) and the readable text report.
+
+:func:`triage_document` returns one object with keys :data:`~workbench.review.triage.JSON_KEYS`.
+:func:`triage_text` prints one regression figure (step time, or time per token when the workload
+changed); any other figure is labelled with where it comes from (e.g. the rollback criteria's
+``worst validation slice``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+from workbench._format import fmt_time
+from workbench.review.attribution import attribution_rows
+from workbench.review.mechanisms import MECHANISMS
+from workbench.review.triage import TriageReport
+
+__all__ = ["triage_document", "triage_text"]
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    return value
+
+
+def _first(report: TriageReport) -> dict[str, Any] | None:
+    ff = report.first_failing
+    if ff is None:
+        return None
+    return {
+        "kernel": ff.kernel,
+        "mechanism": ff.mechanism,
+        "mechanism_label": MECHANISMS[ff.mechanism],
+        "level": ff.level,
+        "evidence": ff.evidence,
+        "owner": report.owner.role if report.owner else None,
+        "closure_artifact": report.owner.closure_artifact if report.owner else None,
+        "delta_s": ff.delta_s,
+        "class_delta_s": ff.class_delta_s,
+        "total_delta_s": ff.total_delta_s,
+        "sheet_rows": list(ff.rows),
+    }
+
+
+def triage_document(report: TriageReport) -> dict[str, Any]:
+    """The JSON contract (keys :data:`~workbench.review.triage.JSON_KEYS`)."""
+    att = report.attribution
+    doc = {
+        "comparable": report.comparable,
+        "mismatched_tags": list(report.mismatched_tags),
+        "headline": report.headline(),
+        "declared_change": [dataclasses.asdict(c) for c in report.declared],
+        "first_failing": _first(report),
+        "attribution": None
+        if att is None
+        else {"method": att.method, "total_s": att.total_s, "rows": attribution_rows(att)},
+        "diff": [dataclasses.asdict(r) for r in report.diff],
+        "owners": [
+            r.model_dump(mode="json")
+            | {"assigned": report.owner is not None and r.role == report.owner.role}
+            for r in report.owners.roles
+        ],
+        "debug_branches": [dataclasses.asdict(n) for n in report.branches],
+        "validation_matrix": list(report.matrix),
+        "rollback_criteria": [dataclasses.asdict(c) for c in report.checks],
+        "missing_evidence": list(report.missing),
+        "decision": {
+            "action": report.decision,
+            "reasons": list(report.reasons),
+            "changed": report.changed,
+        },
+    }
+    return _clean(doc)
+
+
+def _headline_lines(report: TriageReport) -> list[str]:
+    b, c = report.baseline, report.candidate
+    h = report.headline()
+    noise = f", noise +-{report.noise:.1%}" if report.noise else ""
+    if report.per_item:
+        hb, hc = h["baseline"], h["candidate"]
+        lines = [
+            f"time per token   {fmt_time(hb['time_per_token_s'])} -> "
+            f"{fmt_time(hc['time_per_token_s'])} ({h['change']:+.1%}{noise})   "
+            f"MFU {b.model.mfu:.1%} -> {c.model.mfu:.1%}",
+            f"  per request {fmt_time(hb['time_per_request_s'])} -> "
+            f"{fmt_time(hc['time_per_request_s'])}; step time {fmt_time(b.model.time_s)} -> "
+            f"{fmt_time(c.model.time_s)} (workload changed: not a regression figure)",
+        ]
+    else:
+        lines = [
+            f"time       {fmt_time(b.model.time_s)} -> {fmt_time(c.model.time_s)} "
+            f"({h['change']:+.1%}{noise})   MFU {b.model.mfu:.1%} -> {c.model.mfu:.1%}"
+        ]
+    sb, sc = b.model.stall(), c.model.stall()
+    lines.append(
+        "stall      "
+        + "  ".join(
+            f"{k} {sb.get(k, 0):.0%}->{sc.get(k, 0):.0%}" for k in sorted(set(sb) | set(sc))
+        )
+    )
+    return lines
+
+
+def _attribution_lines(report: TriageReport) -> list[str]:
+    lines = []
+    if report.declared:
+        lines.append("declared change (in full):")
+        lines += [f"  {ch.line()}" for ch in report.declared]
+    att = report.attribution
+    if att is not None:
+        lines.append(f"attribution of {fmt_time(att.total_s)} ({att.method}):")
+        for row in attribution_rows(att):
+            lines.append(f"  {row['share']:>7.1%}  {fmt_time(row['share_s']):>10}  {row['change']}")
+    top = [r for r in report.diff if r.level == "kernel"][:5]
+    rest = [r for r in report.diff if r.level != "kernel"]
+    if top:
+        lines.append("diff by kernel (top 5 by delta), by layer type, unexplained remainder:")
+        for r in (*top, *rest):
+            mech = f"  [{r.mechanism}]" if r.mechanism else ""
+            lines.append(
+                f"  {r.level:<10} {r.name:<28} {fmt_time(r.baseline_s):>9} -> "
+                f"{fmt_time(r.candidate_s):>9}  {fmt_time(r.delta_s):>10} {r.share:>7.1%}{mech}"
+            )
+    return lines
+
+
+def _check_line(k: Any, first_slice: str) -> str:
+    if k.regression is None:
+        reg = "n/a"
+    else:
+        reg = f"{k.regression:+.2%}" if k.relative else f"{k.regression:+.4f}"
+    where = ""
+    if k.source and k.source != first_slice:
+        where = f"  (worst validation slice: {k.source})"
+    note = f"  ({k.note})" if k.note else ""
+    return (
+        f"  {k.metric:<15} {reg:>9}  flag>{k.flag_at:g} rollback>{k.rollback_at:g}  "
+        f"{k.status}{where}{note}"
+    )
+
+
+def triage_text(report: TriageReport) -> str:
+    """A readable triage report (the ``table`` format)."""
+    b, c = report.baseline, report.candidate
+    lines = [f"baseline   {b.label}", f"candidate  {c.label}   (changed: {report.changed})"]
+    if not report.comparable:
+        lines.append("REFUSED: evidence captured under mismatched tags:")
+        lines += [f"  {m}" for m in report.mismatched_tags]
+        lines.append("re-capture both runs under the same tags, or declare --changed GROUP")
+        return "\n".join(lines) + "\n"
+    lines += _headline_lines(report)
+    ff = report.first_failing
+    if ff is None:
+        lines.append("first failing mechanism: none (no material regression)")
+    else:
+        lines.append(
+            f"first failing mechanism: {ff.mechanism}"
+            + (f" ({ff.level})" if ff.level else "")
+            + f" at {ff.kernel}"
+        )
+        lines.append(f"  evidence: {ff.evidence}")
+        if report.owner:
+            lines.append(
+                f"  owner: {report.owner.role} (closure artifact: {report.owner.closure_artifact})"
+            )
+    lines += _attribution_lines(report)
+    lines.append("debug branches:")
+    lines += [
+        f"  [{n.status:<7}] {n.question}\n            {n.evidence}\n            next: "
+        f"{n.next_action}"
+        for n in report.branches
+    ]
+    lines.append("rollback criteria:")
+    first_slice = report.matrix[0]["slice"] if report.matrix else ""
+    lines += [_check_line(k, first_slice) for k in report.checks]
+    lines.append(f"decision: {report.decision}")
+    lines += [f"  - {r}" for r in report.reasons]
+    return "\n".join(lines) + "\n"
