@@ -21,6 +21,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,8 +30,8 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from workbench._files import write_text_safely
-from workbench.errors import HardwareError
+from workbench._files import read_text_bounded, write_text_safely
+from workbench.errors import HardwareError, WorkbenchError
 from workbench.hw.schema import SCHEMA_VERSION, Hardware
 
 __all__ = [
@@ -47,20 +48,47 @@ __all__ = [
 #: Environment variable with extra profile folders, separated by ``os.pathsep``.
 ENV_VAR = "WORKBENCH_HARDWARE_PATH"
 _SUFFIXES = (".yaml", ".yml")
+#: Largest profile read, bytes (the built-in ones are ~5-10 KiB).
+MAX_PROFILE_BYTES = 1 << 20
+#: Deepest YAML nesting accepted (a profile nests 3-4 levels).
+_MAX_DEPTH = 32
 
 
 # --- strict YAML ----------------------------------------------------------------------------
 class _DuplicateKeyError(yaml.MarkedYAMLError):
-    """A mapping repeats a key."""
+    """A strictness rule is broken: a repeated or non-scalar key, an alias, deep nesting."""
 
 
 class _StrictLoader(yaml.SafeLoader):
     """SafeLoader that rejects duplicate keys and reads ``1e12`` as a float (YAML 1.2 style)."""
 
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        """Compose a node, refusing aliases (plain data only) and nesting beyond any profile."""
+        if self.check_event(yaml.AliasEvent):
+            raise _DuplicateKeyError(
+                problem="anchors and aliases are not allowed (plain data only)",
+                problem_mark=self.peek_event().start_mark,
+            )
+        self._depth = getattr(self, "_depth", 0) + 1
+        try:
+            if self._depth > _MAX_DEPTH:
+                raise _DuplicateKeyError(
+                    problem=f"nested deeper than {_MAX_DEPTH} levels",
+                    problem_mark=self.peek_event().start_mark,
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        """Build a mapping, raising on a key that appears twice."""
+        """Build a mapping, raising on a key that appears twice or is not a plain scalar."""
         seen: set[Any] = set()
         for key_node, _ in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise _DuplicateKeyError(
+                    problem="a mapping key must be a plain name, not a list or mapping",
+                    problem_mark=key_node.start_mark,
+                )
             key = self.construct_object(key_node, deep=True)
             if key in seen:
                 raise _DuplicateKeyError(
@@ -93,6 +121,8 @@ def _parse_yaml(text: str, where: str) -> dict[str, Any]:
         raise HardwareError(f"{where}: {line}{kind}{problem}") from None
     except yaml.YAMLError as exc:
         raise HardwareError(f"{where}: YAML error: {str(exc).splitlines()[0]}") from None
+    except RecursionError:
+        raise HardwareError(f"{where}: YAML nested too deeply") from None
     if data is None:
         raise HardwareError(f"{where}: empty file (expected a mapping of hardware fields)")
     if not isinstance(data, dict):
@@ -121,6 +151,7 @@ _SHORT = {
     "int_from_float": "must be an integer",
     "float_parsing": "must be a number",
     "float_type": "must be a number",
+    "finite_number": "must be a finite number (not NaN or infinity)",
     "string_type": "must be a string",
     "bool_parsing": "must be true or false",
     "bool_type": "must be true or false",
@@ -224,9 +255,9 @@ def _load_cached(resolved: str, mtime_ns: int, size: int) -> Hardware:
     path = Path(resolved)
     where = _display(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise HardwareError(f"{where}: cannot read: {exc}") from None
+        text = read_text_bounded(path, MAX_PROFILE_BYTES, "hardware file")
+    except WorkbenchError as exc:
+        raise HardwareError(str(exc)) from None
     data = _parse_yaml(text, where)
     version = data.get("schema_version")
     if version is not None and version != SCHEMA_VERSION:
@@ -256,6 +287,11 @@ def load_hardware_file(path: Path | str) -> Hardware:
         st = p.stat()
     except OSError:
         raise HardwareError(f"{p}: no such hardware file") from None
+    if not stat.S_ISREG(st.st_mode):
+        try:
+            read_text_bounded(p, MAX_PROFILE_BYTES, "hardware file")  # raises the reason
+        except WorkbenchError as exc:
+            raise HardwareError(str(exc)) from None
     return _load_cached(str(p.resolve()), st.st_mtime_ns, st.st_size)
 
 

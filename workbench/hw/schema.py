@@ -9,6 +9,7 @@ disagree with the figures they come from.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
@@ -67,11 +68,16 @@ def _strict(value: Any, ann: Any, name: str) -> None:
             raise ValueError(
                 f"must be {'an integer' if ann is int else 'a number'}, not {_kind(value)}"
             )
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError("must be a finite number (not NaN or infinity)")
         if isinstance(value, int | float):
             default = _MAX_COUNT if ann is int else 1e30
             limit = next((v for suffix, v in _UPPER if name.endswith(suffix)), default)
             if abs(value) > limit:
-                raise ValueError(f"{value:g} is out of range (at most {limit:g})")
+                shown = (
+                    f"{value:g}" if abs(value) < 1e300 else f"about 2**{int(value).bit_length()}"
+                )
+                raise ValueError(f"{shown} is out of range (at most {limit:g})")
     elif origin is dict and len(args) == 2 and isinstance(value, dict):
         for key, item in value.items():
             try:
