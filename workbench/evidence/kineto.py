@@ -258,6 +258,7 @@ def write_kineto_trace(
     metadata: Mapping[str, Any] | None = None,
     gz: bool = False,
     launch_lead_s: float = 5e-6,
+    cpu_ops: bool = False,
 ) -> Path:
     """Write ``kernels`` as a Kineto trace that :func:`read_kineto` reads back (tests, lessons).
 
@@ -273,6 +274,8 @@ def write_kineto_trace(
         metadata: Extra top-level keys (``distributedInfo``, ``cuda_driver_version``...).
         gz: Compress with gzip.
         launch_lead_s: How long before each kernel its launch event starts, s.
+        cpu_ops: Also write an ``aten::`` ``cpu_op`` event around each launch, as real traces have
+            (the reader skips them; the ingest benchmark uses them for a realistic event mix).
 
     Returns:
         The path written.
@@ -286,22 +289,15 @@ def write_kineto_trace(
     with atomic_path(path) as tmp:
         opener = gzip.open if gz else open
         with opener(tmp, "wt", encoding="utf-8") as f:
-            _write(f, head, kernels, windows, launch_lead_s)
+            _write(f, head, _events(kernels, windows, launch_lead_s, cpu_ops))
     return Path(path)
 
 
-def _write(
-    f: IO[str],
-    head: Mapping[str, Any],
-    kernels: Sequence[MeasuredKernel],
-    windows: Sequence[tuple[int, float, float]],
-    lead_s: float,
-) -> None:
+def _write(f: IO[str], head: Mapping[str, Any], events: Iterator[dict[str, Any]]) -> None:
     f.write("{\n")
     for key, value in head.items():
         f.write(f"  {json.dumps(key)}: {json.dumps(value)},\n")
     f.write('  "traceEvents": [\n')
-    events = _events(kernels, windows, lead_s)
     first = next(events, None)
     if first is not None:
         f.write(json.dumps(first))
@@ -312,7 +308,10 @@ def _write(
 
 
 def _events(
-    kernels: Sequence[MeasuredKernel], windows: Sequence[tuple[int, float, float]], lead_s: float
+    kernels: Sequence[MeasuredKernel],
+    windows: Sequence[tuple[int, float, float]],
+    lead_s: float,
+    cpu_ops: bool,
 ) -> Iterator[dict[str, Any]]:
     for index, start, end in windows:
         yield {
@@ -328,6 +327,17 @@ def _events(
     for n, k in enumerate(kernels):
         corr = k.correlation if k.correlation is not None else n + 1
         launch = {"kernel": "cudaLaunchKernel", "memcpy": "cudaMemcpyAsync"}
+        if cpu_ops:
+            yield {
+                "ph": "X",
+                "cat": "cpu_op",
+                "name": "aten::mm" if k.category == "gemm" else "aten::add",
+                "pid": 1,
+                "tid": 1,
+                "ts": round((k.start_s - 1.2 * lead_s) * 1e6, 3),
+                "dur": round(lead_s * 0.9e6, 3),
+                "args": {"External id": n + 1, "Sequence number": n, "Fwd thread id": 0},
+            }
         yield {
             "ph": "X",
             "cat": "cuda_runtime",

@@ -238,3 +238,11 @@ def test_the_writer_leaves_nothing_half_written(tmp_path, kernels):
         write_kineto_trace(target, bad)  # type: ignore[arg-type]
     assert target.read_text() == "old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.json"]
+
+
+def test_cpu_ops_are_skipped(tmp_path, kernels):
+    with_ops = read_trace(write_kineto_trace(tmp_path / "a.json", kernels, cpu_ops=True))
+    plain = read_trace(write_kineto_trace(tmp_path / "b.json", kernels))
+    assert '"cat": "cpu_op"' in (tmp_path / "a.json").read_text()
+    assert with_ops.kernels == plain.kernels
+    assert with_ops.iterations == plain.iterations
