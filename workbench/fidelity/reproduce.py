@@ -5,6 +5,7 @@ benchmark, a preset or published decoder for whole models, ResNet-50 for CNN row
 with :func:`workbench.map_model`. The step time is turned into the row's metric:
 
 * GEMM: ``2 m n k / time`` (FLOP/s).
+* stream (a STREAM copy): bytes read + written / time (B/s).
 * Attention: the source's FLOP count (``4 b h s^2 d``, halved for causal when the source does)
   over time (FLOP/s).
 * decode: one step's time (s per token); prefill: the prefill's time (time to first token).
@@ -25,9 +26,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from workbench.fidelity.schema import AttentionSetup, GemmSetup, ModelSetup, PublishedRow
+from workbench.fidelity.schema import (
+    AttentionSetup,
+    GemmSetup,
+    ModelSetup,
+    PublishedRow,
+    StreamSetup,
+)
 from workbench.hw.schema import Hardware
-from workbench.ir import Attention, Graph, Linear
+from workbench.ir import Attention, Elementwise, Graph, Linear
 from workbench.ir.dtypes import bytes_for
 from workbench.mapper import ModelMapping, map_model
 from workbench.models import (
@@ -126,6 +133,20 @@ def _attention(s: AttentionSetup, hw: Hardware) -> Reproduction:
     return Reproduction(
         predicted=counted / m.time_s,
         bound=counted / floor,
+        time_s=m.time_s,
+        floor_s=floor,
+        bottleneck=_class((m,)),
+    )
+
+
+def _stream(s: StreamSetup, hw: Hardware) -> Reproduction:
+    op = Elementwise(name="copy", inputs=("a",), op="identity", shape=(s.elements,), dtype=s.dtype)
+    m = map_model(Graph(name="stream", ops=(op,)), hw)
+    moved = float(op.bytes_read + op.bytes_written)
+    floor = moved / hw.offchip.bandwidth_bytes_per_s
+    return Reproduction(
+        predicted=moved / m.time_s,
+        bound=moved / floor,
         time_s=m.time_s,
         floor_s=floor,
         bottleneck=_class((m,)),
@@ -241,4 +262,6 @@ def reproduce(row: PublishedRow, hw: Hardware) -> Reproduction:
         return _gemm(s, hw)
     if isinstance(s, AttentionSetup):
         return _attention(s, hw)
+    if isinstance(s, StreamSetup):
+        return _stream(s, hw)
     return _model(s, hw)

@@ -28,6 +28,7 @@ __all__ = [
     "GemmSetup",
     "ModelSetup",
     "PublishedRow",
+    "StreamSetup",
     "load_corpus",
 ]
 
@@ -48,6 +49,7 @@ UNITS: dict[str, tuple[str, float]] = {
     "ms": ("time", 1e-3),
     "us": ("time", 1e-6),
     "TFLOP/s": ("flops_per_s", 1e12),
+    "TB/s": ("bytes_per_s", 1e12),
     "tokens/s": ("items_per_s", 1.0),
     "images/s": ("items_per_s", 1.0),
     "MFU%": ("mfu", 1e-2),
@@ -90,6 +92,15 @@ class AttentionSetup(_Model):
     flop_convention: Literal["dense", "causal_half"] = Field(
         description="How the source counts FLOPs: 4*b*h*s^2*d ('dense'), halved when causal."
     )
+
+
+class StreamSetup(_Model):
+    """A STREAM-style copy: read one array, write another (off-chip bandwidth)."""
+
+    kind: Literal["stream"] = Field(description="Reproduced as one identity Elementwise op.")
+    elements: int = Field(gt=0, description="Elements per array.")
+    dtype: str = Field(description="Element format.")
+    software: str = Field(description="Benchmark measured (e.g. BabelStream).")
 
 
 class DecoderArch(_Model):
@@ -137,7 +148,9 @@ class ModelSetup(_Model):
         return self
 
 
-Setup = Annotated[GemmSetup | AttentionSetup | ModelSetup, Field(discriminator="kind")]
+Setup = Annotated[
+    GemmSetup | AttentionSetup | StreamSetup | ModelSetup, Field(discriminator="kind")
+]
 
 
 class PublishedRow(_Model):
@@ -240,9 +253,19 @@ def _where(loc: tuple[int | str, ...], data: Any) -> str:
         )
         head = f"row {rid!r}" if rid else f"rows[{idx}]"
         parts = parts[2:]
-    kinds = ("gemm", "attention", "decode", "prefill", "generate", "serving", "training", "cnn")
+    kinds = (
+        "gemm",
+        "attention",
+        "stream",
+        "decode",
+        "prefill",
+        "generate",
+        "serving",
+        "training",
+        "cnn",
+    )
     names = [str(p) for p in parts if not (isinstance(p, str) and p in kinds)]
-    names = [n for n in names if n not in ("GemmSetup", "AttentionSetup", "ModelSetup")]
+    names = [n for n in names if not n.endswith("Setup")]
     field = ".".join(names)
     return ": ".join(x for x in (head, field) if x)
 
