@@ -17,3 +17,11 @@ def test_quickstart_test_command_is_what_ci_runs():
     ci = (README.parent / ".ci" / "run").read_text()
     command = next(line for line in ci.splitlines() if line.startswith("python -m pytest"))
     assert command in README.read_text()
+
+
+def test_quickstart_uses_python3_for_the_system_python():
+    # NOTE: stock Debian and Ubuntu have python3 but no python; .ci/run makes its venv the same way.
+    text = README.read_text()
+    assert "python3 -m venv .venv" in text
+    assert "python -m venv" not in text
+    assert "python3 -m venv" in (README.parent / ".ci" / "run").read_text()

@@ -35,3 +35,13 @@ def test_mypy():
     pytest.importorskip("mypy")
     result = _run(sys.executable, "-m", "mypy", "workbench")
     assert result.returncode == 0, result.stdout[-3000:]
+
+
+def test_pre_commit_is_installed_by_the_test_extra_and_its_config_is_valid():
+    import tomllib
+
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert any(dep.startswith("pre-commit") for dep in extra["test"])
+    pytest.importorskip("pre_commit")
+    result = _run(sys.executable, "-m", "pre_commit", "validate-config", ".pre-commit-config.yaml")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
