@@ -220,6 +220,10 @@ def _pool_results(todo: list[dict[str, Any]], workers: int) -> Iterator[dict[str
                 fut.cancel()
 
 
+#: Seconds to wait for a Dask scheduler before giving up with one line.
+SCHEDULER_TIMEOUT_S = 10
+
+
 def _dask_results(todo: list[dict[str, Any]], scheduler: Any) -> Iterator[dict[str, Any]]:
     try:
         from distributed import Client
@@ -227,7 +231,11 @@ def _dask_results(todo: list[dict[str, Any]], scheduler: Any) -> Iterator[dict[s
     except ImportError as exc:  # pragma: no cover - dask is a test dependency
         raise WorkbenchError("sweep: --scheduler needs dask[distributed] installed") from exc
     own = isinstance(scheduler, str)
-    client = Client(scheduler) if own else scheduler
+    try:
+        client = Client(scheduler, timeout=SCHEDULER_TIMEOUT_S) if own else scheduler
+    except (OSError, TimeoutError, ValueError, TypeError) as exc:
+        why = " ".join(str(exc).split())[:160] or type(exc).__name__
+        raise WorkbenchError(f"--scheduler {scheduler}: cannot connect ({why})") from None
     try:
         workers = max(1, len(client.scheduler_info().get("workers", {})))
         futures = client.map(evaluate_points, _chunks(todo, workers), pure=False)
