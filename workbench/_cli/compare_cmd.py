@@ -6,7 +6,12 @@ import argparse
 import json
 from pathlib import Path
 
-from workbench._cli.common import add_options_args, options_from_args, write_output
+from workbench._cli.common import (
+    add_options_args,
+    check_figures,
+    options_from_args,
+    write_output,
+)
 from workbench.errors import WorkbenchError
 from workbench.hw.loader import load_hardware
 from workbench.models import list_models
@@ -129,6 +134,13 @@ def run(args: argparse.Namespace) -> int:
     opts = options_from_args(argparse.Namespace(**{**vars(args), "chips": 1}))
     rows: list[PlatformRow] = []
     for m in models:
+        chips = plan_from_args(args, m).chips
+        for hw in hws:
+            if chips > 1 and not hw.interconnect.bandwidth_bytes_per_s > 0:
+                raise WorkbenchError(
+                    f"--chips {chips}: {hw.name} has no chip-to-chip links "
+                    f"(interconnect.links = {hw.interconnect.links}); it runs on one chip only"
+                )
         rows += compare_platforms(
             [m],
             hws,
@@ -141,6 +153,9 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             sla_metric=f"p99_{args.sla_metric}_s",
         )
+    for r in rows:
+        figures = {k: v for k, v in r.to_dict().items() if isinstance(v, int | float)}
+        check_figures(figures, f"compare {r.model} on {r.hardware} ({r.plan})")
     best = shortlist(rows)
     if args.chart or args.dashboard:
         from workbench.report.export import save_chart
