@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from workbench.exercises._check import CheckResult, compare
+from workbench.exercises._claims import Claim
 from workbench.exercises._shared import hardware
 from workbench.models.presets import PRESETS
 from workbench.serving import (
@@ -12,6 +13,7 @@ from workbench.serving import (
     find_knee,
     load_builtin_trace,
     mapper_step_time,
+    saturation_rate,
     simulate,
     sweep_load,
 )
@@ -20,9 +22,13 @@ from workbench.serving.step_time import TableStepTime
 __all__ = [
     "check_knee_rate",
     "check_littles_law",
+    "knee_claim",
     "latency_table",
+    "panel_sweep",
     "step_table",
     "sweep",
+    "tail_claim",
+    "trace_claim",
     "trace_table",
 ]
 
@@ -59,6 +65,102 @@ def sweep(
         max_batch=max_batch,
         variance=h.runtime_variance if variance else None,
         seed=seed,
+    )
+
+
+#: Offered load as fractions of the replica's saturation rate, when no rates are given.
+SATURATION_FRACTIONS = (0.1, 0.3, 0.5, 0.7, 0.85, 1.0, 1.15)
+
+
+def panel_sweep(
+    model: str,
+    hw: str,
+    *,
+    trace: str = "production-chat",
+    max_batch: int = 32,
+    n: int = 1500,
+    rates: tuple[float, ...] | None = None,
+    fractions: tuple[float, ...] = SATURATION_FRACTIONS,
+) -> tuple[LoadPoint, ...]:
+    """The sweep the lessons' LatencyPanel shows, so its tables and the panel agree.
+
+    :func:`sweep` at ``rates``, or at fractions of the saturation rate
+    (``fractions``) when ``rates`` is None.
+
+    Args:
+        model: Decoder preset.
+        hw: Hardware profile.
+        trace: Built-in trace name.
+        max_batch: Largest batch.
+        n: Requests per load level.
+        rates: Offered rates, requests/s, or None.
+        fractions: Offered rates as fractions of the saturation rate (when ``rates`` is None).
+
+    Returns:
+        One load point per rate.
+    """
+    if rates is None:
+        work = load_builtin_trace(trace).head(n)
+        sat = saturation_rate(step_table(model, hw, max_batch), work, max_batch)
+        rates = tuple(sat * f for f in fractions)
+    return sweep(model, hw, rates, trace=trace, n=n, max_batch=max_batch)
+
+
+def knee_claim(points: tuple[LoadPoint, ...], sla_s: float) -> Claim:
+    """The knee of ``points`` at a p99 SLA, as a sentence (the panel prints the same line).
+
+    Args:
+        points: A sweep.
+        sla_s: p99 end-to-end SLA, seconds.
+
+    Returns:
+        Markdown: the last offered rate that meets the SLA and the first that breaks it.
+    """
+    knee = find_knee(points, sla_s=sla_s)
+    ok, bad = knee.last_ok, knee.first_break
+    if ok is None:
+        return Claim(f"Every swept rate breaks the {sla_s:g} s p99 SLA.")
+    text = (
+        f"At a {sla_s:g} s p99 SLA the knee is at **{ok.offered_rate_per_s:.3g} requests/s** "
+        f"offered (p99 {ok.p99_e2e_s:.3g} s)"
+    )
+    if bad is not None:
+        text += f"; at {bad.offered_rate_per_s:.3g} requests/s the p99 is {bad.p99_e2e_s:.3g} s"
+    return Claim(text + ".")
+
+
+def tail_claim(points: tuple[LoadPoint, ...]) -> Claim:
+    """Mean against p99, and the time to first token from the lightest to the heaviest load.
+
+    Args:
+        points: A sweep, lightest load first.
+
+    Returns:
+        Markdown: p99 over mean at the lightest load, and p99 TTFT (s) at both ends.
+    """
+    lo, hi = points[0], points[-1]
+    return Claim(
+        f"At {lo.offered_rate_per_s:.3g} requests/s the p99 is x{lo.p99_e2e_s / lo.mean_e2e_s:.2g} "
+        f"the mean ({lo.p99_e2e_s:.3g} s against {lo.mean_e2e_s:.3g} s): most requests are "
+        f"short and a few are very long. The p99 time to first token goes from "
+        f"{lo.p99_ttft_s or 0:.3g} s at {lo.offered_rate_per_s:.3g} requests/s to "
+        f"{hi.p99_ttft_s or 0:.3g} s at {hi.offered_rate_per_s:.3g}: near saturation requests "
+        "queue for a prefill slot."
+    )
+
+
+def trace_claim(table: pd.DataFrame) -> Claim:
+    """The tail of the synthetic trace against the production-like one, from :func:`trace_table`."""
+    syn = table.loc["synthetic-fixed", "p99_over_p50"]
+    prod = table.loc["production-chat", "p99_over_p50"]
+    return Claim(
+        f"The synthetic load's p99 is x{syn:g} its median, the production mix's x{prod:g}: "
+        + (
+            "a fixed-shape load cannot show a tail, and a capacity plan built on it promises a "
+            "latency the production mix will not deliver."
+            if syn < prod
+            else "here the synthetic load has the longer tail."
+        )
     )
 
 

@@ -12,11 +12,14 @@ from collections.abc import Sequence
 import pandas as pd
 
 from workbench.exercises._check import CheckResult, compare
+from workbench.exercises._claims import Claim
 from workbench.exercises._shared import hardware
+from workbench.exercises.lesson10 import panel_sweep
 from workbench.ir import Graph, Linear
 from workbench.mapper import map_model
-from workbench.platform.compare import PlatformRow, compare_platforms, shortlist
+from workbench.platform.compare import RATE_FRACTIONS, PlatformRow, compare_platforms, shortlist
 from workbench.platform.fit import fit_check
+from workbench.serving import find_knee
 
 __all__ = [
     "check_fits",
@@ -25,6 +28,8 @@ __all__ = [
     "gemm_table",
     "matrix",
     "matrix_table",
+    "trace_gap_claim",
+    "trace_gap_table",
     "trap_table",
 ]
 
@@ -106,6 +111,56 @@ def trap_table(gemm: pd.DataFrame, rows: Sequence[PlatformRow]) -> pd.DataFrame:
     out = gemm.join(serve)
     out["serving_rank"] = out["req_per_s_at_sla"].rank(ascending=False, method="min").astype(int)
     return out
+
+
+def trace_gap_table(
+    model: str,
+    platforms: Sequence[str],
+    *,
+    sla_s: float = 20.0,
+    max_batch: int = 16,
+    n_requests: int = 1000,
+) -> pd.DataFrame:
+    """The knee (offered requests/s at the p99 SLA) per platform and trace, as the panel runs it.
+
+    The sweep is the LatencyPanel's (:func:`workbench.exercises.lesson10.panel_sweep` at the
+    fit matrix's rate fractions), so the table, the panel and the claim agree.
+
+    Returns:
+        Rows indexed by platform; columns ``production-chat`` and ``synthetic-fixed``
+        (requests/s at the knee, 0 when every rate breaks the SLA).
+    """
+    rows = []
+    for p in platforms:
+        row: dict[str, object] = {"platform": p}
+        for trace in ("production-chat", "synthetic-fixed"):
+            pts = panel_sweep(
+                model, p, trace=trace, max_batch=max_batch, n=n_requests, fractions=RATE_FRACTIONS
+            )
+            ok = find_knee(pts, sla_s=sla_s).last_ok
+            row[trace] = round(ok.offered_rate_per_s, 2) if ok else 0.0
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("platform")
+
+
+def trace_gap_claim(table: pd.DataFrame, a: str, b: str) -> Claim:
+    """Does the synthetic trace narrow or widen the gap between two platforms' knees?
+
+    Args:
+        table: A :func:`trace_gap_table` frame.
+        a: The platform compared against.
+        b: The other platform.
+
+    Returns:
+        A Markdown sentence with both ratios (knee of ``b`` over knee of ``a``).
+    """
+    prod = table.loc[b, "production-chat"] / max(table.loc[a, "production-chat"], 1e-9)
+    syn = table.loc[b, "synthetic-fixed"] / max(table.loc[a, "synthetic-fixed"], 1e-9)
+    verb = "narrows" if abs(syn - 1) < abs(prod - 1) else "widens"
+    return Claim(
+        f"At the knee, `{b}` serves x{prod:.2f} the requests/s of `{a}` on the production mix "
+        f"and x{syn:.2f} on the synthetic trace: the synthetic trace **{verb}** the gap."
+    )
 
 
 def fit_table(

@@ -12,23 +12,16 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from workbench.hw import list_hardware, load_hardware
+from workbench.exercises.lesson10 import SATURATION_FRACTIONS, panel_sweep
+from workbench.hw import list_hardware
 from workbench.report.sla_charts import latency_throughput_chart
-from workbench.serving import (
-    LoadPoint,
-    find_knee,
-    load_builtin_trace,
-    mapper_step_time,
-    saturation_rate,
-    sweep_load,
-)
+from workbench.serving import LoadPoint, find_knee
 from workbench.ui._live import LiveChart
 
 __all__ = ["PANEL_MODELS", "LatencyPanel"]
 
 #: Decoder presets the panel offers (small enough to re-map quickly).
 PANEL_MODELS = ("gpt2", "llama2-7b", "llama3-8b", "mistral-7b")
-_FRACTIONS = (0.1, 0.3, 0.5, 0.7, 0.85, 1.0, 1.15)
 
 
 class LatencyPanel:
@@ -41,6 +34,9 @@ class LatencyPanel:
         max_batch: Largest batch.
         sla_ms: p99 end-to-end SLA, milliseconds.
         n_requests: Requests per load level.
+        rates: Offered rates to sweep, requests/s; None: fractions of the saturation rate.
+            A lesson passes the rates of its own table, so the two show the same simulation.
+        fractions: Offered rates as fractions of the saturation rate (when ``rates`` is None).
 
     Attributes:
         controls: ``model, hardware, trace, max_batch, sla_ms`` widgets; setting a value reruns.
@@ -54,9 +50,13 @@ class LatencyPanel:
         trace: str = "production-chat",
         max_batch: int = 32,
         sla_ms: float = 15000.0,
-        n_requests: int = 800,
+        n_requests: int = 1500,
+        rates: tuple[float, ...] | None = None,
+        fractions: tuple[float, ...] = SATURATION_FRACTIONS,
     ) -> None:
         self.n_requests = n_requests
+        self.rates = rates
+        self.fractions = fractions
         self.controls: dict[str, Any] = {
             "model": widgets.Dropdown(options=PANEL_MODELS, value=model, description="model"),
             "hardware": widgets.Dropdown(
@@ -82,19 +82,14 @@ class LatencyPanel:
 
     def _sweep(self) -> tuple[LoadPoint, ...]:
         c = {k: w.value for k, w in self.controls.items()}
-        hw = load_hardware(c["hardware"])
-        b = int(c["max_batch"])
-        table = mapper_step_time(
+        return panel_sweep(
             c["model"],
-            hw,
-            batches=(1, max(1, b // 4), b),
-            prompt_tokens=(128, 512, 1024),
-            contexts=(128, 512, 1023),
-        )
-        work = load_builtin_trace(c["trace"]).head(self.n_requests)
-        sat = saturation_rate(table, work, b)
-        return sweep_load(
-            [sat * f for f in _FRACTIONS], work, table, max_batch=b, variance=hw.runtime_variance
+            c["hardware"],
+            trace=c["trace"],
+            max_batch=int(c["max_batch"]),
+            n=self.n_requests,
+            rates=self.rates,
+            fractions=self.fractions,
         )
 
     def _make_chart(self) -> Any:
@@ -108,9 +103,9 @@ class LatencyPanel:
             text = "every swept load breaks the SLA"
         else:
             text = (
-                f"knee: {knee.achieved_rate_per_s:.2f} requests/s "
-                f"({knee.output_tokens_per_s or 0:,.0f} tokens/s) at p99 "
-                f"{knee.p99_e2e_s:.2f} s"
+                f"knee: {knee.offered_rate_per_s:.3g} requests/s offered "
+                f"({knee.achieved_rate_per_s:.3g} served, "
+                f"{knee.output_tokens_per_s or 0:,.0f} tokens/s) at p99 {knee.p99_e2e_s:.3g} s"
             )
         self._summary.value = f"<b>{html.escape(text)}</b>"
 
