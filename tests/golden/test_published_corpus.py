@@ -247,6 +247,13 @@ def test_cli_writes_a_chart_that_reads_back(tmp_path, capsys):
     assert "gemm.mamf.h100" in page
 
 
+def test_cli_writes_an_svg_chart(tmp_path, capsys):
+    out = tmp_path / "fidelity.svg"
+    assert main(["validate", "--published", "--split", "calibration", "--chart", str(out)]) == 0
+    assert "chart written to" in capsys.readouterr().out
+    assert out.read_text(encoding="utf-8").lstrip().startswith("<svg")
+
+
 def test_chart_spec(report):
     from workbench.report.charts.fidelity import BAND, fidelity_chart, fidelity_points
 
