@@ -103,7 +103,7 @@ def _load(path_or_dict: str | Path | Mapping[str, object]) -> tuple[Mapping[str,
 
 def _family(f: _Fields) -> str:
     archs = f.data.get("architectures") or ()
-    if not isinstance(archs, list | tuple):
+    if not isinstance(archs, list | tuple) or not all(isinstance(a, str) for a in archs):
         raise IngestError(
             f"{f.source}: key 'architectures' must be a list of names, got {_short(archs)}"
         )
