@@ -8,10 +8,12 @@ with :func:`workbench.map_model`. The step time is turned into the row's metric:
 * stream (a STREAM copy): bytes read + written / time (B/s).
 * Attention: the source's FLOP count (``4 b h s^2 d``, halved for causal when the source does)
   over time (FLOP/s).
-* decode: one step's time (s per token); prefill: the prefill's time (time to first token).
+* decode: one step's time (s per token), or ``batch / step time`` when the row is in tokens/s;
+  prefill: the prefill's time (time to first token).
 * generate: prefill + ``(output_len - 1)`` decode steps at the mean context (s).
 * serving (static batch): ``batch x output_len / (prefill + (output_len - 1) x decode step at the
-  mean context)`` (output tokens/s per replica).
+  mean context)`` (output tokens/s per replica; divided by the tensor-parallel chips when the row
+  is per chip).
 * training: ``3 x`` the forward time of a causal prefill of one chip's share (backward = 2 x
   forward), PaLM-convention model FLOPs per token: MFU (fraction).
 * cnn: ``batch / time`` (images/s).
@@ -194,7 +196,7 @@ def _decoder(s: ModelSetup, hw: Hardware, phase: str, batch: int, context: int) 
     return map_model(g, hw, MapOptions())
 
 
-def _model(s: ModelSetup, hw: Hardware) -> Reproduction:
+def _model(s: ModelSetup, hw: Hardware, metric: str, per_chip: bool) -> Reproduction:
     if s.kind == "cnn":
         g = resnet50_graph(batch=s.batch, dtype=s.dtype)
         m = map_model(g, hw)
@@ -208,6 +210,7 @@ def _model(s: ModelSetup, hw: Hardware) -> Reproduction:
         )
     if s.kind == "training":
         return _training(s, hw)
+    chips = s.tensor_parallel if per_chip else 1
     parts: list[tuple[ModelMapping, int]] = []
     if s.kind in ("prefill", "generate", "serving"):
         parts.append((_decoder(s, hw, "prefill", s.batch, s.seq), 1))
@@ -218,8 +221,10 @@ def _model(s: ModelSetup, hw: Hardware) -> Reproduction:
     time = sum(m.time_s * n for m, n in parts)
     floor = sum(_graph_floor(m.graph, hw, s.dtype) * n for m, n in parts)
     if s.kind == "serving":
-        made = s.batch * s.output_len
+        made = s.batch * s.output_len / chips
         predicted, bound = made / time, made / floor
+    elif metric == "items_per_s":  # decode reported as tokens/s: batch / step time
+        predicted, bound = s.batch / chips / time, s.batch / chips / floor
     else:
         predicted, bound = time, floor
     return Reproduction(
@@ -264,4 +269,4 @@ def reproduce(row: PublishedRow, hw: Hardware) -> Reproduction:
         return _attention(s, hw)
     if isinstance(s, StreamSetup):
         return _stream(s, hw)
-    return _model(s, hw)
+    return _model(s, hw, row.metric, row.unit.endswith("/chip"))

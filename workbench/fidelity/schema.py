@@ -51,6 +51,7 @@ UNITS: dict[str, tuple[str, float]] = {
     "TFLOP/s": ("flops_per_s", 1e12),
     "TB/s": ("bytes_per_s", 1e12),
     "tokens/s": ("items_per_s", 1.0),
+    "tokens/s/chip": ("items_per_s", 1.0),
     "images/s": ("items_per_s", 1.0),
     "MFU%": ("mfu", 1e-2),
 }
@@ -123,7 +124,8 @@ class ModelSetup(_Model):
 
     kind: Literal["decode", "prefill", "generate", "serving", "training", "cnn"] = Field(
         description=(
-            "decode: one step per token (latency per token); prefill: time to first token; "
+            "decode: one step (latency per step, or batch / step time for a tokens/s unit); "
+            "prefill: time to first token; "
             "generate: prefill + output_len-1 decode steps (end-to-end latency); serving: "
             "static batch, output tokens/s; training: MFU; cnn: images/s."
         )
