@@ -20,6 +20,7 @@ import os
 from workbench.evidence._source import DEFAULT_MAX_BYTES, check_trace_file, sniff
 from workbench.evidence.categories import classify
 from workbench.evidence.kineto import read_kineto, write_kineto_trace
+from workbench.evidence.merge import merge_runs, read_rank_traces
 from workbench.evidence.nsys import read_nsys, write_nsys_sqlite
 from workbench.evidence.run import (
     CATEGORIES,
@@ -37,8 +38,10 @@ __all__ = [
     "MeasuredRun",
     "TraceError",
     "classify",
+    "merge_runs",
     "read_kineto",
     "read_nsys",
+    "read_rank_traces",
     "read_trace",
     "write_kineto_trace",
     "write_nsys_sqlite",

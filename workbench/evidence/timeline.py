@@ -7,8 +7,8 @@ For one iteration on one device::
     copy   = |union of memcpy/memset intervals|
     gap    = wall - |union of all intervals|         (the GPU did nothing: idle or launch gaps)
 
-An iteration that ran on several devices is reported on its busiest one (the longest wall), since
-that device bounds the step. All results are >= 0 by construction.
+An iteration that ran on several devices (or ranks) is reported on its busiest one (the longest
+wall), since that device bounds the step. All results are >= 0 by construction.
 """
 
 from __future__ import annotations
@@ -68,12 +68,12 @@ class StepWindows:
 
 def iteration_stats(kernels: Sequence[MeasuredKernel]) -> tuple[IterationStats, ...]:
     """One :class:`IterationStats` per iteration index carried by ``kernels``, in index order."""
-    groups: dict[tuple[int, int | None], list[MeasuredKernel]] = defaultdict(list)
+    groups: dict[tuple[int, int | None, int | None], list[MeasuredKernel]] = defaultdict(list)
     for k in kernels:
         if k.iteration is not None:
-            groups[(k.iteration, k.device)].append(k)
+            groups[(k.iteration, k.rank, k.device)].append(k)
     best: dict[int, IterationStats] = {}
-    for (index, _device), group in groups.items():
+    for (index, _rank, _device), group in groups.items():
         stats = _one(index, group)
         if index not in best or stats.wall_s > best[index].wall_s:
             best[index] = stats
