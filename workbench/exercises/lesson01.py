@@ -9,13 +9,14 @@ from __future__ import annotations
 import pandas as pd
 
 from workbench.exercises._check import CheckResult, compare
-from workbench.ir import Linear, Op
+from workbench.ir import Attention, Linear, Op
 from workbench.models import build_graph
 
 __all__ = [
     "check_linear_flops",
     "check_linear_intensity",
     "check_param_count",
+    "gemm_shapes_table",
     "operator_table",
 ]
 
@@ -48,6 +49,52 @@ def operator_table(*ops: Op, **named: Op) -> pd.DataFrame:
         for label, op in labelled
     ]
     return pd.DataFrame(rows).set_index("op")
+
+
+def gemm_shapes_table(
+    model: str = "llama2-7b", *, phase: str = "prefill", seq: int = 2048, batch: int = 1
+) -> pd.DataFrame:
+    """The GEMMs of one transformer block as ``(M, K, N)``, read from the library's graph.
+
+    Projections are ``x[M, K] @ W[K, N]`` with ``M = batch x tokens``; attention is two batched
+    GEMMs per (sequence, head): scores ``Q[q, d] @ K^T[d, kv]`` and output ``P[q, kv] @ V[kv, d]``.
+
+    Args:
+        model: Preset name.
+        phase: ``"prefill"`` or ``"decode"``.
+        seq: Prompt (prefill) or context (decode) length, tokens.
+        batch: Sequences.
+
+    Returns:
+        A frame indexed by GEMM with ``count`` (independent GEMMs of that shape), ``M``, ``K``,
+        ``N`` (elements) and ``flops`` (``2 x count x M x K x N``, FLOP, dense: the IR's
+        attention operator also counts the softmax and the causal mask's skipped half).
+    """
+    graph = build_graph(model, phase=phase, batch=batch, seq=seq)
+    rows = []
+    for op in graph.ops:
+        if not op.name.startswith("layers.0."):
+            continue
+        name = op.name.removeprefix("layers.0.")
+        if isinstance(op, Linear):
+            m = 1
+            for t in op.tokens:
+                m *= t
+            shapes = [(name, 1, m, op.in_features, op.out_features)]
+        elif isinstance(op, Attention):
+            c = op.batch * op.heads
+            shapes = [
+                (f"{name} (Q K^T)", c, op.q_len, op.head_dim, op.kv_len),
+                (f"{name} (P V)", c, op.q_len, op.kv_len, op.head_dim),
+            ]
+        else:
+            continue
+        for label, count, m, k, n in shapes:
+            rows.append(
+                {"gemm": label, "count": count, "M": m, "K": k, "N": n,
+                 "flops": 2 * count * m * k * n}
+            )  # fmt: skip
+    return pd.DataFrame(rows).set_index("gemm")
 
 
 def _linear(tokens: int, in_features: int, out_features: int, dtype: str) -> Linear:

@@ -207,3 +207,13 @@ def test_lesson06_blank_tuple_stub_reveals_nothing():
     wrong = lesson06.check_first_failing("long-seq-tile", "compute", owner, strict=False)
     assert mech not in repr(wrong)
     assert "reveal()" in repr(wrong)
+
+
+def test_gemm_shapes_of_a_block():
+    t = lesson01.gemm_shapes_table("llama2-7b", phase="prefill", seq=2048)
+    assert tuple(t.loc["mlp.up_proj", ["M", "K", "N"]]) == (2048, 4096, 11008)
+    assert t.loc["mlp.up_proj", "flops"] == 2 * 2048 * 4096 * 11008
+    d = lesson01.gemm_shapes_table("llama2-7b", phase="decode", seq=2048, batch=8)
+    assert d.loc["attn.q_proj", "M"] == 8
+    assert d.loc["attn.sdpa (Q K^T)", "M"] == 1
+    assert d.loc["attn.sdpa (Q K^T)", "count"] == 8 * 32
