@@ -1,4 +1,4 @@
-"""``workbench run``: map a model (optionally measure a capped sample) and write a run record."""
+"""``workbench run``: write a run record from a mapping, a capped measurement or a trace."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from workbench._cli.common import (
     map_from_args,
 )
 from workbench._format import fmt_time
+from workbench.errors import WorkbenchError
 from workbench.review.records import record_from_mapping, save_record
 from workbench.review.tags import host_facts
 
@@ -23,7 +24,10 @@ def register(subs: argparse._SubParsersAction) -> None:
         help="map a model and write a run record with locked tags (for triage)",
         description="Map a model (same flags as `workbench map`) and write a run record: locked "
         "compiler/runtime/hardware/workload tags and per-kernel and per-model results. "
-        "--execute also measures the first layer's GEMM kernels, scaled down, on this machine.",
+        "--execute also measures the first layer's GEMM kernels, scaled down, on this machine. "
+        "--from-trace reads a measured run (Kineto/PyTorch profiler JSON or .json.gz, Nsight "
+        "Systems SQLite export) instead; with --model/--hf-config/--onnx its kernels are "
+        "matched to that model's mapping sheet on --hardware.",
     )
     add_model_args(p)
     add_options_args(p)
@@ -34,11 +38,44 @@ def register(subs: argparse._SubParsersAction) -> None:
         help="measure a capped sample of kernels on this machine (about 30 s at most)",
     )
     p.add_argument("--backend", choices=("numpy", "cupy"), default=None, help="for --execute")
+    p.add_argument(
+        "--from-trace",
+        metavar="TRACE",
+        help="profiler trace of a real run (Kineto JSON/.gz or Nsight Systems SQLite)",
+    )
     p.set_defaults(func=run)
+
+
+def _from_trace(args: argparse.Namespace) -> int:
+    from workbench.evidence import read_trace
+    from workbench.review.from_trace import record_from_trace
+
+    if args.execute:
+        raise WorkbenchError("--from-trace and --execute: choose one (a trace is the measurement)")
+    measured = read_trace(args.from_trace)
+    given = args.model or args.hf_config or args.onnx
+    mapping = map_from_args(args) if given else None
+    record = record_from_trace(measured, mapping)
+    path = save_record(record, args.record)
+    m = record.measurement
+    assert m is not None
+    matched = sum(1 for k in record.kernels if k.measured_s is not None and k.predicted_s > 0)
+    unmatched = sum(1 for k in record.kernels if k.layer_type == "unmatched")
+    line = f"wrote {path}: {record.label}, median iteration {fmt_time(record.model.time_s)}"
+    if record.model.time_interval_s:
+        lo, hi = record.model.time_interval_s
+        line += f" (95% interval {fmt_time(lo)}..{fmt_time(hi)})"
+    line += f" over {m.repeats} repeat(s)"
+    if mapping is not None:
+        line += f"; {matched} sheet kernel(s) matched, {unmatched} measured kernel(s) unmatched"
+    print(line)
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
     """Handle ``workbench run``."""
+    if args.from_trace:
+        return _from_trace(args)
     mapping = map_from_args(args)
     if args.execute:
         from workbench.review.measure import measure_sample

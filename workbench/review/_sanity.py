@@ -27,8 +27,10 @@ def _bad_time(value: float | None, *, zero_ok: bool = False) -> bool:
 
 def _kernel_problems(k: Any, i: int) -> list[str]:
     out = []
+    # NOTE: a measured kernel with no sheet row has no prediction (predicted_s 0).
+    unpredicted = k.measured_s is not None
     for field in ("predicted_s", "compute_s", "stall_s", "launch_s", "sync_s"):
-        if _bad_time(getattr(k, field), zero_ok=field != "predicted_s"):
+        if _bad_time(getattr(k, field), zero_ok=field != "predicted_s" or unpredicted):
             out.append(f"kernels[{i}].{field} = {getattr(k, field)!r} s is not a positive time")
     if _bad_time(k.measured_s):
         out.append(f"kernels[{i}].measured_s = {k.measured_s!r} s is not a positive time")
@@ -55,7 +57,7 @@ def _model_problems(m: Any) -> list[str]:
             out.append(f"model.{field} = {v!r} is outside 0..1")
     if m.hfu is not None and m.hfu + _REL < m.mfu:
         out.append(f"model.hfu = {m.hfu!r} is below model.mfu = {m.mfu!r} (HFU >= MFU always)")
-    if not math.isfinite(m.peak_flops) or m.peak_flops <= 0:
+    if not math.isfinite(m.peak_flops) or m.peak_flops < 0 or (m.mfu > 0 and m.peak_flops == 0):
         out.append(f"model.peak_flops = {m.peak_flops!r} FLOP/s is not a positive rate")
     if not math.isfinite(m.tokens_per_s) or m.tokens_per_s < 0:
         out.append(f"model.tokens_per_s = {m.tokens_per_s!r} is not a rate")

@@ -1,0 +1,107 @@
+"""Measured runs in: synthetic traces in both formats -> run records -> triage."""
+
+import json
+
+import pytest
+
+from workbench.cli import main
+from workbench.evidence import read_trace
+from workbench.hw import load_hardware
+from workbench.mapper import map_model
+from workbench.models import build_graph
+from workbench.options import MapOptions
+from workbench.review import load_record, triage
+from workbench.review.from_trace import record_from_trace
+from workbench.review.synthetic import write_synthetic_trace
+
+H100 = load_hardware("h100-sxm")
+SLOW = MapOptions(disabled_fusion=("gemm_epilogue",))
+
+
+def mapping(opts=None):
+    return map_model(build_graph("gpt2", seq=256), H100, opts or MapOptions())
+
+
+@pytest.fixture(scope="module")
+def traces(tmp_path_factory):
+    d = tmp_path_factory.mktemp("traces")
+    return {
+        "base.json.gz": write_synthetic_trace(mapping(), d / "base.json.gz", seed=1),
+        "cand.sqlite": write_synthetic_trace(mapping(SLOW), d / "cand.sqlite", fmt="nsys", seed=2),
+        "once.json": write_synthetic_trace(mapping(), d / "once.json", iterations=1, seed=3),
+        "cand.json": write_synthetic_trace(mapping(SLOW), d / "cand.json", seed=2),
+    }
+
+
+@pytest.mark.parametrize("name", ["base.json.gz", "cand.sqlite"])
+def test_both_formats_become_records_with_matched_kernels(traces, name, tmp_path, capsys):
+    opts = ["--no-fusion", "gemm_epilogue"] if name == "cand.sqlite" else []
+    out = tmp_path / "r.json"
+    argv = ["run", "--from-trace", str(traces[name]), "--model", "gpt2", "--seq", "256"]
+    assert main([*argv, *opts, "--record", str(out)]) == 0
+    assert "sheet kernel(s) matched" in capsys.readouterr().out
+    rec = load_record(out)
+    assert rec.measurement.repeats == 8
+    assert rec.measurement.backend in ("trace:kineto", "trace:nsys")
+    lo, hi = rec.model.time_interval_s
+    assert lo <= rec.model.time_s <= hi
+    assert all(k.measured_s is not None for k in rec.kernels)  # every sheet row measured
+    assert all(any("matched:" in n for n in k.notes) for k in rec.kernels)
+    assert 0 < rec.model.mfu <= rec.model.hfu <= 1
+    assert rec.command.startswith("workbench run --from-trace")
+
+
+def test_trace_without_model_records_unknowns_not_guesses(traces):
+    rec = record_from_trace(read_trace(traces["base.json.gz"]))
+    assert rec.tags.workload.model == "unknown"
+    assert rec.tags.compiler.search == "unknown"
+    assert dict(rec.tags.runtime.backend_versions)["driver"] == "unknown"
+    assert {k.layer_type for k in rec.kernels} == {"unmatched"}  # listed, never dropped
+    assert rec.model.mfu == 0.0
+
+
+def test_measured_pair_triages_to_the_broken_fusion(traces):
+    base = record_from_trace(read_trace(traces["base.json.gz"]), mapping())
+    cand = record_from_trace(read_trace(traces["cand.json"]), mapping(SLOW))
+    report = triage(base, cand, changed="compiler", simulate=False)
+    assert report.first_failing.mechanism == "fusion_broken"
+    assert report.noise > 0  # measured: intervals give a noise floor
+    assert report.diff[-1].name == "(unexplained remainder)"  # idle/launch gaps land here
+    assert report.decision == "roll back"
+
+
+def test_single_iteration_trace_cannot_sign_off(traces):
+    once = record_from_trace(read_trace(traces["once.json"]), mapping())
+    assert once.model.time_interval_s == ()
+    report = triage(once, once)
+    assert report.decision == "cannot sign off"
+    assert any("repeats for the measured" in r for r in report.reasons)
+
+
+def test_bad_trace_one_line_exit_2_nothing_written(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"traceEvents": [')
+    out = tmp_path / "r.json"
+    assert main(["run", "--from-trace", str(bad), "--record", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "bad.json" in err
+    assert not out.exists()
+    assert not list(tmp_path.glob(".r.json*"))
+
+
+def test_trace_record_round_trips(traces, tmp_path):
+    from workbench.review import save_record
+
+    rec = record_from_trace(read_trace(traces["cand.sqlite"]), mapping(SLOW))
+    path = save_record(rec, tmp_path / "r.json")
+    assert load_record(path) == rec
+    assert json.loads(path.read_text())["measurement"]["repeats"] == 8
+
+
+def test_traces_from_different_profilers_are_not_comparable(traces):
+    base = record_from_trace(read_trace(traces["base.json.gz"]), mapping())
+    cand = record_from_trace(read_trace(traces["cand.sqlite"]), mapping(SLOW))
+    report = triage(base, cand, changed="compiler", simulate=False)
+    assert report.decision == "refused"
+    assert any(m.startswith("runtime.backend") for m in report.mismatched_tags)

@@ -1,0 +1,289 @@
+"""Measured runs as run records: a profiler trace (via :mod:`workbench.evidence`) -> RunRecord.
+
+``record_from_trace(run, mapping)`` turns a :class:`~workbench.evidence.MeasuredRun` into a
+:class:`~workbench.review.records.RunRecord` that triage and the review pack read like any other:
+
+* the model time is the **median iteration** over the trace's ``ProfilerStep#N`` repeats, with
+  its distribution-free 95 % interval (``model.time_interval_s``); the measurement says how many
+  repeats there were (triage refuses to sign off a measured run without repeats);
+* with the run's model and hardware (a ``mapping``), measured kernels are matched to the mapping
+  sheet's kernels (:func:`match_trace`), so every sheet row carries its predicted and measured
+  time side by side (:func:`workbench.review.matching.match_kernels`: by execution order and
+  kind, with a confidence); measured kernels that match no sheet row are kept as their own rows
+  (``layer_type`` ``unmatched``, no prediction), never dropped;
+* without a mapping, the tags say what the trace says (device, driver, CUDA, framework) and
+  ``unknown`` for everything else, never a guess.
+
+Per-kernel measured time is the kernel's summed duration per iteration (mean over the repeats).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import shlex
+from collections import defaultdict
+from dataclasses import dataclass
+
+from workbench import __version__
+from workbench.evidence import MeasuredRun
+from workbench.mapper import ModelMapping
+from workbench.review.records import KernelResult, Measurement, RunRecord, record_from_mapping
+from workbench.review.tags import (
+    CompilerTags,
+    HardwareTags,
+    RunTags,
+    RuntimeTags,
+    WorkloadTags,
+)
+
+__all__ = ["TraceMatch", "match_trace", "record_from_trace", "trace_command"]
+
+_VERSION_TAGS = ("driver", "cuda", "framework")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TraceMatch:
+    """Measured kernels matched to a mapping sheet (seconds per iteration).
+
+    Attributes:
+        measured_s: ``sheet kernel -> measured seconds per iteration``.
+        confidence: ``sheet kernel -> confidence and reason of the match``.
+        unmatched: ``(measured kernel name, seconds per iteration, category)`` not matched.
+    """
+
+    measured_s: dict[str, float]
+    confidence: dict[str, str]
+    unmatched: tuple[tuple[str, float, str], ...]
+
+
+def _per_iteration(run: MeasuredRun) -> tuple[dict[str, float], dict[str, str]]:
+    counted = {it.index for it in run.iterations}
+    n = max(len(counted), 1)
+    total: dict[str, float] = defaultdict(float)
+    category: dict[str, str] = {}
+    for k in run.kernels:
+        if k.iteration in counted or not run.steps_annotated:
+            total[k.name] += k.duration_s
+            category.setdefault(k.name, k.category)
+    return {name: t / n for name, t in total.items()}, category
+
+
+def match_trace(run: MeasuredRun, mapping: ModelMapping) -> TraceMatch:
+    """Match the run's kernels to ``mapping``'s sheet kernels.
+
+    Uses :func:`workbench.review.matching.match_kernels` (order-preserving alignment by kind,
+    on the median iteration; measured times are medians over the repeats). Unmatched measured
+    kernels of the aligned iteration are summed by name.
+    """
+    from workbench.review.matching import match_kernels
+
+    m = match_kernels(run, mapping)
+    measured = {
+        r.name: r.measured_s for r in m.sheet_rows if r.measured_s is not None and r.measured_s > 0
+    }
+    confidence = {
+        r.name: f"{r.confidence:.1f} ({r.reason}; measured as {r.measured_name})"
+        for r in m.sheet_rows
+        if r.name in measured and r.confidence is not None
+    }
+    totals: dict[str, float] = defaultdict(float)
+    category: dict[str, str] = {}
+    for u in m.unmatched_measured:
+        totals[u.name] += u.duration_s
+        category.setdefault(u.name, u.category)
+    unmatched = tuple((n, t, category[n]) for n, t in totals.items() if t > 0)
+    return TraceMatch(measured_s=measured, confidence=confidence, unmatched=unmatched)
+
+
+def _unmatched_kernel(name: str, seconds: float, category: str) -> KernelResult:
+    return KernelResult(
+        name=name,
+        ops=(),
+        kind=category,
+        layer_type="unmatched",
+        engine="unknown",
+        dtype="unknown",
+        layout="unknown",
+        fusion=(),
+        tile="",
+        stages=0,
+        sram_bytes=0,
+        sram_capacity_bytes=0,
+        spill_bytes=0.0,
+        traffic=(),
+        bottleneck="unknown",
+        evidence="measured kernel with no mapping-sheet row (no prediction)",
+        flops=0,
+        model_flops=0,
+        predicted_s=0.0,
+        compute_s=0.0,
+        stall_s=0.0,
+        launch_s=0.0,
+        sync_s=0.0,
+        barriers=0,
+        measured_s=seconds,
+        notes=("unmatched measured kernel",),
+    )
+
+
+def trace_command(run: MeasuredRun, mapping: ModelMapping | None) -> str:
+    """The ``workbench run --from-trace`` command that rebuilds this record."""
+    argv = ["workbench", "run", "--from-trace", run.source]
+    if mapping is not None:
+        meta = mapping.graph.meta_dict()
+        argv += ["--model", str(meta.get("model") or mapping.graph.name)]
+        argv += ["--hardware", mapping.hardware.name, "--phase", mapping.phase]
+        argv += ["--batch", str(meta.get("batch") or 1)]
+        if meta.get("seq"):
+            argv += ["--seq", str(meta["seq"])]
+        if meta.get("context") and mapping.phase == "decode":
+            argv += ["--context", str(meta["context"])]
+    return shlex.join([*argv, "--record", "run.json"])
+
+
+def _measurement(run: MeasuredRun, unmatched: int) -> Measurement:
+    n = run.repeats
+    window = "ProfilerStep# iterations" if run.steps_annotated else "unannotated: one window"
+    interval = ""
+    if n >= 2:
+        lo, hi = run.interval95_s()
+        interval = f", interval {lo:.6g}..{hi:.6g} s ({run.interval_coverage():.0%} coverage)"
+    names = tuple(dict.fromkeys(k.name for k in run.kernels))
+    return Measurement(
+        method=(
+            f"{run.format} trace {run.source}: {n} repeat(s) ({window}); median iteration "
+            f"{run.median_iteration_s():.6g} s{interval}; kernel {run.kernel_time_s:.6g} s, "
+            f"idle/launch gaps {run.gap_s:.6g} s, copies {run.copy_s:.6g} s per iteration; "
+            f"{unmatched} measured kernel(s) unmatched to the sheet"
+        ),
+        backend=f"trace:{run.format}",
+        kernels=names,
+        shapes=(),
+        repeats=n,
+        wall_s=sum(it.wall_s for it in run.iterations),
+    )
+
+
+def _bare_tags(run: MeasuredRun) -> RunTags:
+    device = run.tag("device")
+    facts = tuple(sorted(run.tags))
+    ranks = {k.rank for k in run.kernels if k.rank is not None}
+    return RunTags(
+        compiler=CompilerTags(
+            workbench_version=__version__,
+            git_commit="unknown",
+            fusion_enabled=(),
+            fusion_disabled=(),
+            search="unknown",
+            tiles=(),
+            layout="unknown",
+            layout_propagation=False,
+            dtype=None,
+            weight_dtype=None,
+            dtype_overrides=(),
+        ),
+        runtime=RuntimeTags(
+            backend=f"trace:{run.format}",
+            backend_versions=tuple((t, run.tag(t)) for t in _VERSION_TAGS),
+            launch="unknown",
+            barrier_per_layer=False,
+            chips=max(len(ranks), 1),
+        ),
+        hardware=HardwareTags(
+            profile=device,
+            hardware_hash=hashlib.sha256(repr(facts).encode()).hexdigest(),
+            host=facts,
+        ),
+        workload=WorkloadTags(
+            model="unknown", phase="unknown", batch=1, seq=None, context=None, dtype="unknown"
+        ),
+    )
+
+
+def record_from_trace(run: MeasuredRun, mapping: ModelMapping | None = None) -> RunRecord:
+    """The run record of a measured run (see the module docstring).
+
+    Args:
+        run: The measured run (from :func:`workbench.evidence.read_trace`).
+        mapping: The run's model mapped on its hardware profile, to match kernels against and
+            to compute MFU; None when unknown.
+
+    Returns:
+        The :class:`RunRecord` (``measurement`` set, ``model.time_s`` the median iteration).
+    """
+    t = run.median_iteration_s()
+    interval = run.interval95_s() if run.repeats >= 2 else ()
+    if mapping is None:
+        per, category = _per_iteration(run)
+        kernels = tuple(_unmatched_kernel(n, s, category[n]) for n, s in per.items())
+        by_type: dict[str, float] = defaultdict(float)
+        for k in kernels:
+            by_type[k.kind] += k.measured_s or 0.0
+        return RunRecord(
+            schema_version=2,
+            tags=_bare_tags(run),
+            kernels=kernels,
+            model=_model(t, interval, run, tuple(by_type.items())),
+            measurement=_measurement(run, len(kernels)),
+            command=trace_command(run, None),
+        )
+    match = match_trace(run, mapping)
+    rec = record_from_mapping(
+        mapping,
+        measured=match.measured_s,
+        backend_versions=tuple((n, run.tag(n)) for n in _VERSION_TAGS),
+        host=tuple(sorted(run.tags)),
+        command=trace_command(run, mapping),
+    )
+    rec = dataclasses.replace(
+        rec,
+        tags=dataclasses.replace(
+            rec.tags,
+            runtime=dataclasses.replace(rec.tags.runtime, backend=f"trace:{run.format}"),
+        ),
+    )
+    kernels = tuple(
+        dataclasses.replace(k, notes=(*k.notes, f"matched: {match.confidence[k.name]}"))
+        if k.name in match.confidence
+        else k
+        for k in rec.kernels
+    )
+    kernels += tuple(_unmatched_kernel(*u) for u in match.unmatched)
+    by_type = defaultdict(float)
+    for k in kernels:
+        if k.measured_s is not None:
+            by_type[k.layer_type] += k.measured_s
+    scale = mapping.time_s / t
+    model = dataclasses.replace(
+        _model(t, interval, run, tuple(by_type.items())),
+        mfu=mapping.mfu * scale,
+        hfu=max(mapping.hfu, mapping.mfu) * scale,
+        tokens_per_s=mapping.items_per_step / t,
+        model_flops=int(mapping.model_flops),
+        peak_flops=float(mapping.peak_flops),
+        offchip_level=mapping.hardware.offchip.name,
+    )
+    return dataclasses.replace(
+        rec,
+        kernels=kernels,
+        model=model,
+        measurement=_measurement(run, len(match.unmatched)),
+    )
+
+
+def _model(t, interval, run: MeasuredRun, by_type):
+    from workbench.review.records import ModelResult
+
+    return ModelResult(
+        time_s=t,
+        mfu=0.0,
+        tokens_per_s=0.0,
+        model_flops=0,
+        peak_flops=0.0,
+        offchip_level="unknown",
+        stall_fraction_by_layer_type=(),
+        time_by_layer_type=tuple(by_type),
+        measured_time_s=run.kernel_time_s,
+        time_interval_s=tuple(interval),
+    )
