@@ -7,7 +7,8 @@ cuBLAS/CUTLASS ``gemm``/``xmma``, cuDNN ``implicit_gemm``/``winograd``, FlashAtt
 ``triton_poi_``/``triton_red_``/``triton_per_``/``triton_tem_`` prefixes); the launch-shape rule
 only applies when no name rule did. Order matters where names overlap: an ``implicit_gemm`` is a
 convolution, and a CUTLASS FlashAttention kernel is attention, so conv and attention come before
-gemm; cuDNN batch-norm kernels are norms, so norm comes before conv.
+gemm; cuDNN batch-norm kernels are norms, so norm comes before conv. Look-aheads keep ``normal``
+(random init) out of norm and ``convert`` out of conv.
 
 >>> classify("ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_stages_32x5_nn")
 ('gemm', 'name~gemm')
@@ -28,12 +29,12 @@ RULES: tuple[tuple[str, str, str], ...] = (
     ("collective", "name~nccl", r"nccl|all_?reduce|all_?gather|reduce_?scatter|all_?to_?all"),
     ("copy", "name~memcpy", r"memcpy|memset"),
     ("attention", "name~attention", r"flash|fmha|sdpa|attention|attn|xformers|\bmha"),
-    ("norm", "name~norm", r"norm|bn_fw|bn_bw|batchnorm"),
-    ("conv", "name~conv", r"conv|implicit_gemm|winograd|dgrad|wgrad|fprop|cudnn"),
+    ("norm", "name~norm", r"norm(?!al)|bn_fw|bn_bw"),
+    ("conv", "name~conv", r"conv(?!ert)|implicit_gemm|winograd|dgrad|wgrad|fprop|[sh]cudnn"),
     (
         "gemm",
         "name~gemm",
-        r"gemm|gemv|cutlass|xmma|cublas|wgmma|hmma|matmul|triton_tem_|[hs]\d{3,5}(gemm|_)",
+        r"gemm|gemv|cutlass|xmma|cublas|nvjet|wgmma|hmma|matmul|triton_tem_|[hs]\d{3,5}(gemm|_)",
     ),
     (
         "reduction",
@@ -44,7 +45,7 @@ RULES: tuple[tuple[str, str, str], ...] = (
         "elementwise",
         "name~elementwise",
         r"elementwise|pointwise|triton_poi_|vectorized|unrolled|fill|copy_kernel|gelu|silu|relu"
-        r"|dropout|cast|add_kernel|mul_kernel|activation",
+        r"|dropout|cast|convert|add_kernel|mul_kernel|activation",
     ),
 )
 _COMPILED = tuple((cat, rule, re.compile(pat, re.IGNORECASE)) for cat, rule, pat in RULES)

@@ -1,0 +1,60 @@
+"""Kernel classification on real library and compiler kernel names."""
+# ruff: noqa: E501  (real kernel names are long; they are data)
+
+from __future__ import annotations
+
+import pytest
+
+from workbench.evidence import CATEGORIES, classify
+
+NAMES = [
+    ("ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_64x3_tn", "gemm"),
+    ("sm80_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x32_stage4_warpsize2x2x1", "gemm"),
+    ("void cutlass::Kernel<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_128x128_32x4_tn>", "gemm"),
+    ("nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NTT", "gemm"),
+    ("void gemv2T_kernel_val<int, int, float, float, float, 128, 16, 4, 4, false>", "gemm"),
+    ("triton_tem_fused_mm_0", "gemm"),
+    ("sm90_xmma_fprop_implicit_gemm_indexed_f16f16_f16f32_f32_nhwckrsc_nhwc_tilesize128x128", "conv"),
+    ("void implicit_convolve_sgemm<float, float, 1024, 5, 5, 3, 3, 3, 1, false, false, true>", "conv"),
+    ("void cudnn::winograd_nonfused::winogradForwardData4x4<float, float>", "conv"),
+    ("cudnn_infer_ampere_scudnn_128x64_relu_interior_nn_v1", "conv"),
+    ("sm80_xmma_dgrad_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc", "conv"),
+    ("void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, cutlass::half_t>>", "attention"),
+    ("fmha_cutlassF_f16_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel)", "attention"),
+    ("void pytorch_flash::flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<Flash_bwd_kernel_traits>", "attention"),
+    ("cudnn::bn_fw_tr_1C11_kernel_NCHW<float, float, int, 512, true, 1>", "norm"),
+    ("void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float>", "norm"),
+    ("triton_per_fused_native_layer_norm_0", "norm"),
+    ("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps>>", "reduction"),
+    ("void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float>", "reduction"),
+    ("triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_1", "reduction"),
+    ("void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl>", "elementwise"),
+    ("void at::native::elementwise_kernel<128, 2, direct_copy_kernel_cuda>", "elementwise"),
+    ("triton_poi_fused_add_mul_0", "elementwise"),
+    ("void at::native::distribution_elementwise_grid_stride_kernel<float, 4, normal_kernel>", "elementwise"),
+    ("void convert_fp32_to_fp16_kernel(float const*, __half*, long)", "elementwise"),
+    ("ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, ncclWork*)", "collective"),
+    ("ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", "collective"),
+    ("void at_cuda_detail::cub::DeviceRadixSortOnesweepKernel<Policy, false>", "other"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "category"), NAMES, ids=[n[:40] for n, _ in NAMES])
+def test_real_kernel_names(name, category):
+    got, rule = classify(name)
+    assert got == category
+    assert got in CATEGORIES
+    assert rule == (
+        "no rule matched"
+        if category == "other"
+        else f"name~{category}".replace("name~collective", "name~nccl")
+    )
+
+
+def test_launch_shape_rule_only_when_no_name_rule_matched():
+    shape = {"grid": (4096, 1, 1), "block": (256, 1, 1), "shared_memory_bytes": 0}
+    assert classify("kernel_1234", **shape)[0] == "elementwise"
+    assert classify("kernel_1234", **shape)[1].startswith("shape:")
+    assert classify("kernel_1234", **{**shape, "shared_memory_bytes": 49152})[0] == "other"
+    assert classify("kernel_1234", **{**shape, "grid": (64, 8, 1)})[0] == "other"
+    assert classify("sm90_xmma_gemm_f16", **shape) == ("gemm", "name~gemm")
