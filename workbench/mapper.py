@@ -35,7 +35,7 @@ from workbench.lowering.lower import lower
 from workbench.options import MapOptions
 from workbench.scheduling.tiling import Tiling
 
-__all__ = ["KernelMapping", "ModelMapping", "clear_cache", "map_model"]
+__all__ = ["KernelMapping", "ModelMapping", "clear_cache", "map_model", "step_overhead"]
 
 _CACHE: OrderedDict[tuple[object, ...], tuple[Tiling, Cost]] = OrderedDict()
 _CACHE_MAX = 20_000
@@ -64,6 +64,9 @@ class ModelMapping:
         dtype: The model's format.
         mfu_peak_flops: The MFU denominator, FLOP/s (see the module docstring).
         mfu_peak_name: Which engine, format and figure that denominator is, in words.
+        step_overhead_s: Runtime cost of the serving step outside its kernels (the profile's
+            ``overheads.step_s``; LLM prefill/decode steps only), seconds; included in
+            :attr:`total` and shown as its own sheet row.
     """
 
     graph: Graph
@@ -74,6 +77,7 @@ class ModelMapping:
     dtype: str
     mfu_peak_flops: float = 0.0
     mfu_peak_name: str = ""
+    step_overhead_s: float = 0.0
 
     @property
     def time_s(self) -> float:
@@ -199,6 +203,19 @@ def _model_dtype(graph: Graph, options: MapOptions) -> str:
     return graph.ops[0].dtype if graph.ops else "fp32"
 
 
+#: Evidence of the step-overhead row.
+STEP_EVIDENCE = (
+    "overhead: runtime cost of the serving step outside its kernels (sampling, scheduler, "
+    "KV-cache bookkeeping; hardware overheads.step_s)"
+)
+
+
+def step_overhead(graph: Graph, hw: Hardware) -> float:
+    """Seconds an LLM serving step (prefill or decode) pays outside its kernels, else 0."""
+    phase = str(graph.meta_dict().get("phase", ""))
+    return hw.overheads.step_s if phase in ("prefill", "decode") else 0.0
+
+
 def _mfu_peak(kernels: list[KernelMapping], hw: Hardware, dtype: str) -> tuple[float, str]:
     """(peak FLOP/s, its name) of the engine and format running most of the model's GEMM work."""
     work: dict[tuple[str, str], int] = {}
@@ -260,6 +277,15 @@ def map_model(graph: Graph, hw: Hardware, options: MapOptions | None = None) -> 
         tiling, cost = _schedule_cached(kernel, hw, options)
         mapped.append(KernelMapping(kernel=kernel, tiling=tiling, cost=cost))
     total = sum((k.cost for k in mapped), Cost())
+    step_s = step_overhead(graph, hw)
+    if step_s > 0:
+        total = total + Cost(
+            launch_s=step_s,
+            total_s=step_s,
+            energy_j=hw.power.idle_w * step_s,
+            bottleneck="overhead",
+            evidence=STEP_EVIDENCE,
+        )
     dtype = _model_dtype(graph, options)
     peak, peak_name = _mfu_peak(mapped, hw, dtype)
     return ModelMapping(
@@ -271,4 +297,5 @@ def map_model(graph: Graph, hw: Hardware, options: MapOptions | None = None) -> 
         dtype=dtype,
         mfu_peak_flops=peak,
         mfu_peak_name=peak_name,
+        step_overhead_s=step_s,
     )

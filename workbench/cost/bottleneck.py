@@ -10,8 +10,10 @@ Rules, in order:
 5. ``bandwidth:<next level>`` (per core) when the tile pipeline is slower than every level's
    aggregate transfer time and the engine computes less than 60% of it: tile loads and their
    latency, not the aggregate bandwidth, hold the engine back.
-6. ``compute`` if the engine's compute time is at least every level's transfer time, else
-   ``bandwidth:<level>`` for the slowest level.
+6. ``compute`` when the tile pipeline (its engine busy at least 60% of it) is slower than
+   every level's transfer, or the compute time alone is; else ``bandwidth:<level>`` for the
+   slowest level. The sentences compare the same quantities the class was decided on, so they
+   never contradict it.
 """
 
 from __future__ import annotations
@@ -62,14 +64,15 @@ def classify(kernel: Kernel, tiling: Tiling, cost: Cost, hw: Hardware) -> tuple[
     level, mem_s = max(cost.memory_s, key=lambda p: p[1], default=("", 0.0))
     intensity = kernel.flops / kernel.bytes if kernel.bytes else float("inf")
     nxt = hw.memory[hw.memory.index(hw.sram) + 1]
-    if cost.pipeline_s > mem_s and cost.compute_s < 0.6 * cost.pipeline_s:
+    pipeline_bound = cost.pipeline_s > mem_s
+    if pipeline_bound and cost.compute_s < 0.6 * cost.pipeline_s:
         return f"bandwidth:{nxt.name}", (
             f"{nxt.name}-bandwidth-bound (per core): tile loads from {nxt.name} and their "
             f"latency leave the engine busy only {cost.compute_s / cost.pipeline_s:.0%} of "
             f"{fmt_time(cost.pipeline_s)} ({tiling.tiles} tiles on {hw.matrix_engine.cores} "
             f"cores, tile {tiling.shape}, {tiling.stages} stages)"
         )
-    if cost.compute_s >= mem_s:
+    if pipeline_bound or cost.compute_s >= mem_s:
         fmt = kernel.compute_dtype
         peak = hw.peak_flops(fmt) if kernel.engine == "matrix" else hw.vector_flops(fmt)
         achieved = kernel.flops / cost.exec_s if cost.exec_s else 0.0
@@ -78,12 +81,14 @@ def classify(kernel: Kernel, tiling: Tiling, cost: Cost, hw: Hardware) -> tuple[
             f"compute-bound on the {kernel.engine} engine: intensity {intensity:.3g} FLOP/B vs "
             f"{hw.offchip.name} ridge {ridge:.3g} FLOP/B; {fmt_rate(achieved)} = "
             f"{achieved / peak:.0%} of {fmt} peak (wave efficiency "
-            f"{tiling.wave_efficiency:.0%})"
+            f"{tiling.wave_efficiency:.0%}); tile pipeline {fmt_time(cost.pipeline_s)} >= "
+            f"slowest transfer ({level} {fmt_time(mem_s)})"
         )
     lvl = hw.level(level)
     moved = cost.bytes_at(level)
     return f"bandwidth:{level}", (
         f"{level}-bandwidth-bound: moves {fmt_bytes(moved)} at "
-        f"{fmt_si(lvl.sustained_bytes_per_s, 'B/s')} sustained = {fmt_time(mem_s)} > compute "
-        f"{fmt_time(cost.pipeline_s)}; intensity {intensity:.3g} FLOP/B"
+        f"{fmt_si(lvl.sustained_bytes_per_s, 'B/s')} sustained = {fmt_time(mem_s)} >= tile "
+        f"pipeline {fmt_time(cost.pipeline_s)} (compute {fmt_time(cost.compute_s)}); "
+        f"intensity {intensity:.3g} FLOP/B"
     )

@@ -90,11 +90,20 @@ def _score_gemm(kernel: Kernel, hw: Hardware, ms: GemmMapspace) -> Scored:
     rows = np.minimum(ms.tm, p.m)
     cols = np.minimum(ms.tn, p.n)
     t_c = 2.0 * ms.tm * ms.tn * ms.tk / peak_core
+    issue = hw.overheads.tile_issue_s
+    t_dq = 0.0
+    if p.b_dequant_ops and issue == 0:
+        # NOTE: weight-only formats: the vector unit (CUDA cores, VPU) dequantizes each K-step's
+        # B tile before the matrix engine uses it; the same warps issue both, so it adds to the
+        # step's compute (an FMA is 2 FLOPs of the vector peak, one instruction).
+        t_dq = (
+            np.minimum(ms.tn, p.n) * ms.tk * p.b_dequant_ops / (hw.vector_flops("fp32") / 2 / cores)
+        )
+        t_c = t_c + t_dq
     cluster = hw.matrix_engine.cluster_size
     t_l = (rows * p.a_bytes + cols * p.b_bytes / cluster) * ms.tk / bw_core
     hidden = np.maximum(np.maximum(t_c, t_l), lat / np.maximum(ms.stages - 1, 1))
     t_k = np.where(ms.stages >= 2, hidden, t_c + t_l + lat) + hw.matrix_engine.kstep_overhead_s
-    issue = hw.overheads.tile_issue_s
     padded = ms.padded_flops
     if issue > 0:
         # NOTE: software-scheduled host (tile_issue_s > 0): a library call runs the exact
@@ -119,7 +128,7 @@ def _score_gemm(kernel: Kernel, hw: Hardware, ms: GemmMapspace) -> Scored:
         # the (m, n) grid, not once per batch entry.
         issue_s = issue_s / p.batch
         pipeline = pipeline - ms.waves * (ms.k_iters + 1) * issue + issue_s
-    compute = padded / (peak_core * cores)
+    compute = padded / (peak_core * cores) + ms.waves * ms.k_iters * t_dq
     sc = _finish(kernel, hw, ms.traffic, compute, pipeline, ms.fits)
     return _with_issue(sc, issue_s)
 
@@ -193,6 +202,7 @@ def _score_rows(kernel: Kernel, hw: Hardware, ms) -> Scored:
     cores = hw.matrix_engine.cores
     util = np.minimum(1.0, ms.tiles / cores)
     flops = kernel.flops if kernel.engine != "matrix" else kernel.vector_flops
+    # NOTE: host: a layout transform's strided copy at its calibrated rate (0 elsewhere).
     compute = flops / (vector_rate(kernel, hw) * util)
     # NOTE: assumption: one core can draw up to 4x its fair share of a level's bandwidth.
     bw_util = np.minimum(1.0, 4.0 * ms.tiles / cores)

@@ -303,6 +303,11 @@ class Overheads(_Model):
         ge=0,
         description="Software-scheduled hosts: fixed cost of a convolution kernel's input and weight preparation (padding, window view, weight reshape, output layout) beyond the kernel launch, seconds; 0 = none (hardware).",
     )
+    step_s: float = Field(
+        default=0.0,
+        ge=0,
+        description="Runtime cost of one LLM serving step (prefill or decode) outside its kernels, seconds: host-side sampling and its device-to-host copy, scheduler and KV-cache block-table bookkeeping, the step's input preparation. Paid once per step in graph and eager mode alike (eager mode also pays kernel_launch_s per kernel); 0 = none modelled.",
+    )
     attention_qtile_issue_s: float = Field(
         default=0.0,
         ge=0,

@@ -31,6 +31,9 @@ class GemmProblem:
         a_expansion: Elements of the (implicit, im2col) A matrix per element of the tensor it
             is gathered from: R*S/stride^2-ish for a conv, 1 for a plain GEMM. Off-chip memory
             serves each input element once (the halo is re-read from on-chip levels).
+        b_dequant_ops: Vector-unit instructions per B element to dequantize a weight-only
+            format to the compute format inside the main loop (unpack, convert, scale); 0 = B
+            is stored in the compute format.
     """
 
     batch: int
@@ -44,6 +47,7 @@ class GemmProblem:
     epilogue_bytes: int = 0
     a_expansion: float = 1.0
     b_k_major: bool = True
+    b_dequant_ops: float = 0.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

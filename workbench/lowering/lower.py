@@ -222,15 +222,28 @@ def _gemm_kernel(
             f"{hw.matrix_engine.native_tile_n}, runs on the vector unit"
         )
     if wdt is not None and wdt != dtype:
-        # NOTE: weight-only formats are dequantized to the compute format per tile load.
+        # NOTE: weight-only formats are dequantized to the compute format per tile load, on the
+        # vector unit, inside the GEMM main loop; integer formats carry group scales and zeros.
         extra = 2 * problem.k * problem.n
         base = {**base, "vector_flops": base["vector_flops"] + extra,
                 "flops": base["flops"] + extra}  # fmt: skip
         assert isinstance(head, Linear)
-        w_scale = _eb(wdt) / _eb(head.weight_dtype or head.dtype)
+        per_weight = _eb(wdt) + _group_bytes(wdt)
+        w_scale = per_weight / _eb(head.weight_dtype or head.dtype)
         w_bytes = sum(t.nbytes for t in head.weight_tensors()[:1])
         base["bytes_read"] = round(base["bytes_read"] - w_bytes + w_bytes * w_scale)
-        base["notes"] = (*base["notes"], f"weight-only {wdt}: dequantized to {dtype} per tile")
+        ops = DEQUANT_OPS.get(wdt, 2.0)
+        problem = replace(problem, b_bytes=per_weight, b_dequant_ops=ops)
+        scales = (
+            f", group-{WEIGHT_GROUP} fp16 scale+zero {_group_bytes(wdt) * 8:.2g} bit/weight"
+            if _group_bytes(wdt)
+            else ""
+        )
+        base["notes"] = (
+            *base["notes"],
+            f"weight-only {wdt}: dequantized to {dtype} on the vector unit in the main loop "
+            f"({ops:g} instructions/weight){scales}",
+        )
     return Kernel(
         **base,
         kind=kind,
@@ -241,6 +254,22 @@ def _gemm_kernel(
         gemm=problem,
         layout=getattr(head, "layout", "row-major"),
     )
+
+
+#: Weight-only integer formats (AWQ, GPTQ) keep one fp16 scale and one zero point per group of
+#: 128 weights along K: the group size both papers default to (Lin et al. 2023 arXiv:2306.00978;
+#: Frantar et al. 2022 arXiv:2210.17323). FP8 weights use a per-channel scale (negligible).
+WEIGHT_GROUP = 128
+#: Vector instructions per weight to dequantize in a GEMM's main loop: unpack (shift/mask), convert
+#: to the compute format, subtract the zero and apply the scale. An assumption: the LOP3 and
+#: magic-number int4 -> fp16 conversion of FasterTransformer/TensorRT-LLM (Kim et al. 2022,
+#: arXiv:2211.10017) needs a few ALU instructions per element; int8 one fewer, fp8 two.
+DEQUANT_OPS = {"int4": 4.0, "int8": 3.0, "fp8_e4m3": 2.0, "fp8_e5m2": 2.0}
+
+
+def _group_bytes(wdt: str) -> float:
+    """Scale + zero-point bytes per weight of a weight-only integer format (fp16 each)."""
+    return 4.0 / WEIGHT_GROUP if wdt in ("int4", "int8") else 0.0
 
 
 def _attention_kernels(

@@ -14,7 +14,7 @@ from typing import Any
 
 from workbench import __version__
 from workbench.hw.loader import hardware_hash
-from workbench.mapper import KernelMapping, ModelMapping
+from workbench.mapper import STEP_EVIDENCE, KernelMapping, ModelMapping
 from workbench.models.footprint import Footprint, graph_footprint
 
 __all__ = [
@@ -93,7 +93,28 @@ def sheet_rows(mapping: ModelMapping) -> list[dict[str, Any]]:
     levels = tuple(m.name for m in mapping.hardware.memory if m.kind != "register")
     off = mapping.hardware.offchip
     bw = off.sustained_bytes_per_s
-    return [_row(k, mapping.time_s, levels, off.name, bw) for k in mapping.kernels]
+    rows = [_row(k, mapping.time_s, levels, off.name, bw) for k in mapping.kernels]
+    if mapping.step_overhead_s > 0:
+        rows.append(_step_row(mapping, levels))
+    return rows
+
+
+def _step_row(mapping: ModelMapping, levels: tuple[str, ...]) -> dict[str, Any]:
+    """The serving step's runtime overhead as its own row (no kernel, no bytes)."""
+    step = mapping.step_overhead_s
+    row: dict[str, Any] = dict.fromkeys(SHEET_COLUMNS, 0)
+    row.update({
+        "kernel": "runtime.step", "ops": [], "layer_type": "runtime", "kind": "runtime",
+        "engine": "host", "dtype": "", "layout": "", "tile": "", "dataflow": "",
+        "fusion": [], "intensity": None, "time_s": step,
+        "share": step / mapping.time_s if mapping.time_s else 0.0,
+        "bottleneck": "overhead", "expected_bottleneck": STEP_EVIDENCE,
+        "engine_reason": "host-side work of the serving step", "notes": [],
+        "tile_source": "profile",
+    })  # fmt: skip
+    for lvl in levels:
+        row[f"bytes_{lvl}"] = 0.0
+    return row
 
 
 def sheet_frame(mapping: ModelMapping):  # -> pandas.DataFrame
@@ -118,6 +139,7 @@ def mapping_document(mapping: ModelMapping) -> dict[str, Any]:
         "mfu": mapping.mfu,
         "mbu": mapping.mbu,
         "hfu": mapping.hfu,
+        "step_overhead_s": mapping.step_overhead_s,
         "tokens_per_s": mapping.tokens_per_s,
         "items_per_step": mapping.items_per_step,
         "model_flops": mapping.model_flops,
@@ -212,7 +234,7 @@ def to_markdown(mapping: ModelMapping, columns: tuple[str, ...] = _MD_COLS) -> s
     rows = sheet_rows(mapping)
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for r in rows:
-        cells = (_cell(r[c]).replace("|", "\\|") for c in columns)
+        cells = (html.escape(_cell(r[c]), quote=False).replace("|", "\\|") for c in columns)
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

@@ -89,8 +89,11 @@ def test_every_searched_tile_fits_sram(hw_name, model):
 
 def test_costs_add_up(h100):
     m = map_model(build_graph("llama2-7b", seq=256), h100)
-    assert m.time_s == pytest.approx(sum(k.cost.total_s for k in m.kernels))
-    assert m.energy_j == pytest.approx(sum(k.cost.energy_j for k in m.kernels))
+    # The serving step's runtime cost outside the kernels (overheads.step_s) is its own term.
+    assert m.step_overhead_s == h100.overheads.step_s > 0
+    assert m.time_s == pytest.approx(sum(k.cost.total_s for k in m.kernels) + m.step_overhead_s)
+    idle = h100.power.idle_w * m.step_overhead_s
+    assert m.energy_j == pytest.approx(sum(k.cost.energy_j for k in m.kernels) + idle)
     for k in m.kernels:
         c = k.cost
         assert c.total_s == pytest.approx(c.exec_s + c.launch_s + c.sync_s)

@@ -131,6 +131,15 @@ def time_by_kernel_rows(mapping: ModelMapping, top: int = 20) -> list[dict[str, 
         )  # fmt: skip
         row["seconds"] += k.cost.total_s
         row["count"] += 1
+    if mapping.step_overhead_s > 0:
+        # NOTE: the serving step's runtime cost outside its kernels is part of the step time.
+        groups["runtime.step"] = {
+            "group": "runtime.step",
+            "seconds": mapping.step_overhead_s,
+            "count": 1,
+            "layer_type": "runtime",
+            "bottleneck": "overhead",
+        }
     ranked = sorted(groups.values(), key=lambda r: r["seconds"], reverse=True)
     kept, rest = ranked[:top], ranked[top:]
     if rest:
