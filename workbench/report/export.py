@@ -78,7 +78,14 @@ def chart_html_fragment(chart: Any, *, div_id: str | None = None) -> str:
         HTML text.
     """
     target = div_id or f"wb-chart-{uuid.uuid4().hex[:12]}"
-    spec = json.dumps(_spec(chart)).replace("</", "<\\/")
+    # NOTE: every "<", ">" and "&" in the JSON is a \u escape, so no text in a spec (a model name
+    # holding "<!--<script>") can open a comment or a tag inside this <script> block.
+    spec = (
+        json.dumps(_spec(chart))
+        .replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("&", "\\u0026")
+    )
     return (
         f'<div id="{html.escape(target)}" class="wb-chart"></div>\n'
         f"<script>vegaEmbed({json.dumps('#' + target)}, {spec}, "
