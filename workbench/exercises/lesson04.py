@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from workbench.exercises._check import CheckResult, compare
+from workbench.exercises._claims import Claim, join_names
 from workbench.exercises._shared import mapping
 from workbench.ir import Attention, bytes_for
 from workbench.models import build_graph
@@ -14,7 +15,9 @@ __all__ = [
     "attention_traffic",
     "check_fusion_savings",
     "check_score_matrix_bytes",
+    "fusion_claim",
     "fusion_savings",
+    "traffic_claim",
 ]
 
 
@@ -100,6 +103,46 @@ def attention_traffic(
             }
         )
     return pd.DataFrame(rows).set_index("seq")
+
+
+def fusion_claim(table: pd.DataFrame) -> Claim:
+    """Which rules save what, from a :func:`fusion_savings` frame.
+
+    Returns:
+        Markdown: the rules that save bytes (GB, share of the step) and those that save nothing
+        in this graph.
+    """
+    saving = table[table["bytes_saved"] > 0].sort_values("bytes_saved", ascending=False)
+    idle = [str(r) for r in table.index if table.loc[r, "bytes_saved"] <= 0]
+    parts = [
+        f"`{r}` saves {saving.loc[r, 'bytes_saved'] / 1e9:.3g} GB "
+        f"({saving.loc[r, 'time_saved_pct']:g} % of the step)"
+        for r in saving.index
+    ]
+    text = "Here " + "; ".join(parts) + "." if parts else "No rule saves anything here."
+    if idle:
+        text += (
+            f" {join_names(idle)} save nothing in this graph: switching one off leaves no "
+            "intermediate for it to keep on chip (the GEMM epilogue already absorbs the "
+            "elementwise ops next to a GEMM)."
+        )
+    return Claim(text)
+
+
+def traffic_claim(table: pd.DataFrame) -> Claim:
+    """How the unfused/fused traffic ratio grows with the sequence, from :func:`attention_traffic`.
+
+    Returns:
+        Markdown: the ratio at the shortest and the longest sequence and its growth against the
+        sequence's.
+    """
+    lo, hi = table.index.min(), table.index.max()
+    r_lo, r_hi = table.loc[lo, "ratio"], table.loc[hi, "ratio"]
+    return Claim(
+        f"From {lo} to {hi} tokens (x{hi / lo:g}) the unfused/fused traffic ratio grows from "
+        f"{r_lo:g} to {r_hi:g} (x{r_hi / r_lo:.3g}): the fused kernel's bytes grow with the "
+        "sequence, the unfused score and probability matrices with its square."
+    )
 
 
 def check_score_matrix_bytes(
