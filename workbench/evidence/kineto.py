@@ -15,8 +15,10 @@ reads it::
        {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3", "ts": ..., "dur": ...},
        ...]}
 
-``ts`` and ``dur`` are microseconds. ``gpu_memcpy``/``gpu_memset`` are copies; ``cpu_op``,
-``user_annotation`` and ``gpu_user_annotation`` events named ``ProfilerStep#N`` mark iterations.
+``ts`` and ``dur`` are microseconds; older traces count ``ts`` from the Unix epoch, and their
+times are read relative to the first timed event (``start_s`` is then seconds since it).
+``gpu_memcpy``/``gpu_memset`` are copies; ``cpu_op``, ``user_annotation`` and
+``gpu_user_annotation`` events named ``ProfilerStep#N`` mark iterations.
 Older PyTorch versions spell the categories ``Kernel``, ``Memcpy``, ``Memset``, ``Runtime``,
 ``Operator``; both spellings are read.
 
@@ -51,6 +53,7 @@ _KIND_BY_CAT = {
     "gpu_memset": "memset",
     "Memset": "memset",
 }
+_EPOCH_LIKE_US = 1e12
 _RUNTIME_CATS = {"cuda_runtime", "Runtime", "cuda_driver", "Driver"}
 _CPU_STEP_CATS = {"user_annotation", "cpu_op", "Operator"}
 _GPU_STEP_CATS = {"gpu_user_annotation"}
@@ -109,6 +112,7 @@ class _EventReader:
         self.launch_s: dict[int, float] = {}
         self.cpu_steps: list[tuple[int, float, float]] = []
         self.gpu_steps: list[tuple[int, float, float]] = []
+        self.base_us: float | None = None
 
     def take(self, index: int, ev: Any) -> None:
         if not isinstance(ev, dict):
@@ -144,7 +148,11 @@ class _EventReader:
                 f"{self.where}: clock skew at traceEvents[{index}] ({ev.get('name')!r}): "
                 f"negative duration {dur} us (end before start)"
             )
-        return ts * 1e-6, dur * 1e-6
+        if self.base_us is None:
+            # NOTE: epoch-based microsecond clocks (~1.7e15) leave a double ~0.25 us of precision
+            # in seconds; times are kept relative to the first event's when the clock is that big.
+            self.base_us = float(ts) if abs(ts) > _EPOCH_LIKE_US else 0.0
+        return (ts - self.base_us) * 1e-6, dur * 1e-6
 
     def _activity(self, index: int, ev: Mapping[str, Any], kind: str) -> None:
         start, dur = self._times(index, ev)
