@@ -270,3 +270,26 @@ def test_chart_spec(report):
     band = layers[0]["data"]["values"]
     assert band[0]["hi"] / band[0]["y"] == pytest.approx(1 + BAND)
     assert len(fidelity_points(report)) == len(report.rows)
+
+
+def _pin_script():
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[2] / "scripts" / "pin_published.py"
+    spec = importlib.util.spec_from_file_location("pin_published", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_pin_script_checks_and_writes_atomically(tmp_path, capsys):
+    script = _pin_script()
+    assert script.main(["--check"]) == 0
+    assert "all pins hold" in capsys.readouterr().out
+    out = tmp_path / "pins.json"
+    doc = {"schema_version": 1, "tolerance": 0.03, "pins": {"a": {"predicted": 1.0}}}
+    script.write(doc, out)
+    assert json.loads(out.read_text(encoding="utf-8")) == doc
+    assert [p.name for p in tmp_path.iterdir()] == ["pins.json"]
