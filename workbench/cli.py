@@ -65,6 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 #: Set to 1 to see the traceback of an internal error instead of its one line.
 DEBUG_ENV = "WORKBENCH_DEBUG"
+#: Exit status of an internal error (a bug), distinct from bad input (2) and triage's refusal (1).
+INTERNAL_ERROR = 3
 
 
 def _one_line(text: object, limit: int = 400) -> str:
@@ -116,14 +118,15 @@ def _run(args: argparse.Namespace) -> int:
             f"(a bug: please report it; {DEBUG_ENV}=1 shows the traceback)",
             file=sys.stderr,
         )
-        return 1
+        return INTERNAL_ERROR
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the process exit status.
 
-    0: success; 2: bad input (one line naming what and where); 1: an internal error (one line;
-    ``WORKBENCH_DEBUG=1`` shows the traceback); 130: interrupted.
+    0: success (``triage``: 1 means a refused decision); 2: bad input (one line naming what and
+    where); 3: an internal error (one line; ``WORKBENCH_DEBUG=1`` shows the traceback);
+    130: interrupted.
     """
     parser = build_parser()
     args = parser.parse_args(argv)

@@ -178,7 +178,7 @@ def test_internal_error_is_one_line(capsys, monkeypatch):
 
     monkeypatch.setattr(map_cmd, "map_from_args", broken)
     code, out, err = run(capsys, "map")
-    assert code == 1
+    assert code == 3
     assert out == ""
     lines = err.strip().splitlines()
     assert len(lines) == 1
