@@ -40,8 +40,23 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--chart", default=None, metavar="FILE", help="with --published: write .html/.svg/.png"
     )
-    p.add_argument("--quick", action="store_true", help="six tiny kernels (seconds)")
-    p.add_argument("--repeats", type=int, default=5, help="timed runs per kernel (default 5)")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="the small smoke-test suite (seconds; the table counts the kernels it ran)",
+    )
+    p.add_argument(
+        "--repeats",
+        type=int,
+        default=5,
+        help="timed runs per kernel per round, the best kept (default 5)",
+    )
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="passes over the suite; each kernel's error is the median of its rounds (default 3)",
+    )
     p.add_argument(
         "--blas-threads",
         type=int,
@@ -66,6 +81,8 @@ def _validate(args: argparse.Namespace) -> int:
         raise WorkbenchError(f"--blas-threads must be >= 0, got {args.blas_threads}")
     if args.repeats < 1:
         raise WorkbenchError(f"--repeats must be >= 1, got {args.repeats}")
+    if args.rounds < 1:
+        raise WorkbenchError(f"--rounds must be >= 1, got {args.rounds}")
     backend = get_backend(args.backend)
     hw = None
     if args.hardware:
@@ -78,6 +95,7 @@ def _validate(args: argparse.Namespace) -> int:
         backend=backend,
         quick=args.quick,
         repeats=args.repeats,
+        rounds=args.rounds,
         progress=args.format == "table",
         threads=args.blas_threads or None,
     )

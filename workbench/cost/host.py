@@ -20,6 +20,7 @@ __all__ = [
     "gather_s",
     "home_level",
     "host_class",
+    "transpose_s",
     "vector_class",
     "vector_rate",
 ]
@@ -67,6 +68,24 @@ def gather_s(kernel: Kernel, hw: Hardware) -> float:
         return 0.0
     gather = p.batch * p.m * p.k * p.a_bytes / rate if rate > 0 else 0.0
     return gather + hw.overheads.conv_setup_s
+
+
+def transpose_s(kernel: Kernel, hw: Hardware) -> float:
+    """Hosts: a layout-transform kernel's tiled 2-D transpose at the calibrated rate, seconds.
+
+    A transpose reads one side with a stride of a whole row, so its rate is not the copy
+    bandwidth and depends on the source's row length (cache sets and lines touched per element):
+    ``vector_unit.transpose_rates`` (elements/s by row length, measured by ``workbench
+    calibrate``) interpolated on a log scale of the row length. 0 for other kernels and for
+    profiles without the figures (accelerators: the bytes move at the copy rates).
+    """
+    rates = hw.vector_unit.transpose_rates
+    p = kernel.rows
+    if kernel.kind != "layout" or p is None or not rates or hw.overheads.tile_issue_s <= 0:
+        return 0.0
+    lengths = np.log2([float(n) for n, _ in rates])
+    rate = float(np.interp(np.log2(max(p.cols, 1)), lengths, [r for _, r in rates]))
+    return p.rows * p.cols / rate
 
 
 def vector_class(kernel: Kernel) -> str:

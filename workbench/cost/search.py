@@ -18,6 +18,7 @@ from workbench.cost.host import (
     call_slowdown,
     gather_s,
     host_class,
+    transpose_s,
     vector_rate,
 )
 from workbench.cost.model import Cost, energy, launch_and_sync
@@ -203,7 +204,7 @@ def _score_rows(kernel: Kernel, hw: Hardware, ms) -> Scored:
     util = np.minimum(1.0, ms.tiles / cores)
     flops = kernel.flops if kernel.engine != "matrix" else kernel.vector_flops
     # NOTE: host: a layout transform's strided copy at its calibrated rate (0 elsewhere).
-    compute = flops / (vector_rate(kernel, hw) * util)
+    compute = flops / (vector_rate(kernel, hw) * util) + transpose_s(kernel, hw)
     # NOTE: assumption: one core can draw up to 4x its fair share of a level's bandwidth.
     bw_util = np.minimum(1.0, 4.0 * ms.tiles / cores)
     traffic = ms.traffic

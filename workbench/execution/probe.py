@@ -200,6 +200,59 @@ def _conv_setup_s(hw: Hardware, bk: Backend, launch: float, issue: float, repeat
     return max(t - launch - 2 * issue, 0.0)
 
 
+#: Source row lengths (elements) of the transpose probes: a geometric ladder of widths.
+TRANSPOSE_WIDTHS = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 1024)
+#: Elements of each transpose probe (4 MiB of float32: the size of a mid-network activation,
+#: past a core's L2 on typical hosts).
+TRANSPOSE_ELEMENTS = 1 << 20
+
+
+def _layout_kernel(hw: Hardware, width: int, elements: int) -> Any:
+    """The layout kernel the mapper inserts before a 1x1 NHWC conv fed an NCHW input."""
+    key = (width, elements, hw.sram.capacity_bytes, hw.matrix_engine.native_tile_m)
+    if key not in _LAYOUT_KERNELS:
+        h = max(1, elements // (8 * width))
+        graph = Graph(
+            name="probe",
+            ops=(
+                O.Conv2d(
+                    name="conv", inputs=("img",), batch=1, in_channels=8, height=h,
+                    width=width, out_channels=8, kernel_h=1, kernel_w=1, stride=1, padding=0,
+                    dtype=_F, layout="NCHW",
+                ),
+            ),
+        )  # fmt: skip
+        kms = map_model(graph, hw, MapOptions(dtype=_F)).kernels
+        _LAYOUT_KERNELS[key] = next(k for k in kms if k.kernel.kind == "layout")
+    return _LAYOUT_KERNELS[key]
+
+
+_LAYOUT_KERNELS: dict[tuple[int, ...], Any] = {}
+
+
+def _transpose_rates(
+    hw: Hardware, bk: Backend, launch: float, issue: float, repeats: int, elements: int
+) -> dict[int, float]:
+    """Elements/s of the engine's layout-transform kernel by the source's row length.
+
+    Each probe is the layout kernel the mapper inserts before a 1x1 NHWC conv fed an NCHW
+    input of ``elements`` elements and row length (width) ``w``, run with the tiling the
+    search gives it; its launch and tile steps are taken off before dividing. The values
+    moved do not matter to a copy, so the input is a constant array.
+    """
+    rates = {}
+    for w in TRANSPOSE_WIDTHS:
+        km = _layout_kernel(hw, w, elements)
+        rows = km.kernel.rows
+        assert rows is not None
+        inputs = {"x": bk.xp.ones((rows.rows, rows.cols), dtype=bk.xp.float32)}
+        run = functools.partial(execute, km, inputs, backend=bk)
+        t = _best_time(run, bk, repeats)
+        fixed = launch + km.tiling.tiles * issue
+        rates[w] = rows.rows * rows.cols / max(t - fixed, 0.5 * t)
+    return rates
+
+
 def _gather_rate(bk: Backend, repeats: int) -> float:
     """im2col bytes/s: the engine's per-tile gather of 128 pixels of a 3x3 conv over 20x20x24."""
     view = window_view(_rand(bk, 1, 20, 20, 24), (3, 3), (1, 1), (1, 1), bk.xp)
@@ -233,6 +286,7 @@ def probe_engine(
     att = _attention_figures(bk, repeats)
     gather = _gather_rate(bk, repeats)
     conv_setup = _conv_setup_s(hw, bk, launch, issue, repeats)
+    transpose = _transpose_rates(hw, bk, launch, issue, max(3, repeats // 3), TRANSPOSE_ELEMENTS)
     per_class = ", ".join(f"{k} {v / 1e9:.3g}" for k, v in classes.items())
     return {
         "tile_issue_s": issue,
@@ -243,6 +297,7 @@ def probe_engine(
         "attention_block_issue_s": att["block"],
         "attention_qtile_issue_s": att["qtile"],
         "conv_setup_s": conv_setup,
+        "transpose_rates": tuple(sorted(transpose.items())),
         "notes": (
             f"vector rate per class GFLOP/s ({per_class}): median of that class's probes "
             "(the online softmax inside fused attention uses the softmax rate)",
@@ -254,6 +309,10 @@ def probe_engine(
             "3x3 conv over a 20x20x24 NHWC input (bytes written / best time)",
             f"conv set-up {conv_setup * 1e6:.3g} us: execute() of a one-tile 1x1 conv over "
             "2x2x8 (padding 1) less the kernel launch and two issued steps",
+            "transpose Gelem/s by row length ("
+            + ", ".join(f"{w}: {r / 1e9:.3g}" for w, r in sorted(transpose.items()))
+            + f"): the engine's layout-transform kernel over {TRANSPOSE_ELEMENTS} elements at "
+            "each width, less launch and tile steps",
             f"tile issue {issue * 1e6:.3g} us: the engine's tiled GEMM at 64^3 with 8x8x8 "
             f"tiles ({bk.name}), best of {repeats} / (64 tiles x (8 K-steps + 1 store))",
             f"kernel launch {launch * 1e6:.3g} us: execute() of a one-tile 8x8x8 GEMM kernel "

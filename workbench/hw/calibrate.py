@@ -92,6 +92,16 @@ _FULL = _Plan(
     min_time_s=0.1,
     dram_min_bytes=128 * 1024**2,
 )
+#: Re-measurement between validation kernels (:func:`calibrate` with ``light=True``): the quick
+#: sizes with fewer, shorter timing rounds (about a tenth of a second in all).
+_LIGHT = _Plan(
+    matmul_n=(("float64", 96), ("float16", 32)),
+    tile_sides=(16, 32, 64, 128, 256, 512),
+    overhead_samples=16,
+    repeat=3,
+    min_time_s=0.001,
+    dram_min_bytes=16 * 1024**2,
+)
 #: A side reaches the engine's rate when its matmul runs at this share of the best tile rate.
 NATIVE_RATE_SHARE = 0.4
 
@@ -221,11 +231,15 @@ def calibrate(
     progress: bool = True,
     name: str = "host",
     engine: EngineProbe | None = None,
+    light: bool = False,
 ) -> Hardware:
     """Measure this machine and return it as a hardware profile.
 
     Args:
         quick: Small problem sizes and short timings (a few seconds); for tests.
+        light: The quick sizes with fewer, shorter timing rounds (about 0.1-0.2 s): the probe
+            ``workbench validate`` re-runs between kernels so each kernel is predicted on rates
+            measured next to it. Implies ``quick`` (also for the engine probe).
         progress: Show a tqdm progress bar (``TQDM_DISABLE=1`` also hides it).
         name: Profile name.
         engine: Probe of the execution engine, called with the profile measured so far and
@@ -236,7 +250,8 @@ def calibrate(
         A validated :class:`Hardware`; figures are achieved rates in SI units (FLOP/s, bytes/s,
         seconds), not datasheet peaks.
     """
-    plan = _QUICK if quick else _FULL
+    quick = quick or light
+    plan = _LIGHT if light else _QUICK if quick else _FULL
     caches = cache_levels()
     timing: dict[str, Any] = {"repeat": plan.repeat, "min_time_s": plan.min_time_s}
     sizes = [c.size_bytes // 2 for c in caches]
@@ -337,6 +352,7 @@ def _profile(
             "peak_flops_per_s": {"fp32": float(engine_figures["vector_flops_per_s"])},
             "kernel_flops_per_s": dict(engine_figures.get("kernel_flops_per_s", {})),
             "gather_bytes_per_s": float(engine_figures.get("gather_bytes_per_s", 0.0)),
+            "transpose_rates": tuple(engine_figures.get("transpose_rates", ())),
         },
         "memory": levels,
         "interconnect": {
@@ -390,6 +406,15 @@ def _profile(
     return Hardware.model_validate(data)
 
 
+def _best_pairs(seqs: list[tuple[tuple[int, float], ...]]) -> tuple[tuple[int, float], ...]:
+    """Merge (size, rate) tables: the highest rate per size, sizes increasing."""
+    best: dict[int, float] = {}
+    for seq in seqs:
+        for n, r in seq:
+            best[n] = max(best.get(n, 0.0), r)
+    return tuple(sorted(best.items()))
+
+
 def _best_map(maps: list[dict[str, float]]) -> dict[str, float]:
     keys = {k for m in maps for k in m}
     return {k: max(m[k] for m in maps if k in m) for k in sorted(keys)}
@@ -421,6 +446,7 @@ def best_of(profiles: list[Hardware]) -> Hardware:
             "peak_flops_per_s": _best_map([h.vector_unit.peak_flops_per_s for h in profiles]),
             "kernel_flops_per_s": _best_map([h.vector_unit.kernel_flops_per_s for h in profiles]),
             "gather_bytes_per_s": max(h.vector_unit.gather_bytes_per_s for h in profiles),
+            "transpose_rates": _best_pairs([h.vector_unit.transpose_rates for h in profiles]),
         }
     )
     levels = [

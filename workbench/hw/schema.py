@@ -206,6 +206,10 @@ class VectorUnit(_Model):
         ge=0,
         description="Software-scheduled hosts: bytes/s at which the engine gathers an im2col tile for a convolution (bytes written); 0 = implicit-GEMM addressing costs nothing extra (hardware).",
     )
+    transpose_rates: tuple[tuple[int, float], ...] = Field(
+        default=(),
+        description="Software-scheduled hosts: elements/s of the engine's tiled 2-D transpose (a layout-transform kernel) by the source's row length in elements, as (row length, elements/s) pairs in increasing length; the strided side of a transpose makes the rate depend on the row length. Empty = a transpose moves its bytes at the memory levels' copy rates (hardware).",
+    )
 
     @field_validator("peak_flops_per_s")
     @classmethod
@@ -218,6 +222,18 @@ class VectorUnit(_Model):
         bad = [k for k, r in v.items() if not r > 0]
         if bad:
             raise ValueError(f"kernel_flops_per_s: rates must be > 0 ({', '.join(bad)})")
+        return v
+
+    @field_validator("transpose_rates")
+    @classmethod
+    def _check_transpose_rates(
+        cls, v: tuple[tuple[int, float], ...]
+    ) -> tuple[tuple[int, float], ...]:
+        lengths = [n for n, _ in v]
+        if any(n <= 0 for n in lengths) or lengths != sorted(set(lengths)):
+            raise ValueError("transpose_rates: row lengths must be positive and increasing")
+        if not all(0 < r < float("inf") for _, r in v):
+            raise ValueError("transpose_rates: rates must be finite and > 0")
         return v
 
 

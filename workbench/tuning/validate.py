@@ -1,16 +1,27 @@
-"""Predicted vs measured on this machine: map a suite of small kernels, run them, compare.
+"""Predicted vs measured on this machine: map a suite of kernels, run them, compare.
 
 Every kernel of every suite graph is mapped on the host profile (``workbench calibrate`` with
-the engine probe, or the profile given), run tile by tile exactly as mapped on the backend and
-timed: ``rounds`` passes over the whole suite, each timing every kernel ``repeats`` times, so a
-kernel's samples are spread over the run. Without a given profile each round starts with a quick
-calibration, so calibration and measurement share the machine's load over the run; the
-prediction of each kernel's executed tiling is then made on the rounds' merged profile
-(:func:`workbench.hw.calibrate.best_of`). ``measured_s`` is the best
-sample, as calibration keeps each micro-benchmark's best (other processes on a shared machine
-only add time, and the prediction is built from best-case figures); the median is reported
-beside it. The error of one kernel is ``|predicted - measured| / measured``. Calibration and
-measurement run with the same BLAS thread count (:mod:`workbench.execution.threads`).
+the engine probe, or the profile given) and run tile by tile exactly as mapped on the backend.
+The full suite's kernels take 1-5 ms each on a 2-core host (long against timer and call
+jitter, short against a scheduler slice); the report flags any kernel measured under 1 ms.
+
+Calibration is interleaved with measurement so both see the same machine state. Without a
+given profile, the run makes ``rounds`` passes over the suite; before each kernel (and after
+the last) a light calibration re-measures every rate the host model uses (matmul call rates,
+copy bandwidth per cache level, the engine's issue, launch, vector, attention, gather and
+transpose figures; :func:`workbench.hw.calibrate.calibrate` with ``light=True``, about 0.2 s),
+and each kernel is predicted on the best of the two probes either side of it (other
+processes only add time), with the tiling that ran forced. The kernel is then run once untimed
+(the probe evicted its data) and timed ``repeats`` times; the round keeps its best sample. The
+round's error is ``100 (predicted - measured) / measured``; a kernel's figure is the median of
+its rounds' absolute errors with their interquartile range, and the suite's figure the median
+over kernels, printed with the spread of the rounds' own medians. With a given profile every
+round predicts on it. Calibration and measurement run with the same BLAS thread count
+(:mod:`workbench.execution.threads`).
+
+A conv whose graph declares another layout than the mapping chose (an NCHW input where the
+engine prefers NHWC) is timed as mapped: on an input already in the kernel's layout, because
+the transform is a kernel of its own (``<conv>.to_nhwc``), timed and predicted separately.
 
 The measured bottleneck class comes from the measurement and the calibrated micro-benchmark
 figures, never from the cost model's choices. With ``fixed`` = the profile's kernel launch plus
@@ -33,8 +44,10 @@ from __future__ import annotations
 
 import functools
 import statistics
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
+
+import numpy as np
 
 from workbench.cost.host import home_level
 from workbench.cost.model import Cost
@@ -49,128 +62,11 @@ from workbench.lowering.kernel import Kernel
 from workbench.mapper import KernelMapping, map_model
 from workbench.options import MapOptions, TileOverride
 from workbench.scheduling.tiling import Tiling
+from workbench.tuning._report import KernelCheck, ValidationReport, family, iqr, pct_error
 from workbench.tuning._suite import suite
 from workbench.tuning.autotune import progress_bar
 
 __all__ = ["KernelCheck", "ValidationReport", "host_profile", "measured_class", "validate"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class KernelCheck:
-    """One kernel predicted and measured (seconds).
-
-    Attributes:
-        name: Suite case (and kernel when a case has several).
-        kind: Kernel kind.
-        tile: Tiling that ran, ``MxNxK``.
-        tiles: Tile calls executed (GEMM: K-steps).
-        predicted_s: Cost-model total, seconds.
-        measured_s: Best measured time over every round, seconds (module docstring).
-        measured_median_s: Median of the samples, seconds.
-        abs_pct_error: ``100 |predicted - measured| / measured``.
-        predicted_bottleneck: The cost model's class.
-        measured_bottleneck: The class from the measurement (module docstring); ``a|b`` when
-            the measurement cannot separate two classes.
-        class_match: The predicted class's family is among the measured ones.
-    """
-
-    name: str
-    kind: str
-    tile: str
-    tiles: int
-    predicted_s: float
-    measured_s: float
-    measured_median_s: float
-    abs_pct_error: float
-    predicted_bottleneck: str
-    measured_bottleneck: str
-    class_match: bool
-
-    def as_dict(self) -> dict[str, Any]:
-        """Plain data for JSON."""
-        return {f: getattr(self, f) for f in self.__slots__}
-
-
-def _pct(pred: float, meas: float) -> float:
-    return 100.0 * abs(pred - meas) / meas if meas > 0 else float("inf")
-
-
-def _family(cls: str) -> str:
-    return cls.split(":")[0]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ValidationReport:
-    """The suite's result.
-
-    Attributes:
-        hardware: Profile name.
-        backend: Backend name.
-        blas_threads: BLAS threads of the run (None: left as the library set it).
-        tile_issue_s: The profile's per-step issue time, seconds.
-        kernels: One :class:`KernelCheck` per kernel.
-    """
-
-    hardware: str
-    backend: str
-    blas_threads: int | None
-    tile_issue_s: float
-    kernels: tuple[KernelCheck, ...]
-
-    @property
-    def median_abs_pct_error(self) -> float:
-        """Median of the kernels' absolute percentage errors."""
-        return float(statistics.median(k.abs_pct_error for k in self.kernels))
-
-    @property
-    def class_mismatches(self) -> tuple[str, ...]:
-        """Names of the kernels whose predicted class family is not the measured one."""
-        return tuple(k.name for k in self.kernels if not k.class_match)
-
-    def by_kind(self) -> dict[str, float]:
-        """Median absolute percentage error per kernel kind."""
-        kinds = sorted({k.kind for k in self.kernels})
-        return {
-            kind: float(statistics.median(k.abs_pct_error for k in self.kernels if k.kind == kind))
-            for kind in kinds
-        }
-
-    def as_dict(self) -> dict[str, Any]:
-        """Plain data: the ``workbench validate --format json`` object."""
-        return {
-            "median_abs_pct_error": self.median_abs_pct_error,
-            "median_abs_pct_error_by_kind": self.by_kind(),
-            "class_mismatches": list(self.class_mismatches),
-            "backend": self.backend,
-            "hardware": self.hardware,
-            "blas_threads": self.blas_threads,
-            "tile_issue_s": self.tile_issue_s,
-            "kernels": [k.as_dict() for k in self.kernels],
-        }
-
-    def table(self) -> str:
-        """A fixed-width text table, one kernel per line, medians at the end."""
-        head = (
-            f"{'kernel':44} {'kind':11} {'tile':13} {'tiles':>6} {'predicted':>11} "
-            f"{'measured':>11} {'error':>8}  predicted / measured class"
-        )
-        lines = [head, "-" * len(head)]
-        for k in self.kernels:
-            mark = "" if k.class_match else "  <- class differs"
-            lines.append(
-                f"{k.name[:44]:44} {k.kind:11} {k.tile:13} {k.tiles:6d} "
-                f"{k.predicted_s * 1e3:9.4f}ms {k.measured_s * 1e3:9.4f}ms "
-                f"{k.abs_pct_error:7.0f}%  {k.predicted_bottleneck} / {k.measured_bottleneck}"
-                f"{mark}"
-            )
-        per_kind = ", ".join(f"{kind} {e:.0f}%" for kind, e in self.by_kind().items())
-        lines.append(f"median abs error by kind: {per_kind}")
-        lines.append(
-            f"median abs error {self.median_abs_pct_error:.1f}% over {len(self.kernels)} "
-            f"kernels ({self.backend}, {self.hardware}, BLAS threads {self.blas_threads}); "
-            f"class mismatches: {len(self.class_mismatches)}"
-        )
-        return "\n".join(lines)
 
 
 #: Ratio to a class threshold within which the measurement cannot separate the two classes.
@@ -186,7 +82,7 @@ def host_profile(rounds: int = 3) -> Hardware:
     with.
     """
     from workbench.execution.probe import probe_engine
-    from workbench.hw.calibrate import best_of, calibrate
+    from workbench.hw.calibrate import calibrate
 
     return best_of(
         [calibrate(quick=True, progress=False, engine=probe_engine) for _ in range(rounds)]
@@ -257,15 +153,16 @@ def validate(
     progress: bool = True,
     threads: int | None = DEFAULT_BLAS_THREADS,
 ) -> ValidationReport:
-    """Predict and measure the suite on ``hw`` (default: this host, calibrated quickly).
+    """Predict and measure the suite on ``hw`` (default: this host, probed between kernels).
 
     Args:
-        hw: Hardware profile of this machine (a calibrated host profile).
+        hw: Hardware profile of this machine (a calibrated host profile); None re-measures the
+            host's rates next to every kernel (module docstring).
         backend: Backend, backend name or None (automatic).
-        quick: Six tiny kernels instead of the full suite (for tests).
-        repeats: Timed runs per kernel per round.
-        rounds: Passes over the suite (and calibration rounds when ``hw`` is None); the best
-            sample of all is kept.
+        quick: The small smoke-test suite (:func:`workbench.tuning._suite.suite`) instead of
+            the full one.
+        repeats: Timed runs per kernel per round (the round keeps the best).
+        rounds: Passes over the suite; each kernel's figure is the median of its rounds.
         progress: Show a progress bar when the suite takes over a second.
         threads: BLAS threads for calibration and measurement (None: as the library set them).
 
@@ -274,44 +171,68 @@ def validate(
     """
     if repeats < 1 or rounds < 1:
         raise ExecutionError(f"validate: repeats {repeats} and rounds {rounds} must be >= 1")
+    cases = suite(quick)
     with blas_threads(threads):
-        profiles = [hw] if hw is not None else [_calibrate()]
+        probing = hw is None
+        # NOTE: the tilings are chosen on the best of three quick calibrations, so that load
+        # during one of them does not change which kernels the run times.
+        base = best_of([_calibrate(light=False) for _ in range(3)]) if hw is None else hw
         bk = resolve_backend(backend)
         runs = []
-        for case, build, options in suite(quick):
+        for case, build, options in cases:
             graph = build()
-            kernels = map_model(graph, profiles[0], options).kernels
+            kernels = map_model(graph, base, options).kernels
             for km in kernels:
                 name = case if len(kernels) == 1 else f"{case}: {km.kernel.name}"
                 runs.append(_Run(name, graph, km, bk, options))
-        samples: list[list[float]] = [[] for _ in runs]
+        probes: list[Hardware] = []
         with progress_bar(rounds * len(runs), "validate", progress) as bar:
-            for r in range(rounds):
-                if r > 0 and hw is None:
-                    profiles.append(_calibrate())
-                for run, acc in zip(runs, samples, strict=True):
-                    acc.extend(run.time(repeats, warmup=1 if r == 0 else 0))
+            for _ in range(rounds):
+                before = _calibrate(light=True) if probing else base
+                probes.append(before)
+                for run in runs:
+                    best, samples = run.time(repeats)
+                    after = _calibrate(light=True) if probing else base
+                    probes.append(after)
+                    near = best_of([before, after]) if probing else base
+                    run.record(run.predict(near) if probing else run.km.cost, best, samples)
+                    before = after
                     bar.update()
-        repredict = hw is None
-        if hw is None:
-            from workbench.hw.calibrate import best_of
-
-            hw = best_of(profiles)
-        checks = [run.check(hw, acc, repredict) for run, acc in zip(runs, samples, strict=True)]
+        merged = best_of(probes) if probing else base
+        rates = _RATES_PROBED if probing else _RATES_GIVEN
+        checks = tuple(run.check(merged, rates) for run in runs)
     return ValidationReport(
-        hardware=hw.name,
+        hardware=base.name,
         backend=bk.name,
         blas_threads=threads,
-        tile_issue_s=hw.overheads.tile_issue_s,
-        kernels=tuple(checks),
+        tile_issue_s=base.overheads.tile_issue_s,
+        rounds=rounds,
+        repeats=repeats,
+        cases=len(cases),
+        rates=rates,
+        kernels=checks,
     )
 
 
-def _calibrate() -> Hardware:
+_RATES_PROBED = (
+    "re-measured next to each kernel: best of the light calibrations just before and just "
+    "after it in its round"
+)
+_RATES_GIVEN = "the given profile, every round"
+
+
+def _calibrate(*, light: bool) -> Hardware:
     from workbench.execution.probe import probe_engine
     from workbench.hw.calibrate import calibrate
 
-    return calibrate(quick=True, progress=False, engine=probe_engine)
+    return calibrate(quick=True, light=light, progress=False, engine=probe_engine)
+
+
+def best_of(profiles: list[Hardware]) -> Hardware:
+    """:func:`workbench.hw.calibrate.best_of` (imported late: hw.calibrate imports NumPy BLAS)."""
+    from workbench.hw.calibrate import best_of as merge
+
+    return merge(profiles)
 
 
 def _same_tiling(a: Tiling, b: Tiling) -> bool:
@@ -337,6 +258,26 @@ def _repredict(km: KernelMapping, graph: Any, hw: Hardware, options: MapOptions)
     return km.cost
 
 
+def _as_mapped(graph: Any, km: KernelMapping) -> Any:
+    """The graph to execute ``km`` on: a conv reads its input in the layout the mapping chose.
+
+    The mapper puts a layout-transform kernel before a conv whose input is in another layout
+    than the engine prefers; the conv kernel itself then reads the transformed input. The
+    engine, given the graph as declared, would transform inside the conv call; timing the
+    conv kernel as mapped needs the op declared in the kernel's layout.
+    """
+    k = km.kernel
+    if k.kind != "conv" or k.layout not in ("NCHW", "NHWC"):
+        return graph
+    ops = tuple(
+        replace(op, layout=k.layout)
+        if op.name in k.ops and getattr(op, "layout", k.layout) != k.layout
+        else op
+        for op in graph.ops
+    )
+    return graph if ops == graph.ops else replace(graph, ops=ops)
+
+
 class _Run:
     """One suite kernel prepared for timing: inputs made, executed once (tiles counted)."""
 
@@ -344,39 +285,60 @@ class _Run:
         self, name: str, graph: Any, km: KernelMapping, bk: Backend, options: MapOptions
     ) -> None:
         self.name, self.graph, self.km, self.bk, self.options = name, graph, km, bk, options
-        self.inputs = make_inputs(km.kernel, 0, bk, graph=graph)
+        self.exec_graph = _as_mapped(graph, km)
+        self.inputs = make_inputs(km.kernel, 0, bk, graph=self.exec_graph)
         trace = Trace()
-        ran = execute(km, self.inputs, graph=graph, backend=bk, trace=trace)
+        ran = execute(km, self.inputs, graph=self.exec_graph, backend=bk, trace=trace)
         self.calls, self.events = ran.tiles, len(trace)
+        self.rounds: list[tuple[Cost, float]] = []
+        self.samples: list[float] = []
 
-    def time(self, repeats: int, warmup: int) -> tuple[float, ...]:
-        k = self.km.kernel
+    def time(self, repeats: int) -> tuple[float, tuple[float, ...]]:
+        """Best and all of ``repeats`` timed runs after one untimed run, seconds."""
         m = measure(
-            k,
+            self.km.kernel,
             self.km.tiling,
             backend=self.bk,
-            graph=self.graph,
+            graph=self.exec_graph,
             inputs=self.inputs,
-            warmup=warmup,
+            warmup=1,
             repeats=repeats,
         )
-        return m.samples
+        return min(m.samples), m.samples
 
-    def check(self, hw: Hardware, samples: list[float], repredict: bool) -> KernelCheck:
+    def predict(self, hw: Hardware) -> Cost:
+        """The cost of the tiling that ran, on ``hw``."""
+        return _repredict(self.km, self.graph, hw, self.options)
+
+    def record(self, cost: Cost, best: float, samples: tuple[float, ...]) -> None:
+        """Keep one round's prediction and best sample (and every sample)."""
+        self.rounds.append((cost, best))
+        self.samples.extend(samples)
+
+    def check(self, hw: Hardware, rates: str) -> KernelCheck:
+        """The kernel's record over its rounds; the class is judged on ``hw``."""
         k = self.km.kernel
-        cost = _repredict(self.km, self.graph, hw, self.options) if repredict else self.km.cost
-        best = min(samples)
-        meas_cls = measured_class(k, hw, best, _fixed_s(self.km, hw, self.calls, self.events))
+        errors = tuple(pct_error(c.total_s, best) for c, best in self.rounds)
+        abs_errors = [abs(e) for e in errors]
+        measured = float(statistics.median(best for _, best in self.rounds))
+        predicted = float(statistics.median(c.total_s for c, _ in self.rounds))
+        meas_cls = measured_class(k, hw, measured, _fixed_s(self.km, hw, self.calls, self.events))
+        p10, med, p90 = np.percentile(self.samples, (10, 50, 90))
+        cls = self.rounds[len(self.rounds) // 2][0].bottleneck
         return KernelCheck(
             name=self.name,
             kind=k.kind,
             tile=self.km.tiling.shape,
             tiles=self.calls,
-            predicted_s=cost.total_s,
-            measured_s=best,
-            measured_median_s=float(statistics.median(samples)),
-            abs_pct_error=_pct(cost.total_s, best),
-            predicted_bottleneck=cost.bottleneck,
+            predicted_s=predicted,
+            measured_s=measured,
+            measured_best_s=min(self.samples),
+            round_errors_pct=errors,
+            abs_pct_error=float(statistics.median(abs_errors)),
+            error_iqr_pct=iqr(abs_errors),
+            sample_spread=float((p90 - p10) / med) if med > 0 else 0.0,
+            rates=rates,
+            predicted_bottleneck=cls,
             measured_bottleneck=meas_cls,
-            class_match=_family(cost.bottleneck) in meas_cls.split("|"),
+            class_match=family(cls) in meas_cls.split("|"),
         )

@@ -243,7 +243,18 @@ def test_validate_quick_json_has_the_contract_keys(capsys, monkeypatch):
     monkeypatch.setenv("TQDM_DISABLE", "1")
     assert (
         main(
-            ["validate", "--quick", "--format", "json", "--hardware", "teaching", "--repeats", "1"]
+            [
+                "validate",
+                "--quick",
+                "--format",
+                "json",
+                "--hardware",
+                "teaching",
+                "--repeats",
+                "1",
+                "--rounds",
+                "1",
+            ]
         )
         == 0
     )
@@ -251,7 +262,11 @@ def test_validate_quick_json_has_the_contract_keys(capsys, monkeypatch):
     assert {"median_abs_pct_error", "backend", "hardware", "kernels"} <= out.keys()
     assert out["backend"] == "numpy"
     assert out["hardware"] == "teaching"
-    assert len(out["kernels"]) >= 6
+    from workbench.tuning._suite import suite
+
+    assert out["cases"] == len(suite(quick=True))
+    assert len(out["kernels"]) >= out["cases"]
+    assert out["rounds"] == 1
     assert out["blas_threads"] == 1
     assert isinstance(out["class_mismatches"], list)
     assert set(out["median_abs_pct_error_by_kind"]) == {k["kind"] for k in out["kernels"]}
@@ -266,9 +281,12 @@ def test_validate_quick_json_has_the_contract_keys(capsys, monkeypatch):
             "class_match",
         } <= k.keys()
         assert k["measured_bottleneck"] in ("overhead", "bandwidth", "compute")
+        assert len(k["round_errors_pct"]) == 1  # one round: its error is the kernel's
+        assert k["abs_pct_error"] == pytest.approx(abs(k["round_errors_pct"][0]))
         assert k["abs_pct_error"] == pytest.approx(
             100 * abs(k["predicted_s"] - k["measured_s"]) / k["measured_s"]
         )
+        assert k["measured_best_s"] <= k["measured_s"]
 
 
 @pytest.mark.parametrize(
@@ -366,3 +384,69 @@ def test_validate_cupy_without_a_gpu_warns_in_one_line():
     assert lines[0].endswith("using NumPy")
     assert '"backend": "numpy"' not in done.stdout  # the table, not JSON
     assert "numpy" in done.stdout
+
+
+def test_validate_probes_the_host_next_to_every_kernel():
+    from workbench.tuning._suite import suite
+    from workbench.tuning.validate import validate
+
+    report = validate(quick=True, rounds=2, repeats=1, progress=False, backend="numpy")
+    assert report.cases == len(suite(quick=True))
+    assert len(report.kernels) > report.cases  # the NCHW conv also runs its layout transform
+    assert "next to each kernel" in report.rates
+    assert f"over {len(report.kernels)} kernels of {report.cases} cases" in report.table()
+    assert len(report.round_medians_pct) == 2
+    for k in report.kernels:
+        assert len(k.round_errors_pct) == 2
+        assert k.abs_pct_error == pytest.approx(
+            sorted(abs(e) for e in k.round_errors_pct)[0] / 2
+            + sorted(abs(e) for e in k.round_errors_pct)[1] / 2
+        )
+        assert k.error_iqr_pct >= 0
+        assert k.predicted_s > 0
+        assert k.measured_best_s <= k.measured_s
+    kinds = {k.kind for k in report.kernels}
+    assert {"layout", "conv", "attention", "gemm"} <= kinds
+
+
+def test_a_conv_is_timed_on_its_mapped_layout():
+    from workbench.execution.run import execute, make_inputs
+    from workbench.mapper import map_model
+    from workbench.tuning._suite import suite
+    from workbench.tuning.validate import _as_mapped
+
+    _, build, opts = next(c for c in suite(quick=True) if "NCHW" in c[0])
+    graph = build()
+    hw = _host(1e-6)
+    conv = next(k for k in map_model(graph, hw, opts).kernels if k.kernel.kind == "conv")
+    assert conv.kernel.layout == "NHWC"
+    mapped = _as_mapped(graph, conv)
+    assert next(op for op in mapped.ops if op.name in conv.kernel.ops).layout == "NHWC"
+    res = execute(conv, make_inputs(conv.kernel, 0, "numpy", graph=mapped), graph=mapped)
+    assert not any("NCHW -> NHWC" in n for n in res.notes)  # no transform inside the conv
+
+
+def test_transpose_cost_uses_the_calibrated_rate_by_row_length():
+    from workbench.cost.host import transpose_s
+    from workbench.hw.calibrate import best_of
+    from workbench.mapper import map_model
+    from workbench.tuning._suite import suite
+
+    _, build, opts = next(c for c in suite(quick=True) if "NCHW" in c[0])
+    hw = _host(1e-6)
+    data = hw.model_dump()
+    data["vector_unit"]["transpose_rates"] = ((4, 1e9), (16, 4e9))
+    slow = type(hw).model_validate(data)
+    layout = next(k for k in map_model(build(), slow, opts).kernels if k.kernel.kind == "layout")
+    rows = layout.kernel.rows
+    # width 8 sits halfway between 4 and 16 on a log scale: 2.5e9 elements/s
+    assert rows.cols == 8
+    assert transpose_s(layout.kernel, slow) == pytest.approx(rows.rows * 8 / 2.5e9)
+    assert transpose_s(layout.kernel, HW) == 0.0  # no figures: the copy-rate model
+    assert layout.cost.total_s >= transpose_s(layout.kernel, slow)
+    data["vector_unit"]["transpose_rates"] = ((4, 2e9), (8, 1e9))
+    merged = best_of([slow, type(hw).model_validate(data)])
+    assert merged.vector_unit.transpose_rates == ((4, 2e9), (8, 1e9), (16, 4e9))
+    data["vector_unit"]["transpose_rates"] = ((16, 1e9), (4, 1e9))
+    with pytest.raises(ValueError, match="increasing"):
+        type(hw).model_validate(data)
