@@ -39,7 +39,7 @@ RULES: tuple[tuple[str, str, str], ...] = (
     (
         "reduction",
         "name~reduction",
-        r"reduce|reduction|softmax|triton_red_|triton_per_|argmax|topk",
+        r"reduce|reduction|softmax|pool|triton_red_|triton_per_|argmax|topk",
     ),
     (
         "elementwise",

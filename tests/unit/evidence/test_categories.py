@@ -28,6 +28,8 @@ NAMES = [
     ("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps>>", "reduction"),
     ("void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float>", "reduction"),
     ("triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_1", "reduction"),
+    ("void at::native::(anonymous namespace)::max_pool_forward_nhwc<float, float>", "reduction"),
+    ("void cudnn::pooling_fw_4d_kernel<float, float, cudnn::maxpooling_func<float>>", "reduction"),
     ("void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl>", "elementwise"),
     ("void at::native::elementwise_kernel<128, 2, direct_copy_kernel_cuda>", "elementwise"),
     ("triton_poi_fused_add_mul_0", "elementwise"),
