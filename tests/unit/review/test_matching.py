@@ -115,3 +115,22 @@ def test_chosen_iteration_and_errors(gpt2, tmp_path):
         match_kernels(run, gpt2, iteration=9)
     with pytest.raises(wb.WorkbenchError, match="device 4"):
         match_kernels(run, gpt2, device=4)
+
+
+def test_a_convolutional_net_matches_convs_pools_and_layout(tmp_path):
+    resnet = wb.map_model(
+        wb.build_graph("resnet50", phase="inference", batch=8), wb.load_hardware("a100-80gb")
+    )
+    names = {
+        **NAMES,
+        "row": "void at::native::(anonymous namespace)::max_pool_forward_nhwc<float, float>",
+        "layout": "void cudnn::ops::nchwToNhwcKernel<float, float, float, false, true>",
+    }
+    result = match_kernels(trace_of(resnet, tmp_path, names=names), resnet)
+    assert result.matched_fraction == 1.0
+    by_kind = {}
+    for m in result.matches:
+        by_kind.setdefault(resnet.kernels[m.sheet_index].kernel.kind, set()).add(m.confidence)
+    assert by_kind["conv"] == {1.0}
+    assert by_kind["row"] == {1.0}  # pooling is a reduction, a row kernel's own category
+    assert by_kind["layout"] == {0.7}  # an unclassified transpose stands in, with less confidence
