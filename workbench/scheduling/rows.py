@@ -71,7 +71,10 @@ def row_mapspace(kernel: Kernel, hw: Hardware) -> RowMapspace:
     row_bytes = p.cols * p.operands * p.elem_bytes
     max_rows = max(1, min(p.rows, 4096))
     r = 2 ** np.arange(int(np.log2(max_rows)) + 1)
-    split_ways = np.array([1, 2, 4, 8, 16, 32, 64]) if p.cols >= 1024 else np.array([1])
+    # NOTE: few long rows are split across cores, up to 1024 parts of at least 1024 elements
+    # (enough to fill any profile's cores: a 1-D copy of 2 GiB is one row).
+    ways = 2 ** np.arange(11)
+    split_ways = ways[(ways == 1) | (ways * 1024 <= p.cols)]
     rr, ss = (g.ravel() for g in np.meshgrid(r, split_ways, indexing="ij"))
     cols = -(-p.cols // ss)
     chunk_fits_row = cols * p.operands * p.elem_bytes <= cap
