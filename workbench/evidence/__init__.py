@@ -29,6 +29,7 @@ from workbench.evidence.run import (
     MeasuredRun,
     TraceError,
 )
+from workbench.evidence.timeline import time_by_name, union_s
 
 __all__ = [
     "CATEGORIES",
@@ -43,6 +44,8 @@ __all__ = [
     "read_nsys",
     "read_rank_traces",
     "read_trace",
+    "time_by_name",
+    "union_s",
     "write_kineto_trace",
     "write_nsys_sqlite",
 ]

@@ -17,9 +17,9 @@ import bisect
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
-from workbench.evidence.run import IterationStats, MeasuredKernel
+from workbench.evidence.run import IterationStats, MeasuredKernel, MeasuredRun
 
-__all__ = ["StepWindows", "derive_step_windows", "iteration_stats", "union_s"]
+__all__ = ["StepWindows", "derive_step_windows", "iteration_stats", "time_by_name", "union_s"]
 
 
 def union_s(intervals: Iterable[tuple[float, float]]) -> float:
@@ -117,3 +117,18 @@ def derive_step_windows(
         stop = min(end, ordered[n + 1][0]) if n + 1 < len(ordered) else end
         out.append((index, start, stop))
     return out
+
+
+def time_by_name(run: MeasuredRun) -> dict[str, float]:
+    """Summed duration of each kernel name per iteration (mean over repeats), s, largest first.
+
+    Like :meth:`MeasuredRun.time_by_category`, durations are summed, not unioned, and activities
+    outside every iteration are left out. Two runs' dicts diff kernel by kernel.
+    """
+    counted = {it.index for it in run.iterations}
+    out: dict[str, float] = defaultdict(float)
+    for k in run.kernels:
+        if k.iteration in counted:
+            out[k.name] += k.duration_s
+    n = max(len(counted), 1)
+    return dict(sorted(((name, t / n) for name, t in out.items()), key=lambda x: -x[1]))

@@ -125,6 +125,23 @@ class KernelMatching:
     unmatched_sheet: tuple[int, ...]
     sheet_rows: tuple[SheetRow, ...]
 
+    def layer_type_totals(self) -> tuple[tuple[str, float, float], ...]:
+        """``(layer type, expected s, measured s)`` over matched rows, then unmatched kernels.
+
+        Unmatched sheet rows add to the expected column only; the last row, ``unmatched
+        measured``, holds the measured time no sheet row claimed (aligned iteration), so the
+        measured column adds up to everything the device ran.
+        """
+        totals: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+        for row in self.sheet_rows:
+            totals[row.layer_type][0] += row.expected_s
+            totals[row.layer_type][1] += row.measured_s or 0.0
+        rest = sum(u.duration_s for u in self.unmatched_measured)
+        return (
+            *((name, e, m) for name, (e, m) in totals.items()),
+            ("unmatched measured", 0.0, rest),
+        )
+
     @property
     def matched_fraction(self) -> float:
         """Share of sheet rows with a measured kernel, 0..1."""

@@ -89,3 +89,14 @@ def test_time_by_category_covers_every_category_and_counts_per_iteration(tmp_pat
 def test_kernel_end_is_start_plus_duration():
     k = MeasuredKernel(name="k", category="other", rule="r", start_s=1.0, duration_s=0.5)
     assert k.end_s == 1.5
+
+
+def test_time_by_name_is_per_iteration_and_largest_first(tmp_path, kernels):
+    from workbench.evidence import time_by_name
+
+    run = read_trace(write_kineto_trace(tmp_path / "t.json", kernels))
+    by = time_by_name(run)
+    assert list(by.values()) == sorted(by.values(), reverse=True)
+    assert next(iter(by)).startswith("void flash_fwd_kernel")
+    assert by["Memcpy DtoH"] == pytest.approx(2e-4)
+    assert sum(by.values()) == pytest.approx(sum(run.time_by_category().values()))

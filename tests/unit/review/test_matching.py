@@ -134,3 +134,17 @@ def test_a_convolutional_net_matches_convs_pools_and_layout(tmp_path):
     assert by_kind["conv"] == {1.0}
     assert by_kind["row"] == {1.0}  # pooling is a reduction, a row kernel's own category
     assert by_kind["layout"] == {0.7}  # an unclassified transpose stands in, with less confidence
+
+
+def test_layer_type_totals_add_up_on_both_sides(gpt2, tmp_path):
+    gemms = [i for i, k in enumerate(gpt2.kernels) if k.kernel.kind == "gemm"]
+    run = trace_of(gpt2, tmp_path, drop={gemms[2]}, extra_after={gemms[5]})
+    result = match_kernels(run, gpt2)
+    totals = result.layer_type_totals()
+    assert totals[-1][0] == "unmatched measured"
+    assert sum(e for _, e, _ in totals) == pytest.approx(sum(k.cost.total_s for k in gpt2.kernels))
+    ran = [k for k in run.kernels if k.iteration == result.iteration]
+    # Matched medians equal this iteration's times here only up to the 1.2/1.3/1.4 spread, so
+    # compare the unmatched part exactly and the whole within that spread.
+    assert totals[-1][2] == pytest.approx(2e-6 + 1e-6)
+    assert sum(m for _, _, m in totals) == pytest.approx(sum(k.duration_s for k in ran), rel=0.1)
