@@ -108,6 +108,18 @@ def test_duplicate_ids_and_bad_files_are_refused(tmp_path):
         load_corpus(bad)
 
 
+def test_an_unknown_profile_or_preset_is_one_line():
+    with pytest.raises(CorpusError, match=r"row 'gemm\.example': hardware") as err:
+        run_corpus(parse_corpus(_doc(GOOD_ROW.replace("h100-sxm", "no-such-chip"))))
+    assert "\n" not in str(err.value)
+    row = GOOD_ROW.replace(
+        "{kind: gemm, m: 4096, n: 4096, k: 4096, dtype: bf16, software: cuBLAS}",
+        "{kind: decode, model: llama9, batch: 1, seq: 128, dtype: bf16, software: vLLM}",
+    ).replace("TFLOP/s", "ms")
+    with pytest.raises(CorpusError, match="unknown model preset 'llama9'"):
+        run_corpus(parse_corpus(_doc(row)))
+
+
 def test_rows_are_frozen(corpus):
     with pytest.raises(Exception, match="frozen"):
         corpus.rows[0].measured = 1.0  # type: ignore[misc]
