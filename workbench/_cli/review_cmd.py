@@ -1,4 +1,18 @@
-"""``workbench review``: write the review pack (offline HTML + Markdown twin)."""
+"""``workbench review``: write the review pack (offline HTML + Markdown twin).
+
+Two forms:
+
+* ``workbench review [model flags | --record FILE] --out pack.html``: the pack of one mapping;
+* ``workbench review BASELINE CANDIDATE [--changed GROUP ...] --out pack.html``: the pack built
+  around a regression. BASELINE and CANDIDATE are run records or profiler traces (Kineto JSON or
+  ``.json.gz``, Nsight Systems SQLite); a trace is matched to the mapping of ``--model`` (same
+  flags for both sides; for different options per side, write records with ``workbench run
+  --from-trace`` first).
+
+``--out`` names the format by its suffix (``.md`` Markdown, else HTML); the twin is written
+beside it with the other suffix. Exit status as ``workbench triage``: 0 ship (or behind a flag),
+1 refused / cannot sign off / roll back, 2 bad input.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +24,11 @@ from workbench._cli.common import (
     map_from_args,
 )
 from workbench.errors import WorkbenchError
+from workbench.review.tags import TAG_GROUPS
 
 __all__ = ["register", "run"]
+
+_TRACE_MAGIC = (b"SQLite format 3", b"\x1f\x8b")
 
 
 def register(subs: argparse._SubParsersAction) -> None:
@@ -19,14 +36,74 @@ def register(subs: argparse._SubParsersAction) -> None:
     p = subs.add_parser(
         "review",
         help="write a design-review pack (offline HTML + Markdown)",
-        description="Map a model (same flags as `workbench map`), or re-map a run record with "
-        "--record, and write one standalone offline HTML page plus a Markdown twin.",
+        description="With BASELINE and CANDIDATE (run records or profiler traces): the pack "
+        "built around the regression between them. Without: map a model (same flags as "
+        "`workbench map`), or re-map a run record with --record, and write the pack of one "
+        "mapping. One standalone offline page plus a twin in the other format.",
     )
+    p.add_argument("runs", nargs="*", metavar="RUN", help="BASELINE CANDIDATE (records/traces)")
     add_model_args(p)
     add_options_args(p)
-    p.add_argument("--record", metavar="FILE.json", help="re-map this run record instead")
-    p.add_argument("--out", required=True, metavar="review.html", help="HTML file to write")
+    p.add_argument("--record", metavar="FILE.json", help="one-run pack: re-map this run record")
+    p.add_argument(
+        "--changed",
+        choices=TAG_GROUPS,
+        action="append",
+        default=None,
+        help="a tag group deliberately changed between BASELINE and CANDIDATE (repeatable)",
+    )
+    p.add_argument(
+        "--no-simulate", action="store_true", help="skip the serving (p95/p99) simulation"
+    )
+    p.add_argument(
+        "--out",
+        required=True,
+        metavar="pack.html",
+        help="file to write: .md for Markdown, else HTML; the twin gets the other suffix",
+    )
     p.set_defaults(func=run)
+
+
+def _is_trace(path: str) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(16)
+    except OSError:
+        return False
+    return head.startswith(_TRACE_MAGIC) or b"traceEvents" in head
+
+
+def _load_run(path: str, args: argparse.Namespace):
+    from workbench.review.records import RecordError, load_record
+
+    if not _is_trace(path):
+        try:
+            return load_record(path)
+        except RecordError as exc:
+            if "not a workbench run record" not in str(exc):
+                raise
+    from workbench.evidence import read_trace
+    from workbench.review.from_trace import record_from_trace
+
+    measured = read_trace(path)
+    given = args.model or args.hf_config or args.onnx
+    return record_from_trace(measured, map_from_args(args) if given else None)
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from workbench._cli.triage_cmd import exit_status
+    from workbench.report.review_pack import write_comparison
+    from workbench.review.pack import comparison_pack
+
+    if len(args.runs) != 2:
+        raise WorkbenchError(
+            f"review: expected BASELINE CANDIDATE (two runs), got {len(args.runs)}"
+        )
+    base, cand = (_load_run(p, args) for p in args.runs)
+    pack = comparison_pack(base, cand, changed=args.changed, simulate=not args.no_simulate)
+    first, twin = write_comparison(pack, args.out)
+    print(f"wrote {first} and {twin}: decision {pack.report.decision}")
+    return exit_status(pack.report.decision)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,6 +112,8 @@ def run(args: argparse.Namespace) -> int:
     from workbench.review.records import load_record
     from workbench.review.reproduce import remap
 
+    if args.runs:
+        return _compare(args)
     record = None
     if args.record:
         record = load_record(args.record)
@@ -46,6 +125,6 @@ def run(args: argparse.Namespace) -> int:
             )
     else:
         mapping = map_from_args(args)
-    html_path, md_path = write_review(mapping, args.out, record)
-    print(f"wrote {html_path} and {md_path}")
+    first, twin = write_review(mapping, args.out, record)
+    print(f"wrote {first} and {twin}")
     return 0

@@ -1,10 +1,23 @@
 """The review pack: one offline HTML page (and a Markdown twin) for a senior design review.
 
-Sections, all computed from the mapping (nothing typed in): summary; the mapping sheet with
-tiling assumptions, fusion plan and expected bottleneck class; roofline; bandwidth lens (the
-mapping against the same model with every fusion rule off); MFU and stall fraction by layer
-type; owners; debug branches; validation matrix; rollback criteria. Every string that comes from
-outside (model and kernel names, file contents) is escaped with :func:`html.escape`.
+Two packs:
+
+* **one run** (:func:`review_pack`): summary; the mapping sheet with tiling assumptions, fusion
+  plan and expected bottleneck class; roofline; bandwidth lens (the mapping against the same
+  model with every fusion rule off); MFU and stall fraction by layer type; owners; debug
+  branches; validation matrix; rollback criteria;
+* **a regression** (:func:`comparison_html`; data from
+  :func:`workbench.review.pack.comparison_pack`): decision, headline, first failing mechanism
+  with its proving sheet rows, declared change, counterfactual attribution, per-kernel diff,
+  one layer's before/after timeline, the bandwidth lens across baseline, counterfactual steps
+  and candidate, ownership with the owner marked, debug branches, validation matrix with
+  pass/fail per slice, rollback criteria, reproducer commands.
+
+Every string that comes from outside (model, hardware and kernel names, file contents) is escaped:
+:func:`html.escape` in HTML, chart JSON with unicode escapes for ``<`` (see
+:func:`workbench.report.export.chart_html_fragment`), and :func:`md_escape` in the Markdown twin.
+:func:`write_pack` chooses the format by the suffix of ``--out`` and writes the twin beside it
+with the other suffix, so neither overwrites the other.
 """
 
 from __future__ import annotations
@@ -24,7 +37,18 @@ from workbench.report.sheet import sheet_rows
 from workbench.review.records import RunRecord, record_from_mapping
 from workbench.review.triage import TriageReport, triage
 
-__all__ = ["SHEET_COLUMNS", "review_markdown", "review_pack", "review_sections", "write_review"]
+__all__ = [
+    "SHEET_COLUMNS",
+    "comparison_html",
+    "comparison_markdown",
+    "md_escape",
+    "review_markdown",
+    "review_pack",
+    "review_sections",
+    "write_comparison",
+    "write_pack",
+    "write_review",
+]
 
 #: Mapping-sheet columns shown in the pack (identical layers grouped, display units).
 SHEET_COLUMNS = (
@@ -83,11 +107,35 @@ def _table(rows: list[dict[str, Any]], cols: tuple[str, ...] | list[str]) -> str
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>\n"
 
 
+_MD_SPECIAL = str.maketrans(
+    {
+        "&": "&amp;",
+        "<": "&lt;",
+        ">": "&gt;",
+        "|": "\\|",
+        "`": "\\`",
+        "[": "\\[",
+        "]": "\\]",
+        "*": "\\*",
+        "\\": "\\\\",
+        "\n": " ",
+        "\r": " ",
+    }
+)
+
+
+def md_escape(text: str) -> str:
+    """Text safe inside a Markdown table cell or heading: no HTML, links, code or emphasis.
+
+    >>> md_escape("a <!--<script>")
+    'a &lt;!--&lt;script&gt;'
+    """
+    return text.translate(_MD_SPECIAL)
+
+
 def _md_table(rows: list[dict[str, Any]], cols: tuple[str, ...] | list[str]) -> str:
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    lines += [
-        "| " + " | ".join(_cell(r.get(c)).replace("|", "\\|") for c in cols) + " |" for r in rows
-    ]
+    lines += ["| " + " | ".join(md_escape(_cell(r.get(c))) for c in cols) + " |" for r in rows]
     return "\n".join(lines) + "\n"
 
 
@@ -215,26 +263,119 @@ def review_pack(
 def review_markdown(
     mapping: ModelMapping, record: RunRecord | None = None, *, simulate: bool = True
 ) -> str:
-    """The Markdown twin of :func:`review_pack` (charts are in the HTML page)."""
+    """The Markdown twin of :func:`review_pack` (charts are in the HTML page; text escaped)."""
     tables, _ = review_sections(mapping, record, simulate=simulate)
-    out = [f"# Design review: {mapping.graph.name} on {mapping.hardware.name}\n"]
+    title = md_escape(f"{mapping.graph.name} on {mapping.hardware.name}")
+    out = [f"# Design review: {title}\n"]
     for heading, rows, cols in tables:
         out.append(f"## {heading}\n\n{_md_table(rows, cols)}")
     out.append("## Charts\n\nRoofline, bandwidth lens and layer-type bars: see the HTML page.\n")
     return "\n".join(out)
 
 
-def write_review(
-    mapping: ModelMapping, out: str | Path, record: RunRecord | None = None
-) -> tuple[Path, Path]:
-    """Write ``out`` (HTML) and its Markdown twin (same name, ``.md``) atomically."""
+def write_pack(out: str | Path, html_text: str, md_text: str) -> tuple[Path, Path]:
+    """Write the pack at ``out`` in the format its suffix names, and the twin beside it.
+
+    ``pack.md`` gets the Markdown and ``pack.html`` the HTML; ``pack.html`` (or any other
+    suffix) gets the HTML and ``pack.md`` the Markdown. The two paths always differ.
+
+    Returns:
+        ``(path written as asked, twin path)``.
+    """
     path = Path(out)
     if not path.parent.is_dir():
         raise WorkbenchError(f"--out {out}: folder {path.parent} does not exist")
-    md = path.with_suffix(".md")
-    for target, text in (
-        (path, review_pack(mapping, record)),
-        (md, review_markdown(mapping, record)),
-    ):
+    if path.suffix.lower() in (".md", ".markdown"):
+        pairs = ((path, md_text), (path.with_suffix(".html"), html_text))
+    else:
+        twin = path.with_suffix(".md") if path.suffix else path.with_name(path.name + ".md")
+        pairs = ((path, html_text), (twin, md_text))
+    for target, text in pairs:
         write_text_safely(target, text, what="--out")
-    return path, md
+    return pairs[0][0], pairs[1][0]
+
+
+def write_review(
+    mapping: ModelMapping, out: str | Path, record: RunRecord | None = None
+) -> tuple[Path, Path]:
+    """Write the one-run pack at ``out`` (format by suffix) and its twin; see :func:`write_pack`."""
+    return write_pack(out, review_pack(mapping, record), review_markdown(mapping, record))
+
+
+# --- the regression pack ----------------------------------------------------------------------
+_PRINT_CSS = (
+    "<style>@media print{section{break-inside:avoid-page}.wb-chart{break-inside:avoid}"
+    "body{margin:0}}td{vertical-align:top;max-width:40em}</style>\n"
+)
+
+
+def _timeline_chart(pack: Any) -> Any:
+    import altair as alt
+
+    rows = [
+        {**r, "start_us": r["start_s"] * 1e6, "end_us": r["end_s"] * 1e6} for r in pack.timeline
+    ]
+    return (
+        alt.Chart(alt.Data(values=rows))
+        .mark_bar()
+        .encode(
+            x=alt.X("start_us:Q", title="time from layer start (us)"),
+            x2="end_us:Q",
+            y=alt.Y("side:N", sort=["baseline", "candidate"], title=None),
+            color=alt.Color("kernel:N", legend=alt.Legend(orient="bottom", columns=3)),
+            tooltip=["side:N", "kernel:N", "start_us:Q", "end_us:Q", "source:N"],
+        )
+        .properties(width=640, height=90, title=f"{pack.layer}: kernels end to end")
+    )
+
+
+def _comparison_charts(pack: Any) -> list[tuple[str, str]]:
+    from workbench.report.charts import bandwidth_lens
+    from workbench.report.export import chart_html_fragment
+
+    out = []
+    if pack.timeline:
+        sources = sorted({r["source"] for r in pack.timeline})
+        out.append(
+            (
+                f"Before/after timeline of {pack.layer} ({' and '.join(sources)} kernel times, "
+                "laid end to end; gaps between kernels are in the diff's remainder row)",
+                chart_html_fragment(_timeline_chart(pack)),
+            )
+        )
+    if pack.lens:
+        out.append(
+            (
+                "Bandwidth lens: baseline, each declared change reverted alone, candidate",
+                chart_html_fragment(bandwidth_lens(list(pack.lens))),
+            )
+        )
+    return out
+
+
+def comparison_html(pack: Any) -> str:
+    """The regression pack (a :class:`~workbench.review.pack.ComparisonPack`) as one page."""
+    from workbench.report.export import offline_page
+
+    sections = [(h, _table(rows, cols)) for h, rows, cols in pack.tables]
+    if sections:
+        sections[0] = (sections[0][0], _PRINT_CSS + sections[0][1])
+    at = next((i for i, (h, _) in enumerate(sections) if h.startswith("Per layer type")), None)
+    if at is not None:
+        sections[at + 1 : at + 1] = _comparison_charts(pack)
+    return offline_page(pack.title, sections)
+
+
+def comparison_markdown(pack: Any) -> str:
+    """The Markdown twin of :func:`comparison_html` (every cell and the title escaped)."""
+    out = [f"# {md_escape(pack.title)}\n"]
+    for heading, rows, cols in pack.tables:
+        out.append(f"## {heading}\n\n{_md_table(rows, cols)}")
+    if pack.timeline or pack.lens:
+        out.append("## Charts\n\nLayer timeline and bandwidth lens: see the HTML page.\n")
+    return "\n".join(out)
+
+
+def write_comparison(pack: Any, out: str | Path) -> tuple[Path, Path]:
+    """Write the regression pack at ``out`` (format by suffix) and its twin beside it."""
+    return write_pack(out, comparison_html(pack), comparison_markdown(pack))

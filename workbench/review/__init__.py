@@ -8,6 +8,7 @@ Example:
     ('launch_sync_overhead', 'runtime systems engineer')
 """
 
+from workbench.review.attribution import Attribution, counterfactual, declared_changes, diff_table
 from workbench.review.branches import BranchNode, debug_branches, simulate_sla
 from workbench.review.closure import (
     Guardrail,
@@ -18,8 +19,10 @@ from workbench.review.closure import (
     load_guardrails,
     validation_matrix,
 )
+from workbench.review.from_trace import match_trace, record_from_trace
 from workbench.review.mechanisms import MECHANISMS, FirstFailing, align, find_first_failing
 from workbench.review.owners import OwnerRole, OwnershipTable, load_owners
+from workbench.review.pack import ComparisonPack, comparison_pack
 from workbench.review.records import (
     SCHEMA_VERSION,
     KernelResult,
@@ -32,6 +35,7 @@ from workbench.review.records import (
     save_record,
 )
 from workbench.review.scenarios import SCENARIOS, Scenario, build_scenario, write_scenario
+from workbench.review.synthetic import synthetic_kernels, write_synthetic_trace
 from workbench.review.tags import TAG_GROUPS, RunTags
 from workbench.review.triage import (
     JSON_KEYS,
@@ -48,7 +52,9 @@ __all__ = [
     "SCENARIOS",
     "SCHEMA_VERSION",
     "TAG_GROUPS",
+    "Attribution",
     "BranchNode",
+    "ComparisonPack",
     "FirstFailing",
     "Guardrail",
     "GuardrailCheck",
@@ -66,20 +72,28 @@ __all__ = [
     "align",
     "build_scenario",
     "compare_tags",
+    "comparison_pack",
+    "counterfactual",
     "debug_branches",
     "decide",
+    "declared_changes",
+    "diff_table",
     "evaluate_guardrails",
     "find_first_failing",
     "load_guardrails",
     "load_owners",
     "load_record",
+    "match_trace",
     "record_from_mapping",
+    "record_from_trace",
     "save_record",
     "simulate_sla",
+    "synthetic_kernels",
     "triage",
     "triage_document",
     "triage_files",
     "triage_text",
     "validation_matrix",
     "write_scenario",
+    "write_synthetic_trace",
 ]

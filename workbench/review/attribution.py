@@ -39,6 +39,7 @@ __all__ = [
     "declared_changes",
     "diff_table",
     "profile_diff",
+    "reverted_mappings",
 ]
 
 
@@ -323,17 +324,8 @@ def _show(item: Any) -> str:
     return str(item)
 
 
-def counterfactual(base: RunRecord, cand: RunRecord) -> Attribution | None:
-    """Each declared change's share of the delta, by reverting it alone (None if not re-mappable).
-
-    Args:
-        base: Baseline run (preset model; profile embedded or loadable).
-        cand: Candidate run, same model.
-
-    Returns:
-        The :class:`Attribution`, or None when either run cannot be re-mapped or nothing
-        declared changed.
-    """
+def _steps(base: RunRecord, cand: RunRecord):
+    """``(candidate inputs, baseline inputs, [(change, revert)])`` or None if not re-mappable."""
     hb, hc = hardware_for(base), hardware_for(cand)
     gb, gc = graph_for(base), graph_for(cand)
     if hb is None or hc is None or gb is None or gc is None:
@@ -357,11 +349,41 @@ def counterfactual(base: RunRecord, cand: RunRecord) -> Attribution | None:
             after=f"b{w1.batch} s{w1.seq} c{w1.context}",
         )
         steps.append((change, lambda x: (gb, x[1], x[2])))
-    if not steps:
+    cand_inputs: _Inputs = (gc, hc, options_for(cand))
+    base_inputs: _Inputs = (gb, hb, options_for(base))
+    return cand_inputs, base_inputs, steps
+
+
+def reverted_mappings(base: RunRecord, cand: RunRecord) -> list[tuple[Change, Any]]:
+    """The candidate re-mapped with each declared change reverted alone (empty if impossible).
+
+    Returns:
+        ``(change, ModelMapping)`` pairs, in declaration order.
+    """
+    found = _steps(base, cand)
+    if found is None:
+        return []
+    inputs, _, steps = found
+    return [(change, map_model(*revert(inputs))) for change, revert in steps]
+
+
+def counterfactual(base: RunRecord, cand: RunRecord) -> Attribution | None:
+    """Each declared change's share of the delta, by reverting it alone (None if not re-mappable).
+
+    Args:
+        base: Baseline run (preset model; profile embedded or loadable).
+        cand: Candidate run, same model.
+
+    Returns:
+        The :class:`Attribution`, or None when either run cannot be re-mapped or nothing
+        declared changed.
+    """
+    found = _steps(base, cand)
+    if found is None or not found[2]:
         return None
-    inputs: _Inputs = (gc, hc, options_for(cand))
+    inputs, base_inputs, steps = found
     t_cand = map_model(*inputs).time_s
-    t_base = map_model(gb, hb, options_for(base)).time_s
+    t_base = map_model(*base_inputs).time_s
     total = t_cand - t_base
     shares = []
     for change, revert in steps:

@@ -51,3 +51,147 @@ def test_markdown_twin_has_sections_and_computed_figures(evil_mapping):
     assert "## Rollback criteria" in md
     assert "ML compiler engineer" in md
     assert f"{evil_mapping.mfu:.4g}" in md
+
+
+# --- the regression pack ----------------------------------------------------------------------
+HOSTILE = "x<!--<script>alert(1)</script>"
+
+
+def _records(hw_name="h100-sxm", model_name=None):
+    from workbench.options import MapOptions
+    from workbench.review import record_from_mapping
+
+    hw = load_hardware("h100-sxm")
+    if hw_name != hw.name:
+        hw = hw.model_copy(update={"name": hw_name})
+    out = []
+    for opts in (MapOptions(), MapOptions(disabled_fusion=("gemm_epilogue",))):
+        rec = record_from_mapping(map_model(build_graph("gpt2", seq=256), hw, opts))
+        if model_name:
+            w = dataclasses.replace(rec.tags.workload, model=model_name)
+            rec = dataclasses.replace(rec, tags=dataclasses.replace(rec.tags, workload=w))
+        out.append(rec)
+    return out
+
+
+@pytest.fixture(scope="module")
+def regression_pack():
+    from workbench.review.pack import comparison_pack
+
+    return comparison_pack(*_records(), changed="compiler")
+
+
+REGRESSION_SECTIONS = (
+    "Decision",
+    "Headline",
+    "First failing mechanism",
+    "Proving artifact",
+    "Declared change",
+    "Attribution",
+    "Per-kernel diff",
+    "Per layer type, and the unexplained remainder",
+    "Before/after timeline",
+    "Bandwidth lens",
+    "Ownership",
+    "Debug branches",
+    "Validation matrix (pass/fail per slice)",
+    "Rollback criteria",
+    "Reproducer commands",
+)
+
+
+def test_regression_pack_has_every_section_offline(regression_pack):
+    from workbench.report.review_pack import comparison_html
+
+    page = comparison_html(regression_pack)
+    for heading in REGRESSION_SECTIONS:
+        assert f"<h2>{heading}" in page, heading
+    assert not re.search(r"<script[^>]*\bsrc\s*=", page, re.IGNORECASE)
+    assert "@media print" in page
+
+
+def test_regression_pack_content_is_computed(regression_pack):
+    r = regression_pack.report
+    assert r.decision == "roll back"
+    assert r.first_failing.mechanism == "fusion_broken"
+    tables = {h: rows for h, rows, _ in regression_pack.tables}
+    headline = {row["metric"]: row for row in tables["Headline"]}
+    assert {"step time (s)", "MFU", "p99 latency (s)"} <= set(headline)
+    assert "bootstrap" in headline["p99 latency (s)"]["evidence"]
+    assert headline["quality error"]["evidence"].startswith("missing")
+    owners = [row for row in tables["Ownership"] if row["owner"] == "assigned"]
+    assert [o["role"] for o in owners] == ["ML compiler engineer"]
+    matrix = tables["Validation matrix (pass/fail per slice)"]
+    assert {row["status"] for row in matrix} <= {"pass", "fail", "unknown"}
+    assert matrix[0]["status"] == "fail"
+    commands = [row["command"] for row in tables["Reproducer commands"]]
+    assert commands[1].startswith("workbench run --model gpt2")
+    assert "--no-fusion gemm_epilogue" in commands[1]
+    assert {v for v, _ in regression_pack.lens} >= {"baseline", "candidate"}
+    assert regression_pack.timeline
+
+
+@pytest.mark.parametrize("where", ["model", "hardware"])
+def test_hostile_names_hide_no_section(where):
+    from workbench.report.review_pack import comparison_html, comparison_markdown
+    from workbench.review.pack import comparison_pack
+
+    recs = _records(**({"model_name": HOSTILE} if where == "model" else {"hw_name": HOSTILE}))
+    pack = comparison_pack(*recs, changed="compiler", simulate=False)
+    page = comparison_html(pack)
+    md = comparison_markdown(pack)
+    assert "<!--" not in page.split("<body>", 1)[1]
+    assert "<script>alert" not in page
+    for heading in ("Decision", "Headline", "Ownership", "Rollback criteria", "Reproducer"):
+        assert f"<h2>{heading}" in page
+        assert f"## {heading}" in md
+    assert "<!--" not in md
+    assert "<script" not in md
+    assert "&lt;!--&lt;script&gt;" in md
+
+
+def test_review_cli_out_md_does_not_clobber(tmp_path, capsys):
+    from workbench.cli import main
+    from workbench.review import save_record
+
+    base, cand = _records()
+    b, c = save_record(base, tmp_path / "b.json"), save_record(cand, tmp_path / "c.json")
+    out = tmp_path / "pack.md"
+    code = main(["review", str(b), str(c), "--changed", "compiler", "--out", str(out)])
+    assert code == 1  # roll back
+    assert "pack.md and" in capsys.readouterr().out
+    md, page = out.read_text(), (tmp_path / "pack.html").read_text()
+    assert md.startswith("# Regression review")
+    assert page.startswith("<!doctype html>")
+    assert "## First failing mechanism" in md
+    html_out = tmp_path / "other.html"
+    assert main(["review", str(b), str(c), "--changed", "compiler", "--out", str(html_out)]) == 1
+    assert html_out.read_text().startswith("<!doctype html>")
+    assert (tmp_path / "other.md").read_text().startswith("# Regression review")
+
+
+def test_one_run_review_md_suffix_does_not_clobber(tmp_path, capsys):
+    from workbench.cli import main
+
+    out = tmp_path / "one.md"
+    assert main(["review", "--model", "mlp", "--out", str(out)]) == 0
+    assert out.read_text().startswith("# Design review")
+    assert (tmp_path / "one.html").read_text().startswith("<!doctype html>")
+
+
+def test_review_of_two_traces(tmp_path):
+    from workbench.cli import main
+    from workbench.options import MapOptions
+    from workbench.review.synthetic import write_synthetic_trace
+
+    hw = load_hardware("h100-sxm")
+    mb = map_model(build_graph("gpt2", seq=256), hw)
+    mc = map_model(build_graph("gpt2", seq=256), hw, MapOptions(launch="eager"))
+    b = write_synthetic_trace(mb, tmp_path / "b.json", seed=1)
+    c = write_synthetic_trace(mc, tmp_path / "c.json", seed=2, jitter=0.03)
+    out = tmp_path / "t.html"
+    argv = ["review", str(b), str(c), "--model", "gpt2", "--seq", "256", "--no-simulate"]
+    assert main([*argv, "--out", str(out)]) in (0, 1)
+    page = out.read_text()
+    assert "measured kernel times" in page
+    assert "median iteration" in page or "Headline" in page
