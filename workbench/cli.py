@@ -133,9 +133,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
+    from workbench._cli.common import flush_notes
+
+    flush_notes(show=False)
     with warnings.catch_warnings():
         warnings.showwarning = _show_warning
-        return _run(args)
+        code = _run(args)
+    flush_notes(show=code == 0)
+    return code
 
 
 if __name__ == "__main__":  # pragma: no cover

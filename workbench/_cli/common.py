@@ -24,6 +24,7 @@ __all__ = [
     "add_options_args",
     "check_figures",
     "check_mapping",
+    "flush_notes",
     "footprint_of",
     "graph_from_args",
     "hardware_from_args",
@@ -137,9 +138,22 @@ def _positive(name: str, value: int | None) -> None:
         raise WorkbenchError(f"--{name} {value} is above the supported {MAX_ARG:,}")
 
 
+#: Notes of the running command, printed by the CLI once it succeeds (a failure shows only its
+#: one error line).
+NOTES: list[str] = []
+
+
 def note(text: str) -> None:
-    """Print one ``workbench: note: ...`` line on stderr (a default the user did not choose)."""
-    print(f"workbench: note: {text}", file=sys.stderr)
+    """Queue one ``workbench: note: ...`` line for stderr (a default the user did not choose)."""
+    NOTES.append(" ".join(text.split()))
+
+
+def flush_notes(show: bool = True) -> None:
+    """Print (``show``) or drop the queued notes, one line each, and clear them."""
+    if show:
+        for text in NOTES:
+            print(f"workbench: note: {text}", file=sys.stderr)
+    NOTES.clear()
 
 
 def _config_from_args(args: argparse.Namespace) -> TransformerConfig | None:

@@ -129,7 +129,16 @@ def config_from_hf(
         IngestError: One line naming the file and the missing or bad key.
     """
     data, source = _load(path_or_dict)
-    f = _Fields(data, source)
+    try:
+        return _config(_Fields(data, source), name)
+    except IngestError:
+        raise
+    except WorkbenchError as exc:  # TransformerConfig's checks: name the file too
+        raise IngestError(f"{source}: {exc}") from None
+
+
+def _config(f: _Fields, name: str) -> TransformerConfig:
+    data, source = f.data, f.source
     family = _family(f)
     name = name or str(data.get("_name_or_path") or Path(source).parent.name or family)
     if family == "llama":
