@@ -27,7 +27,13 @@ from pathlib import Path
 
 from workbench.errors import WorkbenchError
 
-__all__ = ["read_bounded", "read_text_bounded", "write_bytes_safely", "write_text_safely"]
+__all__ = [
+    "os_error_reason",
+    "read_bounded",
+    "read_text_bounded",
+    "write_bytes_safely",
+    "write_text_safely",
+]
 
 _REASONS = {
     errno.ENOSPC: "no space left on device (disk full)",
@@ -44,8 +50,13 @@ _REASONS = {
 }
 
 
-def _reason(exc: OSError) -> str:
-    """One short phrase for an ``OSError`` (no newlines, no traceback)."""
+def os_error_reason(exc: OSError) -> str:
+    """One short phrase for an ``OSError`` (no newlines, no traceback).
+
+    >>> import errno
+    >>> os_error_reason(OSError(errno.ENOSPC, "No space left on device"))
+    'no space left on device (disk full)'
+    """
     if exc.errno in _REASONS:
         return _REASONS[exc.errno]
     text = exc.strerror or str(exc) or type(exc).__name__
@@ -79,7 +90,7 @@ def _resolve(path: Path, what: str) -> Path:
         # NOTE: a new path, or a dangling link: write its (absolute) target, creating it.
         return Path(os.path.realpath(path))
     except (OSError, RuntimeError) as exc:
-        reason = _reason(exc) if isinstance(exc, OSError) else "symbolic link loop"
+        reason = os_error_reason(exc) if isinstance(exc, OSError) else "symbolic link loop"
         raise _fail(what, path, reason) from None
 
 
@@ -101,13 +112,13 @@ def _write_through(target: Path, data: bytes, mode: int, what: str, shown: Path)
     try:
         fd = os.open(target, flags)
     except OSError as exc:
-        raise _fail(what, shown, _reason(exc)) from None
+        raise _fail(what, shown, os_error_reason(exc)) from None
     try:
         if stat.S_ISFIFO(mode):
             os.set_blocking(fd, True)
         _write_all(fd, data)
     except OSError as exc:
-        raise _fail(what, shown, _reason(exc)) from None
+        raise _fail(what, shown, os_error_reason(exc)) from None
     finally:
         os.close(fd)
 
@@ -185,7 +196,7 @@ def write_bytes_safely(
     except FileNotFoundError:
         st = None
     except OSError as exc:
-        raise _fail(what, shown, _reason(exc)) from None
+        raise _fail(what, shown, os_error_reason(exc)) from None
     if st is not None and not stat.S_ISREG(st.st_mode):
         if stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode):
             # NOTE: opened by the given name: /dev/fd/N links to "pipe:[...]", not to a path.
@@ -202,12 +213,12 @@ def write_bytes_safely(
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise _fail(what, shown, f"cannot create folder {folder}: {_reason(exc)}") from None
+            raise _fail(what, shown, f"cannot create folder {folder}: {os_error_reason(exc)}") from None
     keep_mode = stat.S_IMODE(st.st_mode) if st is not None else None
     try:
         _replace_atomically(target, data, keep_mode)
     except OSError as exc:
-        raise _fail(what, shown, _reason(exc)) from None
+        raise _fail(what, shown, os_error_reason(exc)) from None
 
 
 def write_text_safely(
@@ -270,7 +281,7 @@ def read_bounded(path: str | os.PathLike[str], max_bytes: int, what: str = "file
     except FileNotFoundError:
         raise _fail(what, shown, "no such file") from None
     except OSError as exc:
-        raise _fail(what, shown, _reason(exc)) from None
+        raise _fail(what, shown, os_error_reason(exc)) from None
     if not stat.S_ISREG(st.st_mode):
         raise _fail(what, shown, f"{_kind(st.st_mode)}, not a regular file")
     too_big = f"larger than the limit of {_size(max_bytes)}"
@@ -279,7 +290,7 @@ def read_bounded(path: str | os.PathLike[str], max_bytes: int, what: str = "file
     try:
         fd = os.open(shown, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
-        raise _fail(what, shown, _reason(exc)) from None
+        raise _fail(what, shown, os_error_reason(exc)) from None
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):  # NOTE: swapped between stat and open.
             raise _fail(what, shown, "is not a regular file")
@@ -292,7 +303,7 @@ def read_bounded(path: str | os.PathLike[str], max_bytes: int, what: str = "file
             chunks.append(chunk)
             total += len(chunk)
     except OSError as exc:
-        raise _fail(what, shown, _reason(exc)) from None
+        raise _fail(what, shown, os_error_reason(exc)) from None
     finally:
         os.close(fd)
     if total > max_bytes:

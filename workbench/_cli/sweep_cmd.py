@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from workbench.errors import WorkbenchError
 from workbench.models import list_models
-from workbench.platform.sweep import grid, run_sweep
+from workbench.platform.sweep import MAX_ATTEMPTS, SweepInterrupted, grid, run_sweep
 
 __all__ = ["register"]
 
@@ -43,6 +44,13 @@ def register(subs: argparse._SubParsersAction) -> None:
     p.add_argument("--phase", default="prefill", help="prefill,decode (default prefill)")
     p.add_argument("--out", required=True, metavar="FILE", help="results file (JSON lines)")
     p.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler, e.g. tcp://host:8786")
+    p.add_argument(
+        "--connect-timeout",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="how long to wait for the Dask scheduler to answer (default 5 s)",
+    )
     p.add_argument("--workers", type=int, default=None, help="local processes (1: in-process)")
     p.add_argument("--limit", type=int, default=None, help="stop after this many new points")
     p.set_defaults(func=run)
@@ -69,11 +77,26 @@ def run(args: argparse.Namespace) -> int:
         dtypes=_words(args.dtype),
         phases=_words(args.phase),
     )
-    s = run_sweep(
-        points, args.out, workers=args.workers, scheduler=args.scheduler, limit=args.limit
-    )
+    try:
+        s = run_sweep(
+            points,
+            args.out,
+            workers=args.workers,
+            scheduler=args.scheduler,
+            limit=args.limit,
+            connect_timeout_s=args.connect_timeout,
+        )
+    except SweepInterrupted as exc:
+        print(
+            f"workbench: sweep interrupted by {exc}; the points finished so far are in "
+            f"{args.out}; rerun the same command to resume",
+            file=sys.stderr,
+        )
+        return 128 + exc.signum
+    failed = f", {s.failed} failed (reasons in the file; a rerun retries them)" if s.failed else ""
+    gave_up = f", {s.gave_up} given up after {MAX_ATTEMPTS} failed attempts" if s.gave_up else ""
     print(
-        f"{s.done} points written, {s.skipped} already done, {s.total} in the sweep "
-        f"({s.backend}) -> {args.out}"
+        f"{s.done} points written{failed}, {s.skipped} already done{gave_up}, "
+        f"{s.total} in the sweep ({s.backend}) -> {args.out}"
     )
     return 0

@@ -3,30 +3,47 @@
 Points run on a local process pool (``concurrent.futures``, spawn start method) by default, in
 this process with ``workers=1``, or on a Dask distributed cluster given a scheduler address or a
 ``distributed.Client`` (Dask is imported only then). Results go to a JSON-lines file as they
-finish: a header line ``{"schema_version": 1, "kind": "workbench-sweep"}``, then one line per point
-``{"key": ..., "point": {...}, "result": {...}}``, flushed and fsync'd after each. A rerun reads
-the file, skips the keys already done and appends the rest; a truncated last line (an interrupted
-write) is dropped with a warning; a foreign or newer file is refused.
+finish, one fsync'd line per point (format: :mod:`workbench.platform._sweep_file`).
+
+A rerun skips the points that are done and retries the ones that failed, up to
+:data:`MAX_ATTEMPTS` attempts in all; a truncated last line (an interrupted write) is dropped with
+a warning; a foreign or newer file is refused. A run holds an exclusive lock on its results file,
+so a second sweep on the same file is refused in one line. A killed sweep leaves no worker
+processes behind (:mod:`workbench.platform._sweep_run`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
-import json
-import multiprocessing
+import math
 import os
-import warnings
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from workbench.errors import WorkbenchError
+from workbench.platform._sweep_file import (
+    MAX_ATTEMPTS,
+    SWEEP_SCHEMA_VERSION,
+    Appender,
+    locked,
+    read_journal,
+)
+from workbench.platform._sweep_run import (
+    SweepInterrupted,
+    connect,
+    dask_results,
+    interrupts_raise,
+    pool_results,
+)
 
 __all__ = [
+    "MAX_ATTEMPTS",
     "SWEEP_SCHEMA_VERSION",
+    "SweepInterrupted",
     "SweepPoint",
     "SweepSummary",
     "evaluate_point",
@@ -34,9 +51,6 @@ __all__ = [
     "read_results",
     "run_sweep",
 ]
-
-SWEEP_SCHEMA_VERSION = 1
-_KIND = "workbench-sweep"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -98,15 +112,31 @@ def _hardware(name: str) -> Any:
     return load_hardware(name)
 
 
+def failed_record(point: dict[str, Any], reason: str) -> dict[str, Any]:
+    """The record of a point that could not be evaluated (``reason``: one line)."""
+    p = SweepPoint(**point)
+    why = " ".join(reason.split())[:300] or "unknown error"
+    return {"key": p.key, "point": asdict(p), "status": "failed", "result": {"error": why}}
+
+
+def _check_finite(result: dict[str, Any]) -> str:
+    """The first figure that is NaN, infinite or negative, or ``""``."""
+    for name, value in result.items():
+        if isinstance(value, float) and not (math.isfinite(value) and value >= 0):
+            return f"{name} is {value}, not a finite non-negative number"
+    return ""
+
+
 def evaluate_point(point: dict[str, Any]) -> dict[str, Any]:
-    """Map one design point (a :class:`SweepPoint` as a dict) and return its figures.
+    """Map one design point (a :class:`SweepPoint` as a dict) and return its record.
 
     Top-level and plain-data in and out, so process pools and Dask can ship it.
 
     Returns:
-        ``{"key", "point", "result"}``; result has time_s, mfu, tokens_per_s, energy_j,
-        perf_per_watt and the most common bottleneck class, or ``error`` (one line) when the
-        point cannot be mapped (e.g. a dtype the platform lacks).
+        ``{"key", "point", "status", "result"}``. Done: result has time_s (s), mfu (0..1),
+        tokens_per_s, energy_j (J), perf_per_watt (items/J) and the most common bottleneck
+        class. Failed (any error: a dtype the platform lacks, a context too short, a bug):
+        result is ``{"error": <one line>}``.
     """
     from workbench.mapper import map_model
     from workbench.models import build_graph
@@ -124,54 +154,27 @@ def evaluate_point(point: dict[str, Any]) -> dict[str, Any]:
             "bottleneck": max(counts, key=lambda k: counts[k]) if counts else "",
         }  # fmt: skip
     except WorkbenchError as exc:
-        result = {"error": str(exc).splitlines()[0]}
-    return {"key": p.key, "point": asdict(p), "result": result}
+        return failed_record(point, str(exc))
+    except Exception as exc:  # NOTE: recorded (and retried on resume), never marked done
+        return failed_record(point, f"{type(exc).__name__}: {exc}")
+    bad = _check_finite(result)
+    if bad:
+        return failed_record(point, f"insane result: {bad}")
+    return {"key": p.key, "point": asdict(p), "status": "done", "result": result}
+
+
+def evaluate_points(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Evaluate a chunk of points in one task (one worker's mapper caches serve them all)."""
+    return [evaluate_point(p) for p in points]
 
 
 def read_results(path: str | Path) -> tuple[dict[str, Any], ...]:
-    """Read a results file's point lines (header checked; a truncated last line is skipped)."""
-    records, _ = _read(Path(path))
-    return tuple(records)
+    """The latest record of every point in a results file (done, or failed with its reason).
 
-
-def _read(path: Path) -> tuple[list[dict[str, Any]], int]:
-    """Records and the byte length of the file's good prefix."""
-    if not path.exists():
-        return [], 0
-    data = path.read_bytes()
-    lines = data.split(b"\n")
-    records: list[dict[str, Any]] = []
-    good = 0
-    offset = 0
-    for i, raw in enumerate(lines):
-        end = offset + len(raw) + 1
-        complete = i < len(lines) - 1
-        if not raw.strip():
-            offset = end
-            continue
-        try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError:
-            obj = None
-        if i == 0 and obj is not None and complete:
-            if not isinstance(obj, dict) or obj.get("kind") != _KIND:
-                raise WorkbenchError(f"{path}: not a workbench sweep file (bad header)")
-            version = obj.get("schema_version")
-            if not isinstance(version, int) or version > SWEEP_SCHEMA_VERSION:
-                raise WorkbenchError(f"{path}: schema_version {version} is newer than supported")
-            good = end
-        elif not complete or obj is None or not isinstance(obj, dict) or "key" not in obj:
-            if complete:
-                raise WorkbenchError(f"{path}: line {i + 1} is not a sweep record")
-            warnings.warn(f"{path}: ignoring a truncated last line", stacklevel=3)
-            break
-        else:
-            records.append(obj)
-            good = end
-        offset = end
-    if good == 0 and data.strip():
-        raise WorkbenchError(f"{path}: not a workbench sweep file (no header)")
-    return records, good
+    Each record has ``key``, ``point``, ``status`` (``"done"``/``"failed"``), ``attempt`` and
+    ``result``. The header is checked; a truncated last line is skipped with a warning.
+    """
+    return tuple(read_journal(Path(path)).latest.values())
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -180,8 +183,10 @@ class SweepSummary:
 
     Attributes:
         total: Points in the sweep.
-        skipped: Points already in the file (resumed).
+        skipped: Points already done in the file (resumed).
         done: Points evaluated and written by this run.
+        failed: Points that failed in this run (recorded with the reason; retried next run).
+        gave_up: Points not tried again: they failed :data:`MAX_ATTEMPTS` times already.
         backend: ``"inline"``, ``"process-pool"`` or ``"dask"``.
     """
 
@@ -189,11 +194,8 @@ class SweepSummary:
     skipped: int
     done: int
     backend: str
-
-
-def evaluate_points(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Evaluate a chunk of points in one task (one worker's mapper caches serve them all)."""
-    return [evaluate_point(p) for p in points]
+    failed: int = 0
+    gave_up: int = 0
 
 
 def _chunks(todo: list[dict[str, Any]], workers: int) -> list[list[dict[str, Any]]]:
@@ -208,45 +210,33 @@ def _chunks(todo: list[dict[str, Any]], workers: int) -> list[list[dict[str, Any
     return [ordered[i : i + size] for i in range(0, len(ordered), size)]
 
 
-def _pool_results(todo: list[dict[str, Any]], workers: int) -> Iterator[dict[str, Any]]:
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-        futures = [pool.submit(evaluate_points, c) for c in _chunks(todo, workers)]
-        try:
-            for fut in as_completed(futures):
-                yield from fut.result()
-        finally:
-            for fut in futures:
-                fut.cancel()
-
-
-#: Seconds to wait for a Dask scheduler before giving up with one line.
-SCHEDULER_TIMEOUT_S = 10
-
-
-def _dask_results(todo: list[dict[str, Any]], scheduler: Any) -> Iterator[dict[str, Any]]:
-    try:
-        from distributed import Client
-        from distributed import as_completed as dask_completed
-    except ImportError as exc:  # pragma: no cover - dask is a test dependency
-        raise WorkbenchError("sweep: --scheduler needs dask[distributed] installed") from exc
-    own = isinstance(scheduler, str)
-    try:
-        client = Client(scheduler, timeout=SCHEDULER_TIMEOUT_S) if own else scheduler
-    except (OSError, TimeoutError, ValueError, TypeError) as exc:
-        why = " ".join(str(exc).split())[:160] or type(exc).__name__
-        raise WorkbenchError(f"--scheduler {scheduler}: cannot connect ({why})") from None
-    try:
-        workers = max(1, len(client.scheduler_info().get("workers", {})))
-        futures = client.map(evaluate_points, _chunks(todo, workers), pure=False)
-        try:
-            for fut in dask_completed(futures):
-                yield from fut.result()
-        finally:
-            client.cancel(futures)
-    finally:
-        if own:
-            client.close()
+def _results(
+    todo: list[dict[str, Any]],
+    workers: int | None,
+    scheduler: Any,
+    connect_timeout_s: float,
+    stack: contextlib.ExitStack,
+) -> tuple[str, Iterator[dict[str, Any]]]:
+    """The backend's name and its records; cleanups (client, pool) go on ``stack``."""
+    if scheduler is not None:
+        client = scheduler
+        if isinstance(scheduler, str):
+            client = connect(scheduler, connect_timeout_s)
+            stack.callback(client.close)
+        n = max(1, len(client.scheduler_info().get("workers", {})))
+        results = dask_results(_chunks(todo, n), client, evaluate_points, failed_record)
+        backend = "dask"
+    elif workers == 1:
+        backend, results = "inline", (evaluate_point(p) for p in todo)
+    else:
+        n = workers or os.cpu_count() or 1
+        chunks = _chunks(todo, n)
+        results = pool_results(chunks, n, evaluate_points, failed_record) if todo else iter(())
+        backend = "process-pool"
+    close = getattr(results, "close", None)
+    if close is not None:
+        stack.callback(close)  # NOTE: runs before the client's close (LIFO)
+    return backend, results
 
 
 def run_sweep(
@@ -256,8 +246,9 @@ def run_sweep(
     workers: int | None = None,
     scheduler: Any = None,
     limit: int | None = None,
+    connect_timeout_s: float = 5.0,
 ) -> SweepSummary:
-    """Evaluate the points not yet in ``out``, appending one line per finished point.
+    """Evaluate the points not yet done in ``out``, appending one line per finished point.
 
     Args:
         points: Design points.
@@ -266,41 +257,45 @@ def run_sweep(
         scheduler: Dask scheduler address (``"tcp://host:8786"``) or a ``distributed.Client``;
             None for the local pool.
         limit: Stop after this many new points (for tests and partial runs).
+        connect_timeout_s: Seconds to wait for a Dask scheduler address to answer.
 
     Returns:
         The :class:`SweepSummary`.
+
+    Raises:
+        WorkbenchError: a bad ``out`` (missing folder, not a regular file, foreign, locked by
+            another sweep), an unreachable scheduler, a write that fails (disk full).
+        SweepInterrupted: SIGINT, SIGTERM or SIGHUP; every finished point is on disk and no
+            worker is left running.
     """
     path = Path(out)
-    if not path.parent.exists():
+    if not path.parent.is_dir():
         raise WorkbenchError(f"--out {out}: folder {path.parent} does not exist")
+    if not (connect_timeout_s > 0 and math.isfinite(connect_timeout_s)):
+        raise WorkbenchError(f"--connect-timeout must be > 0 seconds, got {connect_timeout_s}")
     pts = list(points)
-    records, good = _read(path)
-    done_keys = {r["key"] for r in records}
-    todo = list({p.key: asdict(p) for p in pts if p.key not in done_keys}.values())
-    if limit is not None and workers == 1 and scheduler is None:
-        todo = todo[: max(0, limit)]
-    if scheduler is not None:
-        backend, results = "dask", _dask_results(todo, scheduler)
-    elif workers == 1:
-        backend, results = "inline", (evaluate_point(p) for p in todo)
-    else:
-        backend = "process-pool"
-        results = _pool_results(todo, workers or os.cpu_count() or 1) if todo else iter(())
-    with path.open("r+b" if path.exists() else "wb") as fh:
-        fh.truncate(good)
-        fh.seek(good)
-        if good == 0:
-            header = {"schema_version": SWEEP_SCHEMA_VERSION, "kind": _KIND}
-            fh.write(json.dumps(header).encode() + b"\n")
-        n = 0
+    with locked(path), interrupts_raise(), contextlib.ExitStack() as stack:
+        journal = read_journal(path)
+        unique = {p.key: p for p in pts}
+        skipped = sum(1 for k in unique if journal.done(k))
+        retry = {k for k in unique if journal.attempts.get(k, 0) < MAX_ATTEMPTS}
+        todo = [asdict(p) for k, p in unique.items() if not journal.done(k) and k in retry]
+        given_up = sum(1 for k in unique if not journal.done(k) and k not in retry)
+        if limit is not None and workers == 1 and scheduler is None:
+            todo = todo[: max(0, limit)]
+        writer = stack.enter_context(Appender(path, journal.good_bytes))
+        backend, results = _results(todo, workers, scheduler, connect_timeout_s, stack)
+        done = failed = 0
         for rec in results:
-            fh.write(json.dumps(rec, sort_keys=True).encode() + b"\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-            n += 1
-            if limit is not None and n >= limit:
+            rec["attempt"] = journal.attempts.get(rec["key"], 0) + 1
+            writer.append(rec)
+            if rec["status"] == "done":
+                done += 1
+            else:
+                failed += 1
+            if limit is not None and done + failed >= limit:
                 break
-        if hasattr(results, "close"):
-            results.close()
-    skipped = sum(1 for p in pts if p.key in done_keys)
-    return SweepSummary(total=len(pts), skipped=skipped, done=n, backend=backend)
+    return SweepSummary(
+        total=len(pts), skipped=skipped, done=done, failed=failed, gave_up=given_up,
+        backend=backend,
+    )  # fmt: skip
