@@ -19,6 +19,7 @@ from workbench.evidence.run import TraceError
 __all__ = ["ChromeTraceStream"]
 
 _WS = re.compile(r"[ \t\n\r]*")
+_NUMBER_TAIL = re.compile(r"[0-9.eE+-]*")
 _DECODER = json.JSONDecoder()
 _CHUNK = 1 << 20
 
@@ -63,7 +64,10 @@ class ChromeTraceStream:
                 raise TraceError(f"{self._where}: malformed JSON (a top-level key is not a string)")
             self._punct(":", f"after key {key!r}")
             if key == "traceEvents":
-                if self._peek() != "[":
+                c = self._peek()
+                if c == "":
+                    raise TraceError(f"{self._where}: truncated JSON at 'traceEvents'")
+                if c != "[":
                     raise TraceError(f"{self._where}: 'traceEvents' is not an array")
                 seen = True
                 yield from self._array("traceEvents")
@@ -123,15 +127,22 @@ class ChromeTraceStream:
             try:
                 value, end = _DECODER.raw_decode(self._buf, self._pos)
             except json.JSONDecodeError as exc:
-                at_end = exc.pos >= len(self._buf) - 1 or exc.msg.startswith("Unterminated")
+                # NOTE: a value cut by the chunk boundary fails near the buffer's end (a partial
+                # literal such as ``-Infinit`` fails up to 9 characters before it) or, for a
+                # string, anywhere; read more before calling it malformed.
+                at_end = exc.pos >= len(self._buf) - 10 or exc.msg.startswith("Unterminated")
                 if at_end and self._fill():
                     continue
                 if at_end:
                     raise TraceError(f"{self._where}: truncated JSON inside {what}") from None
                 raise TraceError(f"{self._where}: malformed JSON in {what} ({exc.msg})") from None
-            # NOTE: a number ending exactly at the buffer's end may continue in the next chunk.
-            if end == len(self._buf) and self._fill():
-                continue
+            # NOTE: a number cut by the chunk boundary decodes as its prefix ("1.5e" as 1.5): when
+            # only number characters follow it up to the buffer's end, read more and decode again.
+            if _NUMBER_TAIL.fullmatch(self._buf, end):
+                if self._fill():
+                    continue
+                if end < len(self._buf):
+                    raise TraceError(f"{self._where}: truncated JSON inside {what}")
             self._pos = end
             return value
 

@@ -85,7 +85,7 @@ def read_kineto(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BY
     opener = gzip.open if gz else open
     meta: dict[str, Any] = {}
     reader = _EventReader(str(p))
-    with opener(p, "rt", encoding="utf-8") as f:
+    with opener(p, "rt", encoding="utf-8-sig") as f:
         stream = ChromeTraceStream(
             read_chunks(f, str(p), max_bytes, 1 << 20), str(p), meta.__setitem__
         )
