@@ -241,7 +241,14 @@ def _mfu_peak(kernels: list[KernelMapping], hw: Hardware, dtype: str) -> tuple[f
 
 def _schedule_cached(kernel: Kernel, hw: Hardware, options: MapOptions) -> tuple[Tiling, Cost]:
     override = options.tile_for(kernel.name)
-    key = (kernel.signature(), id(hw), override, options.launch, options.search)
+    key = (
+        kernel.signature(),
+        id(hw),
+        override,
+        options.launch,
+        options.search,
+        options.attention_kernel,
+    )
     hit = _CACHE.get(key)
     if hit is not None:
         _CACHE.move_to_end(key)

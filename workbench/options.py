@@ -87,6 +87,8 @@ class MapOptions:
         barrier_per_layer: Add a device-wide barrier after every layer (a debugging sync).
         chips: Chips the graph is spread over (for energy and perf/W; collectives come from the
             graph).
+        attention_kernel: Fused-attention class to cost (``"fa2"`` or ``"fa3"``); None = the
+            one the profile's software stack ships (``software.attention_kernel``).
     """
 
     dtype: str | None = None
@@ -100,6 +102,7 @@ class MapOptions:
     search: str = "full"
     barrier_per_layer: bool = False
     chips: int = 1
+    attention_kernel: str | None = None
 
     def __post_init__(self) -> None:
         for rule in self.disabled_fusion:
@@ -128,6 +131,8 @@ class MapOptions:
             raise WorkbenchError(f"search {self.search!r}: expected full or heuristic")
         if self.chips < 1:
             raise WorkbenchError(f"chips must be >= 1, got {self.chips}")
+        if self.attention_kernel not in (None, "fa2", "fa3"):
+            raise WorkbenchError(f"attention kernel {self.attention_kernel!r}: expected fa2 or fa3")
 
     def fusion_enabled(self, rule: str) -> bool:
         """Whether fusion ``rule`` is on."""
@@ -168,4 +173,4 @@ class MapOptions:
             "search": self.search,
             "barrier_per_layer": self.barrier_per_layer,
             "chips": self.chips,
-        }
+        } | ({"attention_kernel": self.attention_kernel} if self.attention_kernel else {})

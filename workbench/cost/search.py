@@ -134,7 +134,7 @@ def _score_gemm(kernel: Kernel, hw: Hardware, ms: GemmMapspace) -> Scored:
     return _with_issue(sc, issue_s)
 
 
-def _score_attention(kernel: Kernel, hw: Hardware, ms) -> Scored:
+def _score_attention(kernel: Kernel, hw: Hardware, ms, kind: str = "fa2") -> Scored:
     p = kernel.attention
     assert p is not None
     cores = hw.matrix_engine.cores
@@ -147,8 +147,11 @@ def _score_attention(kernel: Kernel, hw: Hardware, ms) -> Scored:
     bw_core = nxt.sustained_bytes_per_s / active
     t_mm = 4.0 * ms.br * ms.bc * p.head_dim / peak_core
     # NOTE: the online softmax (one exp on the special-function units, ~5 FLOPs on the vector
-    # unit per score) sits between the two GEMMs of a block; it is not overlapped with them
-    # (FlashAttention-2 style), so a block costs matmul + softmax time.
+    # unit per score) sits between the two GEMMs of a block. FlashAttention-2 class ("fa2"):
+    # not overlapped with them, so a block costs matmul + softmax time, and its warp-level MMA
+    # reaches only legacy_mma_fraction of an engine built for asynchronous MMA (Hopper).
+    # FlashAttention-3 class ("fa3"): one warpgroup's softmax overlaps another's GEMMs
+    # (ping-pong), so a block costs the longer of the two.
     t_sm = ms.br * ms.bc * (1.0 / (sfu / cores) + 5.0 / vec_core)
     block_issue = hw.overheads.attention_block_issue_s
     host = hw.overheads.tile_issue_s > 0 and block_issue > 0
@@ -171,7 +174,10 @@ def _score_attention(kernel: Kernel, hw: Hardware, ms) -> Scored:
         # A block's two products are small library calls: they run at the calibrated rate of
         # a call of their size (the cube with the same work), not at the large-call peak.
         t_mm = t_mm * call_slowdown(hw, np.cbrt(ms.br * ms.bc * p.head_dim))
-    work = t_mm + t_sm
+    legacy = hw.matrix_engine.legacy_mma_fraction if kind == "fa2" else 1.0
+    if hw.overheads.tile_issue_s == 0:
+        t_mm = t_mm / legacy
+    work = np.maximum(t_mm, t_sm) if kind == "fa3" and not host else t_mm + t_sm
     hidden = np.maximum(np.maximum(work, t_l), lat / np.maximum(ms.stages - 1, 1))
     t_block = (
         np.where(ms.stages >= 2, hidden, work + t_l + lat)
@@ -181,7 +187,7 @@ def _score_attention(kernel: Kernel, hw: Hardware, ms) -> Scored:
     per_core = ms.blocks * t_block / active
     longest = ms.max_blocks * t_block
     pipeline = np.maximum(per_core, longest) + 2 * lat
-    compute = ms.padded_flops / (peak_core * cores)
+    compute = ms.padded_flops / (peak_core * cores) / (legacy if issue_free(hw) else 1.0)
     issue = hw.overheads.tile_issue_s
     if host:
         # NOTE: calibrated host (GPU/TPU unchanged): the engine runs every head of a
@@ -197,6 +203,11 @@ def _score_attention(kernel: Kernel, hw: Hardware, ms) -> Scored:
         return _with_issue(sc, issue_s)
     sc = _finish(kernel, hw, ms.traffic, compute, pipeline, ms.fits)
     return _with_issue(sc, np.maximum(ms.blocks / active, ms.max_blocks) * issue)
+
+
+def issue_free(hw: Hardware) -> bool:
+    """Whether the hardware schedules its own tiles (no software tile issue: GPUs, NPUs)."""
+    return hw.overheads.tile_issue_s == 0
 
 
 def _score_rows(kernel: Kernel, hw: Hardware, ms) -> Scored:
@@ -248,7 +259,8 @@ def _mapspace(kernel: Kernel, hw: Hardware, options: MapOptions):
     if kernel.attention is not None:
         ms = attention_mapspace(kernel, hw, override=override, search=options.search)
         ms = _floor(kernel, hw, ms)
-        return ms, _score_attention(kernel, hw, ms)
+        kind = options.attention_kernel or hw.software.attention_kernel
+        return ms, _score_attention(kernel, hw, ms, kind)
     ms = _floor(kernel, hw, row_mapspace(kernel, hw))
     return ms, _score_rows(kernel, hw, ms)
 

@@ -155,6 +155,12 @@ class MatrixEngine(_Model):
         default=(),
         description="Formats whose B operand must be K-major (contiguous along K) on this engine; an N-major B (e.g. V in P x V) is transposed first or stored transposed by its producer.",
     )
+    legacy_mma_fraction: float = Field(
+        default=1.0,
+        gt=0,
+        le=1,
+        description="Fraction of the peak reachable with the previous generation's synchronous warp-level MMA (mma.sync) instead of the engine's own asynchronous instruction (Hopper wgmma); a kernel written for the older instruction (FlashAttention-2 on Hopper) runs at this fraction. 1 = no such split.",
+    )
     cluster_size: int = Field(
         default=1,
         ge=1,
@@ -374,6 +380,10 @@ class Software(_Model):
     )
     graph_capture: bool = Field(
         default=True, description="Kernel launches can be captured and replayed as a graph."
+    )
+    attention_kernel: Literal["fa2", "fa3"] = Field(
+        default="fa2",
+        description="Fused-attention class the stack ships: 'fa2' = the online softmax runs between the block's two GEMMs (not overlapped), written for warp-level MMA (FlashAttention-2, Dao 2023); 'fa3' = asynchronous GEMMs with the softmax of one block overlapped with the GEMMs of another (ping-pong warpgroups, intra-warpgroup pipelining: FlashAttention-3, Shah et al. 2024, arXiv:2407.08608).",
     )
     notes: str = Field(
         default="", description="Where the maturity figure comes from, or that it is an assumption."
