@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench._files import write_text_safely
+from workbench._files import read_text_bounded, write_text_safely
 from workbench.errors import WorkbenchError
 from workbench.hw.loader import hardware_hash
 from workbench.hw.schema import Hardware
@@ -71,6 +71,8 @@ __all__ = [
 
 SCHEMA_VERSION = 2
 RECORD_KIND = "workbench.run_record"
+#: Largest run record read, bytes (a Llama-2-70B record is ~1 MiB).
+MAX_RECORD_BYTES = 64 * 2**20
 
 
 class RecordError(WorkbenchError):
@@ -485,12 +487,12 @@ def load_record(path: str | Path) -> RunRecord:
         RecordError: Missing, unreadable, truncated, corrupt, foreign, newer or tampered file.
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise RecordError(f"{path}: no such run record") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RecordError(f"{path}: cannot read ({type(exc).__name__})") from None
+    if not path.exists():
+        raise RecordError(f"{path}: no such run record")
+    try:  # NOTE: only a regular file of bounded size: a pipe or /dev/zero would never end
+        text = read_text_bounded(path, MAX_RECORD_BYTES, "run record")
+    except WorkbenchError as exc:
+        raise RecordError(str(exc)) from None
     if not text.strip():
         raise RecordError(f"{path}: empty file (truncated run record?)")
     try:
