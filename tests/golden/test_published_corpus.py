@@ -214,10 +214,10 @@ def test_summaries_are_medians_of_the_rows(report):
 
 # --- the command line and the chart ---------------------------------------------------------
 def test_cli_json_round_trips(capsys, report):
-    assert main(["validate", "--published", "--format", "json"]) == 0
+    assert main(["validate", "--published", "--split", "calibration", "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert len(doc["rows"]) == len(report.rows)
-    assert doc["median_abs_error"]["heldout"] == pytest.approx(report.median("heldout"))
+    assert len(doc["rows"]) == sum(1 for r in report.rows if r.split == "calibration")
+    assert doc["median_abs_error"]["calibration"] == pytest.approx(report.median("calibration"))
     assert doc["floor_violations"] == []
 
 
@@ -252,7 +252,8 @@ def test_cli_bad_arguments_exit_2(capsys, argv):
 
 def test_cli_writes_a_chart_that_reads_back(tmp_path, capsys):
     out = tmp_path / "fidelity.html"
-    assert main(["validate", "--published", "--format", "json", "--chart", str(out)]) == 0
+    argv = ["validate", "--published", "--split", "calibration", "--format", "json"]
+    assert main([*argv, "--chart", str(out)]) == 0
     capsys.readouterr()
     page = out.read_text(encoding="utf-8")
     assert "vega" in page.lower()
