@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 from workbench.fidelity.schema import (
     AttentionSetup,
+    CorpusError,
     GemmSetup,
     ModelSetup,
     PublishedRow,
@@ -156,11 +157,14 @@ def _stream(s: StreamSetup, hw: Hardware) -> Reproduction:
 
 
 def _config(s: ModelSetup) -> TransformerConfig:
+    """The preset, or the published architecture built as a decoder.
+
+    A published architecture gets RoPE positions and RMSNorm (SwiGLU) or LayerNorm (GELU/ReLU);
+    those choices change FLOPs and bytes by well under 1%.
+    """
     if s.model is not None:
         cfg = PRESETS.get(s.model)
         if cfg is None:
-            from workbench.fidelity.schema import CorpusError
-
             raise CorpusError(f"unknown model preset {s.model!r}")
         return cfg
     a = s.arch
