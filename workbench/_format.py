@@ -1,14 +1,15 @@
 """Engineering-notation formatting for the one-line explanations the library writes.
 
 Numbers of record stay in SI base units; this module only turns them into short text
-(``3.35 TB/s``, ``12.4 us``) for evidence sentences, errors and tables.
+(``3.35 TB/s``, ``12.4 us``) for evidence sentences, errors and tables. One convention:
+capacities (memory sizes) in binary units (KiB, MiB, GiB), rates and amounts moved in SI.
 """
 
 from __future__ import annotations
 
 import math
 
-__all__ = ["fmt_bytes", "fmt_rate", "fmt_si", "fmt_time"]
+__all__ = ["fmt_bytes", "fmt_capacity", "fmt_rate", "fmt_si", "fmt_time"]
 
 _PREFIX = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
 
@@ -44,6 +45,28 @@ def fmt_time(seconds: float) -> str:
 def fmt_bytes(n: float) -> str:
     """Format a byte count with decimal prefixes (``32.0 MB``)."""
     return fmt_si(n, "B")
+
+
+def fmt_capacity(n: float, digits: int = 3) -> str:
+    """Format a capacity (a memory size) with binary prefixes.
+
+    >>> fmt_capacity(80 * 2**30)
+    '80 GiB'
+    >>> fmt_capacity(228 * 1024)
+    '228 KiB'
+    """
+    if n == 0 or not math.isfinite(n):
+        return f"{n:g} B"
+    for scale, prefix in (
+        (2**50, "Pi"),
+        (2**40, "Ti"),
+        (2**30, "Gi"),
+        (2**20, "Mi"),
+        (2**10, "Ki"),
+    ):
+        if abs(n) >= scale:
+            return f"{n / scale:.{digits}g} {prefix}B"
+    return f"{n:.{digits}g} B"
 
 
 def fmt_rate(flops_per_s: float) -> str:

@@ -14,20 +14,70 @@ from typing import Any
 
 import ipywidgets as widgets
 
+from workbench._format import fmt_capacity, fmt_time
 from workbench.errors import WorkbenchError
 from workbench.hw import list_hardware, load_hardware
 from workbench.hw.schema import Hardware
 from workbench.mapper import ModelMapping, map_model
 from workbench.models import build_graph, list_models
+from workbench.models.presets import PRESETS
 from workbench.options import FUSION_RULES, MapOptions
+from workbench.platform.fit import fit_check
 from workbench.report.charts import group_name, layer_type_bars, roofline
 from workbench.report.sheet import sheet_rows
 from workbench.ui._live import LiveChart
 
-__all__ = ["EXPLORER_DTYPES", "MappingExplorer", "grouped_sheet_html", "summary_html"]
+__all__ = [
+    "BATCHES",
+    "EXPLORER_DTYPES",
+    "SEQS",
+    "MappingExplorer",
+    "grouped_sheet_html",
+    "refusal",
+    "summary_html",
+]
 
 #: Formats the explorer offers.
 EXPLORER_DTYPES = ("bf16", "fp16", "fp8_e4m3", "int8", "fp32")
+#: Batch sizes the batch slider steps through (decades: powers of two).
+BATCHES = tuple(2**i for i in range(10))
+#: Sequence lengths the seq slider steps through, tokens (128 .. 32k, powers of two).
+SEQS = tuple(2**i for i in range(7, 16))
+#: Flex layout that wraps children onto the next line instead of overflowing the cell.
+_WRAP = widgets.Layout(display="flex", flex_flow="row wrap", width="100%")
+
+
+def _steps(options: tuple[int, ...], value: int) -> tuple[int, ...]:
+    """The slider's options with ``value`` added where it belongs (a lesson may start off-grid)."""
+    return tuple(sorted({*options, int(value)}))
+
+
+def refusal(model: str, hardware: str, phase: str, batch: int, seq: int, dtype: str) -> str:
+    """Why a setting has no meaningful step time ('' when it has one).
+
+    Checks the model's context length and the memory fit (weights + KV cache + activations
+    against the off-chip capacity of one chip), as :func:`workbench.platform.fit.fit_check` does.
+
+    Returns:
+        One line naming the limit and the numbers (binary units), or ''.
+    """
+    cfg = PRESETS.get(model)
+    limit = getattr(cfg, "max_seq", 0) or 0
+    if limit and seq > limit:
+        what = "context" if phase == "decode" else "prompt"
+        return f"{what} of {seq:,} tokens exceeds {model}'s context length of {limit:,} tokens"
+    try:
+        fit = fit_check(model, _hardware(hardware), batch=batch, context=seq, dtype=dtype)
+    except WorkbenchError:
+        return ""
+    if fit.fits:
+        return ""
+    return (
+        f"does not fit on one {hardware}: weights {fmt_capacity(fit.weights_bytes)} + KV cache "
+        f"{fmt_capacity(fit.kv_bytes)} + activations {fmt_capacity(fit.activation_bytes)} > "
+        f"{fmt_capacity(fit.capacity_bytes)}"
+    )
+
 
 _HW_CACHE: dict[str, Hardware] = {}
 
@@ -46,9 +96,11 @@ def summary_html(mapping: ModelMapping) -> str:
     )
     name = html.escape(f"{mapping.graph.name} on {mapping.hardware.name} ({mapping.dtype})")
     return (
-        f"<b>{name}</b>: step {mapping.time_s * 1e3:.3f} ms, "
+        f"<b>{name}</b>: step {fmt_time(mapping.time_s)}, "
         f"{mapping.tokens_per_s:,.0f} tokens/s, MFU {mapping.mfu:.1%}, "
-        f"{len(mapping.kernels)} kernels<br>memory-stall fraction: {stall}"
+        f"off-chip bandwidth utilisation (MBU) {mapping.mbu:.1%}, "
+        f"{len(mapping.kernels)} kernels<br>memory-stall fraction (time beyond the compute "
+        f"the kernel needs, waiting on memory): {stall}"
     )
 
 
@@ -106,7 +158,9 @@ class MappingExplorer:
             checkbox per fusion rule (named as in ``FUSION_RULES``; checked = on). Setting a
             value (``explorer.controls["batch"].value = 8``) re-maps and redraws.
         mapping: The current :class:`ModelMapping`.
-        error: The last mapping error's message ('' when the current controls map fine).
+        error: Why the current controls have no step time ('' when they map fine): a mapping
+            error, a prompt past the model's context length, or a model + KV cache that does
+            not fit the chip's memory. The summary shows it instead of a step time.
         last_update_s: Wall time of the last update (map + charts + sheet), seconds.
     """
 
@@ -127,11 +181,14 @@ class MappingExplorer:
                 options=list_hardware(), value=hardware, description="hardware"
             ),
             "phase": widgets.ToggleButtons(options=("prefill", "decode"), value=phase),
-            "batch": widgets.IntSlider(
-                value=batch, min=1, max=256, description="batch", continuous_update=False
+            "batch": widgets.SelectionSlider(
+                options=_steps(BATCHES, batch),
+                value=batch,
+                description="batch",
+                continuous_update=False,
             ),
-            "seq": widgets.IntSlider(
-                value=seq, min=1, max=32768, description="seq", continuous_update=False
+            "seq": widgets.SelectionSlider(
+                options=_steps(SEQS, seq), value=seq, description="seq", continuous_update=False
             ),
             "dtype": widgets.Dropdown(options=EXPLORER_DTYPES, value=dtype, description="dtype"),
         }
@@ -182,18 +239,29 @@ class MappingExplorer:
     def update(self) -> ModelMapping:
         """Re-map with the controls' values and replace the summary, sheet and charts.
 
-        A mapping error (e.g. a format the hardware lacks) is shown in the summary and kept in
+        A mapping error (e.g. a format the hardware lacks), a context past the model's limit or
+        a setting that does not fit memory is shown in the summary with its reason and kept in
         :attr:`error`; the previous mapping and charts stay.
 
         Returns:
             The current mapping.
         """
         t0 = time.perf_counter()
+        c = self.controls
+        why = refusal(
+            c["model"].value, c["hardware"].value, c["phase"].value, c["batch"].value,
+            c["seq"].value, c["dtype"].value,
+        )  # fmt: skip
         try:
-            mapping = self._map()
+            mapping = None if why else self._map()
         except WorkbenchError as exc:
-            self.error = str(exc)
-            self._summary.value = f"<b style='color:#b00'>{html.escape(self.error)}</b>"
+            why = str(exc)
+        if mapping is None:
+            self.error = why
+            self._summary.value = (
+                f"<b style='color:#b00'>no step time: {html.escape(why)}</b> "
+                "(the charts below still show the last setting that maps)"
+            )
             return self.mapping
         self.error = ""
         self.mapping = mapping
@@ -216,13 +284,14 @@ class MappingExplorer:
             sheet = widgets.Accordion(children=[self._sheet], titles=("mapping sheet",))
             self._widget = widgets.VBox(
                 [
-                    widgets.HBox([c["model"], c["hardware"], c["dtype"]]),
-                    widgets.HBox([c["phase"], c["batch"], c["seq"]]),
-                    widgets.HBox(fusion),
+                    widgets.HBox([c["model"], c["hardware"], c["dtype"]], layout=_WRAP),
+                    widgets.HBox([c["phase"], c["batch"], c["seq"]], layout=_WRAP),
+                    widgets.HBox(fusion, layout=_WRAP),
                     self._summary,
-                    widgets.HBox([self._roofline.widget, self._layers.widget]),
+                    widgets.HBox([self._roofline.widget, self._layers.widget], layout=_WRAP),
                     sheet,
-                ]
+                ],
+                layout=widgets.Layout(width="100%", max_width="100%"),
             )
         return self._widget
 

@@ -67,7 +67,7 @@ def test_roofline_spec(llama):
     spec = C.roofline(llama).to_dict()
     layers = _layers(spec)
     marks = [lay["mark"]["type"] for lay in layers]
-    assert marks == ["line", "point", "circle"]
+    assert marks == ["line", "point", "point"]
     enc = layers[2]["encoding"]
     assert enc["x"]["field"] == "intensity"
     assert enc["x"]["scale"]["type"] == "log"
@@ -78,6 +78,22 @@ def test_roofline_spec(llama):
     assert {"kernel", "layer_type", "tile", "bottleneck", "expected_bottleneck"} <= tips
     rows = values(spec, layers[2])
     assert {r["bottleneck"] for r in rows} == {p["bottleneck"] for p in C.roofline_points(llama)}
+    assert enc["shape"]["field"] == "level_kind"
+
+
+def test_hierarchical_roofline_places_each_kernel_at_each_level(llama):
+    # Nsight Compute's hierarchical roofline: intensity at a level = FLOPs / bytes at that level.
+    pts = C.hierarchical_points(llama)
+    by_name = {k.kernel.name: k for k in llama.kernels}
+    levels = {p["level"] for p in pts}
+    assert {"hbm", "l2"} <= levels
+    for p in pts:
+        km = by_name[p["kernel"]]
+        assert p["intensity"] == pytest.approx(km.kernel.flops / km.cost.bytes_at(p["level"]))
+    # the roof styles are fixed per level kind, whatever levels are drawn
+    spec = C.roofline(llama).to_dict()
+    dash = _layers(spec)[0]["encoding"]["strokeDash"]["scale"]
+    assert dict(zip(dash["domain"], map(tuple, dash["range"]), strict=True))["dram"] == (8, 3)
 
 
 def test_bandwidth_lens_labels_follow_rules(unfused, llama, hw):
@@ -118,11 +134,14 @@ def test_layer_type_rows_sum_to_time(gpt2):
     for lt, t in gpt2.time_by_layer_type().items():
         assert by_type.get(lt, 0.0) == pytest.approx(t)
     spec = C.layer_type_bars(gpt2).to_dict()
-    stacked, mfu = spec["hconcat"]
+    stacked, util = spec["hconcat"]
     assert stacked["mark"]["type"] == "bar"
     assert stacked["encoding"]["color"]["field"] == "part"
     assert "µs" in stacked["encoding"]["x"]["title"]
-    assert mfu["encoding"]["x"]["field"] == "mfu_pct"
+    # MFU beside the off-chip bandwidth utilisation, so decode's bars are readable
+    assert util["encoding"]["x"]["field"] == "pct"
+    assert util["transform"][1]["fold"] == ["mfu", "mbu"]
+    assert all(0.0 <= r["mbu"] <= 1.0 for r in rows)
 
 
 def test_time_by_kernel_groups_layers(llama):

@@ -64,6 +64,35 @@ def test_explorer_shows_errors_and_keeps_mapping(explorer):
     assert explorer.mapping.time_s == pytest.approx(good.time_s)
 
 
+def test_explorer_sliders_step_through_decades(explorer):
+    from workbench.ui.explorer import BATCHES, SEQS
+
+    assert isinstance(explorer.controls["batch"], widgets.SelectionSlider)
+    assert set(BATCHES) <= set(explorer.controls["batch"].options)
+    assert (BATCHES[0], BATCHES[-1]) == (1, 512)
+    assert (SEQS[0], SEQS[-1]) == (128, 32768)
+    # every row of controls and the chart row wrap instead of overflowing the cell
+    rows = [c for c in explorer.widget.children if isinstance(c, widgets.HBox)]
+    assert rows
+    assert all(r.layout.flex_flow == "row wrap" for r in rows)
+
+
+def test_explorer_refuses_kv_cache_past_capacity_and_context():
+    ex = MappingExplorer(model="llama2-7b", hardware="h100-sxm", phase="decode", seq=2048)
+    good = ex.mapping
+    ex.controls["batch"].value = 512  # 512 x 2048 tokens of KV cache: far past 80 GB
+    assert "does not fit" in ex.error
+    assert "GiB" in ex.error
+    assert "no step time" in ex._summary.value
+    assert ex.mapping is good  # the last setting that maps stays
+    ex.controls["batch"].value = 1
+    assert ex.error == ""
+    ex.controls["seq"].value = 8192  # llama2-7b's context length is 4096
+    assert "context length" in ex.error
+    ex.controls["seq"].value = 2048
+    assert "MBU" in ex._summary.value
+
+
 def test_tiling_lab_overflow_is_capacity_bound():
     lab = TilingLab(model="llama2-7b", kernel="layers.0.mlp.up_proj", seq=128)
     tiling, cost = lab.set_tile(512, 512, 512, stages=4)

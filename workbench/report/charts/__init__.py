@@ -18,7 +18,12 @@ from workbench.report.charts.bars import (
     time_by_kernel_rows,
 )
 from workbench.report.charts.lens import LENS_LABELS, bandwidth_lens, bandwidth_lens_points
-from workbench.report.charts.roofline import roofline, roofline_points, roofline_roofs
+from workbench.report.charts.roofline import (
+    hierarchical_points,
+    roofline,
+    roofline_points,
+    roofline_roofs,
+)
 from workbench.report.charts.tiles import DEFAULT_TILE_SIZES, forced_tile, tile_grid, tile_heatmap
 from workbench.report.charts.timeline import timeline, timeline_rows
 
@@ -34,6 +39,7 @@ __all__ = [
     "fusion_traffic",
     "fusion_traffic_rows",
     "group_name",
+    "hierarchical_points",
     "layer_type_bars",
     "layer_type_rows",
     "platform_bars",

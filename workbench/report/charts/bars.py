@@ -17,6 +17,7 @@ __all__ = [
     "fusion_traffic_rows",
     "layer_type_bars",
     "layer_type_rows",
+    "mbu_by_layer_type",
     "platform_bars",
     "time_by_kernel",
     "time_by_kernel_rows",
@@ -30,8 +31,10 @@ def layer_type_rows(mapping: ModelMapping) -> list[dict[str, Any]]:
     """Per layer type and time part, seconds; plus the layer type's MFU and stall fraction.
 
     Returns:
-        Dicts ``{layer_type, part, seconds, mfu, stall_fraction}``; the parts of one layer
-        type sum to its time (``part`` in :data:`TIME_PARTS`).
+        Dicts ``{layer_type, part, seconds, mfu, mbu, stall_fraction}``; the parts of one
+        layer type sum to its time (``part`` in :data:`TIME_PARTS`). ``memory stall`` is time
+        beyond the compute the kernel needs (execution waiting on memory), ``mbu`` the
+        off-chip bandwidth utilisation (bytes / (time x sustained bandwidth), 0..1).
     """
     parts: dict[str, list[float]] = {}
     for k in mapping.kernels:
@@ -43,6 +46,7 @@ def layer_type_rows(mapping: ModelMapping) -> list[dict[str, Any]]:
         acc[1] += stall
         acc[2] += overhead
     mfu = mapping.mfu_by_layer_type()
+    mbu = mbu_by_layer_type(mapping)
     stall_fraction = mapping.stall_fraction_by_layer_type()
     return [
         {
@@ -50,11 +54,29 @@ def layer_type_rows(mapping: ModelMapping) -> list[dict[str, Any]]:
             "part": part,
             "seconds": secs[i],
             "mfu": mfu.get(lt, 0.0),
+            "mbu": mbu.get(lt, 0.0),
             "stall_fraction": stall_fraction.get(lt, 0.0),
         }
         for lt, secs in parts.items()
         for i, part in enumerate(TIME_PARTS)
     ]
+
+
+def mbu_by_layer_type(mapping: ModelMapping) -> dict[str, float]:
+    """Off-chip bandwidth utilisation per layer type, 0..1 (the decode counterpart of MFU).
+
+    Its off-chip bytes / (its time x the sustained off-chip bandwidth), as
+    :attr:`ModelMapping.mbu` for the whole step.
+    """
+    off = mapping.hardware.offchip
+    moved: dict[str, float] = {}
+    time: dict[str, float] = {}
+    for k in mapping.kernels:
+        lt = k.kernel.layer_type
+        moved[lt] = moved.get(lt, 0.0) + k.cost.bytes_at(off.name)
+        time[lt] = time.get(lt, 0.0) + k.cost.total_s
+    bw = off.sustained_bytes_per_s
+    return {lt: (min(moved[lt] / (t * bw), 1.0) if t else 0.0) for lt, t in time.items()}
 
 
 def layer_type_bars(mapping: ModelMapping) -> alt.HConcatChart:
@@ -83,6 +105,7 @@ def layer_type_bars(mapping: ModelMapping) -> alt.HConcatChart:
                 "part:N",
                 scale=alt.Scale(domain=list(TIME_PARTS), range=["#2ca02c", "#1f77b4", "#7f7f7f"]),
                 title="time part",
+                legend=alt.Legend(orient="bottom", direction="vertical"),
             ),
             order=alt.Order("part_order:Q"),
             tooltip=[
@@ -93,21 +116,35 @@ def layer_type_bars(mapping: ModelMapping) -> alt.HConcatChart:
             ],
         )
         .transform_calculate(part_order=f"indexof({list(TIME_PARTS)!r}, datum.part)")
-        .properties(width=260, height=30 * max(len(order), 2), title="Time by layer type")
+        .properties(width=220, height=30 * max(len(order), 2), title="Time by layer type")
     )
-    mfu = (
+    util = (
         alt.Chart(data)
         .transform_filter(f"datum.part == '{TIME_PARTS[0]}'")
-        .transform_calculate(mfu_pct="datum.mfu * 100")
-        .mark_bar(color="#9467bd")
-        .encode(
-            x=alt.X("mfu_pct:Q", title="MFU (% of peak)", scale=alt.Scale(domain=[0, 100])),
-            y=alt.Y("layer_type:N", sort=order, title=None),
-            tooltip=["layer_type:N", alt.Tooltip("mfu_pct:Q", title="MFU (%)", format=".1f")],
+        .transform_fold(["mfu", "mbu"], as_=["metric", "value"])
+        .transform_calculate(
+            pct="datum.value * 100",
+            label="datum.metric == 'mfu' ? 'MFU (compute)' : 'MBU (off-chip bandwidth)'",
         )
-        .properties(width=150, height=30 * max(len(order), 2), title="MFU by layer type")
+        .mark_bar()
+        .encode(
+            x=alt.X("pct:Q", title="utilisation (% of peak)", scale=alt.Scale(domain=[0, 100])),
+            y=alt.Y("layer_type:N", sort=order, title=None),
+            yOffset=alt.YOffset("label:N"),
+            color=alt.Color(
+                "label:N",
+                scale=alt.Scale(
+                    domain=["MFU (compute)", "MBU (off-chip bandwidth)"],
+                    range=["#9467bd", "#1f77b4"],
+                ),
+                title="utilisation",
+                legend=alt.Legend(orient="bottom", direction="vertical"),
+            ),
+            tooltip=["layer_type:N", "label:N", alt.Tooltip("pct:Q", title="%", format=".1f")],
+        )
+        .properties(width=160, height=30 * max(len(order), 2), title="Utilisation by layer type")
     )
-    return alt.hconcat(stacked, mfu)
+    return alt.hconcat(stacked, util).resolve_scale(color="independent")
 
 
 def time_by_kernel_rows(mapping: ModelMapping, top: int = 20) -> list[dict[str, Any]]:

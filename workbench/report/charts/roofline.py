@@ -1,9 +1,11 @@
-"""The roofline: every kernel against the hardware's roof per memory level.
+"""The hierarchical roofline: every kernel against the hardware's roof at each memory level.
 
 Attainable FLOP/s at arithmetic intensity ``I`` (FLOP per byte) for a level with bandwidth ``B``
-is ``min(peak, B x I)``; the ridge ``peak / B`` is where the slope meets the compute roof.
-Kernels are placed at their intensity on off-chip bytes and their achieved FLOP/s (kernel FLOPs /
-predicted time), as in Williams, Waterman & Patterson (CACM 2009).
+is ``min(peak, B x I)``; the ridge ``peak / B`` is where the slope meets the compute roof
+(Williams, Waterman & Patterson, CACM 2009). A kernel has one intensity per memory level, its
+FLOPs over the bytes it moves at that level, so it is drawn once per level (one marker shape per
+level kind) against that level's roof, as Nsight Compute's hierarchical roofline does: a kernel
+bound by L2 sits on the L2 roof, not the HBM one. Roof line styles are fixed per level kind.
 """
 
 from __future__ import annotations
@@ -19,7 +21,24 @@ from workbench.mapper import ModelMapping
 from workbench.report.charts._common import bottleneck_colour, group_name, with_values
 from workbench.report.sheet import sheet_rows
 
-__all__ = ["roofline", "roofline_points", "roofline_roofs"]
+__all__ = ["LEVEL_DASH", "LEVEL_SHAPE", "hierarchical_points", "roofline", "roofline_points",
+           "roofline_roofs"]  # fmt: skip
+
+#: Roof line dash per level kind (fixed, so a level keeps its style whatever else is drawn).
+LEVEL_DASH = {
+    "compute": [1, 0],
+    "dram": [8, 3],
+    "cache": [4, 3],
+    "sram": [1, 3],
+    "register": [8, 2, 1, 2],
+}
+#: Kernel marker shape per level kind.
+LEVEL_SHAPE = {
+    "dram": "circle",
+    "cache": "square",
+    "sram": "diamond",
+    "register": "cross",
+}
 
 _TOOLTIP_FIELDS = (
     "kernel", "layer_type", "kind", "tile", "count", "time_s", "flops", "bytes_offchip",
@@ -57,6 +76,39 @@ def roofline_points(mapping: ModelMapping, *, grouped: bool = False) -> list[dic
     return list(out.values())
 
 
+def hierarchical_points(
+    mapping: ModelMapping, levels: Sequence[str] | None = None
+) -> list[dict[str, Any]]:
+    """Each kernel's point at each memory level: FLOPs over its bytes at that level.
+
+    Args:
+        mapping: The mapped model.
+        levels: Memory level names; default every level from the SRAM outwards.
+
+    Returns:
+        The grouped :func:`roofline_points` rows, one per (kernel group, level the kernel moves
+        bytes at), with ``level``, ``level_kind`` and ``intensity`` (FLOP/byte at that level)
+        added; ``achieved_flops_per_s`` is the same at every level.
+    """
+    hw = mapping.hardware
+    names = _levels(mapping, levels)
+    by_name = {k.kernel.name: k for k in mapping.kernels}
+    out = []
+    for p in roofline_points(mapping, grouped=True):
+        cost = by_name[p["kernel"]].cost
+        for name in names:
+            moved = cost.bytes_at(name)
+            if moved > 0 and p["flops"]:
+                kind = hw.level(name).kind
+                out.append({**p, "level": name, "level_kind": kind,
+                            "intensity": p["flops"] / moved})  # fmt: skip
+    return out
+
+
+def _is_int(dtype: str) -> bool:
+    return dtype.startswith(("int", "uint"))
+
+
 def _levels(mapping: ModelMapping, levels: Sequence[str] | None) -> list[str]:
     hw = mapping.hardware
     if levels is not None:
@@ -78,8 +130,9 @@ def roofline_roofs(
         x_range: Intensity range drawn, FLOP/byte.
 
     Returns:
-        Dicts ``{roof, level, intensity, flops_per_s, ridge}``: three points per level (start,
-        ridge, end; ``ridge`` is True at the ridge) and two for the compute roof.
+        Dicts ``{roof, level, kind, intensity, flops_per_s, ridge}``: three points per level
+        (start, ridge, end; ``ridge`` is True at the ridge) and two for the compute roof
+        (``kind`` is the level kind, or ``compute``). Integer formats are labelled TOPS.
     """
     hw = mapping.hardware
     peak = mapping.peak_flops
@@ -88,17 +141,17 @@ def roofline_roofs(
     for name in _levels(mapping, levels):
         bw = hw.level(name).bandwidth_bytes_per_s
         ridge = peak / bw
+        kind = hw.level(name).kind
         label = f"{name} {bw / 1e12:.3g} TB/s"
         for x, is_ridge in ((min(lo, ridge), False), (ridge, True), (max(hi, ridge), False)):
             y = min(peak, bw * x)
-            rows.append(
-                {"roof": label, "level": name, "intensity": x, "flops_per_s": y, "ridge": is_ridge}
-            )
-    label = f"{mapping.dtype} peak {peak / 1e12:.4g} TFLOP/s"
+            rows.append({"roof": label, "level": name, "kind": kind, "intensity": x,
+                         "flops_per_s": y, "ridge": is_ridge})  # fmt: skip
+    unit = "TOPS" if _is_int(mapping.dtype) else "TFLOP/s"
+    label = f"{mapping.dtype} peak {peak / 1e12:.4g} {unit}"
     for x in (lo, hi):
-        rows.append(
-            {"roof": label, "level": "compute", "intensity": x, "flops_per_s": peak, "ridge": False}
-        )
+        rows.append({"roof": label, "level": "compute", "kind": "compute", "intensity": x,
+                     "flops_per_s": peak, "ridge": False})  # fmt: skip
     return rows
 
 
@@ -110,27 +163,37 @@ def _x_range(points: list[dict[str, Any]], ridges: list[float]) -> tuple[float, 
 
 
 @functools.lru_cache(maxsize=64)
-def _roofline_templates(domain: tuple[str, ...]) -> tuple[alt.Chart, alt.Chart, alt.Chart]:
-    """The three roofline layers without data, built once per set of bottleneck classes.
+def _roofline_templates(
+    domain: tuple[str, ...], kinds: tuple[str, ...], unit: str
+) -> tuple[alt.Chart, alt.Chart, alt.Chart]:
+    """The three roofline layers without data, built once per (classes, level kinds, unit).
 
     Altair's encoding inference is the slow part of a live update, so it is done once.
     """
     x = alt.X(
         "intensity:Q",
         scale=alt.Scale(type="log"),
-        title="arithmetic intensity (FLOP/byte, off-chip)",
+        title="arithmetic intensity (FLOP/byte at each memory level)",
     )
-    y = alt.Y("tflops:Q", scale=alt.Scale(type="log"), title="achieved (TFLOP/s)")
+    y = alt.Y("tflops:Q", scale=alt.Scale(type="log"), title=f"achieved ({unit})")
+    roof_kinds = ["compute", *kinds]
+    dash = alt.StrokeDash(
+        "kind:N",
+        title="roof",
+        scale=alt.Scale(domain=roof_kinds, range=[LEVEL_DASH[k] for k in roof_kinds]),
+        legend=alt.Legend(orient="bottom", direction="vertical"),
+    )
     roof = (
         alt.Chart()
         .transform_calculate(tflops="datum.flops_per_s / 1e12")
         .mark_line(color="#555", strokeWidth=1.5)
-        .encode(x=x, y=y, strokeDash=alt.StrokeDash("roof:N", title="roof"), detail="roof:N")
-    )
+        .encode(x=x, y=y, strokeDash=dash, detail="roof:N",
+                tooltip=["roof:N"])
+    )  # fmt: skip
     ridge = (
         alt.Chart()
         .transform_calculate(tflops="datum.flops_per_s / 1e12")
-        .mark_point(shape="triangle-up", color="#555", size=60)
+        .mark_point(shape="triangle-down", color="#555", size=50)
         .encode(
             x=x,
             y=y,
@@ -138,10 +201,11 @@ def _roofline_templates(domain: tuple[str, ...]) -> tuple[alt.Chart, alt.Chart, 
         )
     )
     tooltip = [
-        "kernel:N", "layer_type:N", "tile:N", alt.Tooltip("count:Q", title="identical kernels"),
+        "kernel:N", "layer_type:N", "level:N", "tile:N",
+        alt.Tooltip("count:Q", title="identical kernels"),
         alt.Tooltip("time_us:Q", title="time (µs)", format=".4g"),
-        alt.Tooltip("tflops:Q", title="achieved (TFLOP/s)", format=".4g"),
-        alt.Tooltip("intensity:Q", title="intensity (FLOP/byte)", format=".4g"),
+        alt.Tooltip("tflops:Q", title=f"achieved ({unit})", format=".4g"),
+        alt.Tooltip("intensity:Q", title="intensity at this level (FLOP/byte)", format=".4g"),
         "bottleneck:N", "expected_bottleneck:N",
     ]  # fmt: skip
     kernels = (
@@ -149,12 +213,17 @@ def _roofline_templates(domain: tuple[str, ...]) -> tuple[alt.Chart, alt.Chart, 
         .transform_calculate(
             tflops="datum.achieved_flops_per_s / 1e12", time_us="datum.time_s * 1e6"
         )
-        .mark_circle(size=70, opacity=0.8)
+        .mark_point(size=60, opacity=0.85, filled=True)
         .encode(
             x=x,
             y=y,
             color=alt.Color("bottleneck:N", scale=bottleneck_colour(list(domain)),
-                            title="bottleneck"),
+                            title="bottleneck",
+                            legend=alt.Legend(orient="bottom", direction="vertical")),
+            shape=alt.Shape("level_kind:N", title="bytes at",
+                            scale=alt.Scale(domain=list(kinds),
+                                            range=[LEVEL_SHAPE[k] for k in kinds]),
+                            legend=alt.Legend(orient="bottom", direction="vertical")),
             tooltip=tooltip,
         )
     )  # fmt: skip
@@ -169,19 +238,21 @@ def roofline(mapping: ModelMapping, levels: Sequence[str] | None = None) -> alt.
         levels: Memory level names to draw roofs for; default every level from the SRAM out.
 
     Returns:
-        A log-log layered chart: grey roof lines (dash per level), ridge markers, and kernel
-        points coloured by bottleneck class (y axis in TFLOP/s; tooltips carry the sheet row).
-        Kernels of identical layers sit on one point, so they are merged into one data row
-        whose ``count`` says how many (this keeps the spec small for live updates).
+        A log-log layered chart: grey roof lines (dash fixed per level kind), ridge markers, and
+        each kernel once per memory level (:func:`hierarchical_points`; shape per level kind,
+        colour per bottleneck class; y in TFLOP/s, TOPS for integer formats; tooltips carry the
+        sheet row). Kernels of identical layers are merged into one data row whose ``count``
+        says how many (this keeps the spec small for live updates).
     """
-    points = roofline_points(mapping, grouped=True)
+    points = hierarchical_points(mapping, levels)
     hw = mapping.hardware
-    ridges = [
-        mapping.peak_flops / hw.level(n).bandwidth_bytes_per_s for n in _levels(mapping, levels)
-    ]
+    names = _levels(mapping, levels)
+    ridges = [mapping.peak_flops / hw.level(n).bandwidth_bytes_per_s for n in names]
     roofs = roofline_roofs(mapping, levels, _x_range(points, ridges) if points else (1e-2, 1e4))
     domain = tuple(sorted({p["bottleneck"] for p in points}))
-    roof_t, ridge_t, kernels_t = _roofline_templates(domain)
+    kinds = tuple(k for k in LEVEL_SHAPE if k in {hw.level(n).kind for n in names})
+    unit = "TOPS" if _is_int(mapping.dtype) else "TFLOP/s"
+    roof_t, ridge_t, kernels_t = _roofline_templates(domain, kinds, unit)
     roof = with_values(roof_t, roofs)
     ridge = with_values(ridge_t, [r for r in roofs if r["ridge"]])
     kernels = with_values(kernels_t, points)
@@ -192,8 +263,9 @@ def roofline(mapping: ModelMapping, levels: Sequence[str] | None = None) -> alt.
     )  # fmt: skip
     title = alt.Title(
         f"Roofline: {mapping.graph.name} on {hw.name}",
-        subtitle=f"{meta.get('phase', '')} batch {meta.get('batch', '')} {length} "
-        f"{mapping.dtype}; {sum(p['count'] for p in points)} of {len(mapping.kernels)} kernels"
-        " have FLOPs and off-chip bytes",
+        subtitle=[
+            f"{meta.get('phase', '')} batch {meta.get('batch', '')} {length} {mapping.dtype}",
+            "each kernel once per memory level it moves bytes at",
+        ],
     )
-    return alt.LayerChart(layer=[roof, ridge, kernels], title=title, width=520, height=340)
+    return alt.LayerChart(layer=[roof, ridge, kernels], title=title, width=380, height=300)
