@@ -42,6 +42,20 @@ def assign_layouts(
             k = dataclasses.replace(k, layout=want)
         elif k.kind == "conv":
             k = dataclasses.replace(k, layout=want)
+        native = hw.matrix_engine.preferred_layout
+        if _converts_internally(k, hw, want) and src is not None:
+            # NOTE: tensor-core convolutions run channels-last; handed NCHW, the library
+            # converts the input to NHWC and the output back in kernels of its own (NVIDIA,
+            # "Convolutional Layers User's Guide", Tensor Core tensor layouts), so NCHW costs
+            # two transforms per conv: it is never free on tensor cores.
+            note = (f"{native} internally: the library transposes {want} input and output "
+                    "(NVIDIA Convolutional Layers User's Guide)")  # fmt: skip
+            out.append(_transform_kernel(k, src, want, native, graph, back=False))
+            k = dataclasses.replace(k, notes=(*k.notes, note))
+            out.append(k)
+            out.append(_transform_kernel(k, k.ops[-1], native, want, graph, back=True))
+            layout_of[k.ops[-1]] = want
+            continue
         out.append(k)
         produced = k.layout if k.kind == "conv" else have
         if k.kind == "conv" and not options.layout_propagation:
@@ -51,6 +65,16 @@ def assign_layouts(
                 produced = declared
         layout_of[k.ops[-1]] = produced
     return out
+
+
+def _converts_internally(k: Kernel, hw: Hardware, layout: str) -> bool:
+    """A conv on the matrix engine of hardware-scheduled tiles in a layout it does not run."""
+    return (
+        k.kind == "conv"
+        and k.engine == "matrix"
+        and layout != hw.matrix_engine.preferred_layout
+        and hw.overheads.tile_issue_s == 0
+    )
 
 
 def _transform(

@@ -85,8 +85,19 @@ def test_layout_transform_inserted_once_with_propagation(h100):
     assert sum(k.kind == "layout" for k in every) == 2 * convs
 
 
-def test_nchw_engine_needs_no_transform(h100):
+def test_nchw_on_tensor_cores_pays_the_librarys_internal_transposes(h100):
+    # Tensor-core convolutions run channels-last; cuDNN converts an NCHW input to NHWC and the
+    # output back (NVIDIA, Convolutional Layers User's Guide), so NCHW is never free there.
     ks = lower(build_graph("resnet50"), h100, MapOptions(layout="NCHW"))
+    convs = [k for k in ks if k.kind == "conv" and k.engine == "matrix"]
+    assert sum(k.kind == "layout" for k in ks) >= 2 * len(convs)
+    assert all("internally" in k.notes[-1] for k in convs)
+
+
+def test_an_engine_that_wants_nchw_needs_no_transform(h100):
+    me = h100.matrix_engine.model_copy(update={"preferred_layout": "NCHW"})
+    nchw = h100.model_copy(update={"matrix_engine": me})
+    ks = lower(build_graph("resnet50"), nchw, MapOptions(layout="NCHW"))
     assert not any(k.kind == "layout" for k in ks)
 
 

@@ -187,3 +187,14 @@ def test_attention_efficiency_is_a_property_of_the_software_stack():
     assert fa3 <= h100.peak_flops("bf16") * h100.matrix_engine.efficiency
     # Ampere has no newer MMA to miss: FA2 there runs at the full engine rate.
     assert load_hardware("a100-80gb").matrix_engine.legacy_mma_fraction == 1.0
+
+
+def test_nhwc_beats_nchw_on_tensor_cores():
+    from workbench.options import MapOptions
+
+    hw = load_hardware("h100-sxm")
+    g = build_graph("resnet50", batch=32)
+    nhwc = map_model(g, hw, MapOptions(layout="NHWC"))
+    nchw = map_model(g, hw, MapOptions(layout="NCHW"))
+    assert nchw.time_s > nhwc.time_s * 1.05
+    assert nchw.total.bytes_at("hbm") > nhwc.total.bytes_at("hbm")
