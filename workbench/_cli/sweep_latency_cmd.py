@@ -152,10 +152,17 @@ def _sweep(args: argparse.Namespace) -> tuple[tuple[LoadPoint, ...], str]:
     return points, "image"
 
 
-def _point_dict(p: LoadPoint, unit: str) -> dict[str, object]:
+def _units(unit: str) -> tuple[str, str]:
+    """``(request unit, throughput unit)`` as printed: req/s and tok/s, or img/s twice."""
+    return ("req/s", "tok/s") if unit == "token" else ("img/s", "img/s")
+
+
+def _point_dict(p: LoadPoint, unit: str, knee: Knee) -> dict[str, object]:
     d = p.to_dict()
     d["throughput_per_s"] = p.output_tokens_per_s if unit == "token" else p.achieved_rate_per_s
     d["throughput_unit"] = f"{unit}s/s"
+    d["status"] = knee.status(p)
+    d["ok"] = d["status"] == "ok"
     return d
 
 
@@ -163,38 +170,67 @@ def _knee_dict(k: Knee) -> dict[str, object]:
     return {
         "metric": k.metric,
         "sla_s": k.sla_s,
+        "throughput_tolerance": k.tolerance,
         "last_ok_rate_per_s": k.last_ok.offered_rate_per_s if k.last_ok else None,
-        "throughput_at_sla_per_s": k.last_ok.achieved_rate_per_s if k.last_ok else None,
+        "throughput_at_sla_per_s": k.last_ok.sustained_rate_per_s if k.last_ok else None,
         "first_break_rate_per_s": k.first_break.offered_rate_per_s if k.first_break else None,
+        "first_break_status": k.status(k.first_break) if k.first_break else None,
     }
 
 
+def _metric_words(metric: str) -> str:
+    """``"p99_e2e_s"`` -> ``"p99 e2e"``."""
+    return metric.removesuffix("_s").replace("_", " ")
+
+
+def _status_text(p: LoadPoint, knee: Knee, req: str) -> str:
+    status = knee.status(p)
+    if status == "ok":
+        return "OK"
+    if status == "saturated":
+        return (
+            f"saturated (achieved {p.sustained_rate_per_s:.1f} {req} of offered "
+            f"{p.window_arrival_rate_per_s:.1f} {req})"
+        )
+    value = getattr(p, knee.metric)
+    return f"SLA broken ({_metric_words(knee.metric)} {value * 1e3:.1f} ms)"
+
+
 def _table(points: tuple[LoadPoint, ...], knee: Knee, unit: str, header: str) -> str:
+    req, thr_unit = _units(unit)
+    tol = f"{(knee.tolerance or 0) * 100:g}%"
     lines = [
         header,
-        f"{'offered/s':>10} {'achieved/s':>10} {unit + 's/s':>11} "
-        f"{'ttft p99':>9} {'tpot p99':>9} {'e2e p50':>9} {'e2e p95':>9} {'e2e p99':>9}  sla",
+        f"OK: {_metric_words(knee.metric)} <= {knee.sla_s * 1e3:g} ms and the replica keeps up "
+        f"(served within {tol} of arrived);",
+        "arrived and served are counted between the 10th and 90th percentile arrival "
+        "(the drain after the last arrival is left out)",
+        f"{'load':>9} {'arrived':>9} {'served':>9} {'output':>10} {'TTFT p99':>9} "
+        f"{'TPOT p99':>9} {'e2e p50':>9} {'e2e p95':>9} {'e2e p99':>9}  status",
+        f"{req:>9} {req:>9} {req:>9} {thr_unit:>10} {'ms':>9} {'ms':>9} {'ms':>9} {'ms':>9} "
+        f"{'ms':>9}",
     ]
 
     def ms(v: float | None) -> str:
         return f"{v * 1e3:9.1f}" if v is not None else f"{'-':>9}"
 
     for p in points:
-        thr = p.output_tokens_per_s if unit == "token" else p.achieved_rate_per_s
-        ok = getattr(p, knee.metric) <= knee.sla_s
+        thr = p.output_tokens_per_s if unit == "token" else p.sustained_rate_per_s
         lines.append(
-            f"{p.offered_rate_per_s:10.3f} {p.achieved_rate_per_s:10.3f} {thr or 0:11.1f} "
+            f"{p.offered_rate_per_s:9.3f} {p.window_arrival_rate_per_s:9.3f} "
+            f"{p.sustained_rate_per_s:9.3f} {thr or 0:10.1f} "
             f"{ms(p.p99_ttft_s)} {ms(p.p99_tpot_s)} {ms(p.p50_e2e_s)} {ms(p.p95_e2e_s)} "
-            f"{ms(p.p99_e2e_s)}  {'ok' if ok else 'BREAK'}"
+            f"{ms(p.p99_e2e_s)}  {_status_text(p, knee, req)}"
         )
     if knee.last_ok is None:
-        lines.append(f"knee: the lowest rate already breaks the SLA ({knee.metric})")
+        lines.append("knee: none; the lowest load is already not OK")
     else:
+        ok = knee.last_ok
+        thr = ok.output_tokens_per_s if unit == "token" else ok.sustained_rate_per_s
         lines.append(
-            f"knee: {knee.last_ok.offered_rate_per_s:.3f}/s offered "
-            f"({knee.last_ok.achieved_rate_per_s:.3f}/s achieved) is the highest load whose "
-            f"{knee.metric} meets {knee.sla_s * 1e3:g} ms"
-            + ("" if knee.first_break else "; no swept load breaks it")
+            f"knee: {ok.offered_rate_per_s:.3f} {req} (served {ok.sustained_rate_per_s:.3f} "
+            f"{req}, {thr or 0:.1f} {thr_unit}) is the highest load that is OK"
+            + ("" if knee.first_break else "; every swept load is OK")
         )
     return "\n".join(lines) + "\n"
 
@@ -223,10 +259,13 @@ def run(args: argparse.Namespace) -> int:
             "trace": args.trace,
             "batching": args.batching if unit == "token" else "dynamic",
             "knee": _knee_dict(knee),
-            "points": [_point_dict(p, unit) for p in points],
+            "points": [_point_dict(p, unit, knee) for p in points],
         }
         write_output(json.dumps(doc, indent=2), args.output)
     else:
-        header = f"{args.model} on {hw_name}, trace {args.trace}, {len(points)} load levels"
+        header = (
+            f"{args.model} on {hw_name}, trace {args.trace}, {args.requests} requests per load "
+            f"level, {len(points)} levels"
+        )
         write_output(_table(points, knee, unit, header), args.output)
     return 0

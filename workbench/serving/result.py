@@ -57,6 +57,11 @@ class SimResult:
         mean_waiting: Time-averaged number of requests waiting to start, requests.
         mean_batch: Time-averaged batch size while the replica is busy, sequences or images.
         arrival_rate_per_s: Requests over the makespan, requests/s: Little's law's lambda.
+        sustained_rate_per_s: Completions per second while arrivals are steady: over the window
+            from the 10th to the 90th percentile arrival, requests/s. Unlike
+            ``achieved_rate_per_s`` it does not include the drain after the last arrival, so a
+            replica that keeps up shows the arrival rate and a saturated one its capacity.
+        window_arrival_rate_per_s: Arrivals per second in that same window, requests/s.
         e2e_s: Per-request end-to-end latency, seconds (arrival order).
         ttft_s: Per-request time to first token, seconds (images: equals ``e2e_s``).
         tpot_s: Per-request time per output token, seconds (NaN where only one token).
@@ -76,6 +81,8 @@ class SimResult:
     mean_waiting: float
     mean_batch: float
     arrival_rate_per_s: float
+    sustained_rate_per_s: float
+    window_arrival_rate_per_s: float
     e2e_s: np.ndarray
     ttft_s: np.ndarray
     tpot_s: np.ndarray
@@ -104,6 +111,31 @@ class _Run:
     busy_s: float
 
 
+def steady_window_rates(arrival_s: np.ndarray, finish_s: np.ndarray) -> tuple[float, float]:
+    """``(completions/s, arrivals/s)`` over the window from the 10th to the 90th percentile arrival.
+
+    In steady state the two agree (completions trail arrivals by the latency at both ends of
+    the window); when the replica cannot keep up, completions run at its capacity instead.
+    With fewer than 10 requests, or all arriving at once, both are over the whole run.
+
+    Args:
+        arrival_s: Arrival times, seconds, sorted.
+        finish_s: Completion times, seconds, in arrival order.
+
+    Returns:
+        Completions and arrivals per second in the window, requests/s.
+    """
+    n = int(arrival_s.size)
+    lo_i, hi_i = n // 10, (9 * n) // 10
+    if n >= 10:
+        lo, hi = float(arrival_s[lo_i]), float(arrival_s[hi_i])
+        if hi > lo:
+            done = int(np.count_nonzero((finish_s >= lo) & (finish_s < hi)))
+            return done / (hi - lo), (hi_i - lo_i) / (hi - lo)
+    span = float(finish_s.max() - arrival_s[0]) or 1.0
+    return n / span, n / span
+
+
 def summarise(
     workload_name: str,
     batching: str,
@@ -130,6 +162,7 @@ def summarise(
         tpot_stats = LatencyStats.of(tpot) if np.any(steps > 0) else None
     for arr in (e2e, ttft, tpot):
         arr.setflags(write=False)
+    sustained, window_arrivals = steady_window_rates(arrival_s, run.finish_s)
     return SimResult(
         workload=workload_name,
         batching=batching,
@@ -145,6 +178,8 @@ def summarise(
         mean_waiting=run.area_waiting / horizon,
         mean_batch=run.area_batch / run.busy_s if run.busy_s > 0 else 0.0,
         arrival_rate_per_s=n / horizon,
+        sustained_rate_per_s=sustained,
+        window_arrival_rate_per_s=window_arrivals,
         e2e_s=e2e,
         ttft_s=ttft,
         tpot_s=tpot,

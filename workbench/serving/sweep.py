@@ -17,7 +17,20 @@ from workbench.serving.result import LatencyStats, SimResult
 from workbench.serving.step_time import StepTimeModel
 from workbench.serving.workload import Workload
 
-__all__ = ["Knee", "LoadPoint", "find_knee", "sweep_image_load", "sweep_load"]
+__all__ = [
+    "THROUGHPUT_TOLERANCE",
+    "Knee",
+    "LoadPoint",
+    "find_knee",
+    "sweep_image_load",
+    "sweep_load",
+]
+
+#: A load level keeps up when its sustained completion rate is at least this fraction below its
+#: arrival rate at most (0.05: within 5%). An assumption of this tool, not a published figure:
+#: in steady state the two differ only by sampling noise, far below 5% at the default 2,000
+#: requests per level.
+THROUGHPUT_TOLERANCE = 0.05
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -25,6 +38,9 @@ class LoadPoint:
     """One load level of a sweep, flat for tables and JSON (seconds, requests/s, tokens/s).
 
     ``*_ttft_s`` and ``*_tpot_s`` are None for image workloads, as is ``output_tokens_per_s``.
+    ``sustained_rate_per_s`` and ``window_arrival_rate_per_s`` are completions and arrivals per
+    second while arrivals are steady (:func:`workbench.serving.result.steady_window_rates`):
+    a level whose completions fall behind its arrivals is saturated (:meth:`saturated`).
     """
 
     workload: str
@@ -44,6 +60,12 @@ class LoadPoint:
     p99_tpot_s: float | None
     mean_in_system: float
     mean_batch: float
+    sustained_rate_per_s: float
+    window_arrival_rate_per_s: float
+
+    def saturated(self, tolerance: float = THROUGHPUT_TOLERANCE) -> bool:
+        """Whether completions fall more than ``tolerance`` (a fraction) behind arrivals."""
+        return self.sustained_rate_per_s < (1.0 - tolerance) * self.window_arrival_rate_per_s
 
     @classmethod
     def of(cls, offered_rate_per_s: float, result: SimResult) -> LoadPoint:
@@ -70,6 +92,8 @@ class LoadPoint:
             p99_tpot_s=pct(result.tpot, "p99"),
             mean_in_system=result.mean_in_system,
             mean_batch=result.mean_batch,
+            sustained_rate_per_s=result.sustained_rate_per_s,
+            window_arrival_rate_per_s=result.window_arrival_rate_per_s,
         )
 
     def to_dict(self) -> dict[str, object]:
@@ -165,29 +189,51 @@ def sweep_image_load(
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Knee:
-    """Where a latency metric crosses the SLA along a sweep.
+    """Where a sweep stops being OK: the SLA breaks or the replica stops keeping up.
 
     Attributes:
         metric: The ``LoadPoint`` field compared (e.g. ``"p99_e2e_s"``).
         sla_s: The SLA, seconds.
-        last_ok: The highest-rate point below ``first_break`` that meets the SLA (None if the
-            lowest rate already breaks it).
-        first_break: The lowest-rate point that breaks the SLA (None if none does).
+        last_ok: The highest-rate point below ``first_break`` that is OK: it meets the SLA and
+            is not saturated (None if the lowest rate already fails).
+        first_break: The lowest-rate point that is not OK (None if none is).
+        tolerance: The throughput tolerance used (a fraction; None: SLA only).
     """
 
     metric: str
     sla_s: float
     last_ok: LoadPoint | None
     first_break: LoadPoint | None
+    tolerance: float | None = THROUGHPUT_TOLERANCE
+
+    def status(self, point: LoadPoint) -> str:
+        """``"ok"``, ``"sla"`` (the SLA breaks) or ``"saturated"`` for one point of the sweep."""
+        value = getattr(point, self.metric)
+        if value is None or value > self.sla_s:
+            return "sla"
+        if self.tolerance is not None and point.saturated(self.tolerance):
+            return "saturated"
+        return "ok"
 
 
-def find_knee(points: Sequence[LoadPoint], sla_s: float, metric: str = "p99_e2e_s") -> Knee:
-    """Find the highest load that meets an SLA and the first load that breaks it.
+def find_knee(
+    points: Sequence[LoadPoint],
+    sla_s: float,
+    metric: str = "p99_e2e_s",
+    *,
+    tolerance: float | None = THROUGHPUT_TOLERANCE,
+) -> Knee:
+    """Find the highest load that is OK and the first load that is not.
+
+    A load is OK when ``metric <= sla_s`` and, unless ``tolerance`` is None, the replica keeps
+    up with it (:meth:`LoadPoint.saturated`): a finite trace can end before the queue of a
+    saturated replica has pushed the tail latency past the SLA, so latency alone is not enough.
 
     Args:
         points: Load points (any order; sorted by offered rate here).
         sla_s: Latency limit, seconds: a point meets it when ``metric <= sla_s``.
         metric: A latency field of :class:`LoadPoint`, seconds.
+        tolerance: Largest shortfall of completions behind arrivals, a fraction (None: SLA only).
 
     Returns:
         The :class:`Knee`.
@@ -203,13 +249,15 @@ def find_knee(points: Sequence[LoadPoint], sla_s: float, metric: str = "p99_e2e_
     names = {f.name for f in dataclasses.fields(LoadPoint)}
     if metric not in names or not metric.startswith(("p50_", "p95_", "p99_", "mean_e2e")):
         raise ServingError(f"find_knee: unknown latency metric {metric!r}")
+    if tolerance is not None and not 0 <= tolerance < 1:
+        raise ServingError(f"find_knee: tolerance must be in [0, 1), got {tolerance}")
+    knee = Knee(metric=metric, sla_s=sla_s, last_ok=None, first_break=None, tolerance=tolerance)
     ordered = sorted(points, key=lambda p: p.offered_rate_per_s)
     last_ok = None
     for point in ordered:
-        value = getattr(point, metric)
-        if value is None:
+        if getattr(point, metric) is None:
             raise ServingError(f"find_knee: {metric} is not measured for {point.workload!r}")
-        if value > sla_s:
-            return Knee(metric=metric, sla_s=sla_s, last_ok=last_ok, first_break=point)
+        if knee.status(point) != "ok":
+            return dataclasses.replace(knee, last_ok=last_ok, first_break=point)
         last_ok = point
-    return Knee(metric=metric, sla_s=sla_s, last_ok=last_ok, first_break=None)
+    return dataclasses.replace(knee, last_ok=last_ok)

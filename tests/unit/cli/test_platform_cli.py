@@ -34,9 +34,27 @@ def test_sweep_latency_table_marks_knee_and_writes_chart(capsys, tmp_path):
     chart = tmp_path / "c.svg"
     code, out, _ = run(capsys, *SL, "--rates", "5,5000", "--sla-ms", "3000", "--chart", str(chart))
     assert code == 0
-    assert "knee: 5.000/s offered" in out
-    assert "BREAK" in out
+    assert "knee: 5.000 req/s (served " in out
+    assert "SLA broken (p99 e2e " in out
+    units = ["req/s", "req/s", "req/s", "tok/s", "ms", "ms", "ms", "ms", "ms"]
+    assert any(line.split() == units for line in out.splitlines())
     assert chart.stat().st_size > 1000
+
+
+def test_sweep_latency_saturated_load_is_not_ok_even_within_the_sla(capsys):
+    code, out, _ = run(capsys, *SL, "--rates", "5,5000", "--sla-ms", "1e9")
+    assert code == 0
+    row = next(line for line in out.splitlines() if line.lstrip().startswith("5000.000"))
+    assert "saturated (achieved " in row
+    assert " req/s of offered " in row
+    assert not row.endswith("OK")
+    assert "knee: 5.000 req/s" in out
+    code, out, _ = run(capsys, *SL, "--rates", "5,5000", "--sla-ms", "1e9", "--format", "json")
+    doc = json.loads(out)
+    assert [p["status"] for p in doc["points"]] == ["ok", "saturated"]
+    assert doc["knee"]["first_break_status"] == "saturated"
+    low = doc["points"][0]
+    assert low["sustained_rate_per_s"] >= 0.95 * low["window_arrival_rate_per_s"]
 
 
 def test_sweep_latency_images(capsys):

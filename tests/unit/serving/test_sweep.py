@@ -42,11 +42,31 @@ def test_find_knee(points):
     knee = find_knee(points, sla)
     assert knee.last_ok is points[1]
     assert knee.first_break is points[2]
-    assert find_knee(points, 1e9).first_break is None
-    assert find_knee(points, 1e9).last_ok is points[-1]
+    sla_only = find_knee(points, 1e9, tolerance=None)
+    assert (sla_only.first_break, sla_only.last_ok) == (None, points[-1])
     assert find_knee(points, 0.0).last_ok is None
     ttft = find_knee(points, points[0].p99_ttft_s * 1.0001, metric="p99_ttft_s")
     assert ttft.last_ok is points[0]
+
+
+def test_a_saturated_level_is_not_ok_even_when_its_latency_meets_the_sla(points):
+    # NOTE: 400 requests end before the queue at 40/s (capacity ~23/s) breaks a loose SLA.
+    top = points[-1]
+    assert top.saturated()
+    assert top.sustained_rate_per_s < 0.95 * top.window_arrival_rate_per_s
+    assert not any(p.saturated() for p in points[:-1])
+    knee = find_knee(points, 1e9)
+    assert (knee.last_ok, knee.first_break) == (points[-2], top)
+    assert [knee.status(p) for p in points] == ["ok", "ok", "ok", "saturated"]
+    assert find_knee(points, 0.0).status(points[0]) == "sla"
+    with pytest.raises(ServingError, match="tolerance"):
+        find_knee(points, 1.0, tolerance=1.5)
+
+
+def test_steady_rates_match_arrivals_when_the_replica_keeps_up(points):
+    for p in points[:-1]:
+        assert p.sustained_rate_per_s == pytest.approx(p.window_arrival_rate_per_s, rel=0.05)
+        assert p.window_arrival_rate_per_s == pytest.approx(p.offered_rate_per_s, rel=0.15)
 
 
 def test_find_knee_rejects_unknown_metric(points):
