@@ -93,7 +93,7 @@ def assemble(
                 bytes=a.bytes,
             )
         )
-    iterations = iteration_stats(kernels)
+    iterations = iteration_stats(kernels, _step_ends(cpu_steps) if annotated else None)
     if not iterations:
         raise TraceError(
             f"{source}: the trace has step annotations, but no GPU activity falls inside any of "
@@ -136,3 +136,11 @@ def _iteration(
     if launch is None and cpu:
         return cpu.find(a.start_s)
     return None
+
+
+def _step_ends(steps: StepWindows) -> dict[int, float]:
+    """CPU-side end of each step, s (the latest, if a step is annotated twice)."""
+    ends: dict[int, float] = {}
+    for index, end in zip(steps.indexes, steps.ends, strict=True):
+        ends[index] = max(end, ends.get(index, end))
+    return ends

@@ -1,9 +1,10 @@
 """One measured run from several ranks' traces (one Kineto or nsys file per rank).
 
-Each rank's clock is its own host's, so statistics are computed per (rank, device) and an iteration
-is reported on its busiest one (see :mod:`workbench.evidence.timeline`); kernels are never compared
-across ranks by timestamp. Tags that agree across ranks keep their value; tags that differ are
-joined (``"NVIDIA H100, NVIDIA A100"``) so a mixed fleet is visible, never hidden.
+Each rank's clock is its own host's, so statistics are computed per rank (and device) and an
+iteration is reported on its busiest rank, the one with the longest step period (see
+:mod:`workbench.evidence.timeline`); kernels are never compared across ranks by timestamp. Tags
+that agree across ranks keep their value; tags that differ are joined (``"NVIDIA H100, NVIDIA
+A100"``) so a mixed fleet is visible, never hidden.
 """
 
 from __future__ import annotations
@@ -14,8 +15,7 @@ from collections.abc import Sequence
 from workbench.evidence._source import DEFAULT_MAX_BYTES, check_trace_file, sniff
 from workbench.evidence.kineto import read_kineto
 from workbench.evidence.nsys import read_nsys
-from workbench.evidence.run import MeasuredRun, TraceError
-from workbench.evidence.timeline import iteration_stats
+from workbench.evidence.run import IterationStats, MeasuredRun, TraceError
 
 __all__ = ["merge_runs", "read_rank_traces"]
 
@@ -50,12 +50,17 @@ def merge_runs(runs: Sequence[MeasuredRun]) -> MeasuredRun:
             raise TraceError(f"{run.source}: rank {rank} again (also in {seen[rank]})")
         seen[rank] = run.source
     kernels = tuple(k for run in runs for k in run.kernels)
+    best: dict[int, IterationStats] = {}
+    for run in runs:
+        for it in run.iterations:
+            if it.index not in best or it.wall_s > best[it.index].wall_s:
+                best[it.index] = it
     return MeasuredRun(
         source=" + ".join(r.source for r in runs),
         format=runs[0].format,
         tags=_merged_tags(runs),
         kernels=kernels,
-        iterations=iteration_stats(kernels),
+        iterations=tuple(best[i] for i in sorted(best)),
         steps_annotated=all(r.steps_annotated for r in runs),
     )
 

@@ -111,9 +111,10 @@ class IterationStats:
 
     Attributes:
         index: The ``ProfilerStep#N`` number (0 for an unannotated trace's single window).
-        wall_s: From the iteration's first GPU activity start to its last end, s.
+        wall_s: Step period: from the iteration's first GPU activity to the next iteration's
+            (the last one: to its CPU-side step end), never less than its own span, s.
         kernel_s: Union of kernel intervals over all streams (overlap counted once), s.
-        gap_s: Wall time with no GPU activity at all (idle and launch gaps), s.
+        gap_s: Wall time with no GPU activity at all (launch gaps, idle between steps), s.
         copy_s: Union of memcpy/memset intervals, s.
     """
 

@@ -1,11 +1,16 @@
 """Per-iteration statistics from GPU activity intervals: wall, kernel, copy and gap time.
 
-For one iteration on one device::
+For one iteration on one device (its kernels, memcpys and memsets)::
 
-    wall   = last end - first start                  over its kernels, memcpys and memsets
+    wall   = end - first start, where end = the next iteration's first start on this device
+             (or, for the last one, its CPU-side step end), and never before its own last end
     kernel = |union of kernel intervals|             (all streams; overlap counted once)
     copy   = |union of memcpy/memset intervals|
     gap    = wall - |union of all intervals|         (the GPU did nothing: idle or launch gaps)
+
+So ``wall`` is the step *period*: idle time between iterations (a slow data loader, a host-side
+optimizer step, a synchronisation) counts as gap, as it costs throughput, rather than falling
+between iterations where no statistic would see it.
 
 An iteration that ran on several devices (or ranks) is reported on its busiest one (the longest
 wall), since that device bounds the step. All results are >= 0 by construction.
@@ -15,7 +20,7 @@ from __future__ import annotations
 
 import bisect
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from workbench.evidence.run import IterationStats, MeasuredKernel, MeasuredRun
 
@@ -66,23 +71,40 @@ class StepWindows:
         return None
 
 
-def iteration_stats(kernels: Sequence[MeasuredKernel]) -> tuple[IterationStats, ...]:
-    """One :class:`IterationStats` per iteration index carried by ``kernels``, in index order."""
-    groups: dict[tuple[int, int | None, int | None], list[MeasuredKernel]] = defaultdict(list)
+def iteration_stats(
+    kernels: Sequence[MeasuredKernel], step_ends: Mapping[int, float] | None = None
+) -> tuple[IterationStats, ...]:
+    """One :class:`IterationStats` per iteration index carried by ``kernels``, in index order.
+
+    Args:
+        kernels: The activities, with their iteration (None: left out).
+        step_ends: CPU-side end of each step, s (closes the last iteration's period).
+    """
+    devices: dict[tuple[int | None, int | None], dict[int, list[MeasuredKernel]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
     for k in kernels:
         if k.iteration is not None:
-            groups[(k.iteration, k.rank, k.device)].append(k)
+            devices[(k.rank, k.device)][k.iteration].append(k)
     best: dict[int, IterationStats] = {}
-    for (index, _rank, _device), group in groups.items():
-        stats = _one(index, group)
-        if index not in best or stats.wall_s > best[index].wall_s:
-            best[index] = stats
+    for groups in devices.values():
+        firsts = sorted((min(k.start_s for k in g), index) for index, g in groups.items())
+        for n, (first, index) in enumerate(firsts):
+            if n + 1 < len(firsts):
+                period_end = firsts[n + 1][0]
+            else:
+                period_end = (step_ends or {}).get(index, first)
+            stats = _one(index, groups[index], first, period_end)
+            if index not in best or stats.wall_s > best[index].wall_s:
+                best[index] = stats
     return tuple(best[i] for i in sorted(best))
 
 
-def _one(index: int, group: Sequence[MeasuredKernel]) -> IterationStats:
+def _one(
+    index: int, group: Sequence[MeasuredKernel], first: float, period_end: float
+) -> IterationStats:
     spans = [(k.start_s, k.end_s) for k in group]
-    wall = max(e for _, e in spans) - min(s for s, _ in spans)
+    wall = max(max(e for _, e in spans), period_end) - first
     busy = union_s(spans)
     kernel = union_s((k.start_s, k.end_s) for k in group if k.kind == "kernel")
     copy = union_s((k.start_s, k.end_s) for k in group if k.kind != "kernel")

@@ -15,11 +15,13 @@ STEP = (
 )
 
 
-def step_kernels(iterations: int = 5, *, gap_ms: float = 0.25, slow: float = 1.0):
+def step_kernels(
+    iterations: int = 5, *, gap_ms: float = 0.25, slow: float = 1.0, idle_ms: float = 1.0
+):
     """Kernels of ``iterations`` steps back to back, one stream, with a memcpy at each step's end.
 
     Each step: kernel durations sum to 5 ms * ``slow`` (gemm scaled by ``slow``), with ``gap_ms``
-    of idle time after each kernel and a 0.2 ms memcpy.
+    of idle time after each kernel, a 0.2 ms memcpy, and ``idle_ms`` before the next step.
     """
     out = []
     t = 10.0
@@ -37,7 +39,7 @@ def step_kernels(iterations: int = 5, *, gap_ms: float = 0.25, slow: float = 1.0
                            duration_s=2e-4, device=0, stream=8, iteration=it, kind="memcpy",
                            bytes=1 << 20)
         )  # fmt: skip
-        t += 2e-4 + 1e-3
+        t += 2e-4 + idle_ms * 1e-3
     return out
 
 

@@ -18,13 +18,16 @@ def test_reads_kernels_iterations_and_statistics(tmp_path, kernels):
     assert run.repeats == 5
     assert run.steps_annotated
     assert len(run.kernels) == len(kernels)
-    # Per step: 5 ms of kernels, 4 gaps of 0.25 ms, then the 0.2 ms memcpy.
+    # Per step: 5 ms of kernels, 4 gaps of 0.25 ms, the 0.2 ms memcpy, then 1 ms idle before
+    # the next step, which counts as gap (the step period); the last step's period ends at its
+    # CPU-side step end, here its last activity.
     it = run.iterations[0]
     assert it.kernel_s == pytest.approx(5e-3)
     assert it.copy_s == pytest.approx(2e-4)
-    assert it.gap_s == pytest.approx(1e-3)
+    assert it.gap_s == pytest.approx(2e-3)
     assert it.wall_s == pytest.approx(it.kernel_s + it.copy_s + it.gap_s)
-    assert run.median_iteration_s() == pytest.approx(6.2e-3)
+    assert run.iterations[-1].gap_s == pytest.approx(1e-3)
+    assert run.median_iteration_s() == pytest.approx(7.2e-3)
     assert [k.iteration for k in run.kernels[:5]] == [0] * 5
 
 
@@ -246,3 +249,11 @@ def test_cpu_ops_are_skipped(tmp_path, kernels):
     assert '"cat": "cpu_op"' in (tmp_path / "a.json").read_text()
     assert with_ops.kernels == plain.kernels
     assert with_ops.iterations == plain.iterations
+
+
+def test_a_host_stall_between_steps_shows_as_gap_not_kernel_time(tmp_path):
+    fast = read_trace(write_kineto_trace(tmp_path / "a.json", step_kernels(idle_ms=1.0)))
+    stalled = read_trace(write_kineto_trace(tmp_path / "b.json", step_kernels(idle_ms=6.0)))
+    assert stalled.median_iteration_s() - fast.median_iteration_s() == pytest.approx(5e-3)
+    assert stalled.gap_s - fast.gap_s == pytest.approx(5e-3)
+    assert stalled.kernel_time_s == pytest.approx(fast.kernel_time_s)

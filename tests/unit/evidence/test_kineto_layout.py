@@ -76,12 +76,16 @@ def test_pytorch_layout_reads_with_steps_from_launches(tmp_path):
     assert run.tag("device") == "NVIDIA A100-SXM4-40GB"
     assert run.tag("compute_capability") == "8.0"
     assert run.tag("driver") == "unknown"
-    # Step 7 on the GPU: 900..945 us and 4300..4305 us: wall 3405 us, 50 us busy.
+    # Step 7 on the GPU: T0 + 900..945 us and 4300..4305 us, and step 8 starts at T0 + 4400 us:
+    # a 3500 us period with 50 us busy.
     step7 = run.iterations[0]
     assert step7.index == 7
-    assert step7.wall_s == pytest.approx(3405e-6)
+    assert step7.wall_s == pytest.approx(3500e-6)
     assert step7.kernel_s == pytest.approx(50e-6)
-    assert step7.gap_s == pytest.approx(3355e-6)
+    assert step7.gap_s == pytest.approx(3450e-6)
+    # Step 8, the last, runs on the GPU from T0 + 4400 us until its CPU-side step ends at
+    # T0 + 8200 us.
     step8 = run.iterations[1]
     assert step8.copy_s == pytest.approx(3e-6)
-    assert step8.wall_s == pytest.approx(620e-6)
+    assert step8.kernel_s == pytest.approx(20e-6)
+    assert step8.wall_s == pytest.approx(3800e-6)

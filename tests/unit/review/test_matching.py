@@ -46,7 +46,7 @@ def trace_of(mapping, tmp_path, *, scale=(1.2, 1.3, 1.4), drop=(), extra_after=(
         kernels.append(MeasuredKernel(name="Memcpy DtoH", category="copy", rule="", start_s=t,
                                       duration_s=1e-6, device=0, stream=8, iteration=it,
                                       kind="memcpy"))  # fmt: skip
-        t += 1e-3
+        t += 1e-5
     return read_trace(write_kineto_trace(tmp_path / "t.json", kernels))
 
 
