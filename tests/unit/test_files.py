@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import json
 import os
 import stat
 from pathlib import Path
@@ -245,3 +246,42 @@ def test_read_only_file_system_is_one_line_temp_removed(
     assert str(target) in _one_line(exc)
     assert target.read_text(encoding="utf-8") == "old"
     assert _leftovers(tmp_path) == []
+
+
+# --- through the CLI: `--output` of `workbench map` -------------------------------------------
+def _map(capsys: pytest.CaptureFixture[str], output: str) -> tuple[int, str]:
+    from workbench.cli import main
+
+    code = main(["map", "--model", "gpt2", "--seq", "64", "--format", "json", "--output", output])
+    return code, capsys.readouterr().err
+
+
+def test_cli_output_to_dev_null_leaves_the_device(capsys: pytest.CaptureFixture[str]) -> None:
+    if not os.access("/dev/null", os.W_OK):
+        pytest.skip("/dev/null is not writable here")
+    code, err = _map(capsys, "/dev/null")
+    assert (code, err) == (0, "")
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+def test_cli_output_to_a_directory_is_one_line_exit_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, err = _map(capsys, str(tmp_path))
+    assert code == 2
+    assert err == f"workbench: error: --output {tmp_path}: is a directory\n"
+
+
+def test_cli_output_through_a_symlink_keeps_link_and_mode(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    real = tmp_path / "real.json"
+    real.write_text("old", encoding="utf-8")
+    real.chmod(0o640)
+    link = tmp_path / "out.json"
+    link.symlink_to(real)
+    code, _ = _map(capsys, str(link))
+    assert code == 0
+    assert link.is_symlink()
+    assert json.loads(real.read_text(encoding="utf-8"))["model"]
+    assert stat.S_IMODE(real.stat().st_mode) == 0o640
