@@ -279,7 +279,7 @@ def read_bounded(path: str | os.PathLike[str], max_bytes: int, what: str = "file
     try:
         st = os.stat(shown)
     except FileNotFoundError:
-        raise _fail(what, shown, "no such file") from None
+        raise _fail(what, shown, "file not found") from None
     except OSError as exc:
         raise _fail(what, shown, os_error_reason(exc)) from None
     if not stat.S_ISREG(st.st_mode):

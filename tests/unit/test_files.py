@@ -221,7 +221,7 @@ def test_read_bounded_refuses_devices_and_folders(path: str, reason: str) -> Non
 
 
 def test_read_bounded_missing_and_bad_text(tmp_path: Path) -> None:
-    with pytest.raises(WorkbenchError, match="no such file"):
+    with pytest.raises(WorkbenchError, match="file not found"):
         read_bounded(tmp_path / "nope", 10)
     bad = tmp_path / "bad.txt"
     bad.write_bytes(b"ok\xff")

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from workbench._files import write_text_safely
+from workbench._files import read_text_bounded, write_text_safely
+from workbench.errors import WorkbenchError
 from workbench.serving._errors import ServingError
 from workbench.serving.workload import Workload
 
@@ -32,19 +33,24 @@ TRACE_KIND = "workbench-serving-trace"
 _COLUMNS = ("arrival_s", "prompt_tokens", "output_tokens")
 
 
+#: The largest trace file read, bytes (about 10 million requests).
+MAX_TRACE_BYTES = 512 << 20
+
+
 def _read_json(path: Path) -> object:
+    """The parsed JSON of a trace file: a regular file of bounded size (never blocks on a pipe)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ServingError(f"{path}: trace file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ServingError(f"{path}: cannot read trace ({type(exc).__name__})") from None
+        text = read_text_bounded(path, MAX_TRACE_BYTES, "trace file")
+    except WorkbenchError as exc:
+        raise ServingError(str(exc)) from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise ServingError(
             f"{path}: not valid JSON (corrupt or truncated) at line {exc.lineno}"
         ) from None
+    except RecursionError:
+        raise ServingError(f"{path}: JSON nested too deeply") from None
 
 
 def _column(path: Path, requests: dict[str, object], name: str, integer: bool) -> np.ndarray:

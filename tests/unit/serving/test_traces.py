@@ -134,3 +134,14 @@ def test_make_traces_reproduces_the_shipped_files(tmp_path):
     assert module.main(["--check"]) == 0
     (tmp_path / "synthetic-fixed.json").write_text("{}")
     assert module.check(tmp_path) is False
+
+
+def test_a_named_pipe_or_device_is_refused_without_blocking(tmp_path):
+    import os
+
+    fifo = tmp_path / "trace.json"
+    os.mkfifo(fifo)
+    with pytest.raises(ServingError, match="named pipe, not a regular file"):
+        load_trace(fifo)
+    with pytest.raises(ServingError, match="character device"):
+        load_trace("/dev/zero")
