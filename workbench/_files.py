@@ -213,7 +213,9 @@ def write_bytes_safely(
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise _fail(what, shown, f"cannot create folder {folder}: {os_error_reason(exc)}") from None
+            raise _fail(
+                what, shown, f"cannot create folder {folder}: {os_error_reason(exc)}"
+            ) from None
     keep_mode = stat.S_IMODE(st.st_mode) if st is not None else None
     try:
         _replace_atomically(target, data, keep_mode)
