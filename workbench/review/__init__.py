@@ -35,7 +35,11 @@ from workbench.review.records import (
     save_record,
 )
 from workbench.review.scenarios import SCENARIOS, Scenario, build_scenario, write_scenario
-from workbench.review.synthetic import synthetic_kernels, write_synthetic_trace
+from workbench.review.synthetic import (
+    synthetic_kernels,
+    synthetic_scenario_traces,
+    write_synthetic_trace,
+)
 from workbench.review.tags import TAG_GROUPS, RunTags
 from workbench.review.triage import (
     JSON_KEYS,
@@ -89,6 +93,7 @@ __all__ = [
     "save_record",
     "simulate_sla",
     "synthetic_kernels",
+    "synthetic_scenario_traces",
     "triage",
     "triage_document",
     "triage_files",

@@ -14,12 +14,19 @@ from pathlib import Path
 from workbench._files import write_text_safely
 from workbench.errors import WorkbenchError
 from workbench.hw.loader import load_hardware
-from workbench.mapper import map_model
+from workbench.mapper import ModelMapping, map_model
 from workbench.models import build_graph
 from workbench.options import MapOptions, TileOverride
 from workbench.review.records import RunRecord, record_from_mapping, save_record
 
-__all__ = ["SCENARIOS", "Scenario", "build_scenario", "get_scenario", "write_scenario"]
+__all__ = [
+    "SCENARIOS",
+    "Scenario",
+    "build_scenario",
+    "get_scenario",
+    "scenario_mappings",
+    "write_scenario",
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -199,17 +206,21 @@ def get_scenario(name: str) -> Scenario:
         ) from None
 
 
-def build_scenario(name: str) -> tuple[RunRecord, RunRecord]:
-    """Map the scenario's baseline and candidate; returns their run records."""
+def scenario_mappings(name: str) -> tuple[ModelMapping, ModelMapping]:
+    """Map the scenario's baseline and candidate; returns the two mappings."""
     s = get_scenario(name)
     hw = load_hardware(s.hardware)
     if s.phase == "inference":
         graph = build_graph(s.model, batch=s.batch)
     else:
         graph = build_graph(s.model, s.phase, batch=s.batch, seq=s.seq, context=s.context)
-    base = record_from_mapping(map_model(graph, hw, s.baseline))
-    cand = record_from_mapping(map_model(graph, hw, s.candidate))
-    return base, cand
+    return map_model(graph, hw, s.baseline), map_model(graph, hw, s.candidate)
+
+
+def build_scenario(name: str) -> tuple[RunRecord, RunRecord]:
+    """Map the scenario's baseline and candidate; returns their run records."""
+    base, cand = scenario_mappings(name)
+    return record_from_mapping(base), record_from_mapping(cand)
 
 
 def readme_text(s: Scenario) -> str:

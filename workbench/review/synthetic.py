@@ -13,6 +13,8 @@ real trace, so the trace reader classifies them by its name rules and the matche
 from __future__ import annotations
 
 import os
+import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +22,7 @@ import numpy as np
 from workbench.evidence import MeasuredKernel, write_kineto_trace, write_nsys_sqlite
 from workbench.mapper import ModelMapping
 
-__all__ = ["synthetic_kernels", "write_synthetic_trace"]
+__all__ = ["TracePair", "synthetic_kernels", "synthetic_scenario_traces", "write_synthetic_trace"]
 
 #: Sheet kernel kind -> a library-style kernel name the trace reader classifies as that kind.
 _NAMES = {
@@ -76,7 +78,6 @@ def synthetic_kernels(
                 )
             )
             t += duration
-        t += 50e-6  # host work between steps
     return out
 
 
@@ -97,3 +98,59 @@ def write_synthetic_trace(
         return write_nsys_sqlite(path, kernels, gpus=[{"id": 0, "name": device, "smCount": 1}])
     props = [{"id": 0, "name": device}]
     return write_kineto_trace(path, kernels, device_properties=props, gz=str(path).endswith(".gz"))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TracePair:
+    """Synthetic traces of a scenario's baseline and candidate, with the mappings behind them.
+
+    Attributes:
+        scenario: The scenario name.
+        changed: The tag group the scenario changes.
+        baseline_trace, candidate_trace: The trace files written.
+        baseline_mapping, candidate_mapping: The mappings the traces were generated from (and
+            that the measured kernels are matched against).
+    """
+
+    scenario: str
+    changed: str
+    baseline_trace: Path
+    candidate_trace: Path
+    baseline_mapping: ModelMapping
+    candidate_mapping: ModelMapping
+
+
+def synthetic_scenario_traces(
+    scenario: str, folder: str | os.PathLike[str] | None = None, *, fmt: str = "kineto"
+) -> TracePair:
+    """Write synthetic profiler traces of a practice scenario's two runs (seeds 1 and 2).
+
+    Args:
+        scenario: A name of :data:`workbench.review.SCENARIOS`.
+        folder: Where to write ``baseline`` and ``candidate`` traces (default: a new temporary
+            folder).
+        fmt: ``kineto`` (``.json.gz``) or ``nsys`` (``.sqlite``).
+
+    Returns:
+        The :class:`TracePair`.
+    """
+    from workbench.hw.loader import load_hardware
+    from workbench.review.scenarios import get_scenario, scenario_mappings
+
+    s = get_scenario(scenario)
+    out = Path(folder) if folder is not None else Path(tempfile.mkdtemp(prefix="wb-traces-"))
+    device = load_hardware(s.hardware).name
+    maps = scenario_mappings(scenario)
+    suffix = ".sqlite" if fmt == "nsys" else ".json.gz"
+    paths = [
+        write_synthetic_trace(m, out / f"{side}{suffix}", fmt=fmt, device=device, seed=seed)
+        for m, side, seed in zip(maps, ("baseline", "candidate"), (1, 2), strict=True)
+    ]
+    return TracePair(
+        scenario=s.name,
+        changed=s.changed,
+        baseline_trace=paths[0],
+        candidate_trace=paths[1],
+        baseline_mapping=maps[0],
+        candidate_mapping=maps[1],
+    )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 from pathlib import Path
+from typing import Any
 
 import ipywidgets as widgets
 
@@ -16,7 +17,39 @@ from workbench.review import SCENARIOS, TAG_GROUPS, build_scenario, load_record,
 from workbench.review.records import RunRecord
 from workbench.review.triage import TriageReport
 
-__all__ = ["TriagePanel", "branches_html", "first_failing_html", "headline_html", "owners_html"]
+__all__ = [
+    "TriagePanel",
+    "branches_html",
+    "first_failing_html",
+    "headline_html",
+    "owners_html",
+    "show_pack",
+]
+
+
+def show_pack(pack: Any, *, height_px: int = 720) -> Any:
+    """Render a review pack in the notebook (an ``IPython.display.HTML`` to display).
+
+    The page goes into a sandboxed ``<iframe srcdoc>`` (its own document: its styles and the
+    inlined chart JavaScript do not leak into the notebook); the page text is escaped into the
+    attribute, so it is shown, never interpreted by the notebook itself.
+
+    Args:
+        pack: A :class:`~workbench.review.pack.ComparisonPack`, or a pack page's HTML text.
+        height_px: Frame height, pixels.
+
+    Returns:
+        The ``IPython.display.HTML`` object.
+    """
+    from IPython.display import HTML
+
+    from workbench.report.review_pack import comparison_html
+
+    page = pack if isinstance(pack, str) else comparison_html(pack)
+    return HTML(
+        f'<iframe sandbox="allow-scripts" srcdoc="{html.escape(page, quote=True)}" '
+        f'style="width:100%;height:{int(height_px)}px;border:1px solid #ccc"></iframe>'
+    )
 
 
 def headline_html(r: TriageReport) -> str:

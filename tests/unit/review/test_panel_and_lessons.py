@@ -50,3 +50,25 @@ def test_lesson07_checks():
     assert not check_dominant_bottleneck(m, "nonsense", strict=False)
     assert check_release_decision("unchanged", "ship")
     assert not check_release_decision("eager-launch", "ship", strict=False)
+
+
+def test_show_pack_renders_the_page_in_an_isolated_frame():
+    from workbench.ui.triage_panel import show_pack
+
+    page = "<!doctype html><html><body><h1>x &amp; <b>y</b></h1><script>1</script></body></html>"
+    shown = show_pack(page).data
+    assert shown.startswith("<iframe sandbox=")
+    assert "<script>" not in shown  # the page is escaped into srcdoc, never run by the notebook
+    assert "&lt;script&gt;" in shown
+
+
+def test_synthetic_scenario_traces_triage_like_the_scenario(tmp_path):
+    from workbench.evidence import read_trace
+    from workbench.review import SCENARIOS, record_from_trace, synthetic_scenario_traces, triage
+
+    pair = synthetic_scenario_traces("barrier-per-layer", tmp_path, fmt="nsys")
+    assert pair.baseline_trace.suffix == ".sqlite"
+    base = record_from_trace(read_trace(pair.baseline_trace), pair.baseline_mapping)
+    cand = record_from_trace(read_trace(pair.candidate_trace), pair.candidate_mapping)
+    report = triage(base, cand, changed=pair.changed, simulate=False)
+    assert report.first_failing.mechanism == SCENARIOS["barrier-per-layer"].expected_mechanism
