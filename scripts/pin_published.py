@@ -36,7 +36,7 @@ def current() -> dict[str, object]:
     }
 
 
-def write(doc: dict[str, object], path: Path = PINS) -> None:
+def write(doc: dict[str, object], path: Path) -> None:
     """Write ``doc`` as JSON atomically (temporary file in the same folder, then rename)."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".pins-", suffix=".json")
     try:
@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
                 moved.append(f"{rid}: {was} -> {pin['predicted']:.4g}")
         print("\n".join(moved) or "all pins hold")
         return 1 if moved else 0
-    write(doc)
+    write(doc, PINS)
     print(f"pinned {len(doc['pins'])} rows to {PINS}")  # type: ignore[arg-type]
     return 0
 

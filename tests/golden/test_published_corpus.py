@@ -297,12 +297,21 @@ def _pin_script():
     return module
 
 
-def test_the_pin_script_checks_and_writes_atomically(tmp_path, capsys):
+def test_the_pin_script_checks_and_writes_atomically(tmp_path, capsys, monkeypatch):
     script = _pin_script()
+    pins = tmp_path / "pins.json"
+    monkeypatch.setattr(script, "PINS", pins)
+    assert script.main([]) == 0
     assert script.main(["--check"]) == 0
     assert "all pins hold" in capsys.readouterr().out
-    out = tmp_path / "pins.json"
+    doc = json.loads(pins.read_text(encoding="utf-8"))
+    moved = next(iter(doc["pins"]))
+    doc["pins"][moved]["predicted"] *= 1.1
+    pins.write_text(json.dumps(doc), encoding="utf-8")
+    assert script.main(["--check"]) == 1
+    assert moved in capsys.readouterr().out
+    out = tmp_path / "other.json"
     doc = {"schema_version": 1, "tolerance": 0.03, "pins": {"a": {"predicted": 1.0}}}
     script.write(doc, out)
     assert json.loads(out.read_text(encoding="utf-8")) == doc
-    assert [p.name for p in tmp_path.iterdir()] == ["pins.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.json", "pins.json"]
