@@ -5,9 +5,11 @@ attention, row, elementwise, layout, gather, collective); the trace lists what t
 classified into a category (:mod:`workbench.evidence.categories`). Matching is an order-preserving
 alignment of the two sequences (a weighted longest common subsequence)::
 
-    score(sheet i, measured j) = 2 if category is the kind's own (gemm -> gemm)
-                                 1 if it is an accepted stand-in (conv run as a gemm kernel)
+    score(sheet i, measured j) = 2 W if category is the kind's own (gemm -> gemm)
+                                 1 W if it is an accepted stand-in (conv run as a gemm kernel)
                                  not allowed otherwise
+                                 + up to 50 as measured/expected nears the run's overall ratio
+                                 (W exceeds every possible sum of those, so kind decides first)
     best[i][j] = max(best[i-1][j], best[i][j-1], best[i-1][j-1] + score(i, j))
 
 so kernels the sheet does not predict (an unfused activation, a backward pass) and sheet rows the
@@ -185,8 +187,13 @@ def match_kernels(
             f"{run.source}: {len(sheet)} sheet rows x {len(computes)} measured kernels is too big "
             f"to align (limit {_MAX_CELLS} pairs); pass a smaller model or one iteration's trace"
         )
-    pairs = _align([k.kernel.kind for k in sheet], [run.kernels[i].category for i in computes])
     medians = _repeat_medians(run, by_iteration, dev, indexes)
+    pairs = _align(
+        [k.kernel.kind for k in sheet],
+        [run.kernels[i].category for i in computes],
+        [k.cost.total_s for k in sheet],
+        [medians[i][0] for i in computes],
+    )
     matched = {computes[j] for _, j in pairs}
     matches = []
     for n, (i, j) in enumerate(pairs):
@@ -233,24 +240,47 @@ def _score(kind: str, category: str) -> int:
     return 2 if category in own else 1 if category in stand_in else 0
 
 
-def _align(kinds: Sequence[str], categories: Sequence[str]) -> list[tuple[int, int]]:
-    """Order-preserving pairs (sheet i, measured j) maximising the summed score."""
+def _align(
+    kinds: Sequence[str],
+    categories: Sequence[str],
+    expected: Sequence[float],
+    measured: Sequence[float],
+) -> list[tuple[int, int]]:
+    """Order-preserving pairs (sheet i, measured j) maximising the summed score.
+
+    A pair scores ``weight`` per kind point (own 2, stand-in 1) plus up to 50 for time shape: how
+    close ``measured / expected`` is to the run's overall ratio. ``weight`` exceeds the largest
+    possible sum of time bonuses, so the kind score decides and time only breaks its ties: which
+    of two same-kind rows (a large and a small GEMM) a lone measured kernel belongs to.
+    """
     n, m = len(kinds), len(categories)
+    weight = 51 * (min(n, m) + 1)
+    top = 2 * weight + 50
+    scale = (sum(measured) / sum(expected)) if sum(expected) > 0 and sum(measured) > 0 else 1.0
+    expected_scaled = [e * scale for e in expected]
+
+    def score(i: int, j: int) -> int:
+        base = _score(kinds[i], categories[j])
+        if not base:
+            return 0
+        e, t = expected_scaled[i], measured[j]
+        closeness = min(e, t) / max(e, t) if e > 0 and t > 0 else 0.0
+        return weight * base + round(50 * closeness)
+
     best = [[0] * (m + 1) for _ in range(n + 1)]
     for i in range(1, n + 1):
-        row, above, kind = best[i], best[i - 1], kinds[i - 1]
-        own, stand_in = COMPATIBLE.get(kind, (frozenset(), frozenset()))
+        row, above = best[i], best[i - 1]
+        own, stand_in = COMPATIBLE.get(kinds[i - 1], (frozenset(), frozenset()))
         for j in range(1, m + 1):
-            c = categories[j - 1]
-            s = 2 if c in own else 1 if c in stand_in else 0
             v = above[j] if above[j] > row[j - 1] else row[j - 1]
-            if s and above[j - 1] + s > v:
-                v = above[j - 1] + s
+            c = categories[j - 1]
+            if (c in own or c in stand_in) and above[j - 1] + top > v:
+                v = max(v, above[j - 1] + score(i - 1, j - 1))
             row[j] = v
     pairs = []
     i, j = n, m
     while i and j:
-        s = _score(kinds[i - 1], categories[j - 1])
+        s = score(i - 1, j - 1)
         if s and best[i][j] == best[i - 1][j - 1] + s:
             pairs.append((i - 1, j - 1))
             i, j = i - 1, j - 1

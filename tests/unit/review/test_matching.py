@@ -148,3 +148,18 @@ def test_layer_type_totals_add_up_on_both_sides(gpt2, tmp_path):
     # compare the unmatched part exactly and the whole within that spread.
     assert totals[-1][2] == pytest.approx(2e-6 + 1e-6)
     assert sum(m for _, _, m in totals) == pytest.approx(sum(k.duration_s for k in ran), rel=0.1)
+
+
+def test_time_shape_decides_which_same_kind_row_a_kernel_belongs_to(tmp_path):
+    # Llama 3's grouped-query attention: k_proj and v_proj are 4x smaller GEMMs than q_proj.
+    llama = wb.map_model(
+        wb.build_graph("llama3-8b", batch=1, seq=512), wb.load_hardware("h100-sxm")
+    )
+    names = [k.kernel.name for k in llama.kernels]
+    q, k = names.index("layers.0.attn.q_proj"), names.index("layers.0.attn.k_proj")
+    assert llama.kernels[q].cost.total_s > 2 * llama.kernels[k].cost.total_s
+    result = match_kernels(trace_of(llama, tmp_path, drop={k}), llama)
+    # The measured q_proj (large) pairs with the q_proj row, not with the k_proj row just after.
+    assert result.unmatched_sheet == (k,)
+    by_sheet = {m.sheet_index: m for m in result.matches}
+    assert by_sheet[q].measured_s == pytest.approx(1.3 * llama.kernels[q].cost.total_s, abs=1e-9)
