@@ -368,6 +368,16 @@ def _tuplify(value: Any) -> Any:
 
 def _check_scalar(value: Any, hint: Any, where: str) -> None:
     """Reject values whose JSON type cannot be the field's type (e.g. a string for a float)."""
+    if typing.get_origin(hint) is tuple:  # JSON lists: check every element's type too
+        if not isinstance(value, list):
+            raise RecordError(f"{where}: expected a list, got {type(value).__name__}")
+        args = typing.get_args(hint)
+        items = args[:1] * len(value) if len(args) == 2 and args[1] is Ellipsis else args
+        if len(items) != len(value):
+            raise RecordError(f"{where}: expected {len(items)} items, got {len(value)}")
+        for i, (item, sub) in enumerate(zip(value, items, strict=True)):
+            _check_scalar(item, sub, f"{where}[{i}]")
+        return
     allowed = typing.get_args(hint) if isinstance(hint, types.UnionType) else (hint,)
     ok = {
         int: lambda v: isinstance(v, int) and not isinstance(v, bool),
