@@ -4,7 +4,8 @@ Writing (:func:`write_bytes_safely`, :func:`write_text_safely`):
 
 - a regular file or a new path: a temp file in the same folder, ``fsync``, then ``os.replace``,
   so a reader sees the old content or the new, never half of it. An existing file keeps its
-  permission bits; a new file gets the umask default (``0o666 & ~umask``), not ``0o600``.
+  permission bits (and, where the writer may set it, its owner); a new file gets the umask
+  default (``0o666 & ~umask``), not ``0o600``.
 - a symlink is followed deliberately: the resolved target is written atomically, the link stays.
 - a character device (``/dev/null``) or a named pipe is written through (opened and written),
   never replaced by a regular file. A block device or a socket is refused.
@@ -19,6 +20,7 @@ before ``open``, and ``open`` with ``O_NONBLOCK``).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import secrets
@@ -149,13 +151,17 @@ def _fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-def _replace_atomically(target: Path, data: bytes, keep_mode: int | None) -> None:
-    """Temp file in the target's folder, fsync, keep the old mode, rename over the target."""
+def _replace_atomically(target: Path, data: bytes, old: os.stat_result | None) -> None:
+    """Temp file in the target's folder, fsync, keep the old mode (and owner), rename over it."""
     fd, tmp = _create_temp(target.parent, target.name)
     try:
         try:
-            if keep_mode is not None:
-                os.fchmod(fd, keep_mode)
+            if old is not None:
+                if (old.st_uid, old.st_gid) != (os.geteuid(), os.getegid()):
+                    # NOTE: only root may give a file away; others keep their own ownership.
+                    with contextlib.suppress(OSError):
+                        os.fchown(fd, old.st_uid, old.st_gid)
+                os.fchmod(fd, stat.S_IMODE(old.st_mode))
             _write_all(fd, data)
             os.fsync(fd)
         finally:
@@ -216,9 +222,8 @@ def write_bytes_safely(
             raise _fail(
                 what, shown, f"cannot create folder {folder}: {os_error_reason(exc)}"
             ) from None
-    keep_mode = stat.S_IMODE(st.st_mode) if st is not None else None
     try:
-        _replace_atomically(target, data, keep_mode)
+        _replace_atomically(target, data, st)
     except OSError as exc:
         raise _fail(what, shown, os_error_reason(exc)) from None
 

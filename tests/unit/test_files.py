@@ -285,3 +285,14 @@ def test_cli_output_through_a_symlink_keeps_link_and_mode(
     assert link.is_symlink()
     assert json.loads(real.read_text(encoding="utf-8"))["model"]
     assert stat.S_IMODE(real.stat().st_mode) == 0o640
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a file to another owner")
+def test_root_keeps_the_owner_of_an_existing_file(tmp_path: Path) -> None:
+    target = tmp_path / "theirs.txt"
+    target.write_text("old", encoding="utf-8")
+    os.chown(target, 1234, 5678)
+    write_text_safely(target, "new")
+    st = target.stat()
+    assert (st.st_uid, st.st_gid) == (1234, 5678)
+    assert target.read_text(encoding="utf-8") == "new"
