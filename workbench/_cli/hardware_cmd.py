@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from workbench.errors import WorkbenchError
 from workbench.hw.loader import hardware_dirs, list_hardware, load_hardware
 from workbench.hw.schema import Hardware
 
@@ -40,8 +41,7 @@ def register(subparsers: Any) -> None:
 
 
 def _usage(parser: argparse.ArgumentParser) -> int:
-    parser.print_help()
-    return 2
+    raise WorkbenchError(f"{parser.prog}: choose an action: list or show (see --help)")
 
 
 # --- display units -------------------------------------------------------------------------
