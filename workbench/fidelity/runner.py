@@ -142,17 +142,20 @@ class CorpusReport:
 
     def table(self) -> str:
         """A plain-text table and the summary lines."""
+        w = max([len(r.id) for r in self.rows] + [2])
+        u = max([len(r.unit) for r in self.rows] + [4])
         head = (
-            f"{'id':<34} {'hw':<9} {'split':<5} {'measured':>11} {'predicted':>11} "
-            f"{'unit':<8} {'error':>7}  {'expected':<10} {'predicted':<12} floor"
+            f"{'id':<{w}} {'hw':<9} {'split':<5} {'measured':>11} {'predicted':>11} "
+            f"{'unit':<{u}} {'error':>7}  {'expected':<12} {'predicted':<14} floor"
         )
         lines = [head, "-" * len(head)]
         for r in self.rows:
             mark = "" if r.bottleneck_matches else " *"
             lines.append(
-                f"{r.id:<34} {r.hardware:<9} {r.split[:5]:<5} {r.measured:>11.4g} "
-                f"{r.predicted:>11.4g} {r.unit:<8} {r.error:>+7.1%}  {r.expected_bottleneck:<10} "
-                f"{r.predicted_bottleneck + mark:<12} {'BEATS' if r.beats_floor else 'ok'}"
+                f"{r.id:<{w}} {r.hardware:<9} {r.split[:5]:<5} {r.measured:>11.4g} "
+                f"{r.predicted:>11.4g} {r.unit:<{u}} {r.error:>+7.1%}  "
+                f"{r.expected_bottleneck:<12} {r.predicted_bottleneck + mark:<14} "
+                f"{'BEATS' if r.beats_floor else 'ok'}"
             )
         lines.append("")
         lines.extend(self.summary_lines())
