@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parents[2] / "workbench"
 
 # The pipeline, top to bottom; a package may import packages on its own row or above it.
 LAYERS = [
-    {"errors", "_files", "_format", "ir", "hw", "models", "options"},
+    {"errors", "_files", "_format", "_warn", "ir", "hw", "models", "options"},
     {"evidence"},  # measured runs in: input like models/, but it may import only ONLY_IMPORTS
     {"lowering"},
     {"scheduling"},
