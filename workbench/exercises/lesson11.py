@@ -156,7 +156,10 @@ def trace_gap_claim(table: pd.DataFrame, a: str, b: str) -> Claim:
     """
     prod = table.loc[b, "production-chat"] / max(table.loc[a, "production-chat"], 1e-9)
     syn = table.loc[b, "synthetic-fixed"] / max(table.loc[a, "synthetic-fixed"], 1e-9)
-    verb = "narrows" if abs(syn - 1) < abs(prod - 1) else "widens"
+    if abs(syn - prod) <= 0.05 * prod:
+        verb = "barely changes"
+    else:
+        verb = "narrows" if abs(syn - 1) < abs(prod - 1) else "widens"
     return Claim(
         f"At the knee, `{b}` serves x{prod:.2f} the requests/s of `{a}` on the production mix "
         f"and x{syn:.2f} on the synthetic trace: the synthetic trace **{verb}** the gap."

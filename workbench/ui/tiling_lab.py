@@ -18,18 +18,27 @@ import altair as alt
 import ipywidgets as widgets
 import numpy as np
 
+from workbench._format import fmt_capacity, fmt_time
 from workbench.cost.model import Cost
 from workbench.cost.search import rank
 from workbench.errors import WorkbenchError
+from workbench.hw.schema import Hardware
 from workbench.mapper import KernelMapping, map_model
 from workbench.models import build_graph
 from workbench.options import MapOptions
 from workbench.report.charts import forced_tile
-from workbench.scheduling.tiling import Tiling
+from workbench.scheduling.tiling import Tiling, accumulator_capacity
 from workbench.ui._live import LiveChart
 from workbench.ui.explorer import _hardware
 
-__all__ = ["MEASURE_MAX_DIM", "TILE_SIZES", "TilingLab", "tile_chart"]
+__all__ = [
+    "MEASURE_MAX_DIM",
+    "TILE_SIZES",
+    "TilingLab",
+    "storage_rows",
+    "tile_chart",
+    "tile_fits",
+]
 
 #: Tile sizes the sliders offer (elements); :meth:`TilingLab.set_tile` adds others.
 TILE_SIZES = (8, 16, 32, 64, 128, 256, 512)
@@ -37,38 +46,70 @@ TILE_SIZES = (8, 16, 32, 64, 128, 256, 512)
 MEASURE_MAX_DIM = 256
 
 
-def tile_chart(tiling: Tiling, cost: Cost) -> alt.HConcatChart:
-    """SRAM use against capacity beside the bytes moved at each memory level.
+def storage_rows(tiling: Tiling, hw: Hardware) -> list[dict[str, Any]]:
+    """Per-core storage the tile needs against capacity, as the mapspace's fit check counts.
+
+    SRAM (operand tiles x pipeline stages) and, where the core accumulates in registers, the
+    register file (fp32 accumulators, ``tile_m x tile_n x 4`` bytes).
 
     Returns:
-        Two bar charts: per-core SRAM (kB) with a capacity rule, and traffic per level (MB).
+        Dicts ``{what, used_bytes, capacity_bytes, pct, fits}``.
     """
-    over = tiling.sram_bytes > tiling.sram_capacity_bytes
-    sram = {
-        "values": [
-            {"what": "tile", "kB": tiling.sram_bytes / 1e3, "cap": tiling.sram_capacity_bytes / 1e3}
-        ]
-    }
+    rows = [("SRAM (operand tiles x stages)", tiling.sram_bytes, tiling.sram_capacity_bytes)]
+    acc_cap = accumulator_capacity(hw)
+    if acc_cap:
+        rows.append(("registers (fp32 accumulators)", tiling.register_bytes, acc_cap))
+    return [
+        {"what": w, "used_bytes": u, "capacity_bytes": c, "pct": 100.0 * u / c if c else 0.0,
+         "used": fmt_capacity(u), "capacity": fmt_capacity(c), "fits": u <= c}
+        for w, u, c in rows
+    ]  # fmt: skip
+
+
+def tile_fits(tiling: Tiling, hw: Hardware) -> bool:
+    """Whether the tile fits every per-core store the mapspace checks (SRAM and registers)."""
+    return all(r["fits"] for r in storage_rows(tiling, hw))
+
+
+def tile_chart(tiling: Tiling, cost: Cost, hw: Hardware) -> alt.HConcatChart:
+    """Per-core storage against capacity beside the bytes moved at each memory level.
+
+    Returns:
+        Two bar charts: SRAM and register use in % of capacity (rule at 100 %, red when over),
+        and traffic per level (SI bytes).
+    """
+    rows = storage_rows(tiling, hw)
     bar = (
-        alt.Chart(sram)
-        .mark_bar(color="#d62728" if over else "#2ca02c")
-        .encode(x=alt.X("kB:Q", title="per-core SRAM (kB)"), y=alt.Y("what:N", title=None))
-    )
-    cap = alt.Chart(sram).mark_rule(color="black", strokeWidth=2).encode(x="cap:Q")
-    traffic = [{"level": lvl, "MB": b / 1e6} for lvl, b in tiling.traffic]
+        alt.Chart({"values": rows})
+        .mark_bar()
+        .encode(
+            x=alt.X("pct:Q", title="use (% of per-core capacity)"),
+            y=alt.Y("what:N", title=None),
+            color=alt.Color("fits:N", scale=alt.Scale(domain=[True, False],
+                                                      range=["#2ca02c", "#d62728"]), legend=None),
+            tooltip=["what:N", "used:N", "capacity:N", alt.Tooltip("pct:Q", format=".0f")],
+        )
+    )  # fmt: skip
+    cap = alt.Chart({"values": [{"pct": 100.0}]}).mark_rule(color="black", strokeWidth=2)
+    cap = cap.encode(x="pct:Q")
+    largest = max((b for _, b in tiling.traffic), default=0.0)
+    div, unit = next(((d, u) for d, u in ((1e9, "GB"), (1e6, "MB"), (1e3, "kB"))
+                      if largest >= d), (1.0, "B"))  # fmt: skip
+    traffic = [{"level": lvl, "shown": b / div} for lvl, b in tiling.traffic]
     levels = (
         alt.Chart({"values": traffic})
         .mark_bar()
         .encode(
-            x=alt.X("MB:Q", title="bytes moved (MB)"),
+            x=alt.X("shown:Q", title=f"bytes moved ({unit})"),
             y=alt.Y("level:N", sort=[str(t["level"]) for t in traffic], title="memory level"),
-            tooltip=["level:N", alt.Tooltip("MB:Q", format=".4g")],
+            tooltip=["level:N", alt.Tooltip("shown:Q", title=unit, format=".4g")],
         )
     )
     return alt.hconcat(
-        alt.layer(bar, cap).properties(width=260, height=40, title="SRAM use vs capacity (rule)"),
-        levels.properties(width=260, height=alt.Step(20), title=f"Traffic ({cost.bottleneck})"),
-    )
+        alt.layer(bar, cap).properties(width=220, height=alt.Step(22),
+                                       title="Storage vs capacity (rule = 100 %)"),
+        levels.properties(width=220, height=alt.Step(20), title=f"Traffic ({cost.bottleneck})"),
+    )  # fmt: skip
 
 
 class TilingLab:
@@ -130,7 +171,7 @@ class TilingLab:
         self._button = widgets.Button(description="Measure", icon="play")
         self._button.on_click(lambda _: self.measure())
         self.prediction: tuple[Tiling, Cost] = self._predict()
-        self._chart = LiveChart(tile_chart(*self.prediction))
+        self._chart = LiveChart(tile_chart(*self.prediction, self.hw))
         self._show()
         self._widget: widgets.VBox | None = None
         self._hold = False
@@ -176,18 +217,36 @@ class TilingLab:
 
     def _show(self) -> None:
         t, c = self.prediction
-        fits = "fits" if t.fits else "<b style='color:#b00'>overflows SRAM (spills)</b>"
+        store = "; ".join(
+            f"{r['what'].split(' (')[0]} {r['used']} / {r['capacity']}"
+            + ("" if r["fits"] else " <b style='color:#b00'>over</b>")
+            for r in storage_rows(t, self.hw)
+        )
+        rows = storage_rows(t, self.hw)
+        if not rows[0]["fits"]:
+            fits = "<b style='color:#b00'>overflows SRAM (spills, capacity-bound)</b>"
+        elif not all(r["fits"] for r in rows):
+            fits = (
+                "<b style='color:#b00'>accumulators overflow the register file: the search "
+                "rejects this tile (the prediction does not price register spills)</b>"
+            )
+        else:
+            fits = "fits"
         self._summary.value = (
             f"<b>{html.escape(self.kernel.name)}</b> tile {t.shape} stages {t.stages} split_k "
-            f"{t.split_k}: SRAM {t.sram_bytes / 1e3:.1f} / {t.sram_capacity_bytes / 1e3:.1f} kB "
-            f"({fits}); predicted {c.total_s * 1e6:.3f} µs, <b>{html.escape(c.bottleneck)}</b><br>"
-            f"{html.escape(c.evidence)}"
+            f"{t.split_k}: {store} ({fits}); predicted {fmt_time(c.total_s)}, "
+            f"<b>{html.escape(c.bottleneck)}</b><br>{html.escape(c.evidence)}"
         )
+
+    @property
+    def fits(self) -> bool:
+        """Whether the current tile fits SRAM and the register file (the mapspace's check)."""
+        return tile_fits(self.prediction[0], self.hw)
 
     def update(self) -> tuple[Tiling, Cost]:
         """Predict the forced tile of the controls and redraw; returns ``(Tiling, Cost)``."""
         self.prediction = self._predict()
-        self._chart.chart = tile_chart(*self.prediction)
+        self._chart.chart = tile_chart(*self.prediction, self.hw)
         self._show()
         return self.prediction
 

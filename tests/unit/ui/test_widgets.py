@@ -3,6 +3,7 @@ import pytest
 
 from workbench.options import FUSION_RULES
 from workbench.ui import MappingExplorer, TilingLab
+from workbench.ui.tiling_lab import storage_rows
 
 
 @pytest.fixture(scope="module")
@@ -107,8 +108,24 @@ def test_tiling_lab_overflow_is_capacity_bound():
     assert lab.controls["tile_m"].value == 64
     assert isinstance(lab.widget, widgets.VBox)
     spec = lab.chart.to_dict()
-    sram_value = values(spec, spec["hconcat"][0])[0]["kB"]
-    assert sram_value == pytest.approx(tiling.sram_bytes / 1e3)
+    sram = values(spec, spec["hconcat"][0]["layer"][0])[0]
+    assert sram["used_bytes"] == tiling.sram_bytes
+    assert sram["pct"] == pytest.approx(100 * tiling.sram_bytes / tiling.sram_capacity_bytes)
+
+
+def test_tiling_lab_fit_check_counts_register_accumulators():
+    # 512x128 fp32 accumulators are 256 KiB: twice the A100 SM's accumulator share of its
+    # 256 KiB register file, although operands x stages fit the 164 KiB of shared memory.
+    lab = TilingLab(model="llama2-7b", kernel="layers.0.mlp.up_proj", hardware="a100-80gb")
+    tiling, _ = lab.set_tile(512, 128, 64, split_k=1)
+    assert tiling.fits  # SRAM alone
+    assert not lab.fits
+    regs = storage_rows(tiling, lab.hw)[1]
+    assert regs["used_bytes"] == 512 * 128 * 4
+    assert not regs["fits"]
+    assert "register file" in lab._summary.value
+    lab.set_tile(128, 128, 64, split_k=1)
+    assert lab.fits
 
 
 def test_tiling_lab_measures_on_numpy():
