@@ -19,6 +19,13 @@ def test_quickstart_test_command_is_what_ci_runs():
     assert command in README.read_text()
 
 
+def test_quickstart_main_job_is_what_ci_runs():
+    ci = (README.parent / ".ci" / "run").read_text().splitlines()
+    blocks = re.findall(r"```bash\n(.*?)```", README.read_text(), flags=re.S)
+    main_job = next(b.strip() for b in blocks if b.startswith("workbench "))
+    assert main_job in ci
+
+
 def test_quickstart_uses_python3_for_the_system_python():
     # NOTE: stock Debian and Ubuntu have python3 but no python; .ci/run makes its venv the same way.
     text = README.read_text()
