@@ -17,7 +17,7 @@ from typing import IO
 
 from workbench.evidence.run import TraceError
 
-__all__ = ["DEFAULT_MAX_BYTES", "atomic_path", "check_trace_file", "sniff"]
+__all__ = ["DEFAULT_MAX_BYTES", "atomic_path", "check_trace_file", "open_regular", "sniff"]
 
 #: Largest trace read by default, bytes (on disk, and decompressed for ``.gz``). Real Kineto
 #: traces of long runs reach a few GB; raise it with ``max_bytes=`` for bigger ones.
@@ -45,9 +45,27 @@ def check_trace_file(path: str | os.PathLike[str], max_bytes: int) -> Path:
     return p
 
 
+def open_regular(path: Path) -> IO[bytes]:
+    """Open ``path`` for reading, refusing anything but a regular file without ever blocking.
+
+    ``O_NONBLOCK`` and ``fstat`` on the opened descriptor close the gap between the check in
+    :func:`check_trace_file` and the open: a file swapped for a pipe in between is refused too.
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise TraceError(f"{path}: cannot be read ({exc.strerror})") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise TraceError(f"{path}: not a regular file (a folder, pipe or device is not a trace)")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
+
+
 def sniff(path: Path) -> str:
     """``kineto-gz``, ``kineto`` or ``nsys`` from the file's first bytes (not its suffix)."""
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         head = f.read(64)
     if head.startswith(b"\x1f\x8b"):
         return "kineto-gz"

@@ -30,6 +30,7 @@ GPU-side step annotation or (with no launch event at all) in the CPU-side window
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import math
 import os
@@ -39,7 +40,13 @@ from typing import IO, Any
 
 from workbench.evidence._assemble import Activity, assemble, step_index
 from workbench.evidence._jsonstream import ChromeTraceStream
-from workbench.evidence._source import DEFAULT_MAX_BYTES, atomic_path, check_trace_file, read_chunks
+from workbench.evidence._source import (
+    DEFAULT_MAX_BYTES,
+    atomic_path,
+    check_trace_file,
+    open_regular,
+    read_chunks,
+)
 from workbench.evidence.run import MeasuredKernel, MeasuredRun, TraceError
 from workbench.evidence.timeline import StepWindows, derive_step_windows
 
@@ -80,12 +87,13 @@ def read_kineto(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BY
         TraceError: One line naming the file, what is wrong and where (event index).
     """
     p = check_trace_file(path, max_bytes)
-    with open(p, "rb") as raw:
-        gz = raw.read(2) == b"\x1f\x8b"
-    opener = gzip.open if gz else open
     meta: dict[str, Any] = {}
     reader = _EventReader(str(p))
-    with opener(p, "rt", encoding="utf-8-sig") as f:
+    with open_regular(p) as raw:
+        gz = raw.read(2) == b"\x1f\x8b"
+        raw.seek(0)
+        binary = gzip.GzipFile(fileobj=raw, mode="rb") if gz else raw
+        f = io.TextIOWrapper(binary, encoding="utf-8-sig")
         stream = ChromeTraceStream(
             read_chunks(f, str(p), max_bytes, 1 << 20), str(p), meta.__setitem__
         )
