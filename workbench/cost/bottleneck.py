@@ -50,7 +50,7 @@ def classify(kernel: Kernel, tiling: Tiling, cost: Cost, hw: Hardware) -> tuple[
         bw = hw.interconnect.bandwidth_bytes_per_s
         return "interconnect", (
             f"interconnect-bound: {fmt_bytes(kernel.link_bytes)} per chip over "
-            f"{fmt_si(bw, 'B/s')} links ({kernel.chips} chips, ring) = {fmt_time(cost.network_s)}"
+            f"{fmt_si(bw, 'B/s')} links ({kernel.chips} chips) = {fmt_time(cost.network_s)}"
         )
     if cost.launch_s > cost.exec_s:
         return "overhead", (

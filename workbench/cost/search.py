@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from workbench.cost.bottleneck import classify
+from workbench.cost.collective import all_gather_s, all_reduce_s
 from workbench.cost.host import (
     accumulate_s,
     call_slowdown,
@@ -375,10 +376,13 @@ def _with_class(cost: Cost, cls: str, evidence: str) -> Cost:
 
 
 def _collective(kernel: Kernel, hw: Hardware, options: MapOptions) -> tuple[Tiling, Cost]:
-    ic = hw.interconnect
-    bw = ic.bandwidth_bytes_per_s
-    steps = 2 * (kernel.chips - 1)
-    net = (kernel.link_bytes / bw if bw > 0 else float("inf")) + steps * ic.latency_s
+    n = kernel.chips
+    if kernel.engine_reason.startswith("AllGather"):
+        # NOTE: link_bytes is a ring's (N-1)/N x output per chip.
+        net, algo = all_gather_s(kernel.link_bytes * n / max(n - 1, 1), n, hw), "ring all-gather"
+    else:
+        # NOTE: link_bytes is a ring all-reduce's 2 (N-1)/N x tensor bytes per chip.
+        net, algo = all_reduce_s(kernel.link_bytes * n / max(2 * (n - 1), 1), n, hw)
     launch_s, sync_s = launch_and_sync(net, kernel.barriers, hw, options.launch)
     tiling = Tiling(
         tile_m=1, tile_n=1, tile_k=1, source="heuristic", sram_capacity_bytes=hw.sram.capacity_bytes
@@ -401,7 +405,7 @@ def _collective(kernel: Kernel, hw: Hardware, options: MapOptions) -> tuple[Tili
         energy_j=e,
     )
     cls, evidence = classify(kernel, tiling, cost, hw)
-    return tiling, _with_class(cost, cls, evidence)
+    return tiling, _with_class(cost, cls, f"{evidence}; algorithm: {algo}")
 
 
 def schedule(kernel: Kernel, hw: Hardware, options: MapOptions) -> tuple[Tiling, Cost]:

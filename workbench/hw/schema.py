@@ -291,6 +291,16 @@ class Interconnect(_Model):
     energy_pj_per_byte: float = Field(
         default=0.0, ge=0, description="Energy per byte moved over a link, pJ."
     )
+    sustained_fraction: float = Field(
+        default=1.0,
+        gt=0,
+        le=1,
+        description="Fraction of link_bandwidth_bytes_per_s a transfer sustains (a measured point-to-point or bus bandwidth over the datasheet rate), 0..1.",
+    )
+    in_network_reduction: bool = Field(
+        default=False,
+        description="The switch reduces in the network (NVLink SHARP / NVLS on NVSwitch 3): an all-reduce sends each chip's data up once and receives the sum once.",
+    )
 
     @property
     def bandwidth_bytes_per_s(self) -> float:

@@ -86,7 +86,7 @@ def _group_kernels(group: Group, hw: Hardware, options: MapOptions) -> list[Kern
                 **base,
                 kind="collective",
                 engine="interconnect",
-                engine_reason="collective over chip-to-chip links",
+                engine_reason=f"{head.kind} collective over chip-to-chip links",
                 link_bytes=head.link_bytes,
                 chips=head.chips,
             )

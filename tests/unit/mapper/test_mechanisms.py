@@ -198,3 +198,28 @@ def test_nhwc_beats_nchw_on_tensor_cores():
     nchw = map_model(g, hw, MapOptions(layout="NCHW"))
     assert nchw.time_s > nhwc.time_s * 1.05
     assert nchw.total.bytes_at("hbm") > nhwc.total.bytes_at("hbm")
+
+
+@pytest.mark.parametrize(
+    ("name", "chips", "algorithm"),
+    [
+        ("h100-sxm", 8, "NVLS"),
+        ("a100-80gb", 8, "ring"),
+        ("tpu-v4", 8, "3-D torus 2x2x2"),
+        ("tpu-v5e", 4, "2-D torus 2x2"),
+        ("mi300x", 8, "direct to 7 peers"),
+    ],
+)
+def test_all_reduce_runs_the_topologys_algorithm(name, chips, algorithm):
+    from workbench.cost.collective import all_reduce_s
+
+    hw = load_hardware(name)
+    t, algo = all_reduce_s(64e6, chips, hw)
+    assert algorithm in algo
+    ring = 2 * (chips - 1) / chips * 64e6 / hw.interconnect.bandwidth_bytes_per_s
+    if name != "a100-80gb":  # a torus, a mesh or an in-network reduction beats the 1-D ring
+        assert t < ring + 2 * (chips - 1) * hw.interconnect.latency_s
+    small, _ = all_reduce_s(16e3, chips, hw)  # decode-sized: latency steps dominate
+    ic = hw.interconnect
+    bw = ic.bandwidth_bytes_per_s * ic.sustained_fraction
+    assert small <= 2 * (chips - 1) * ic.latency_s + 2 * 16e3 / bw

@@ -1,0 +1,100 @@
+"""Collectives on the chip-to-chip fabric: the all-reduce algorithm each topology runs.
+
+An all-reduce of ``S`` bytes per chip over ``N`` chips, with ``b`` the sustained one-direction
+bandwidth of one link (``link_bandwidth_bytes_per_s x sustained_fraction``), ``L`` the links of a
+chip and ``l`` the per-step latency::
+
+    switch (NVSwitch, one ring over all links):  2 (N-1)/N x S / (L b)      + 2 (N-1) l
+    switch with in-network reduction (NVLS):     S / (L b)                  + 2 l
+        (each chip sends its data to the switch once and receives the sum once)
+    ring (a bidirectional ring, both links):     2 (N-1)/N x S / (L b)      + 2 (N-1) l
+    full-mesh (a direct link to every peer):     2 (N-1)/N x S / (min(L, N-1) b) + 2 l
+    torus-kd (k dimensions; a bidirectional ring per dimension, reduce-scatter dimension by
+              dimension then all-gather back, with the data cut into k parts that start on
+              different dimensions, so every link is busy at once):
+        sum over d of 2 (n_d - 1)/n_d x S_d / (L b) + 2 (n_d - 1) l,
+        S_d = S / (n_1 ... n_{d-1})
+
+with ``N = n_1 x ... x n_k`` as near-equal factors (a 2x2 slice for 4 chips on a 2-D torus).
+"""
+
+from __future__ import annotations
+
+from workbench.hw.schema import Hardware
+
+__all__ = ["all_gather_s", "all_reduce_s", "torus_dims"]
+
+
+def torus_dims(chips: int, k: int) -> tuple[int, ...]:
+    """Near-equal factors of ``chips`` over ``k`` torus dimensions, largest first.
+
+    >>> torus_dims(4, 2), torus_dims(8, 3), torus_dims(6, 2)
+    ((2, 2), (2, 2, 2), (3, 2))
+    """
+    dims = [1] * k
+    rest = chips
+    for d in range(k):
+        target = round(rest ** (1 / (k - d)))
+        f = next(
+            (x for x in sorted(range(1, rest + 1), key=lambda x: abs(x - target)) if rest % x == 0),
+            rest,
+        )
+        dims[d], rest = f, rest // f
+    return tuple(sorted(dims, reverse=True))
+
+
+def _link_bw(hw: Hardware) -> float:
+    ic = hw.interconnect
+    return ic.link_bandwidth_bytes_per_s * ic.sustained_fraction
+
+
+def all_reduce_s(nbytes: float, chips: int, hw: Hardware) -> tuple[float, str]:
+    """Time of an all-reduce of ``nbytes`` per chip over ``chips`` chips, and its algorithm.
+
+    Args:
+        nbytes: Bytes each chip holds (and ends with), bytes.
+        chips: Chips taking part.
+        hw: Platform (its interconnect).
+
+    Returns:
+        ``(seconds, algorithm name)``; ``inf`` without links.
+
+    >>> from workbench.hw import load_hardware
+    >>> t, algo = all_reduce_s(1e9, 8, load_hardware("h100-sxm"))
+    >>> algo, round(t * 1e3, 2)
+    ('NVLink-switch in-network reduction (NVLS)', 2.65)
+    """
+    ic = hw.interconnect
+    n, b, lat = chips, _link_bw(hw), ic.latency_s
+    if n <= 1:
+        return 0.0, "none"
+    if ic.links <= 0 or b <= 0:
+        return float("inf"), "none"
+    topo = ic.topology
+    if topo == "switch" and ic.in_network_reduction:
+        return nbytes / (ic.links * b) + 2 * lat, "NVLink-switch in-network reduction (NVLS)"
+    if topo == "full-mesh":
+        used = min(ic.links, n - 1)
+        return 2 * (n - 1) / n * nbytes / (used * b) + 2 * lat, f"direct to {used} peers"
+    if topo.startswith("torus-") and topo[6:-1].isdigit():
+        k = int(topo[6:-1])
+        t, size = 0.0, nbytes
+        dims = torus_dims(n, k)
+        for nd in dims:
+            if nd > 1:
+                t += 2 * (nd - 1) / nd * size / (ic.links * b) + 2 * (nd - 1) * lat
+                size /= nd
+        shape = "x".join(str(d) for d in dims)
+        return t, f"{k}-D torus {shape}, bidirectional ring per dimension"
+    return 2 * (n - 1) / n * nbytes / (ic.links * b) + 2 * (n - 1) * lat, "ring over all links"
+
+
+def all_gather_s(out_bytes: float, chips: int, hw: Hardware) -> float:
+    """Ring all-gather of ``out_bytes`` output per chip: ``(N-1)/N x out / (L b) + (N-1) l``."""
+    ic = hw.interconnect
+    n, b = chips, _link_bw(hw)
+    if n <= 1:
+        return 0.0
+    if ic.links <= 0 or b <= 0:
+        return float("inf")
+    return (n - 1) / n * out_bytes / (ic.links * b) + (n - 1) * ic.latency_s
