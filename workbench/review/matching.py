@@ -22,6 +22,22 @@ alignment uses one iteration (by default the one whose wall time is the median);
 are the median over every iteration that ran the same kernel sequence. Memory copies are never
 matched (the sheet has no host transfers); they, and every other unmatched measured kernel, are
 listed with a reason. Nothing is dropped.
+
+Example (a trace replaying GPT-2's sheet with library-style kernel names)::
+
+    >>> import pathlib, tempfile, workbench as wb
+    >>> from workbench.evidence import MeasuredKernel, read_trace, write_kineto_trace
+    >>> mapping = wb.map_model(wb.build_graph("gpt2", seq=128), wb.load_hardware("h100-sxm"))
+    >>> names = {"gemm": "sm90_xmma_gemm_bf16", "attention": "flash_fwd_kernel",
+    ...          "row": "layer_norm_kernel", "elementwise": "elementwise_kernel",
+    ...          "gather": "indexSelectLargeIndex"}
+    >>> kernels = [MeasuredKernel(name=names[k.kernel.kind], category="other", rule="",
+    ...                           start_s=i * 1e-4, duration_s=k.cost.total_s, iteration=0)
+    ...            for i, k in enumerate(mapping.kernels)]
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "gpt2.json"
+    >>> result = match_kernels(read_trace(write_kineto_trace(path, kernels)), mapping)
+    >>> result.matched_fraction, result.sheet_rows[4].kind, result.matches[4].confidence
+    (1.0, 'gemm', 1.0)
 """
 
 from __future__ import annotations
