@@ -15,10 +15,12 @@ from workbench.exercises._shared import hardware
 from workbench.ir import Graph, Linear
 from workbench.mapper import ModelMapping, map_model
 from workbench.options import MapOptions, TileOverride
+from workbench.report.charts.tiles import storage_rows
 
 __all__ = [
     "check_tiles",
     "check_waves",
+    "fit_table",
     "gemm_mapping",
     "search_claim",
     "tile_table",
@@ -56,6 +58,40 @@ def gemm_mapping(
     if tile is not None:
         tiles = (TileOverride(pattern="gemm", m=tile[0], n=tile[1], k=tile_k, split_k=1),)
     return map_model(graph, hardware(hardware_name), MapOptions(tiles=tiles))
+
+
+def fit_table(
+    tiles: tuple[tuple[int, int, int], ...],
+    *,
+    m: int = 2048,
+    n: int = 11008,
+    k: int = 4096,
+    hardware_name: str = "a100-80gb",
+) -> pd.DataFrame:
+    """Per-core storage of forced GEMM tiles against capacity: SRAM and register file.
+
+    Args:
+        tiles: ``(tile_m, tile_n, tile_k)`` triples.
+        m: Rows of the output (elements).
+        n: Columns of the output (elements).
+        k: Reduction depth (elements).
+        hardware_name: Profile name.
+
+    Returns:
+        A frame indexed by tile with ``sram`` and ``registers`` (used / capacity, binary units)
+        and ``fits`` (both stores, as the mapspace checks).
+    """
+    rows = []
+    for tm, tn, tk in tiles:
+        t = gemm_mapping(m=m, n=n, k=k, tile=(tm, tn), tile_k=tk,
+                         hardware_name=hardware_name).kernels[0].tiling  # fmt: skip
+        store = storage_rows(t, hardware(hardware_name))
+        row: dict[str, object] = {"tile": t.shape}
+        for r, col in zip(store, ("sram", "registers"), strict=False):
+            row[col] = f"{r['used']} / {r['capacity']}"
+        row["fits"] = all(r["fits"] for r in store)
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("tile")
 
 
 def search_claim(

@@ -18,7 +18,7 @@ import altair as alt
 import ipywidgets as widgets
 import numpy as np
 
-from workbench._format import fmt_capacity, fmt_time
+from workbench._format import fmt_time
 from workbench.cost.model import Cost
 from workbench.cost.search import rank
 from workbench.errors import WorkbenchError
@@ -26,8 +26,8 @@ from workbench.hw.schema import Hardware
 from workbench.mapper import KernelMapping, map_model
 from workbench.models import build_graph
 from workbench.options import MapOptions
-from workbench.report.charts import forced_tile
-from workbench.scheduling.tiling import Tiling, accumulator_capacity
+from workbench.report.charts.tiles import forced_tile, storage_rows, tile_fits
+from workbench.scheduling.tiling import Tiling
 from workbench.ui._live import LiveChart
 from workbench.ui.explorer import _hardware
 
@@ -44,31 +44,6 @@ __all__ = [
 TILE_SIZES = (8, 16, 32, 64, 128, 256, 512)
 #: Largest M, N, K (attention: sequence) a measurement runs; larger problems are scaled down.
 MEASURE_MAX_DIM = 256
-
-
-def storage_rows(tiling: Tiling, hw: Hardware) -> list[dict[str, Any]]:
-    """Per-core storage the tile needs against capacity, as the mapspace's fit check counts.
-
-    SRAM (operand tiles x pipeline stages) and, where the core accumulates in registers, the
-    register file (fp32 accumulators, ``tile_m x tile_n x 4`` bytes).
-
-    Returns:
-        Dicts ``{what, used_bytes, capacity_bytes, pct, fits}``.
-    """
-    rows = [("SRAM (operand tiles x stages)", tiling.sram_bytes, tiling.sram_capacity_bytes)]
-    acc_cap = accumulator_capacity(hw)
-    if acc_cap:
-        rows.append(("registers (fp32 accumulators)", tiling.register_bytes, acc_cap))
-    return [
-        {"what": w, "used_bytes": u, "capacity_bytes": c, "pct": 100.0 * u / c if c else 0.0,
-         "used": fmt_capacity(u), "capacity": fmt_capacity(c), "fits": u <= c}
-        for w, u, c in rows
-    ]  # fmt: skip
-
-
-def tile_fits(tiling: Tiling, hw: Hardware) -> bool:
-    """Whether the tile fits every per-core store the mapspace checks (SRAM and registers)."""
-    return all(r["fits"] for r in storage_rows(tiling, hw))
 
 
 def tile_chart(tiling: Tiling, cost: Cost, hw: Hardware) -> alt.HConcatChart:

@@ -8,14 +8,23 @@ from typing import Any
 
 import altair as alt
 
+from workbench._format import fmt_capacity
 from workbench.cost.search import rank
 from workbench.hw.schema import Hardware
 from workbench.lowering.kernel import Kernel
 from workbench.mapper import KernelMapping
 from workbench.options import MapOptions, TileOverride
 from workbench.report.charts._common import time_unit
+from workbench.scheduling.tiling import Tiling, accumulator_capacity
 
-__all__ = ["DEFAULT_TILE_SIZES", "forced_tile", "tile_grid", "tile_heatmap"]
+__all__ = [
+    "DEFAULT_TILE_SIZES",
+    "forced_tile",
+    "storage_rows",
+    "tile_fits",
+    "tile_grid",
+    "tile_heatmap",
+]
 
 #: Tile sizes (elements) along M and N that :func:`tile_grid` tries by default.
 DEFAULT_TILE_SIZES = (16, 32, 64, 128, 256)
@@ -32,6 +41,31 @@ def forced_tile(
     if stages is not None and "stages" in fields:
         extra["stages"] = stages
     return TileOverride(pattern=name, m=m, n=n, k=k, **extra)
+
+
+def storage_rows(tiling: Tiling, hw: Hardware) -> list[dict[str, Any]]:
+    """Per-core storage the tile needs against capacity, as the mapspace's fit check counts.
+
+    SRAM (operand tiles x pipeline stages) and, where the core accumulates in registers, the
+    register file (fp32 accumulators, ``tile_m x tile_n x 4`` bytes).
+
+    Returns:
+        Dicts ``{what, used_bytes, capacity_bytes, pct, fits}``.
+    """
+    rows = [("SRAM (operand tiles x stages)", tiling.sram_bytes, tiling.sram_capacity_bytes)]
+    acc_cap = accumulator_capacity(hw)
+    if acc_cap:
+        rows.append(("registers (fp32 accumulators)", tiling.register_bytes, acc_cap))
+    return [
+        {"what": w, "used_bytes": u, "capacity_bytes": c, "pct": 100.0 * u / c if c else 0.0,
+         "used": fmt_capacity(u), "capacity": fmt_capacity(c), "fits": u <= c}
+        for w, u, c in rows
+    ]  # fmt: skip
+
+
+def tile_fits(tiling: Tiling, hw: Hardware) -> bool:
+    """Whether the tile fits every per-core store the mapspace checks (SRAM and registers)."""
+    return all(r["fits"] for r in storage_rows(tiling, hw))
 
 
 def tile_grid(
