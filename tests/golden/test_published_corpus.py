@@ -204,6 +204,14 @@ def test_held_out_goal(report):
     assert cats[worst] <= GOAL_CATEGORY, f"{worst} median {cats[worst]:.1%}"
 
 
+def test_optimism_is_positive_when_the_prediction_is_faster(report):
+    times = {"s", "ms", "us"}
+    for r in report.rows:
+        faster = r.predicted < r.measured if r.unit in times else r.predicted > r.measured
+        assert (r.optimism > 0) == faster, r.id
+    assert set(report.signed_medians("heldout")) == set(report.category_medians("heldout"))
+
+
 def test_summaries_are_medians_of_the_rows(report):
     held = sorted(r.abs_error for r in report.rows if r.split == "heldout")
     assert report.median("heldout") == pytest.approx(

@@ -39,6 +39,9 @@ class RowResult:
         bound: The roofline floor expressed in the row's metric, in ``unit``.
         error: Signed relative error, predicted / measured - 1.
         abs_error: ``|error|``.
+        optimism: How much faster the prediction is than the measurement, whatever the metric:
+            measured / predicted - 1 for a time, predicted / measured - 1 for a rate or MFU
+            (+ optimistic, - pessimistic).
         expected_bottleneck: Class the row names.
         predicted_bottleneck: Class the workbench predicts.
         beats_floor: True when the prediction is faster than the roofline floor (a bug).
@@ -59,6 +62,7 @@ class RowResult:
     bound: float
     error: float
     abs_error: float
+    optimism: float
     expected_bottleneck: str
     predicted_bottleneck: str
     beats_floor: bool
@@ -101,6 +105,15 @@ class CorpusReport:
                 out[c] = m
         return out
 
+    def signed_medians(self, split: str = "heldout") -> dict[str, float]:
+        """Median :attr:`RowResult.optimism` per category in ``split`` (+ optimistic)."""
+        out: dict[str, float] = {}
+        for c in CATEGORIES:
+            rows = [r for r in self.rows if split in ("all", r.split) and r.category == c]
+            if rows:
+                out[c] = statistics.median(r.optimism for r in rows)
+        return out
+
     @property
     def floor_violations(self) -> tuple[str, ...]:
         """Ids of rows whose prediction beats the roofline floor."""
@@ -120,6 +133,9 @@ class CorpusReport:
             "median_abs_error": splits,
             "category_median_abs_error": {
                 s: self.category_medians(s) for s in ("calibration", "heldout")
+            },
+            "category_median_optimism": {
+                s: self.signed_medians(s) for s in ("calibration", "heldout")
             },
             "sources": list(self.sources),
             "floor_violations": list(self.floor_violations),
@@ -171,10 +187,11 @@ class CorpusReport:
                 out.append(f"median |error| {s:<11} {m:6.1%}  ({n} rows)")
         for s in ("heldout", "calibration"):
             cats = self.category_medians(s)
+            signed = self.signed_medians(s)
             if cats:
-                out.append(
-                    f"{s} by category: " + ", ".join(f"{c} {v:.1%}" for c, v in cats.items())
-                )
+                parts = [f"{c} {v:.1%} ({signed[c]:+.0%})" for c, v in cats.items()]
+                head = f"{s} by category, median |error| (bias, + optimistic): "
+                out.append(head + ", ".join(parts))
         held = self.category_medians("heldout")
         if held:
             med = self.median("heldout") or 0.0
@@ -202,6 +219,7 @@ def _result(row: PublishedRow, hw: Hardware) -> RowResult:
     if not (predicted > 0 and predicted != float("inf")):
         raise WorkbenchError(f"row {row.id!r}: prediction is not a positive finite number")
     error = predicted / row.measured - 1.0
+    optimism = row.measured / predicted - 1.0 if row.metric == "time" else error
     beats = rep.time_s < rep.floor_s * (1.0 - 1e-9)
     if row.metric == "time":
         measured_beats = row.measured < bound * (1.0 - 1e-9)
@@ -220,6 +238,7 @@ def _result(row: PublishedRow, hw: Hardware) -> RowResult:
         bound=bound,
         error=error,
         abs_error=abs(error),
+        optimism=optimism,
         expected_bottleneck=row.expected_bottleneck,
         predicted_bottleneck=rep.bottleneck,
         beats_floor=beats,
