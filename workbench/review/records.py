@@ -27,6 +27,7 @@ the recorded ``hardware_hash``, so a record re-maps alone (:func:`embedded_hardw
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import types
 import typing
@@ -61,6 +62,7 @@ __all__ = [
     "ModelResult",
     "RecordError",
     "RunRecord",
+    "check_embedded_profile",
     "embedded_hardware",
     "load_record",
     "record_from_dict",
@@ -380,14 +382,17 @@ def _check_scalar(value: Any, hint: Any, where: str) -> None:
         return
     allowed = typing.get_args(hint) if isinstance(hint, types.UnionType) else (hint,)
     ok = {
-        int: lambda v: isinstance(v, int) and not isinstance(v, bool),
-        float: lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+        # NOTE: within int64 (a 10**400 byte count is no measurement and breaks float maths)
+        int: lambda v: isinstance(v, int) and not isinstance(v, bool) and abs(v) < 2**63,
+        float: lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and abs(v) < 1e300,
         str: lambda v: isinstance(v, str),
         bool: lambda v: isinstance(v, bool),
         type(None): lambda v: v is None,
     }
     checks = [ok[a] for a in allowed if a in ok]
     if checks and len(checks) == len(allowed) and not any(c(value) for c in checks):
+        if isinstance(value, int | float) and not isinstance(value, bool) and abs(value) >= 1e18:
+            raise RecordError(f"{where}: number out of range for a run record")
         raise RecordError(f"{where}: expected {hint}, got {type(value).__name__}")
 
 
@@ -460,30 +465,52 @@ def record_from_dict(data: Any, where: str = "run record") -> RunRecord:
             f"{where}: physically impossible: {problems[0]}{more}; the lock hashes are unkeyed "
             "(integrity, not authenticity), so impossible records are refused whatever their hash"
         )
-    if record.hardware_profile:
-        embedded_hardware(record, where)
+    check_embedded_profile(record, where)
     return record
 
 
-def embedded_hardware(record: RunRecord, where: str = "run record") -> Hardware | None:
-    """The hardware profile embedded in ``record`` (None for version-1 records).
+def check_embedded_profile(record: RunRecord, where: str = "run record") -> None:
+    """Verify the embedded profile's bytes hash to ``tags.hardware.hardware_hash``.
+
+    The hash is taken over the embedded JSON itself (the same canonical form as
+    :func:`workbench.hw.hardware_hash`), so the check holds even when today's hardware schema
+    can no longer parse an older profile.
 
     Raises:
-        RecordError: The embedded profile is not valid or does not hash to the recorded hash.
+        RecordError: The embedded profile is not JSON or does not hash to the recorded hash.
     """
     if not record.hardware_profile:
-        return None
+        return
     try:
-        hw = Hardware.model_validate(json.loads(record.hardware_profile))
-    except (ValueError, TypeError) as exc:
-        first = str(exc).splitlines()[0]
-        raise RecordError(f"{where}: hardware_profile is not a valid profile ({first})") from None
-    if hardware_hash(hw) != record.tags.hardware.hardware_hash:
+        data = json.loads(record.hardware_profile, parse_constant=_no_constant)
+    except (ValueError, RecordError):
+        raise RecordError(f"{where}: hardware_profile is not JSON") from None
+    blob = json.dumps(data, sort_keys=True, separators=(",", ":"))
+    if hashlib.sha256(blob.encode()).hexdigest() != record.tags.hardware.hardware_hash:
         raise RecordError(
             f"{where}: hardware_profile does not hash to tags.hardware.hardware_hash "
             "(edited after the record was written)"
         )
-    return hw
+
+
+def embedded_hardware(record: RunRecord, where: str = "run record") -> Hardware | None:
+    """The hardware profile embedded in ``record``, parsed (None if absent or unparseable).
+
+    None for version-1 records, and for a profile the current hardware schema no longer accepts
+    (schema drift); callers then fall back to the named profile (see
+    :func:`workbench.review.reproduce.hardware_for`).
+
+    Raises:
+        RecordError: The embedded profile does not hash to the recorded hash.
+    """
+    if not record.hardware_profile:
+        return None
+    check_embedded_profile(record, where)
+    try:
+        hw = Hardware.model_validate(json.loads(record.hardware_profile))
+    except (ValueError, TypeError):
+        return None
+    return hw if hardware_hash(hw) == record.tags.hardware.hardware_hash else None
 
 
 def _no_constant(name: str) -> Any:
