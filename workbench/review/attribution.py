@@ -65,8 +65,13 @@ class DiffRow:
     mechanism: str | None = None
 
 
+def _snap(value: float, scale: float) -> float:
+    """``value``, or 0.0 when it is floating-point dust next to ``scale`` (seconds)."""
+    return 0.0 if abs(value) <= 1e-9 * max(abs(scale), 1e-12) else value
+
+
 def _share(part: float, total: float) -> float:
-    return part / total if total else 0.0
+    return part / total + 0.0 if total else 0.0  # + 0.0: no "-0.0%"
 
 
 def diff_table(base: RunRecord, cand: RunRecord) -> tuple[DiffRow, ...]:
@@ -399,7 +404,7 @@ def counterfactual(base: RunRecord, cand: RunRecord) -> Attribution | None:
         candidate_s=t_cand,
         total_s=total,
         shares=tuple(shares),
-        interaction_s=total - sum(s.share_s for s in shares),
+        interaction_s=_snap(total - sum(s.share_s for s in shares), total),
         method=(
             f"each of {len(shares)} declared change(s) reverted alone on the candidate and "
             "re-mapped with the cost model (predicted times, also for measured runs)"

@@ -211,9 +211,13 @@ def _hardware_rate(
 ) -> tuple[str, str, str]:
     y = max(c, key=lambda k: k.predicted_s)
     level = y.bottleneck.split(":", 1)[1] if y.bottleneck.startswith("bandwidth:") else "compute"
+    if y.bottleneck not in ("compute",) and not y.bottleneck.startswith("bandwidth:"):
+        level = ""  # overhead- or capacity-bound: name the part of the profile that moved
     moved = [p for p in parts if p == "compute" or y.traffic_at(p) > 0]
     if moved and level not in moved:
-        level = moved[0]
+        memory = [p for p in moved if p != "compute"]
+        level = max(memory, key=y.traffic_at) if memory else moved[0]
+    level = level or "compute"
     x = next((x for x, z in pairs if z.name == y.name), None)
     was = f" (was {x.bottleneck}, tile {x.tile})" if x is not None else ""
     return (

@@ -245,3 +245,23 @@ def test_version_1_record_still_loads(tmp_path, record):
     path.write_text(json.dumps(data))
     _relock(path, lambda d: None)
     assert load_record(path).schema_version == 1
+
+
+def test_profile_from_an_older_schema_still_loads(tmp_path, record):
+    """Schema drift: the embedded profile no longer parses, yet its hash holds and it loads."""
+    import hashlib
+
+    from workbench.review.records import embedded_hardware
+
+    path = save_record(record, tmp_path / "r.json")
+
+    def drift(d):
+        profile = json.loads(d["hardware_profile"])
+        profile["vector_unit"]["retired_field_s"] = {}
+        d["hardware_profile"] = json.dumps(profile)
+        blob = json.dumps(profile, sort_keys=True, separators=(",", ":"))
+        d["tags"]["hardware"]["hardware_hash"] = hashlib.sha256(blob.encode()).hexdigest()
+
+    _relock(path, drift)
+    old = load_record(path)
+    assert embedded_hardware(old) is None  # cannot parse: falls back to the named profile
