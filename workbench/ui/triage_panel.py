@@ -47,8 +47,9 @@ def show_pack(pack: Any, *, height_px: int = 720) -> Any:
 
     page = pack if isinstance(pack, str) else comparison_html(pack)
     return HTML(
-        f'<iframe sandbox="allow-scripts" srcdoc="{html.escape(page, quote=True)}" '
-        f'style="width:100%;height:{int(height_px)}px;border:1px solid #ccc"></iframe>'
+        f'<div class="wb-pack"><iframe sandbox="allow-scripts" '
+        f'srcdoc="{html.escape(page, quote=True)}" '
+        f'style="width:100%;height:{int(height_px)}px;border:1px solid #ccc"></iframe></div>'
     )
 
 
