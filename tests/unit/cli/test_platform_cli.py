@@ -213,6 +213,8 @@ def test_sweep_cli_resumes(capsys, tmp_path):
         (("--seq", "a"), "--seq"),
         (("--phase", "train"), "--phase"),
         (("--model", "nope"), "--model"),
+        (("--scheduler", "garbage"), "not a scheduler address"),
+        (("--connect-timeout", "0"), "--connect-timeout"),
     ],
 )
 def test_sweep_bad_input_exit_2(capsys, tmp_path, argv, message):
@@ -224,4 +226,16 @@ def test_sweep_bad_input_exit_2(capsys, tmp_path, argv, message):
     code, _, err = run(capsys, *args, *argv)
     assert code == 2
     assert message in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_second_sweep_on_a_locked_out_is_one_line_exit_2(capsys, tmp_path):
+    from workbench.platform._sweep_file import locked
+
+    out = tmp_path / "r.jsonl"
+    argv = ("sweep", "--hardware", "h100-sxm", "--model", "gpt2", "--seq", "64", "--out", str(out))
+    with locked(out):
+        code, text, err = run(capsys, *argv, "--workers", "1")
+    assert (code, text) == (2, "")
+    assert err.startswith(f"workbench: error: --out {out}: another sweep is writing it")
     assert len(err.strip().splitlines()) == 1
