@@ -19,6 +19,7 @@ import os
 
 from workbench.evidence._source import DEFAULT_MAX_BYTES, check_trace_file, sniff
 from workbench.evidence.categories import classify
+from workbench.evidence.compare import Shift, compare_runs, shift_interval95
 from workbench.evidence.kineto import read_kineto, write_kineto_trace
 from workbench.evidence.merge import merge_runs, read_rank_traces
 from workbench.evidence.nsys import read_nsys, write_nsys_sqlite
@@ -37,13 +38,16 @@ __all__ = [
     "IterationStats",
     "MeasuredKernel",
     "MeasuredRun",
+    "Shift",
     "TraceError",
     "classify",
+    "compare_runs",
     "merge_runs",
     "read_kineto",
     "read_nsys",
     "read_rank_traces",
     "read_trace",
+    "shift_interval95",
     "time_by_name",
     "union_s",
     "write_kineto_trace",
