@@ -4,6 +4,13 @@ This package sits low in the pipeline, beside ``models/``: it imports ``errors``
 at most. Matching measured kernels to a mapping sheet lives in :mod:`workbench.review.matching`,
 where both are known.
 
+Modules: :mod:`~workbench.evidence.run` (the types, statistics over repeats, JSON round trip),
+:mod:`~workbench.evidence.kineto` and :mod:`~workbench.evidence.nsys` (readers and test writers),
+:mod:`~workbench.evidence.categories` (kernel classification rules),
+:mod:`~workbench.evidence.timeline` (per-iteration wall, kernel, copy and gap time),
+:mod:`~workbench.evidence.merge` (per-rank traces of one job) and
+:mod:`~workbench.evidence.compare` (the shift between two runs, beyond noise or not).
+
 >>> import tempfile, pathlib
 >>> k = MeasuredKernel(name="sm90_xmma_gemm_f16f16_f32", category="gemm", rule="name~gemm",
 ...                    start_s=1.0, duration_s=2e-3, device=0, stream=7, iteration=1)
