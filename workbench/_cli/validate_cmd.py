@@ -48,8 +48,8 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--repeats",
         type=int,
-        default=5,
-        help="timed runs per kernel per round, the best kept (default 5)",
+        default=10,
+        help="timed runs per kernel per round, the best kept (default 10)",
     )
     p.add_argument(
         "--rounds",

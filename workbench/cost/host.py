@@ -20,6 +20,7 @@ __all__ = [
     "gather_s",
     "home_level",
     "host_class",
+    "row_rate",
     "transpose_s",
     "vector_class",
     "vector_rate",
@@ -101,11 +102,35 @@ def vector_class(kernel: Kernel) -> str:
     return {"pool": "reduce", "attention": "softmax"}.get(head, head)
 
 
+def row_rate(hw: Hardware, cls: str, cols: np.ndarray | float) -> np.ndarray | float | None:
+    """Hosts: FLOP/s of the engine's row kernels of class ``cls`` at row length ``cols``.
+
+    Each row's reductions (max, sum, mean) and the broadcasts of their results are library
+    inner loops, so the cost per element depends on the row length. Interpolates the
+    calibrated ``vector_unit.row_rates`` table on a log scale of the row length (clamped at
+    its ends); None when the profile has no table for the class (accelerators, old profiles).
+    """
+    table = hw.vector_unit.row_rates.get(cls)
+    if not table or hw.overheads.tile_issue_s <= 0:
+        return None
+    lengths = np.log2([float(n) for n, _ in table])
+    rate = np.interp(np.log2(np.maximum(cols, 1)), lengths, [r for _, r in table])
+    return float(rate) if np.ndim(rate) == 0 else rate
+
+
 def vector_rate(kernel: Kernel, hw: Hardware, cls: str | None = None) -> float:
-    """Vector FLOP/s for ``kernel``: a host's per-class rate when calibrated, else the peak."""
+    """Vector FLOP/s for ``kernel``: a host's per-class rate when calibrated, else the peak.
+
+    On a host, a row kernel's rate is the class's rate at its row length (:func:`row_rate`).
+    """
     rates = hw.vector_unit.kernel_flops_per_s
     if rates and hw.overheads.tile_issue_s > 0:
-        rate = rates.get(cls or vector_class(kernel))
+        cls = cls or vector_class(kernel)
+        if kernel.kind == "row" and kernel.rows is not None:
+            by_length = row_rate(hw, cls, kernel.rows.cols)
+            if by_length is not None:
+                return float(by_length)
+        rate = rates.get(cls)
         if rate:
             return rate
     return hw.vector_flops(kernel.dtype)

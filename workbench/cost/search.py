@@ -19,6 +19,7 @@ from workbench.cost.host import (
     call_slowdown,
     gather_s,
     host_class,
+    row_rate,
     transpose_s,
     vector_rate,
 )
@@ -113,8 +114,10 @@ def _score_gemm(kernel: Kernel, hw: Hardware, ms: GemmMapspace) -> Scored:
         # issues its K-steps and one epilogue/store step.
         padded = np.broadcast_to(2.0 * p.batch * p.m * p.n * p.k, np.shape(padded))
         t_k = t_k * (padded / np.maximum(ms.padded_flops, 1))
-        # A cube of the same work; the engine issues a tile's batch entries as one call.
-        call = np.cbrt(p.batch * rows * cols * np.minimum(ms.tk, p.k))
+        # A cube of the same work. The engine issues a tile's batch entries as one matmul
+        # call, but NumPy runs a stacked matmul as one BLAS call per batch entry, so each runs
+        # at the rate of one entry's size.
+        call = np.cbrt(rows * cols * np.minimum(ms.tk, p.k))
         t_k = t_k * call_slowdown(hw, call) + accumulate_s(hw, rows * cols * 4.0)
     t_tile = ms.k_iters * (t_k + issue) + issue + (lat + t_l) + rows * cols * p.c_bytes / bw_core
     pipeline = ms.waves * t_tile + gather_s(kernel, hw)
@@ -159,7 +162,10 @@ def _score_attention(kernel: Kernel, hw: Hardware, ms, kind: str = "fa2") -> Sco
     if host:
         # NOTE: calibrated host: the online softmax's passes (max, subtract, exp, sum per
         # score) run at the engine's measured softmax rate (5 FLOPs per score).
-        t_sm = ms.br * ms.bc * 5.0 / (vector_rate(kernel, hw, "softmax") / cores)
+        # The block's scores are rows of bc keys: the softmax rate at that row length.
+        by_length = row_rate(hw, "softmax", ms.bc)
+        rate = by_length if by_length is not None else vector_rate(kernel, hw, "softmax")
+        t_sm = ms.br * ms.bc * 5.0 / (rate / cores)
     t_l = 2.0 * ms.bc * p.head_dim * p.kv_bytes / bw_core
     if hw.overheads.tile_issue_s > 0:
         # NOTE: software-scheduled host: library calls run the exact (edge) block, not the

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import functools
 import statistics
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -32,6 +31,7 @@ from workbench.execution.attention import attention_fused
 from workbench.execution.backend import Backend, resolve_backend, sync
 from workbench.execution.conv import im2col_tile, window_view
 from workbench.execution.run import execute, make_inputs, tiled_gemm
+from workbench.hw._measure import now
 from workbench.hw.schema import Hardware
 from workbench.ir import ops as O
 from workbench.ir.graph import Graph
@@ -53,10 +53,10 @@ def _best_time(fn: Callable[[], object], bk: Backend, repeats: int) -> float:
     times = []
     for _ in range(repeats):
         sync(bk)
-        t0 = time.perf_counter()
+        t0 = now()
         fn()
         sync(bk)
-        times.append(time.perf_counter() - t0)
+        times.append(now() - t0)
     return min(times)
 
 
@@ -149,6 +149,34 @@ def _vector_rates(
     return rates
 
 
+#: Row lengths (elements) of the row-kernel probes, each over ROW_ELEMENTS elements.
+ROW_LENGTHS = (128, 512, 2048, 8192)
+#: Elements of each row-kernel probe (4 MiB of float32: an activation past a core's L2 on
+#: typical hosts, as the transpose probes).
+ROW_ELEMENTS = 1 << 20
+
+
+def _row_rates(
+    hw: Hardware, bk: Backend, launch: float, issue: float, repeats: int
+) -> dict[str, tuple[tuple[int, float], ...]]:
+    """Per row class, FLOP/s by row length: ROW_ELEMENTS elements as rows of each length.
+
+    One tile each; launch and one issued step are taken off before dividing the kernel's FLOPs.
+    """
+    out = {}
+    for kind in ("layernorm", "rmsnorm", "softmax"):
+        table = []
+        for cols in ROW_LENGTHS:
+            graph = _row(kind, ROW_ELEMENTS // cols, cols)
+            ((kernel, tiling),) = _one_tile(graph, hw)
+            inputs = make_inputs(kernel, 0, bk, graph=graph)
+            run = functools.partial(execute, (kernel, tiling), inputs, graph=graph, backend=bk)
+            t = _best_time(run, bk, repeats)
+            table.append((cols, kernel.flops / max(t - launch - issue, 0.5 * t)))
+        out[kind] = tuple(table)
+    return out
+
+
 def _class_rates(rates: dict[str, float]) -> dict[str, float]:
     """Per-class rates (the cost model's :func:`~workbench.cost.host.vector_class` names)."""
     by_class: dict[str, list[float]] = {}
@@ -202,9 +230,9 @@ def _conv_setup_s(hw: Hardware, bk: Backend, launch: float, issue: float, repeat
 
 #: Source row lengths (elements) of the transpose probes: a geometric ladder of widths.
 TRANSPOSE_WIDTHS = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 1024)
-#: Elements of each transpose probe (4 MiB of float32: the size of a mid-network activation,
-#: past a core's L2 on typical hosts).
-TRANSPOSE_ELEMENTS = 1 << 20
+#: Elements of each transpose probe (8 MiB of float32: a mid-network activation, past a core's
+#: L2 and, source and result together, within the L3 of typical hosts).
+TRANSPOSE_ELEMENTS = 1 << 21
 
 
 def _layout_kernel(hw: Hardware, width: int, elements: int) -> Any:
@@ -283,6 +311,7 @@ def probe_engine(
     vector = statistics.median(rates.values())
     per = ", ".join(f"{k} {v / 1e9:.3g}" for k, v in rates.items())
     classes = _class_rates(rates)
+    by_length = _row_rates(hw, bk, launch, issue, max(3, repeats // 2))
     att = _attention_figures(bk, repeats)
     gather = _gather_rate(bk, repeats)
     conv_setup = _conv_setup_s(hw, bk, launch, issue, repeats)
@@ -293,14 +322,21 @@ def probe_engine(
         "kernel_launch_s": launch,
         "vector_flops_per_s": vector,
         "kernel_flops_per_s": classes,
+        "row_rates": by_length,
         "gather_bytes_per_s": gather,
         "attention_block_issue_s": att["block"],
         "attention_qtile_issue_s": att["qtile"],
         "conv_setup_s": conv_setup,
         "transpose_rates": tuple(sorted(transpose.items())),
         "notes": (
-            f"vector rate per class GFLOP/s ({per_class}): median of that class's probes "
-            "(the online softmax inside fused attention uses the softmax rate)",
+            f"vector rate per class GFLOP/s ({per_class}): median of that class's probes",
+            "row kernels' GFLOP/s by row length ("
+            + "; ".join(
+                f"{k} " + ", ".join(f"{n}: {r / 1e9:.3g}" for n, r in v)
+                for k, v in by_length.items()
+            )
+            + f"): {ROW_ELEMENTS} elements as rows of each length, one tile (the online "
+            "softmax inside fused attention uses softmax at its key-block length)",
             f"attention block step {att['block'] * 1e6:.3g} us, query tile "
             f"{att['qtile'] * 1e6:.3g} us: attention_fused, 1 head, d 8, 8x8 tiles at "
             "64x64, 64x8 and 8x8 (queries x keys): (A - B) / 56 blocks and (B - C) / 7 tiles "

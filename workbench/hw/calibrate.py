@@ -351,6 +351,7 @@ def _profile(
         "vector_unit": {
             "peak_flops_per_s": {"fp32": float(engine_figures["vector_flops_per_s"])},
             "kernel_flops_per_s": dict(engine_figures.get("kernel_flops_per_s", {})),
+            "row_rates": dict(engine_figures.get("row_rates", {})),
             "gather_bytes_per_s": float(engine_figures.get("gather_bytes_per_s", 0.0)),
             "transpose_rates": tuple(engine_figures.get("transpose_rates", ())),
         },
@@ -445,6 +446,12 @@ def best_of(profiles: list[Hardware]) -> Hardware:
         update={
             "peak_flops_per_s": _best_map([h.vector_unit.peak_flops_per_s for h in profiles]),
             "kernel_flops_per_s": _best_map([h.vector_unit.kernel_flops_per_s for h in profiles]),
+            "row_rates": {
+                k: _best_pairs(
+                    [h.vector_unit.row_rates[k] for h in profiles if k in h.vector_unit.row_rates]
+                )
+                for k in sorted({k for h in profiles for k in h.vector_unit.row_rates})
+            },
             "gather_bytes_per_s": max(h.vector_unit.gather_bytes_per_s for h in profiles),
             "transpose_rates": _best_pairs([h.vector_unit.transpose_rates for h in profiles]),
         }

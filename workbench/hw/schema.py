@@ -212,6 +212,10 @@ class VectorUnit(_Model):
         ge=0,
         description="Software-scheduled hosts: bytes/s at which the engine gathers an im2col tile for a convolution (bytes written); 0 = implicit-GEMM addressing costs nothing extra (hardware).",
     )
+    row_rates: dict[str, tuple[tuple[int, float], ...]] = Field(
+        default_factory=dict,
+        description="Software-scheduled hosts: effective FLOP/s (library FLOP convention) of the engine's row kernels per class (layernorm, rmsnorm, softmax; fused attention's online softmax uses softmax) by row length, as (row length, FLOP/s) pairs in increasing length: each row's reductions and broadcasts are library inner loops whose cost per element depends on the row length. Overrides kernel_flops_per_s for row kernels; measured by calibration; empty on hardware.",
+    )
     transpose_rates: tuple[tuple[int, float], ...] = Field(
         default=(),
         description="Software-scheduled hosts: elements/s of the engine's tiled 2-D transpose (a layout-transform kernel) by the source's row length in elements, as (row length, elements/s) pairs in increasing length; the strided side of a transpose makes the rate depend on the row length. Empty = a transpose moves its bytes at the memory levels' copy rates (hardware).",
@@ -228,6 +232,19 @@ class VectorUnit(_Model):
         bad = [k for k, r in v.items() if not r > 0]
         if bad:
             raise ValueError(f"kernel_flops_per_s: rates must be > 0 ({', '.join(bad)})")
+        return v
+
+    @field_validator("row_rates")
+    @classmethod
+    def _check_row_rates(
+        cls, v: dict[str, tuple[tuple[int, float], ...]]
+    ) -> dict[str, tuple[tuple[int, float], ...]]:
+        for name, table in v.items():
+            lengths = [n for n, _ in table]
+            if not table or any(n <= 0 for n in lengths) or lengths != sorted(set(lengths)):
+                raise ValueError(f"row_rates.{name}: row lengths must be positive and increasing")
+            if not all(0 < r < float("inf") for _, r in table):
+                raise ValueError(f"row_rates.{name}: rates must be finite and > 0")
         return v
 
     @field_validator("transpose_rates")

@@ -94,6 +94,7 @@ class ValidationReport:
         repeats: Timed samples per kernel per round (the best is kept).
         cases: Suite cases run (a case may lower to several kernels).
         rates: How predictions got their rates (one line).
+        timer: What the timings measure (one line).
         kernels: One :class:`KernelCheck` per kernel.
     """
 
@@ -105,6 +106,7 @@ class ValidationReport:
     repeats: int
     cases: int
     rates: str
+    timer: str
     kernels: tuple[KernelCheck, ...]
 
     @property
@@ -165,6 +167,7 @@ class ValidationReport:
             "repeats": self.repeats,
             "cases": self.cases,
             "rates": self.rates,
+            "timer": self.timer,
             "kernels": [k.as_dict() for k in self.kernels],
         }
 
@@ -200,6 +203,7 @@ class ValidationReport:
             f"median abs error by kind: {per_kind}",
             f"worst: {worst}",
             f"rates: {self.rates}",
+            f"timer: {self.timer}",
             f"{self.summary()}; {self.backend}, {self.hardware}, BLAS threads "
             f"{self.blas_threads}; class mismatches: {len(self.class_mismatches)}",
         ]

@@ -127,9 +127,10 @@ SUITE: tuple[SuiteCase, ...] = (
     ("conv 1x1 c256 k256 40x40", _conv(256, 40, 256, 1), _FP32),
     ("conv 3x3/2 c64 k128 64x64", _conv(64, 64, 128, 3, stride=2), _FP32),
     ("conv depthwise 3x3 c128 64x64", _conv(128, 64, 128, 3, groups=128), _FP32),
-    ("conv 3x3 NCHW c64 k16 128x128", _conv(64, 128, 16, 3, layout="NCHW"), _FP32),
-    ("conv 1x1 NCHW c64 k16 256x256", _conv(64, 256, 16, 1, layout="NCHW"), _FP32),
-    ("conv 1x1 NCHW c128 k16 160x160", _conv(128, 160, 16, 1, layout="NCHW"), _FP32),
+    # NOTE: NCHW inputs of 2.4-2.7 M elements (about 10 MiB): past L2, within a 32 MiB L3.
+    ("conv 1x1 NCHW c64 k16 192x192", _conv(64, 192, 16, 1, layout="NCHW"), _FP32),
+    ("conv 1x1 NCHW c96 k16 160x160", _conv(96, 160, 16, 1, layout="NCHW"), _FP32),
+    ("conv 3x3 NCHW c128 k8 144x144", _conv(128, 144, 8, 3, layout="NCHW"), _FP32),
     ("attention fused 8h 512 d64", _attn(8, 8, 512, 512, 64), _FP32),
     ("attention fused gqa 16h/4 256 d64", _attn(16, 4, 256, 256, 64), _FP32),
     ("attention fused decode 8h 1x8192", _attn(8, 8, 1, 8192, 64, causal=False), _FP32),

@@ -16,8 +16,16 @@ processes only add time), with the tiling that ran forced. The kernel is then ru
 round's error is ``100 (predicted - measured) / measured``; a kernel's figure is the median of
 its rounds' absolute errors with their interquartile range, and the suite's figure the median
 over kernels, printed with the spread of the rounds' own medians. With a given profile every
-round predicts on it. Calibration and measurement run with the same BLAS thread count
-(:mod:`workbench.execution.threads`).
+round predicts on it.
+
+On NumPy with one BLAS thread (the default) every timing, the probes' and the kernels', is
+this thread's CPU time (``time.thread_time``): on a machine shared with other processes the
+time they hold the core is not the kernel's, while the cache and memory-bandwidth contention
+they cause (which slows the kernel as it runs) is kept, and the probes see the same. With
+more BLAS threads or on a GPU, wall time. NumPy's freed temporaries stay in the heap during
+the run (:func:`workbench.execution.threads.kept_heap`), so no timing pays page faults that
+depend on what ran before. Calibration and measurement run with the same BLAS
+thread count (:mod:`workbench.execution.threads`).
 
 A conv whose graph declares another layout than the mapping chose (an NCHW input where the
 engine prefers NHWC) is timed as mapped: on an input already in the kernel's layout, because
@@ -44,6 +52,8 @@ from __future__ import annotations
 
 import functools
 import statistics
+import time
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -55,8 +65,9 @@ from workbench.execution.backend import Backend, resolve_backend
 from workbench.execution.errors import ExecutionError
 from workbench.execution.measure import measure
 from workbench.execution.run import execute, make_inputs
-from workbench.execution.threads import DEFAULT_BLAS_THREADS, blas_threads
+from workbench.execution.threads import DEFAULT_BLAS_THREADS, blas_threads, kept_heap
 from workbench.execution.trace import Trace
+from workbench.hw._measure import cpu_clock
 from workbench.hw.schema import Hardware
 from workbench.lowering.kernel import Kernel
 from workbench.mapper import KernelMapping, map_model
@@ -148,7 +159,7 @@ def validate(
     *,
     backend: Backend | str | None = None,
     quick: bool = False,
-    repeats: int = 5,
+    repeats: int = 10,
     rounds: int = 3,
     progress: bool = True,
     threads: int | None = DEFAULT_BLAS_THREADS,
@@ -172,19 +183,22 @@ def validate(
     if repeats < 1 or rounds < 1:
         raise ExecutionError(f"validate: repeats {repeats} and rounds {rounds} must be >= 1")
     cases = suite(quick)
-    with blas_threads(threads):
+    bk = resolve_backend(backend)
+    # NOTE: one-threaded NumPy: time in the thread's CPU time (module docstring).
+    cpu = bk.name == "numpy" and threads == 1
+    clock = time.thread_time if cpu else time.perf_counter
+    with blas_threads(threads), cpu_clock(cpu), kept_heap(bk.name == "numpy"):
         probing = hw is None
         # NOTE: the tilings are chosen on the best of three quick calibrations, so that load
         # during one of them does not change which kernels the run times.
         base = best_of([_calibrate(light=False) for _ in range(3)]) if hw is None else hw
-        bk = resolve_backend(backend)
         runs = []
         for case, build, options in cases:
             graph = build()
             kernels = map_model(graph, base, options).kernels
             for km in kernels:
                 name = case if len(kernels) == 1 else f"{case}: {km.kernel.name}"
-                runs.append(_Run(name, graph, km, bk, options))
+                runs.append(_Run(name, graph, km, bk, options, clock))
         probes: list[Hardware] = []
         with progress_bar(rounds * len(runs), "validate", progress) as bar:
             for _ in range(rounds):
@@ -210,6 +224,7 @@ def validate(
         repeats=repeats,
         cases=len(cases),
         rates=rates,
+        timer=_TIMER_CPU if cpu else _TIMER_WALL,
         kernels=checks,
     )
 
@@ -219,6 +234,11 @@ _RATES_PROBED = (
     "after it in its round"
 )
 _RATES_GIVEN = "the given profile, every round"
+_TIMER_CPU = (
+    "thread CPU time (time.thread_time): the time other processes hold the core is left out, "
+    "their cache and memory contention is not"
+)
+_TIMER_WALL = "wall time (time.perf_counter)"
 
 
 def _calibrate(*, light: bool) -> Hardware:
@@ -282,9 +302,16 @@ class _Run:
     """One suite kernel prepared for timing: inputs made, executed once (tiles counted)."""
 
     def __init__(
-        self, name: str, graph: Any, km: KernelMapping, bk: Backend, options: MapOptions
+        self,
+        name: str,
+        graph: Any,
+        km: KernelMapping,
+        bk: Backend,
+        options: MapOptions,
+        clock: Callable[[], float],
     ) -> None:
         self.name, self.graph, self.km, self.bk, self.options = name, graph, km, bk, options
+        self.clock = clock
         self.exec_graph = _as_mapped(graph, km)
         self.inputs = make_inputs(km.kernel, 0, bk, graph=self.exec_graph)
         trace = Trace()
@@ -303,6 +330,7 @@ class _Run:
             inputs=self.inputs,
             warmup=1,
             repeats=repeats,
+            clock=self.clock,
         )
         return min(m.samples), m.samples
 
