@@ -75,7 +75,7 @@ def sniff(path: Path) -> str:
         return "kineto"
     raise TraceError(
         f"{path}: not a trace this reads (expected Kineto JSON, .json.gz or an Nsight Systems "
-        "SQLite export)"
+        "SQLite export; turn a .nsys-rep into one with: nsys export --type sqlite FILE)"
     )
 
 

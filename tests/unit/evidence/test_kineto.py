@@ -197,6 +197,9 @@ def test_not_json_at_all(tmp_path):
     (tmp_path / "x.json").write_text("hello")
     with pytest.raises(TraceError, match="not a trace"):
         read_trace(tmp_path / "x.json")
+    (tmp_path / "x.nsys-rep").write_bytes(b"\x00\x01binary report")
+    with pytest.raises(TraceError, match="nsys export --type sqlite"):
+        read_trace(tmp_path / "x.nsys-rep")
 
 
 def test_malformed_json_in_the_middle(tmp_path, kernels):
