@@ -105,7 +105,7 @@ def test_list_fusion_rules(capsys):
         (["map", "--no-fusion", "bogus"], "unknown fusion rule"),
         (["map", "--batch", "0"], "--batch"),
         (["map", "--tile", "abc"], "MxNxK"),
-        (["map", "--onnx", "/nonexistent.onnx"], "no such file"),
+        (["map", "--onnx", "/nonexistent.onnx"], "/nonexistent.onnx"),
         (["map", "--output", "/nonexistent/dir/x.json"], "does not exist"),
     ],
 )
