@@ -1,4 +1,4 @@
-"""The bad-input contract every fuzz test asserts (CONTRIBUTING.md, "Bad input").
+"""The bad-input contract every fuzz test asserts (.github/CONTRIBUTING.md, "The bad-input contract").
 
 A command either exits 0 with finite, sane results, or exits 2 with exactly one line on stderr,
 ``workbench: error: ...``, naming the file (and field) that is wrong, and writes nothing. It never
