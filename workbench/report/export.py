@@ -24,11 +24,17 @@ from workbench.errors import WorkbenchError
 
 __all__ = [
     "EXPORT_SUFFIXES",
+    "STATIC_FIGURE_CLASS",
     "chart_html_fragment",
+    "chart_svg",
     "offline_page",
     "save_chart",
     "standalone_html",
+    "static_figures_html",
 ]
+
+#: CSS class of a chart's static figure (what an exported notebook shows offline).
+STATIC_FIGURE_CLASS = "wb-static-chart"
 
 #: File suffixes :func:`save_chart` understands.
 EXPORT_SUFFIXES = (".png", ".svg", ".html", ".json")
@@ -119,6 +125,43 @@ def offline_page(title: str, sections: Sequence[tuple[str, str]]) -> str:
         "</body></html>\n"
     )
     return _check_offline(page)
+
+
+def chart_svg(chart: Any) -> str:
+    """The chart rendered to SVG text by vl-convert (offline, in-process)."""
+    import vl_convert
+
+    return str(vl_convert.vegalite_to_svg(_spec(chart), vl_version=_vl_version()))
+
+
+def static_figures_html(charts: Sequence[Any], caption: str = "") -> str:
+    """Static SVG copies of live charts, for a notebook exported without its widgets.
+
+    Each chart becomes one ``<figure class="wb-static-chart">`` holding its SVG (no script, no
+    external resource). A style rule hides the block in a live front end when the widget output
+    just before it rendered (a ``.widget-vbox`` is there), so a student sees the live chart once;
+    an exported page (``jupyter nbconvert --to html``) has no rendered widget and shows the
+    figures. Browsers without ``:has()`` show both.
+
+    Args:
+        charts: Altair charts (or Vega-Lite spec dicts).
+        caption: A line under the figures (e.g. the settings they show).
+
+    Returns:
+        An HTML fragment.
+    """
+    block = f"wb-static-{uuid.uuid4().hex[:8]}"
+    style = (
+        f"<style>.jp-OutputArea-child:has(.widget-vbox) + .jp-OutputArea-child .{block},"
+        f".output_area:has(.widget-vbox) + .output_area .{block} {{display:none}}</style>"
+    )
+    figures = "".join(
+        f"<figure class='{STATIC_FIGURE_CLASS}' style='margin:4px 0;max-width:100%;"
+        f"overflow-x:auto'>{chart_svg(c)}</figure>"
+        for c in charts
+    )
+    note = f"<div style='font-size:11px;color:#555'>{html.escape(caption)}</div>" if caption else ""
+    return f"{style}<div class='{block}'>{figures}{note}</div>"
 
 
 def standalone_html(chart: Any, title: str = "chart") -> str:

@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import functools
 import warnings
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import altair as alt
+import ipywidgets as widgets
 
-__all__ = ["LiveChart", "enable_offline", "in_kernel"]
+from workbench.report.export import static_figures_html
+
+__all__ = ["LiveChart", "Panel", "enable_offline", "in_kernel"]
 
 
 def in_kernel() -> bool:
@@ -78,3 +82,44 @@ class LiveChart:
             enable_offline()
             self._widget = alt.JupyterChart(self._chart)
         return self._widget
+
+
+class Panel(widgets.VBox):
+    """A widget's outer box; displayed, it also emits static SVG copies of its charts.
+
+    The static copies make an executed lesson exported to HTML show every chart offline (the
+    export has no widget state); in a live front end they are hidden by a style rule while the
+    widget renders (see :func:`workbench.report.export.static_figures_html`).
+
+    Args:
+        children: The box's children.
+        charts: Returns the charts to copy (called at display time).
+        caption: Returns a line naming the settings the copies show.
+        **kwargs: Passed to :class:`ipywidgets.VBox` (e.g. ``layout``).
+    """
+
+    def __init__(
+        self,
+        children: Sequence[Any],
+        charts: Callable[[], Sequence[Any]],
+        caption: Callable[[], str] = lambda: "",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(children, **kwargs)
+        self._static_charts = charts
+        self._static_caption = caption
+
+    def static_html(self) -> str:
+        """The static copies of the current charts, as an HTML fragment."""
+        return static_figures_html(
+            list(self._static_charts()), caption="static copy: " + self._static_caption()
+        )
+
+    def _ipython_display_(self, **kwargs: Any) -> None:
+        from IPython.display import HTML, display
+
+        display(self._repr_mimebundle_(**kwargs), raw=True)
+        try:
+            display(HTML(self.static_html()))
+        except Exception as exc:  # pragma: no cover - vl-convert missing or failing
+            warnings.warn(f"no static chart copies ({exc})", stacklevel=2)

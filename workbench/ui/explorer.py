@@ -25,7 +25,7 @@ from workbench.options import FUSION_RULES, MapOptions
 from workbench.platform.fit import fit_check
 from workbench.report.charts import group_name, layer_type_bars, roofline
 from workbench.report.sheet import sheet_rows
-from workbench.ui._live import LiveChart
+from workbench.ui._live import LiveChart, Panel
 
 __all__ = [
     "BATCHES",
@@ -204,7 +204,7 @@ class MappingExplorer:
         self._roofline = LiveChart(roofline(self.mapping))
         self._layers = LiveChart(layer_type_bars(self.mapping))
         self._fill_text()
-        self._widget: widgets.VBox | None = None
+        self._widget: Panel | None = None
         for control in self.controls.values():
             control.observe(self._on_change, names="value")
 
@@ -276,13 +276,16 @@ class MappingExplorer:
 
     # --- display ---------------------------------------------------------------------------
     @property
-    def widget(self) -> widgets.VBox:
-        """The ipywidgets container (controls, summary, charts, sheet)."""
+    def widget(self) -> Panel:
+        """The ipywidgets container (controls, summary, charts, sheet).
+
+        Displayed, it adds static copies of the charts for an offline export.
+        """
         if self._widget is None:
             c = self.controls
             fusion = [c[r] for r in FUSION_RULES]
             sheet = widgets.Accordion(children=[self._sheet], titles=("mapping sheet",))
-            self._widget = widgets.VBox(
+            self._widget = Panel(
                 [
                     widgets.HBox([c["model"], c["hardware"], c["dtype"]], layout=_WRAP),
                     widgets.HBox([c["phase"], c["batch"], c["seq"]], layout=_WRAP),
@@ -291,9 +294,14 @@ class MappingExplorer:
                     widgets.HBox([self._roofline.widget, self._layers.widget], layout=_WRAP),
                     sheet,
                 ],
+                charts=lambda: (self.roofline_chart, self.layer_chart),
+                caption=lambda: self.mapping.graph.name,
                 layout=widgets.Layout(width="100%", max_width="100%"),
             )
         return self._widget
+
+    def _ipython_display_(self, **kwargs: Any) -> None:
+        self.widget._ipython_display_(**kwargs)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return self.widget._repr_mimebundle_(**kwargs)

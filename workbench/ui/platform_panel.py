@@ -16,7 +16,7 @@ from workbench.exercises.lesson10 import SATURATION_FRACTIONS, panel_sweep
 from workbench.hw import list_hardware
 from workbench.report.sla_charts import latency_throughput_chart
 from workbench.serving import LoadPoint, find_knee
-from workbench.ui._live import LiveChart
+from workbench.ui._live import LiveChart, Panel
 
 __all__ = ["PANEL_MODELS", "LatencyPanel"]
 
@@ -76,7 +76,7 @@ class LatencyPanel:
         self.points: tuple[LoadPoint, ...] = self._sweep()
         self._chart = LiveChart(self._make_chart())
         self._fill()
-        self._widget: widgets.VBox | None = None
+        self._widget: Panel | None = None
         for control in self.controls.values():
             control.observe(lambda _change: self.update(), names="value")
 
@@ -122,19 +122,26 @@ class LatencyPanel:
         return str(self._summary.value)
 
     @property
-    def widget(self) -> widgets.VBox:
+    def widget(self) -> Panel:
         """The ipywidgets container (controls, knee line, chart)."""
         if self._widget is None:
             c = self.controls
-            self._widget = widgets.VBox(
+            wrap = widgets.Layout(display="flex", flex_flow="row wrap", width="100%")
+            self._widget = Panel(
                 [
-                    widgets.HBox([c["model"], c["hardware"], c["trace"]]),
-                    widgets.HBox([c["max_batch"], c["sla_ms"]]),
+                    widgets.HBox([c["model"], c["hardware"], c["trace"]], layout=wrap),
+                    widgets.HBox([c["max_batch"], c["sla_ms"]], layout=wrap),
                     self._summary,
                     self._chart.widget,
-                ]
+                ],
+                charts=lambda: (self._chart.chart,),
+                caption=lambda: f"{c['model'].value} on {c['hardware'].value}",
+                layout=widgets.Layout(width="100%", max_width="100%"),
             )
         return self._widget
+
+    def _ipython_display_(self, **kwargs: Any) -> None:
+        self.widget._ipython_display_(**kwargs)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return self.widget._repr_mimebundle_(**kwargs)

@@ -28,7 +28,7 @@ from workbench.models import build_graph
 from workbench.options import MapOptions
 from workbench.report.charts.tiles import forced_tile, storage_rows, tile_fits
 from workbench.scheduling.tiling import Tiling
-from workbench.ui._live import LiveChart
+from workbench.ui._live import LiveChart, Panel
 from workbench.ui.explorer import _hardware
 
 __all__ = [
@@ -148,7 +148,7 @@ class TilingLab:
         self.prediction: tuple[Tiling, Cost] = self._predict()
         self._chart = LiveChart(tile_chart(*self.prediction, self.hw))
         self._show()
-        self._widget: widgets.VBox | None = None
+        self._widget: Panel | None = None
         self._hold = False
         for control in self.controls.values():
             control.observe(self._on_change, names="value")
@@ -296,20 +296,27 @@ class TilingLab:
         return self.measured_s
 
     @property
-    def widget(self) -> widgets.VBox:
+    def widget(self) -> Panel:
         """The ipywidgets container (sliders, summary, chart, Measure button)."""
         if self._widget is None:
             c = self.controls
-            self._widget = widgets.VBox(
+            wrap = widgets.Layout(display="flex", flex_flow="row wrap", width="100%")
+            self._widget = Panel(
                 [
-                    widgets.HBox([c["tile_m"], c["tile_n"], c["tile_k"]]),
-                    widgets.HBox([c["stages"], c["split_k"]]),
+                    widgets.HBox([c["tile_m"], c["tile_n"], c["tile_k"]], layout=wrap),
+                    widgets.HBox([c["stages"], c["split_k"]], layout=wrap),
                     self._summary,
                     self._chart.widget,
-                    widgets.HBox([self._button, self._measured]),
-                ]
+                    widgets.HBox([self._button, self._measured], layout=wrap),
+                ],
+                charts=lambda: (self.chart,),
+                caption=lambda: f"{self.kernel.name} tile {self.prediction[0].shape}",
+                layout=widgets.Layout(width="100%", max_width="100%"),
             )
         return self._widget
+
+    def _ipython_display_(self, **kwargs: Any) -> None:
+        self.widget._ipython_display_(**kwargs)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return self.widget._repr_mimebundle_(**kwargs)

@@ -65,3 +65,15 @@ def test_offline_page_with_sections(chart):
     assert "A &lt;review&gt;" in page
     assert page.count("<section>") == 2
     assert page.count("vegaEmbed(") >= 2
+
+
+def test_static_figures_one_svg_per_chart_no_script(chart):
+    from workbench.report.export import STATIC_FIGURE_CLASS, static_figures_html
+
+    block = static_figures_html([chart, chart.mark_line()], caption="gpt2 <b>")
+    assert block.count(f"<figure class='{STATIC_FIGURE_CLASS}'") == 2
+    assert block.count("<svg") == 2
+    assert "<script" not in block
+    assert "gpt2 &lt;b&gt;" in block  # the caption is escaped
+    # hidden only where the live widget just before it rendered
+    assert ":has(.widget-vbox)" in block
