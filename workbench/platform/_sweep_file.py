@@ -161,7 +161,7 @@ def read_journal(path: Path) -> Journal:
         except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
             obj = None
         if not complete:
-            if obj is not None or raw.strip():
+            if good and (obj is not None or raw.strip()):  # NOTE: no header: refused below
                 warn(f"{path}: ignoring a truncated last line (an interrupted write)")
             break
         if good == 0:

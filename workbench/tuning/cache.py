@@ -200,7 +200,6 @@ def _valid_entry(entry: object) -> bool:
     finite = (
         isinstance(seconds, (int, float))
         and not isinstance(seconds, bool)
-        and math.isfinite(seconds)
-        and seconds > 0
+        and 0 < seconds < 1e9  # NOTE: NaN, inf and a 10**400 integer all fail this
     )
     return ints and strs and finite
