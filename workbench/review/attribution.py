@@ -4,8 +4,8 @@
   :func:`~workbench.review.mechanisms.align`) and per layer type, sorted by time delta, plus an
   *unexplained remainder* row: the model's delta minus the kernels' (overlap, chips, anything the
   kernel list does not carry). Measured kernel times are used when every kernel has one.
-* :func:`declared_changes`: the declared change, option by option and hardware-profile figure
-  by figure (full values, never hashes alone).
+* :func:`~workbench.review.changes.declared_changes` (re-exported): the declared change, option
+  by option and hardware-profile figure by figure (full values, never hashes alone).
 * :func:`counterfactual`: for runs the model can re-map, revert each declared change alone on the
   candidate, re-map, and report each change's share ``t(candidate) - t(candidate without it)``
   and the interaction remainder ``total - sum(shares)``. Only a model can do this cheaply; the
@@ -24,10 +24,10 @@ from workbench.hw.schema import Hardware
 from workbench.ir.graph import Graph
 from workbench.mapper import map_model
 from workbench.options import MapOptions, TileOverride
+from workbench.review.changes import SET_LABELS, Change, declared_changes, profile_diff
 from workbench.review.mechanisms import align, time_field
 from workbench.review.records import RunRecord
 from workbench.review.reproduce import graph_for, hardware_for, options_for
-from workbench.review.tags import TAG_GROUPS
 
 __all__ = [
     "Attribution",
@@ -129,106 +129,6 @@ def diff_table(base: RunRecord, cand: RunRecord) -> tuple[DiffRow, ...]:
     return (*sorted(kernels, key=order), *sorted(types, key=order), remainder)
 
 
-# --- the declared change --------------------------------------------------------------------
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Change:
-    """One declared change, reversible on the candidate's mapping inputs.
-
-    Attributes:
-        group: Tag group (compiler, runtime, hardware, workload).
-        name: What changed, e.g. ``fusion rule gemm_epilogue`` or ``hbm bandwidth``.
-        before: The baseline's value, in full.
-        after: The candidate's value, in full.
-    """
-
-    group: str
-    name: str
-    before: str
-    after: str
-
-    def line(self) -> str:
-        """``group: name: before -> after``."""
-        return f"{self.group}: {self.name}: {self.before} -> {self.after}"
-
-
-def _flatten(data: Any, prefix: str = "") -> dict[str, Any]:
-    """Dotted paths to leaves; lists of named objects are keyed by name."""
-    if isinstance(data, dict):
-        out: dict[str, Any] = {}
-        for k, v in data.items():
-            out.update(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
-        return out
-    if isinstance(data, list) and data and all(isinstance(v, dict) and "name" in v for v in data):
-        out = {}
-        for v in data:
-            out.update(_flatten(v, f"{prefix}[{v['name']}]"))
-        return out
-    return {prefix: data}
-
-
-def profile_diff(base: Hardware | None, cand: Hardware | None) -> tuple[Change, ...]:
-    """Every hardware-profile figure that differs, by dotted path (full values)."""
-    if base is None or cand is None:
-        return ()
-    a = _flatten(base.model_dump(mode="json"))
-    b = _flatten(cand.model_dump(mode="json"))
-    missing = "(absent)"
-    return tuple(
-        Change(
-            group="hardware", name=p, before=str(a.get(p, missing)), after=str(b.get(p, missing))
-        )
-        for p in sorted(set(a) | set(b))
-        if a.get(p, missing) != b.get(p, missing)
-    )
-
-
-def _as_set_changes(group: str, label: str, a: tuple, b: tuple) -> list[Change]:
-    out = []
-    for item in sorted(set(a) ^ set(b), key=str):
-        on = item in b
-        text = item if isinstance(item, str) else "=".join(str(x) for x in item)
-        out.append(
-            Change(
-                group=group,
-                name=f"{label} {text}",
-                before="present" if not on else "absent",
-                after="present" if on else "absent",
-            )
-        )
-    return out
-
-
-def declared_changes(
-    base: RunRecord, cand: RunRecord, groups: tuple[str, ...] = TAG_GROUPS
-) -> tuple[Change, ...]:
-    """The changes between the runs in ``groups``, option by option, figure by figure.
-
-    Fusion rules, format overrides and forced tiles are one change each; the hardware profile is
-    diffed figure by figure (from the embedded profiles) after its name. Host facts and tool
-    versions are left out (they are not changes a release declares).
-    """
-    out: list[Change] = []
-    skip = {"backend_versions", "host", "workbench_version", "git_commit", "fusion_enabled"}
-    sets = {
-        "fusion_disabled": _SET_LABELS["disabled_fusion"],
-        "dtype_overrides": _SET_LABELS["dtype_overrides"],
-        "tiles": _SET_LABELS["tiles"],
-    }
-    for group in groups:
-        a, b = base.tags.group(group), cand.tags.group(group)
-        for f in dataclasses.fields(a):
-            va, vb = getattr(a, f.name), getattr(b, f.name)
-            if va == vb or f.name in skip:
-                continue
-            if f.name in sets:
-                out += _as_set_changes(group, sets[f.name], va, vb)
-            elif f.name == "hardware_hash":
-                out += profile_diff(hardware_for(base), hardware_for(cand))
-            else:
-                out.append(Change(group=group, name=f.name, before=str(va), after=str(vb)))
-    return tuple(out)
-
-
 # --- counterfactual -------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ChangeShare:
@@ -303,7 +203,7 @@ def _option_reverts(base: RunRecord, cand: RunRecord) -> list[tuple[Change, _Rev
                 shown = _show(item)
                 change = Change(
                     group=group,
-                    name=f"{_SET_LABELS[f.name]} {shown}",
+                    name=f"{SET_LABELS[f.name]} {shown}",
                     before="present" if item in va else "absent",
                     after="present" if item in vb else "absent",
                 )
@@ -312,13 +212,6 @@ def _option_reverts(base: RunRecord, cand: RunRecord) -> list[tuple[Change, _Rev
             change = Change(group=group, name=f.name, before=str(va), after=str(vb))
             out.append((change, setter(f.name)))
     return out
-
-
-_SET_LABELS = {
-    "disabled_fusion": "fusion rule off:",
-    "dtype_overrides": "format override",
-    "tiles": "tile",
-}
 
 
 def _show(item: Any) -> str:

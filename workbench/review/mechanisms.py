@@ -37,7 +37,8 @@ from dataclasses import dataclass
 
 from workbench._format import fmt_time
 from workbench.ir.dtypes import DTYPES
-from workbench.review.records import KernelResult, RunRecord, embedded_hardware
+from workbench.review.changes import changed_hardware_parts
+from workbench.review.records import KernelResult, RunRecord
 
 __all__ = [
     "MATERIAL_SHARE",
@@ -180,27 +181,6 @@ def time_field(base: RunRecord, cand: RunRecord) -> str:
     """``"measured_s"`` when every kernel of both runs was measured, else ``"predicted_s"``."""
     every = all(k.measured_s is not None for k in (*base.kernels, *cand.kernels))
     return "measured_s" if every else "predicted_s"
-
-
-def changed_hardware_parts(base: RunRecord, cand: RunRecord) -> tuple[str, ...]:
-    """Parts of the hardware profile that differ: memory level names, ``compute``, ``other``.
-
-    Read from the records' embedded profiles (empty when either record has none).
-    """
-    hb, hc = embedded_hardware(base), embedded_hardware(cand)
-    if hb is None or hc is None:
-        return ()
-    out = []
-    mb = {m.name: m for m in hb.memory}
-    for m in hc.memory:
-        if mb.get(m.name) != m:
-            out.append(m.name)
-    if (hb.matrix_engine, hb.vector_unit) != (hc.matrix_engine, hc.vector_unit):
-        out.append("compute")
-    rest = {"memory", "matrix_engine", "vector_unit", "name", "description", "sources"}
-    if hb.model_dump(exclude=rest) != hc.model_dump(exclude=rest):
-        out.append("other")
-    return tuple(out)
 
 
 def _hardware_rate(
