@@ -50,3 +50,15 @@ def kernels():
 
 H100 = {"id": 0, "name": "NVIDIA H100 80GB HBM3", "computeMajor": 9, "computeMinor": 0,
         "numSms": 132}  # fmt: skip
+
+
+@pytest.fixture
+def make_steps():
+    """:func:`step_kernels`, for tests that need other step shapes."""
+    return step_kernels
+
+
+@pytest.fixture
+def h100():
+    """A ``deviceProperties`` entry as Kineto writes it (a copy per test)."""
+    return dict(H100)

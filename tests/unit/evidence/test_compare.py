@@ -7,7 +7,6 @@ import math
 import numpy as np
 import pytest
 
-from tests.unit.evidence.conftest import step_kernels
 from workbench.evidence import (
     TraceError,
     compare_runs,
@@ -60,12 +59,12 @@ def test_too_few_repeats_give_the_full_range_and_say_so():
     assert s.coverage == pytest.approx(1 - 2 / 6)  # P(U <= 0) = 1 / C(4, 2)
 
 
-def test_compare_runs_on_traces(tmp_path):
-    fast = read_trace(write_kineto_trace(tmp_path / "a.json", step_kernels(8)))
-    slow = read_trace(write_kineto_trace(tmp_path / "b.json", step_kernels(8, slow=2.0)))
+def test_compare_runs_on_traces(tmp_path, make_steps):
+    fast = read_trace(write_kineto_trace(tmp_path / "a.json", make_steps(8)))
+    slow = read_trace(write_kineto_trace(tmp_path / "b.json", make_steps(8, slow=2.0)))
     s = compare_runs(fast, slow)
     assert s.beyond_noise
     assert s.estimate_s == pytest.approx(1e-3)  # the GEMM went from 1 ms to 2 ms
-    one = read_trace(write_kineto_trace(tmp_path / "c.json", step_kernels(1)))
+    one = read_trace(write_kineto_trace(tmp_path / "c.json", make_steps(1)))
     with pytest.raises(TraceError, match="at least 2 repeats"):
         compare_runs(fast, one)

@@ -8,12 +8,11 @@ import os
 
 import pytest
 
-from tests.unit.evidence.conftest import H100, step_kernels
 from workbench.evidence import TraceError, read_trace, write_kineto_trace
 
 
-def test_reads_kernels_iterations_and_statistics(tmp_path, kernels):
-    run = read_trace(write_kineto_trace(tmp_path / "t.json", kernels, device_properties=[H100]))
+def test_reads_kernels_iterations_and_statistics(tmp_path, kernels, h100):
+    run = read_trace(write_kineto_trace(tmp_path / "t.json", kernels, device_properties=[h100]))
     assert run.format == "kineto"
     assert run.repeats == 5
     assert run.steps_annotated
@@ -55,11 +54,11 @@ def test_gzip_reads_the_same(tmp_path, kernels):
     assert packed.iterations == plain.iterations
 
 
-def test_tags_come_from_the_trace_and_absent_ones_are_unknown(tmp_path, kernels):
+def test_tags_come_from_the_trace_and_absent_ones_are_unknown(tmp_path, kernels, h100):
     meta = {"distributedInfo": {"backend": "nccl", "rank": 2, "world_size": 8},
             "cuda_driver_version": 12040}  # fmt: skip
     run = read_trace(
-        write_kineto_trace(tmp_path / "t.json", kernels, device_properties=[H100], metadata=meta)
+        write_kineto_trace(tmp_path / "t.json", kernels, device_properties=[h100], metadata=meta)
     )
     assert run.tag("device") == "NVIDIA H100 80GB HBM3"
     assert run.tag("compute_capability") == "9.0"
@@ -79,8 +78,8 @@ def test_overlapping_streams_are_counted_once(tmp_path, kernels):
     assert run.time_by_category()["gemm"] == pytest.approx(2 * one.time_by_category()["gemm"])
 
 
-def test_several_devices_report_the_busiest(tmp_path, kernels):
-    slow = step_kernels(slow=3.0)
+def test_several_devices_report_the_busiest(tmp_path, kernels, make_steps):
+    slow = make_steps(slow=3.0)
     other = [k.__class__(**{**_fields(k), "device": 1}) for k in slow]
     run = read_trace(write_kineto_trace(tmp_path / "t.json", kernels + other))
     assert {k.device for k in run.kernels} == {0, 1}
@@ -254,9 +253,9 @@ def test_cpu_ops_are_skipped(tmp_path, kernels):
     assert with_ops.iterations == plain.iterations
 
 
-def test_a_host_stall_between_steps_shows_as_gap_not_kernel_time(tmp_path):
-    fast = read_trace(write_kineto_trace(tmp_path / "a.json", step_kernels(idle_ms=1.0)))
-    stalled = read_trace(write_kineto_trace(tmp_path / "b.json", step_kernels(idle_ms=6.0)))
+def test_a_host_stall_between_steps_shows_as_gap_not_kernel_time(tmp_path, make_steps):
+    fast = read_trace(write_kineto_trace(tmp_path / "a.json", make_steps(idle_ms=1.0)))
+    stalled = read_trace(write_kineto_trace(tmp_path / "b.json", make_steps(idle_ms=6.0)))
     assert stalled.median_iteration_s() - fast.median_iteration_s() == pytest.approx(5e-3)
     assert stalled.gap_s - fast.gap_s == pytest.approx(5e-3)
     assert stalled.kernel_time_s == pytest.approx(fast.kernel_time_s)

@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from tests.unit.evidence.conftest import H100, step_kernels
 from workbench.evidence import (
     TraceError,
     merge_runs,
@@ -17,18 +16,24 @@ from workbench.evidence import (
 )
 
 
-def _rank_trace(tmp_path, rank, *, slow=1.0, name="NVIDIA H100 80GB HBM3"):
-    meta = {"distributedInfo": {"backend": "nccl", "rank": rank, "world_size": 2}}
-    return write_kineto_trace(
-        tmp_path / f"rank{rank}.json",
-        step_kernels(slow=slow),
-        device_properties=[{**H100, "name": name}],
-        metadata=meta,
-    )
+@pytest.fixture
+def rank_trace(tmp_path, make_steps, h100):
+    """A function writing rank ``rank``'s trace (``slow`` scales its GEMM, ``name`` its GPU)."""
+
+    def write(rank, *, slow=1.0, name="NVIDIA H100 80GB HBM3"):
+        meta = {"distributedInfo": {"backend": "nccl", "rank": rank, "world_size": 2}}
+        return write_kineto_trace(
+            tmp_path / f"rank{rank}.json",
+            make_steps(slow=slow),
+            device_properties=[{**h100, "name": name}],
+            metadata=meta,
+        )
+
+    return write
 
 
-def test_ranks_merge_and_the_slowest_rank_bounds_each_iteration(tmp_path):
-    run = read_rank_traces([_rank_trace(tmp_path, 0), _rank_trace(tmp_path, 1, slow=3.0)])
+def test_ranks_merge_and_the_slowest_rank_bounds_each_iteration(rank_trace):
+    run = read_rank_traces([rank_trace(0), rank_trace(1, slow=3.0)])
     assert {k.rank for k in run.kernels} == {0, 1}
     assert run.repeats == 5
     # Rank 1's gemm takes 3 ms instead of 1 ms: its 7 ms of kernels bound each step.
@@ -37,15 +42,13 @@ def test_ranks_merge_and_the_slowest_rank_bounds_each_iteration(tmp_path):
     assert run.tag("device") == "NVIDIA H100 80GB HBM3"
 
 
-def test_a_mixed_fleet_shows_in_the_tags(tmp_path):
-    run = read_rank_traces(
-        [_rank_trace(tmp_path, 0), _rank_trace(tmp_path, 1, name="NVIDIA A100-SXM4-80GB")]
-    )
+def test_a_mixed_fleet_shows_in_the_tags(rank_trace):
+    run = read_rank_traces([rank_trace(0), rank_trace(1, name="NVIDIA A100-SXM4-80GB")])
     assert run.tag("device") == "NVIDIA H100 80GB HBM3, NVIDIA A100-SXM4-80GB"
 
 
-def test_merge_refuses_unknown_or_repeated_ranks_and_mixed_formats(tmp_path, kernels):
-    a = read_trace(_rank_trace(tmp_path, 0))
+def test_merge_refuses_unknown_or_repeated_ranks_and_mixed_formats(tmp_path, kernels, rank_trace):
+    a = read_trace(rank_trace(0))
     with pytest.raises(TraceError, match="rank 0 again"):
         merge_runs([a, a])
     plain = read_trace(write_kineto_trace(tmp_path / "plain.json", kernels))
