@@ -14,7 +14,7 @@ from workbench.evidence.categories import classify
 from workbench.evidence.run import MeasuredKernel, MeasuredRun, TraceError
 from workbench.evidence.timeline import StepWindows, iteration_stats
 
-__all__ = ["Activity", "assemble", "step_index"]
+__all__ = ["Activity", "assemble", "choose_steps", "step_index"]
 
 _STEP = re.compile(r"^\s*(?:ProfilerStep#|iteration[ _#:]?|step[ _#:]?)(\d+)\s*$", re.IGNORECASE)
 
@@ -29,6 +29,21 @@ def step_index(name: object) -> int | None:
         return None
     m = _STEP.match(name)
     return int(m.group(1)) if m else None
+
+
+def choose_steps(
+    windows: Sequence[tuple[str, int, float, float]],
+) -> list[tuple[int, float, float]]:
+    """``(index, start_s, end_s)`` step windows from ``(name, index, start_s, end_s)`` annotations.
+
+    PyTorch's own ``ProfilerStep#N`` annotations win: when any is present, a user's ``step N`` or
+    ``iteration N`` ranges (often nested inside them, with another numbering) are ignored.
+
+    >>> choose_steps([("ProfilerStep#3", 3, 0.0, 1.0), ("step_7", 7, 0.1, 0.9)])
+    [(3, 0.0, 1.0)]
+    """
+    profiler = [w for w in windows if w[0].lstrip().startswith("ProfilerStep#")]
+    return [(i, s, e) for _, i, s, e in (profiler or windows)]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -38,7 +38,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from workbench.evidence._assemble import Activity, assemble, step_index
+from workbench.evidence._assemble import Activity, assemble, choose_steps, step_index
 from workbench.evidence._jsonstream import ChromeTraceStream
 from workbench.evidence._source import (
     DEFAULT_MAX_BYTES,
@@ -104,8 +104,8 @@ def read_kineto(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BY
         fmt="kineto",
         activities=reader.activities,
         launch_s=reader.launch_s,
-        cpu_steps=StepWindows(reader.cpu_steps),
-        gpu_steps=StepWindows(reader.gpu_steps),
+        cpu_steps=StepWindows(choose_steps(reader.cpu_steps)),
+        gpu_steps=StepWindows(choose_steps(reader.gpu_steps)),
         tags=_tags(meta, {a.device for a in reader.activities}),
         rank=_rank(meta),
     )
@@ -118,8 +118,8 @@ class _EventReader:
         self.where = where
         self.activities: list[Activity] = []
         self.launch_s: dict[int, float] = {}
-        self.cpu_steps: list[tuple[int, float, float]] = []
-        self.gpu_steps: list[tuple[int, float, float]] = []
+        self.cpu_steps: list[tuple[str, int, float, float]] = []
+        self.gpu_steps: list[tuple[str, int, float, float]] = []
         self.base_us: float | None = None
 
     def take(self, index: int, ev: Any) -> None:
@@ -136,11 +136,12 @@ class _EventReader:
             if isinstance(corr, int) and not isinstance(corr, bool):
                 self.launch_s[corr] = self._times(index, ev)[0]
         elif cat in _CPU_STEP_CATS or cat in _GPU_STEP_CATS:
-            step = step_index(ev.get("name"))
+            name = ev.get("name")
+            step = step_index(name)
             if step is not None:
                 start, dur = self._times(index, ev)
                 windows = self.gpu_steps if cat in _GPU_STEP_CATS else self.cpu_steps
-                windows.append((step, start, start + dur))
+                windows.append((str(name), step, start, start + dur))
 
     def _times(self, index: int, ev: Mapping[str, Any]) -> tuple[float, float]:
         ts, dur = ev.get("ts"), ev.get("dur")

@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from workbench.evidence._assemble import Activity, assemble, step_index
+from workbench.evidence._assemble import Activity, assemble, choose_steps, step_index
 from workbench.evidence._source import DEFAULT_MAX_BYTES, atomic_path, check_trace_file
 from workbench.evidence.run import MeasuredKernel, MeasuredRun, TraceError
 from workbench.evidence.timeline import StepWindows, derive_step_windows
@@ -86,7 +86,7 @@ def _read(db: sqlite3.Connection, where: str) -> MeasuredRun:
         fmt="nsys",
         activities=activities,
         launch_s=launch_s,
-        cpu_steps=StepWindows(steps),
+        cpu_steps=StepWindows(choose_steps(steps)),
         gpu_steps=StepWindows(()),
         tags=_tags(db, tables, {a.device for a in activities}),
         rank=None,
@@ -181,7 +181,7 @@ def _copies(
         )
 
 
-def _steps(db: sqlite3.Connection, where: str) -> list[tuple[int, float, float]]:
+def _steps(db: sqlite3.Connection, where: str) -> list[tuple[str, int, float, float]]:
     cols = _columns(db, "NVTX_EVENTS")
     _need(where, "NVTX_EVENTS", cols, ("start", "end"))
     text = "n.text" if "text" in cols else "NULL"
@@ -191,9 +191,10 @@ def _steps(db: sqlite3.Connection, where: str) -> list[tuple[int, float, float]]
     for start, end, t, v in db.execute(
         f"SELECT n.start, n.end, {text}, {value} FROM NVTX_EVENTS AS n {join}"
     ):
-        index = step_index(t if t is not None else v)
+        name = t if t is not None else v
+        index = step_index(name)
         if index is not None and isinstance(start, int) and isinstance(end, int) and end >= start:
-            steps.append((index, start * 1e-9, end * 1e-9))
+            steps.append((str(name), index, start * 1e-9, end * 1e-9))
     return steps
 
 

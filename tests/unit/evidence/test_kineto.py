@@ -259,3 +259,18 @@ def test_a_host_stall_between_steps_shows_as_gap_not_kernel_time(tmp_path, make_
     assert stalled.median_iteration_s() - fast.median_iteration_s() == pytest.approx(5e-3)
     assert stalled.gap_s - fast.gap_s == pytest.approx(5e-3)
     assert stalled.kernel_time_s == pytest.approx(fast.kernel_time_s)
+
+
+def test_profiler_steps_win_over_user_step_ranges(tmp_path, kernels):
+    doc = json.loads(write_kineto_trace(tmp_path / "t.json", kernels).read_text())
+    steps = [e for e in doc["traceEvents"] if str(e.get("name")).startswith("ProfilerStep#")]
+    # A user's own "step N" range inside each ProfilerStep, numbered differently.
+    doc["traceEvents"] += [{**e, "name": f"step {100 + i}"} for i, e in enumerate(steps)]
+    (tmp_path / "u.json").write_text(json.dumps(doc))
+    run = read_trace(tmp_path / "u.json")
+    assert [it.index for it in run.iterations] == [0, 1, 2, 3, 4]
+    # Without ProfilerStep annotations, the user's ranges are the steps.
+    doc["traceEvents"] = [e for e in doc["traceEvents"] if e not in steps]
+    (tmp_path / "v.json").write_text(json.dumps(doc))
+    user = read_trace(tmp_path / "v.json")
+    assert [it.index for it in user.iterations] == [100, 101, 102, 103, 104]
