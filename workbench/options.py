@@ -156,7 +156,7 @@ class MapOptions:
 
     def as_tags(self) -> dict[str, object]:
         """Plain-data view for run records and cache keys."""
-        return {
+        tags: dict[str, object] = {
             "dtype": self.dtype,
             "weight_dtype": self.weight_dtype,
             "dtype_overrides": [list(p) for p in self.dtype_overrides],
@@ -173,4 +173,7 @@ class MapOptions:
             "search": self.search,
             "barrier_per_layer": self.barrier_per_layer,
             "chips": self.chips,
-        } | ({"attention_kernel": self.attention_kernel} if self.attention_kernel else {})
+        }
+        if self.attention_kernel:
+            tags["attention_kernel"] = self.attention_kernel
+        return tags

@@ -99,7 +99,7 @@ def test_published_offchip_bandwidth(name, bandwidth):
         ("mi300x", 247),
         ("tpu-v4", 229),
         ("tpu-v5e", 240),
-        ("gaudi3", 457),  # 1677.7 TFLOP/s at the shipping 1.6 GHz / 3.67 TB/s (A4 says 500 at 1.75 GHz)
+        ("gaudi3", 457),  # 1677.7 TFLOP/s at 1.6 GHz shipping / 3.67 TB/s (A4: 500 at 1.75 GHz)
     ],
 )
 def test_ridge_points(name, ridge):

@@ -252,7 +252,9 @@ def _finish(kernel, hw, traffic, compute, pipeline, fits, mem=None, penalty=0.0)
 def _floor(kernel: Kernel, hw: Hardware, ms):
     """Off-chip traffic is never below the kernel's compulsory bytes (e.g. a KV-cache append)."""
     off = hw.offchip.name
-    ms.traffic[off] = np.maximum(ms.traffic[off], float(kernel.bytes))
+    # NOTE: an input the previous kernel left in the shared cache is read there, not off-chip.
+    cached = float(kernel.cached_input_bytes)
+    ms.traffic[off] = np.maximum(ms.traffic[off] - cached, float(kernel.bytes) - cached)
     return ms
 
 

@@ -118,6 +118,8 @@ class Kernel:
         fusion: Fusion rules applied to build this kernel.
         notes: Decisions and refusals worth showing (e.g. fusion refused: would overflow SRAM).
         barriers: Grid-wide barriers inside the kernel.
+        cached_input_bytes: Bytes of its input that the previous kernel just wrote and a
+            shared cache still holds: read from the cache, not from off-chip memory.
         link_bytes: Bytes each chip sends over its links (collectives).
         chips: Chips taking part (collectives).
     """
@@ -144,6 +146,7 @@ class Kernel:
     fusion: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     barriers: int = 0
+    cached_input_bytes: int = 0
     link_bytes: float = 0.0
     chips: int = 1
 

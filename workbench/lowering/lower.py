@@ -9,7 +9,8 @@ Passes, in order:
    otherwise to the vector unit, with the reason recorded).
 3. Layout assignment inserts a layout-transform kernel where a conv wants a layout its producer
    did not write (or folds it into the producer's store when ``layout_fold`` is on).
-4. Debug barriers are added per layer when asked.
+4. Cache residency marks kernels whose input their predecessor left in the shared cache.
+5. Debug barriers are added per layer when asked.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from workbench.lowering.fusion import Group, plan_fusion
 from workbench.lowering.kernel import AttentionProblem, GemmProblem, Kernel, RowProblem
 from workbench.lowering.kernel import elem_bytes as _eb
 from workbench.lowering.layout import add_layer_barriers, assign_layouts, assign_operand_layouts
+from workbench.lowering.residency import mark_cache_residency
 from workbench.options import MapOptions
 
 __all__ = ["lower"]
@@ -62,6 +64,7 @@ def lower(graph: Graph, hw: Hardware, options: MapOptions) -> tuple[Kernel, ...]
         kernels.extend(_group_kernels(group, hw, options))
     kernels = assign_layouts(kernels, graph, hw, options)
     kernels = assign_operand_layouts(kernels, hw, options)
+    kernels = mark_cache_residency(kernels, graph, hw)
     if options.barrier_per_layer:
         kernels = add_layer_barriers(kernels)
     return tuple(kernels)

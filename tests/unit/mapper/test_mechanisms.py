@@ -223,3 +223,33 @@ def test_all_reduce_runs_the_topologys_algorithm(name, chips, algorithm):
     ic = hw.interconnect
     bw = ic.bandwidth_bytes_per_s * ic.sustained_fraction
     assert small <= 2 * (chips - 1) * ic.latency_s + 2 * 16e3 / bw
+
+
+def test_cnn_activations_stay_in_l2_between_consecutive_kernels(monkeypatch):
+    # ResNet-50 at batch 8: every activation is a few MB, under half of H100's 50 MB L2, so a
+    # conv reads its predecessor's output from L2: off-chip traffic drops by those reads.
+    import sys
+
+    from workbench.mapper import clear_cache
+
+    g, hw = build_graph("resnet50", batch=8), load_hardware("h100-sxm")
+    m = map_model(g, hw)
+    cached = [k for k in m.kernels if k.kernel.cached_input_bytes]
+    assert len(cached) > 0.7 * len(m.kernels)
+    for k in cached:
+        assert k.cost.bytes_at("hbm") >= k.kernel.bytes - k.kernel.cached_input_bytes - 1
+    residency = sys.modules["workbench.lowering.residency"]
+    monkeypatch.setattr(residency, "RESIDENT_FRACTION", 0.0)
+    clear_cache()
+    streamed = map_model(g, hw)
+    clear_cache()
+    saved = sum(k.kernel.cached_input_bytes for k in cached)
+    drop = streamed.total.bytes_at("hbm") - m.total.bytes_at("hbm")
+    assert drop == pytest.approx(saved, rel=0.35)
+    assert m.time_s <= streamed.time_s
+
+
+def test_a_large_prefill_hidden_state_does_not_stay_in_l2():
+    # Llama-2-7B prefill of 4096 tokens: a 32 MB bf16 hidden state exceeds the 25 MB share.
+    m = map_model(build_graph("llama2-7b", seq=4096), load_hardware("h100-sxm"))
+    assert not m.kernel("layers.0.attn_norm").kernel.cached_input_bytes
