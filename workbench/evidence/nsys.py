@@ -113,6 +113,11 @@ def _times(where: str, table: str, rowid: int, start: Any, end: Any) -> tuple[fl
     return start * 1e-9, (end - start) * 1e-9
 
 
+def _int(value: Any) -> int | None:
+    """An integer column's value, or None for NULL or anything else a damaged export holds."""
+    return value if isinstance(value, int) else None
+
+
 def _opt(cols: set[str], name: str) -> str:
     return name if name in cols else "NULL"
 
@@ -141,9 +146,9 @@ def _kernels(db: sqlite3.Connection, where: str, cols: set[str]) -> Iterator[Act
             kind="kernel",
             start_s=start_s,
             duration_s=dur_s,
-            device=device,
-            stream=stream,
-            correlation=corr,
+            device=_int(device),
+            stream=_int(stream),
+            correlation=_int(corr),
             grid=(g[0], g[1], g[2]) if all(isinstance(x, int) for x in g) else None,
             block=(b[0], b[1], b[2]) if all(isinstance(x, int) for x in b) else None,
             registers_per_thread=row[13] if isinstance(row[13], int) else None,
@@ -169,9 +174,9 @@ def _copies(
             kind=kind,
             start_s=start_s,
             duration_s=dur_s,
-            device=device,
-            stream=stream,
-            correlation=corr,
+            device=_int(device),
+            stream=_int(stream),
+            correlation=_int(corr),
             grid=None,
             block=None,
             registers_per_thread=None,

@@ -110,3 +110,13 @@ def test_truncated_database_is_one_clear_error(tmp_path, kernels):
     with pytest.raises(TraceError, match=r"bad\.sqlite") as info:
         read_trace(bad)
     assert "\n" not in str(info.value)
+
+
+def test_null_or_text_ids_become_unknown_not_garbage(tmp_path, kernels):
+    path = write_nsys_sqlite(tmp_path / "t.sqlite", kernels)
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET streamId = 'x', deviceId = NULL")
+    run = read_trace(path)
+    assert {k.stream for k in run.kernels if k.kind == "kernel"} == {None}
+    assert {k.device for k in run.kernels if k.kind == "kernel"} == {None}
+    assert run.to_dict()["kernels"][0]["stream"] is None
