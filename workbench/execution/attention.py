@@ -24,7 +24,7 @@ import math
 from typing import Any
 
 from workbench.execution.backend import Backend, resolve_backend
-from workbench.execution.errors import ExecutionError
+from workbench.execution.errors import ExecutionError, check_sizes
 from workbench.execution.trace import Trace, tile_start, tile_stop
 
 __all__ = ["attention_fused", "attention_unfused"]
@@ -157,8 +157,7 @@ def attention_fused(
     Returns:
         float32 output (B, Hq, Lq, D).
     """
-    if q_tile <= 0 or kv_tile <= 0:
-        raise ExecutionError(f"attention: q_tile {q_tile} and kv_tile {kv_tile} must be positive")
+    check_sizes("attention", q_tile=q_tile, kv_tile=kv_tile)
     bk = resolve_backend(backend)
     xp = bk.xp
     qg, kg, vg, _ = _prepare(q, k, v, causal, xp)

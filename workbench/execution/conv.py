@@ -21,7 +21,7 @@ import math
 from typing import Any
 
 from workbench.execution.backend import Backend, resolve_backend
-from workbench.execution.errors import ExecutionError
+from workbench.execution.errors import ExecutionError, check_sizes
 from workbench.execution.gemm import (
     OPERAND_BYTES,
     OUTPUT_FORMAT,
@@ -40,8 +40,11 @@ def conv_output_size(size: int, kernel: int, stride: int, padding: int, dilation
     return (size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
 
 
-def _pair(v: int | tuple[int, int]) -> tuple[int, int]:
-    return (v, v) if isinstance(v, int) else (int(v[0]), int(v[1]))
+def _pair(v: int | tuple[int, int], name: str = "size") -> tuple[int, int]:
+    pair = (v, v) if not isinstance(v, tuple | list) else tuple(v)
+    if len(pair) != 2 or not all(isinstance(p, int) and not isinstance(p, bool) for p in pair):
+        raise ExecutionError(f"conv2d: {name} must be an integer or a pair of them, got {v!r}")
+    return pair[0], pair[1]
 
 
 def _windows(
@@ -170,7 +173,9 @@ def conv2d(
     """
     bk = resolve_backend(backend)
     xp = bk.xp
-    stride, padding, dilation = _pair(stride), _pair(padding), _pair(dilation)
+    check_sizes("conv2d", tile_m=tile_m, tile_n=tile_n, tile_k=tile_k, groups=groups)
+    stride, padding = _pair(stride, "stride"), _pair(padding, "padding")
+    dilation = _pair(dilation, "dilation")
     x = xp.asarray(x, dtype=xp.float32)
     w = xp.asarray(w, dtype=xp.float32)
     _check(x, w, layout, groups)

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from workbench.execution.backend import Backend, resolve_backend
-from workbench.execution.errors import ExecutionError
+from workbench.execution.errors import ExecutionError, check_sizes
 from workbench.execution.trace import Trace, tile_start, tile_stop
 from workbench.ir.ops import ELEMENTWISE_FLOPS
 
@@ -92,8 +92,7 @@ def elementwise_chain(
         [1.0, 7.3891]
     """
     check_kinds(kinds, where="elementwise_chain")
-    if tile <= 0:
-        raise ExecutionError(f"elementwise_chain: tile must be positive, got {tile}")
+    check_sizes("elementwise_chain", tile=tile)
     bk = resolve_backend(backend)
     xp = bk.xp
     src = xp.asarray(x, dtype=xp.float32)

@@ -23,7 +23,7 @@ from typing import Any
 from workbench.execution import cupy_kernels
 from workbench.execution.backend import Backend, resolve_backend
 from workbench.execution.elementwise import ACTIVATIONS, activate
-from workbench.execution.errors import ExecutionError
+from workbench.execution.errors import ExecutionError, check_sizes
 from workbench.execution.quant import fake_quantize, round_to_format
 from workbench.execution.trace import Trace, tile_start, tile_stop
 
@@ -213,6 +213,9 @@ def gemm(
         >>> gemm(a, a.T, tile_m=1, tile_n=1, tile_k=2, backend="numpy").tolist()
         [[5.0, 14.0], [14.0, 50.0]]
     """
+    check_sizes("gemm", tile_m=tile_m, tile_n=tile_n, tile_k=tile_k, split_k=split_k)
+    if not isinstance(epilogue, tuple | list):
+        raise ExecutionError(f"gemm: epilogue must be a tuple of step names, got {epilogue!r}")
     bk = resolve_backend(backend)
     xp = bk.xp
     a_q, b_q = prepare_gemm_inputs(a, b, dtype, xp)

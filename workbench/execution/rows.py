@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from workbench.execution.backend import Backend, resolve_backend
-from workbench.execution.errors import ExecutionError
+from workbench.execution.errors import ExecutionError, check_sizes
 from workbench.execution.trace import Trace, tile_start, tile_stop
 from workbench.ir.ops import LAYERNORM_FLOPS, RMSNORM_FLOPS, SOFTMAX_FLOPS
 
@@ -115,8 +115,7 @@ def _run_rows(
     """Shared row-tiling driver: flatten to (rows, n), apply tile_fn per row tile, reshape."""
     if method not in ROW_METHODS:
         raise ExecutionError(f"{kernel}: method must be one of {ROW_METHODS}, got {method!r}")
-    if row_tile <= 0 or col_tile <= 0:
-        raise ExecutionError(f"{kernel}: row_tile and col_tile must be positive")
+    check_sizes(kernel, row_tile=row_tile, col_tile=col_tile)
     bk = resolve_backend(backend)
     xp = bk.xp
     src = xp.asarray(x, dtype=xp.float32)
