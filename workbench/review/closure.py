@@ -215,11 +215,12 @@ def _slice_metrics(mapping_or_record: Any) -> dict[str, float]:
         }
     model = m.model
     out = {
-        "mfu": model.mfu,
         "time_s": model.time_s,
         "time_per_token_s": 1.0 / model.tokens_per_s if model.tokens_per_s else model.time_s,
         "time_per_request_s": model.time_s / max(m.tags.workload.batch, 1),
     }
+    if model.peak_flops > 0:  # NOTE: a trace read without its model has no MFU (not 0 %)
+        out["mfu"] = model.mfu
     out.update({f"stall:{k}": v for k, v in model.stall_fraction_by_layer_type})
     if model.quality_error is not None:
         out["quality_error"] = model.quality_error

@@ -21,6 +21,9 @@ Each changed group gets one mechanism class, checked in this order (the first th
                                padding or a partial last wave of tiles over the cores
     graph_changed              kernels appeared or vanished for no reason above (op coverage)
 
+When no group is material, the regression is a ``prediction_gap`` (predicted kernels, time moved
+without a mechanism) or, for measured runs with no mapping sheet, ``unmapped_measurement``.
+
 **Material** (documented contract): the class of a group is material when the groups of that
 class together carry at least ``material_share`` (default 5 %) of the total time regression;
 the first failing mechanism is the first group in execution order whose class is material and
@@ -64,6 +67,7 @@ MECHANISMS: dict[str, str] = {
     "bandwidth_saturation": "bandwidth saturation at a memory level",
     "graph_changed": "kernels added or removed by the graph (op coverage, model variant)",
     "prediction_gap": "no mechanism changed: the time moved (prediction vs measurement)",
+    "unmapped_measurement": "measured time moved on kernels no mapping sheet describes",
 }
 
 #: Default share of the total regression a mechanism class must carry to be material.
@@ -406,11 +410,18 @@ def find_first_failing(
             total_delta_s=total,
             rows=g.sheet_rows(),
         )
+    unmapped = not any(k.predicted_s > 0 for k in (*base.kernels, *cand.kernels))
     return FirstFailing(
         kernel="(model)",
-        mechanism="prediction_gap",
+        mechanism="unmapped_measurement" if unmapped else "prediction_gap",
         level=None,
-        evidence=f"time grew by {fmt_time(total)} but no kernel's mechanism changed materially",
+        evidence=(
+            f"measured time grew by {fmt_time(total)} on kernels with no mapping-sheet row: "
+            "read the traces with the run's model and hardware (--model, --hardware) to "
+            "attribute it"
+            if unmapped
+            else f"time grew by {fmt_time(total)} but no kernel's mechanism changed materially"
+        ),
         delta_s=total,
         class_delta_s=total,
         total_delta_s=total,

@@ -106,13 +106,16 @@ def _headline(r: TriageReport) -> list[dict[str, Any]]:
             }
         )
     else:
+        known = b.model.peak_flops > 0 and c.model.peak_flops > 0
         rows.append(
             {
                 "metric": "MFU",
-                "baseline": b.model.mfu,
-                "candidate": c.model.mfu,
+                "baseline": b.model.mfu if known else None,
+                "candidate": c.model.mfu if known else None,
                 "change": h["mfu_change"],
-                "evidence": "model FLOPs / (time x peak of the model's format)",
+                "evidence": "model FLOPs / (time x peak of the model's format)"
+                if known
+                else "unknown: a trace read without its model (--model) has no FLOP count",
             }
         )
     rows += _latency_rows(r)

@@ -142,7 +142,7 @@ class TriageReport:
                 which = "baseline" if r is self.baseline else "candidate"
                 lat = dict(getattr(self.sla, which))
             return {
-                "mfu": m.mfu,
+                "mfu": m.mfu if m.peak_flops > 0 else None,
                 "time_s": m.time_s,
                 "time_interval_s": list(m.time_interval_s),
                 "time_per_token_s": 1.0 / m.tokens_per_s if m.tokens_per_s else None,
@@ -162,7 +162,7 @@ class TriageReport:
             "compared": "time per token" if self.per_item else "step time",
             "change": change,
             "time_change": (c.time_s - b.time_s) / b.time_s if b.time_s else 0.0,
-            "mfu_change": (c.mfu - b.mfu) / b.mfu if b.mfu else 0.0,
+            "mfu_change": (c.mfu - b.mfu) / b.mfu if b.mfu and c.peak_flops > 0 else None,
             "noise": self.noise,
         }
 

@@ -80,6 +80,11 @@ def triage_document(report: TriageReport) -> dict[str, Any]:
     return _clean(doc)
 
 
+def _mfu(r: Any) -> str:
+    """MFU as a percentage, or ``unknown`` (a trace read without its model has no peak)."""
+    return f"{r.model.mfu:.1%}" if r.model.peak_flops > 0 else "unknown"
+
+
 def _headline_lines(report: TriageReport) -> list[str]:
     b, c = report.baseline, report.candidate
     h = report.headline()
@@ -89,7 +94,7 @@ def _headline_lines(report: TriageReport) -> list[str]:
         lines = [
             f"time per token   {fmt_time(hb['time_per_token_s'])} -> "
             f"{fmt_time(hc['time_per_token_s'])} ({h['change']:+.1%}{noise})   "
-            f"MFU {b.model.mfu:.1%} -> {c.model.mfu:.1%}",
+            f"MFU {_mfu(b)} -> {_mfu(c)}",
             f"  per request {fmt_time(hb['time_per_request_s'])} -> "
             f"{fmt_time(hc['time_per_request_s'])}; step time {fmt_time(b.model.time_s)} -> "
             f"{fmt_time(c.model.time_s)} (workload changed: not a regression figure)",
@@ -97,15 +102,16 @@ def _headline_lines(report: TriageReport) -> list[str]:
     else:
         lines = [
             f"time       {fmt_time(b.model.time_s)} -> {fmt_time(c.model.time_s)} "
-            f"({h['change']:+.1%}{noise})   MFU {b.model.mfu:.1%} -> {c.model.mfu:.1%}"
+            f"({h['change']:+.1%}{noise})   MFU {_mfu(b)} -> {_mfu(c)}"
         ]
     sb, sc = b.model.stall(), c.model.stall()
-    lines.append(
-        "stall      "
-        + "  ".join(
-            f"{k} {sb.get(k, 0):.0%}->{sc.get(k, 0):.0%}" for k in sorted(set(sb) | set(sc))
+    if sb or sc:  # NOTE: measured runs carry no predicted stall fractions
+        lines.append(
+            "stall      "
+            + "  ".join(
+                f"{k} {sb.get(k, 0):.0%}->{sc.get(k, 0):.0%}" for k in sorted(set(sb) | set(sc))
+            )
         )
-    )
     return lines
 
 

@@ -105,3 +105,13 @@ def test_traces_from_different_profilers_are_not_comparable(traces):
     report = triage(base, cand, changed="compiler", simulate=False)
     assert report.decision == "refused"
     assert any(m.startswith("runtime.backend") for m in report.mismatched_tags)
+
+
+def test_traces_without_their_model_are_not_blamed_on_the_model(traces):
+    base = record_from_trace(read_trace(traces["base.json.gz"]))
+    cand = record_from_trace(read_trace(traces["cand.json"]))
+    report = triage(base, cand, simulate=False)
+    assert report.first_failing.mechanism == "unmapped_measurement"
+    assert report.owner.role == "runtime systems engineer"
+    assert report.headline()["baseline"]["mfu"] is None  # unknown, never shown as 0 %
+    assert not any(c.metric == "mfu" and c.status != "n/a" for c in report.checks)
