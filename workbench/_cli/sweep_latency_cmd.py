@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from pathlib import Path
 
 from workbench._cli.common import (
     add_options_args,
+    check_figures,
     hardware_from_args,
     options_from_args,
     write_output,
@@ -243,6 +245,9 @@ def run(args: argparse.Namespace) -> int:
     sla_s = args.sla_ms / 1e3
     knee = find_knee(points, sla_s, metric)
     hw_name = hardware_from_args(args).name
+    for p in points:  # NOTE: the shared result check: nothing NaN, infinite or negative is shown
+        figures = {k: v for k, v in dataclasses.asdict(p).items() if isinstance(v, int | float)}
+        check_figures(figures, f"sweep-latency {args.model} at {p.offered_rate_per_s:g}/s")
     if args.chart:
         from workbench.report.export import save_chart
         from workbench.report.sla_charts import latency_throughput_chart
