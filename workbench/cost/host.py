@@ -17,10 +17,12 @@ from workbench.lowering.kernel import Kernel
 __all__ = [
     "accumulate_s",
     "call_slowdown",
+    "dram_stream_s",
     "gather_s",
     "home_level",
     "host_class",
     "row_rate",
+    "skinny_slowdown",
     "transpose_s",
     "vector_class",
     "vector_rate",
@@ -55,6 +57,41 @@ def call_slowdown(hw: Hardware, side: np.ndarray) -> np.ndarray | float:
     speed = np.array([r for _, r in rates]) / hw.peak_flops("fp32")
     rel = np.interp(np.log2(np.maximum(side, 1)), sides, np.minimum(speed, 1.0))
     return 1.0 / np.maximum(rel, 1e-3)
+
+
+def skinny_slowdown(hw: Hardware, rows: np.ndarray) -> np.ndarray | float:
+    """Hosts: how much slower than the sustained peak a call of ``rows`` rows (M) runs.
+
+    Library microkernels and the packing of the B panel are amortized over the rows of a call,
+    so a skinny GEMM call runs far below a square one of the same work: interpolates
+    ``matrix_engine.skinny_call_rates`` on a log scale of the rows (clamped at its ends: more
+    rows than the table run as its largest entry); 1 without the table (accelerators). The
+    caller takes the larger of this and :func:`call_slowdown`.
+    """
+    rates = hw.matrix_engine.skinny_call_rates
+    if not rates:
+        return 1.0
+    sides = np.log2([float(n) for n, _ in rates])
+    speed = np.array([r for _, r in rates]) / hw.peak_flops("fp32")
+    rel = np.interp(np.log2(np.maximum(rows, 1)), sides, np.minimum(speed, 1.0))
+    return 1.0 / np.maximum(rel, 1e-3)
+
+
+def dram_stream_s(kernel: Kernel, hw: Hardware) -> float:
+    """Hosts: streaming a kernel whose footprint exceeds the caches from DRAM, seconds.
+
+    The core that runs the library calls also brings their operands in (packing copies,
+    a single thread's outstanding misses), so on a host this time adds to the calls' instead
+    of hiding behind them. 0 when the footprint fits a cache (warm runs read it from there)
+    and on accelerators.
+    """
+    if hw.overheads.tile_issue_s <= 0:
+        return 0.0
+    levels = [m for m in hw.memory if m.kind != "register"]
+    home = home_level(kernel, hw)
+    if home is not levels[-1] or kernel.bytes <= levels[-2].capacity_bytes:
+        return 0.0
+    return kernel.bytes / home.bandwidth_bytes_per_s
 
 
 def gather_s(kernel: Kernel, hw: Hardware) -> float:

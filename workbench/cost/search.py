@@ -17,9 +17,11 @@ from workbench.cost.collective import all_gather_s, all_reduce_s
 from workbench.cost.host import (
     accumulate_s,
     call_slowdown,
+    dram_stream_s,
     gather_s,
     host_class,
     row_rate,
+    skinny_slowdown,
     transpose_s,
     vector_rate,
 )
@@ -118,7 +120,9 @@ def _score_gemm(kernel: Kernel, hw: Hardware, ms: GemmMapspace) -> Scored:
         # call, but NumPy runs a stacked matmul as one BLAS call per batch entry, so each runs
         # at the rate of one entry's size.
         call = np.cbrt(rows * cols * np.minimum(ms.tk, p.k))
-        t_k = t_k * call_slowdown(hw, call) + accumulate_s(hw, rows * cols * 4.0)
+        # A skinny call (few rows) runs at the rate of its row count, whatever its work.
+        slow = np.maximum(call_slowdown(hw, call), skinny_slowdown(hw, rows))
+        t_k = t_k * slow + accumulate_s(hw, rows * cols * 4.0)
     t_tile = ms.k_iters * (t_k + issue) + issue + (lat + t_l) + rows * cols * p.c_bytes / bw_core
     pipeline = ms.waves * t_tile + gather_s(kernel, hw)
     if issue > 0 and kernel.vector_flops:
@@ -244,6 +248,10 @@ def _finish(kernel, hw, traffic, compute, pipeline, fits, mem=None, penalty=0.0)
     exec_s = pipeline.copy()
     for t in mem.values():
         exec_s = np.maximum(exec_s, t)
+    stream = dram_stream_s(kernel, hw)
+    if stream > 0:
+        # NOTE: host only: streaming from DRAM adds to the calls (see dram_stream_s).
+        exec_s = np.maximum(exec_s, pipeline + stream)
     # Spilling candidates sort after every fitting one.
     key = exec_s + penalty + np.where(fits, 0.0, 1e9)
     return Scored(compute_s=compute, pipeline_s=pipeline, exec_s=exec_s, memory_s=mem, key=key)

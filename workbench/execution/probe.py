@@ -264,8 +264,9 @@ def _transpose_rates(
     """Elements/s of the engine's layout-transform kernel by the source's row length.
 
     Each probe is the layout kernel the mapper inserts before a 1x1 NHWC conv fed an NCHW
-    input of ``elements`` elements and row length (width) ``w``, run with the tiling the
-    search gives it; its launch and tile steps are taken off before dividing. The values
+    input of ``elements`` elements and row length (width) ``w``, run as one tile (the engine
+    transposes a tile in cache-sized blocks, so the tile's size does not change the rate); its
+    launch and one issued step are taken off before dividing. The values
     moved do not matter to a copy, so the input is a constant array.
     """
     rates = {}
@@ -274,9 +275,10 @@ def _transpose_rates(
         rows = km.kernel.rows
         assert rows is not None
         inputs = {"x": bk.xp.ones((rows.rows, rows.cols), dtype=bk.xp.float32)}
-        run = functools.partial(execute, km, inputs, backend=bk)
+        whole = Tiling(tile_m=rows.rows, tile_n=rows.cols, tile_k=1)
+        run = functools.partial(execute, (km.kernel, whole), inputs, backend=bk)
         t = _best_time(run, bk, repeats)
-        fixed = launch + km.tiling.tiles * issue
+        fixed = launch + issue
         rates[w] = rows.rows * rows.cols / max(t - fixed, 0.5 * t)
     return rates
 

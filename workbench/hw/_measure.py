@@ -138,6 +138,23 @@ def _matmul_flops(dtype: str, n: int, *, repeat: int, min_time_s: float) -> floa
     return 2.0 * n**3 / t
 
 
+#: Rows of the skinny-call probes, and the (K, N) of their B operand (2 MiB of float32: a
+#: typical tile's panel, within a core's L2-L3 range).
+SKINNY_ROWS = (1, 2, 4, 8, 16, 32, 64, 128)
+SKINNY_KN = (256, 2048)
+
+
+def _skinny_flops(m: int, *, repeat: int, min_time_s: float) -> float:
+    """fp32 FLOP/s of one (m x K) @ (K x N) library call with K, N = SKINNY_KN."""
+    k, n = SKINNY_KN
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    out = np.empty((m, n), dtype=np.float32)
+    t = _best_time(lambda: np.matmul(a, b, out=out), repeat=repeat, min_time_s=min_time_s)
+    return 2.0 * m * k * n / t
+
+
 def _call_overheads(samples: int) -> list[float]:
     """Per-call times of a 16-element add, seconds (one sample per call batch of 64)."""
     a = np.ones(16, dtype=np.float32)

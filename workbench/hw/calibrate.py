@@ -41,12 +41,15 @@ import yaml
 
 from workbench._files import write_text_safely
 from workbench.hw._measure import (
+    SKINNY_KN,
+    SKINNY_ROWS,
     CacheLevel,
     _best_time,
     _call_overheads,
     _clock_hz,
     _copy_bandwidth,
     _matmul_flops,
+    _skinny_flops,
     _triad_bandwidth,
     cache_levels,
 )
@@ -267,6 +270,7 @@ def calibrate(
             bar.update()
         rates = _tile_rates(plan.tile_sides, **timing)
         flops["float32"] = max(rates.values())
+        skinny = {m: _skinny_flops(m, **timing) for m in SKINNY_ROWS}
         bar.update()
         bandwidths = []
         for ws in (*sizes, dram_ws):
@@ -290,10 +294,15 @@ def calibrate(
             "flops": flops,
             "native": native,
             "call_rates": rates,
+            "skinny_rates": skinny,
             "levels": _memory_levels(caches, bandwidths, 1, bandwidths[-1]),
             "variance": variance,
             "notes": (
                 f"fp64 matmul reference {flops['float64'] / 1e9:.3g} GFLOP/s (no workbench dtype)",
+                "fp32 skinny matmul GFLOP/s by rows, (rows x "
+                f"{SKINNY_KN[0]}) @ ({SKINNY_KN[0]} x {SKINNY_KN[1]}) ("
+                + ", ".join(f"{m}: {r / 1e9:.3g}" for m, r in skinny.items())
+                + ")",
                 f"fp32 square matmul GFLOP/s by side ({rate_text}); peak = the best of them; "
                 f"native tile {native} = smallest side reaching {NATIVE_RATE_SHARE:.0%} of it",
                 f"STREAM triad at {dram_ws / 2**20:.0f} MiB: {triad / 1e9:.3g} GB/s "
@@ -325,6 +334,7 @@ def _profile(
     flops: dict[str, float],
     native: int,
     call_rates: dict[int, float],
+    skinny_rates: dict[int, float],
     levels: list[dict[str, object]],
     engine_figures: EngineFigures,
     variance: dict[str, float],
@@ -347,6 +357,7 @@ def _profile(
             "clock_hz": clock,
             "peak_flops_per_s": {"fp32": flops["float32"], "fp16": flops["float16"]},
             "call_rates": tuple(sorted(call_rates.items())),
+            "skinny_call_rates": tuple(sorted(skinny_rates.items())),
         },
         "vector_unit": {
             "peak_flops_per_s": {"fp32": float(engine_figures["vector_flops_per_s"])},
@@ -440,7 +451,10 @@ def best_of(profiles: list[Hardware]) -> Hardware:
     if len(profiles) == 1:
         return base
     me = base.matrix_engine.model_copy(
-        update={"peak_flops_per_s": _best_map([h.matrix_engine.peak_flops_per_s for h in profiles])}
+        update={
+            "peak_flops_per_s": _best_map([h.matrix_engine.peak_flops_per_s for h in profiles]),
+            "skinny_call_rates": _best_pairs([h.matrix_engine.skinny_call_rates for h in profiles]),
+        }
     )
     vu = base.vector_unit.model_copy(
         update={

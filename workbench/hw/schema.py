@@ -151,6 +151,10 @@ class MatrixEngine(_Model):
         ge=0,
         description="Fixed time per K-step of a tile on top of its math: the pipeline barrier (wait/arrive) and the issue of the next stage's loads, seconds. Makes very short K-steps cost what they do.",
     )
+    skinny_call_rates: tuple[tuple[int, float], ...] = Field(
+        default=(),
+        description="Software-scheduled hosts: achieved FLOP/s of one library matmul call whose smallest side (usually M) is the given size and whose other sides are large, as (smallest side, FLOP/s) pairs in increasing side: library microkernels and operand packing are amortized over that side, so a call of 8 rows runs far below a square call of the same work. Empty = calls are rated by call_rates alone.",
+    )
     k_major_dtypes: tuple[str, ...] = Field(
         default=(),
         description="Formats whose B operand must be K-major (contiguous along K) on this engine; an N-major B (e.g. V in P x V) is transposed first or stored transposed by its producer.",
@@ -182,6 +186,16 @@ class MatrixEngine(_Model):
     @classmethod
     def _check_peaks(cls, v: dict[str, float]) -> dict[str, float]:
         return _dtype_map(v)
+
+    @field_validator("skinny_call_rates")
+    @classmethod
+    def _check_skinny(cls, v: tuple[tuple[int, float], ...]) -> tuple[tuple[int, float], ...]:
+        sides = [n for n, _ in v]
+        if any(n <= 0 for n in sides) or sides != sorted(set(sides)):
+            raise ValueError("skinny_call_rates: sides must be positive and increasing")
+        if not all(0 < r < float("inf") for _, r in v):
+            raise ValueError("skinny_call_rates: rates must be finite and > 0")
+        return v
 
     @field_validator("k_major_dtypes")
     @classmethod
