@@ -65,10 +65,14 @@ def headline_html(r: TriageReport) -> str:
     if not r.comparable:
         tags = "".join(f"<li>{html.escape(m)}</li>" for m in r.mismatched_tags)
         return f"<b>{head}</b><br><b>REFUSED</b>: mismatched tags<ul>{tags}</ul>"
+    h = r.headline()
+    what = html.escape(f"{h['compared']} {h['change']:+.1%}")
+    mfu = " &rarr; ".join(f"{m.mfu:.1%}" if m.peak_flops > 0 else "unknown" for m in (b, c))
+    reasons = "".join(f"<li>{html.escape(x)}</li>" for x in r.reasons)
     return (
-        f"<b>{head}</b><br>time {b.time_s * 1e6:.1f} &rarr; {c.time_s * 1e6:.1f} us, "
-        f"MFU {b.mfu:.1%} &rarr; {c.mfu:.1%}<br>stall: {stall}<br>decision: "
-        f"<b>{html.escape(r.decision)}</b>"
+        f"<b>{head}</b><br>time {b.time_s * 1e6:.1f} &rarr; {c.time_s * 1e6:.1f} us "
+        f"({what}), MFU {mfu}<br>stall: {stall or 'n/a'}<br>decision: "
+        f"<b>{html.escape(r.decision)}</b><ul>{reasons}</ul>"
     )
 
 
