@@ -9,11 +9,11 @@ disagree with the figures they come from.
 
 from __future__ import annotations
 
-import math
-from typing import Any, Literal, get_args, get_origin
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
+from workbench.hw._strict import check_value
 from workbench.ir.dtypes import DTYPES, canonical
 
 __all__ = [
@@ -32,67 +32,6 @@ __all__ = [
 SCHEMA_VERSION = 1
 
 
-#: Largest value accepted per unit (field-name suffix): far beyond any real part, low enough
-#: that products in the cost model stay finite and exact. Checked before type conversion.
-_UPPER = (
-    ("capacity_bytes", 2**60),
-    ("bytes_per_s", 1e18),
-    ("flops_per_s", 1e21),
-    ("ops_per_s", 1e21),
-    ("_hz", 1e12),
-    ("_pj_per_byte", 1e9),
-    ("_pj_per_flop", 1e9),
-    ("_w", 1e7),
-    ("_s", 1e3),
-)
-#: Largest count (cores, tile sizes, links, cluster size).
-_MAX_COUNT = 2**24
-
-
-def _kind(value: object) -> str:
-    names = {bool: "a boolean", str: "a string", float: "a fractional number", int: "a number"}
-    return names.get(type(value), f"a {type(value).__name__}")
-
-
-def _strict(value: Any, ann: Any, name: str) -> None:
-    """Refuse what lax Pydantic would coerce, and numbers beyond their unit's physical range.
-
-    A bool or a string is not a number, a float is not an integer, only a bool is a bool.
-    """
-    origin, args = get_origin(ann), get_args(ann)
-    if ann is bool:
-        if not isinstance(value, bool):
-            raise ValueError(f"must be true or false, not {_kind(value)}")
-    elif ann in (int, float):
-        if isinstance(value, bool | str) or (ann is int and isinstance(value, float)):
-            raise ValueError(
-                f"must be {'an integer' if ann is int else 'a number'}, not {_kind(value)}"
-            )
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ValueError("must be a finite number (not NaN or infinity)")
-        if isinstance(value, int | float):
-            default = _MAX_COUNT if ann is int else 1e30
-            limit = next((v for suffix, v in _UPPER if name.endswith(suffix)), default)
-            if abs(value) > limit:
-                shown = (
-                    f"{value:g}" if abs(value) < 1e300 else f"about 2**{int(value).bit_length()}"
-                )
-                raise ValueError(f"{shown} is out of range (at most {limit:g})")
-    elif origin is dict and len(args) == 2 and isinstance(value, dict):
-        for key, item in value.items():
-            try:
-                _strict(item, args[1], name)
-            except ValueError as exc:
-                raise ValueError(f"{key}: {exc}") from None
-    elif origin is tuple and isinstance(value, list | tuple):
-        items = args[:1] * len(value) if len(args) == 2 and args[1] is Ellipsis else args
-        for i, (item, sub) in enumerate(zip(value, items, strict=False)):
-            try:
-                _strict(item, sub, name)
-            except ValueError as exc:
-                raise ValueError(f"[{i}]: {exc}") from None
-
-
 class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
@@ -101,7 +40,7 @@ class _Model(BaseModel):
     def _no_coercion(cls, value: Any, info: ValidationInfo) -> Any:
         field = cls.model_fields.get(info.field_name or "")
         if field is not None:
-            _strict(value, field.annotation, info.field_name or "")
+            check_value(value, field.annotation, info.field_name or "")
         return value
 
 
