@@ -189,3 +189,40 @@ def test_second_regression_figure_is_labelled():
         if "slice" not in ln:
             continue
         assert "worst validation slice:" in ln
+
+
+def test_a_forced_tile_that_still_fits_is_tile_or_wave_quantization():
+    from workbench.options import TileOverride
+
+    tile = TileOverride(pattern="*.mlp.gate_proj", m=256, n=256, k=64)
+    base = rec("llama2-7b")
+    cand = rec("llama2-7b", opts=MapOptions(tiles=(tile,)))
+    report = triage(base, cand, changed="compiler", simulate=False)
+    assert report.first_failing.mechanism == "tile_wave_quantization"
+    assert report.owner.role == "ML compiler engineer"
+    assert cand.kernel("layers.0.mlp.gate_proj").fits
+
+
+def test_several_changed_groups_from_the_cli(tmp_path, capsys):
+    from workbench.cli import main
+    from workbench.review import save_record
+
+    base = rec()
+    cand = rec(opts=MapOptions(disabled_fusion=("gemm_epilogue",), launch="eager"))
+    b, c = save_record(base, tmp_path / "b.json"), save_record(cand, tmp_path / "c.json")
+    assert main(["triage", str(b), str(c), "--changed", "compiler"]) == 1
+    assert "REFUSED" in capsys.readouterr().out
+    main(["triage", str(b), str(c), "--changed", "compiler", "--changed", "runtime"])
+    out = capsys.readouterr().out
+    assert "(changed: compiler,runtime)" in out
+    assert "runtime: launch: graph -> eager" in out
+    assert "compiler: fusion rule off: gemm_epilogue: absent -> present" in out
+
+
+def test_sla_simulates_enough_requests_for_a_p99_with_intervals(base):
+    report = triage(base, base)
+    sla = report.sla
+    assert sla.requests >= 1000  # >= 10 requests beyond the p99
+    for side in ("baseline", "candidate"):
+        lo, hi = sla.intervals[side]["p99_s"]
+        assert lo <= sla.baseline["p99_s"] <= hi
