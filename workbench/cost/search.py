@@ -83,11 +83,27 @@ def _next_level(hw: Hardware):
     return hw.memory[s + 1]
 
 
+def misaligned(kernel: Kernel, hw: Hardware) -> bool:
+    """A matrix-engine GEMM whose operand strides keep it off the engine's asynchronous path."""
+    p = kernel.gemm
+    return (
+        p is not None
+        and kernel.engine == "matrix"
+        and hw.matrix_engine.legacy_mma_fraction < 1
+        and hw.overheads.tile_issue_s == 0
+        and not p.strides_aligned
+    )
+
+
 def _score_gemm(kernel: Kernel, hw: Hardware, ms: GemmMapspace) -> Scored:
     p = kernel.gemm
     assert p is not None
     cores = hw.matrix_engine.cores
     peak_core = _peak(kernel, hw) / cores
+    if misaligned(kernel, hw):
+        # NOTE: TMA needs 16-byte aligned strides (cuTensorMapEncodeTiled), so the library
+        # falls back to a warp-level MMA kernel without bulk async copies.
+        peak_core = peak_core * hw.matrix_engine.legacy_mma_fraction
     nxt = _next_level(hw)
     lat = hw.offchip.latency_s
     active = np.minimum(ms.tiles, cores)

@@ -102,7 +102,7 @@ class MatrixEngine(_Model):
         default=1.0,
         gt=0,
         le=1,
-        description="Fraction of the peak reachable with the previous generation's synchronous warp-level MMA (mma.sync) instead of the engine's own asynchronous instruction (Hopper wgmma); a kernel written for the older instruction (FlashAttention-2 on Hopper) runs at this fraction. 1 = no such split.",
+        description="Fraction of the peak reachable with the previous generation's synchronous warp-level MMA (mma.sync) instead of the engine's own asynchronous instruction (Hopper wgmma); a kernel written for the older instruction (FlashAttention-2 on Hopper), or a GEMM whose operand strides are not multiples of 16 bytes (no TMA: the library falls back to a warp-level MMA kernel), runs at this fraction. 1 = no such split.",
     )
     cluster_size: int = Field(
         default=1,

@@ -49,6 +49,18 @@ class GemmProblem:
     b_k_major: bool = True
     b_dequant_ops: float = 0.0
 
+    @property
+    def strides_aligned(self) -> bool:
+        """Both operands' row strides are multiples of 16 bytes (what TMA bulk copies need).
+
+        >>> GemmProblem(batch=1, m=4096, n=4096, k=11008, a_bytes=2, b_bytes=2, c_bytes=2
+        ...     ).strides_aligned, GemmProblem(batch=1, m=4096, n=4096, k=10922, a_bytes=2,
+        ...     b_bytes=2, c_bytes=2).strides_aligned
+        (True, False)
+        """
+        b_stride = (self.k if self.b_k_major else self.n) * self.b_bytes
+        return (self.k * self.a_bytes) % 16 == 0 and b_stride % 16 == 0
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AttentionProblem:

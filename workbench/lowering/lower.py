@@ -224,6 +224,13 @@ def _gemm_kernel(
             f"grouped/depthwise conv: per-group GEMM has n={problem.n} < native tile n="
             f"{hw.matrix_engine.native_tile_n}, runs on the vector unit"
         )
+    legacy = hw.matrix_engine.legacy_mma_fraction
+    if engine == "matrix" and legacy < 1 and hardware_tiles and not problem.strides_aligned:
+        base["notes"] = (
+            *base["notes"],
+            f"operand strides (k={problem.k}) are not multiples of 16 bytes: no TMA, a "
+            f"warp-level MMA kernel at {legacy:.0%} of the engine's peak",
+        )
     if wdt is not None and wdt != dtype:
         # NOTE: weight-only formats are dequantized to the compute format per tile load, on the
         # vector unit, inside the GEMM main loop; integer formats carry group scales and zeros.

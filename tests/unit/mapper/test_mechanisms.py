@@ -253,3 +253,21 @@ def test_a_large_prefill_hidden_state_does_not_stay_in_l2():
     # Llama-2-7B prefill of 4096 tokens: a 32 MB bf16 hidden state exceeds the 25 MB share.
     m = map_model(build_graph("llama2-7b", seq=4096), load_hardware("h100-sxm"))
     assert not m.kernel("layers.0.attn_norm").kernel.cached_input_bytes
+
+
+def test_a_k_that_breaks_16_byte_alignment_costs_the_async_path():
+    # K = 10922 (bf16 rows of 21,844 B) cannot use TMA; K = 11008 can. Measured 0.69x (issue 10);
+    # the model falls back to warp-level MMA at legacy_mma_fraction (2/3 on H100).
+    from workbench.ir import Graph, Linear
+
+    hw = load_hardware("h100-sxm")
+
+    def rate(k):
+        op = Linear(name="g", inputs=("x",), tokens=(4096,), in_features=k, out_features=4096)
+        m = map_model(Graph(name="g", ops=(op,)), hw)
+        return op.matmul_flops / m.time_s, m.kernels[0].kernel.notes
+
+    aligned, _ = rate(11008)
+    odd, notes = rate(10922)
+    assert 0.6 < odd / aligned < 0.75
+    assert any("16 bytes" in n for n in notes)
