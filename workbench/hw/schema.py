@@ -92,7 +92,7 @@ class MatrixEngine(_Model):
     )
     skinny_call_rates: tuple[tuple[int, float], ...] = Field(
         default=(),
-        description="Software-scheduled hosts: achieved FLOP/s of one library matmul call whose smallest side (usually M) is the given size and whose other sides are large, as (smallest side, FLOP/s) pairs in increasing side: library microkernels and operand packing are amortized over that side, so a call of 8 rows runs far below a square call of the same work. Empty = calls are rated by call_rates alone.",
+        description="Software-scheduled hosts: achieved FLOP/s of one library matmul call of the given number of rows (M) with large K and N, as (rows, FLOP/s) pairs in increasing rows: library microkernels and the packing of B are amortized over the rows, so a call of 8 rows runs far below a square call of the same work. Empty = calls are rated by call_rates alone.",
     )
     k_major_dtypes: tuple[str, ...] = Field(
         default=(),

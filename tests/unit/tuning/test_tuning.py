@@ -450,3 +450,87 @@ def test_transpose_cost_uses_the_calibrated_rate_by_row_length():
     data["vector_unit"]["transpose_rates"] = ((16, 1e9), (4, 1e9))
     with pytest.raises(ValueError, match="increasing"):
         type(hw).model_validate(data)
+
+
+def _with(hw, section: str, **fields):
+    data = hw.model_dump()
+    data[section].update(fields)
+    return type(hw).model_validate(data)
+
+
+def test_skinny_calls_run_at_the_rate_of_their_rows():
+    from workbench.cost.host import skinny_slowdown
+    from workbench.cost.search import schedule
+
+    hw = _host(1e-6)
+    peak = hw.peak_flops("fp32")
+    slow = _with(hw, "matrix_engine", skinny_call_rates=((1, peak / 8), (64, peak)))
+    assert skinny_slowdown(hw, 8) == 1.0  # no table: unchanged
+    assert skinny_slowdown(slow, 1) == pytest.approx(8.0)
+    assert skinny_slowdown(slow, 8) == pytest.approx(1 / (1 / 8 + 0.5 * 7 / 8))  # log midpoint
+    assert skinny_slowdown(slow, 512) == pytest.approx(1.0)
+    kernel = lower(_graph(8, 1024, 1024), hw, OPTS)[0]
+    assert schedule(kernel, slow, OPTS)[1].total_s > schedule(kernel, hw, OPTS)[1].total_s
+
+
+def test_dram_streaming_adds_on_a_host_only():
+    from workbench.cost.host import dram_stream_s
+
+    hw = _host(1e-6)
+    cache = max(m.capacity_bytes for m in hw.memory if m.kind != "dram")
+    n = int((2 * cache / 4) ** 0.5) + 1  # a weight larger than the caches
+    big = lower(_graph(1, n, n), hw, OPTS)[0]
+    small = _kernel()
+    dram = next(m for m in hw.memory if m.kind == "dram")
+    assert dram_stream_s(big, hw) == pytest.approx(big.bytes / dram.bandwidth_bytes_per_s)
+    assert dram_stream_s(small, hw) == 0.0  # fits a cache: warm runs read it there
+    assert dram_stream_s(big, HW) == 0.0  # accelerator profile: overlapped as before
+
+
+def test_row_kernels_use_the_rate_at_their_row_length():
+    from workbench.cost.host import row_rate, vector_rate
+
+    hw = _host(1e-6)
+    hw = _with(hw, "vector_unit", kernel_flops_per_s={"softmax": 1e9})
+    table = ((128, 1e9), (8192, 4e9))
+    tabled = _with(hw, "vector_unit", row_rates={"softmax": table})
+    g = Graph(name="s", ops=(O.Softmax(name="sm", inputs=("x",), shape=(64, 1024), dtype="fp32"),))
+    kernel = lower(g, hw, OPTS)[0]
+    assert row_rate(hw, "softmax", 1024) is None
+    assert row_rate(tabled, "softmax", 1024) == pytest.approx(2.5e9)  # halfway on log2
+    assert vector_rate(kernel, tabled) == pytest.approx(2.5e9)
+    assert vector_rate(kernel, hw) == pytest.approx(1e9)
+    with pytest.raises(ValueError, match="increasing"):
+        _with(hw, "vector_unit", row_rates={"softmax": ((8192, 1e9), (128, 1e9))})
+
+
+def test_light_calibration_measures_every_table():
+    from workbench.execution.probe import ROW_LENGTHS, TRANSPOSE_WIDTHS, probe_engine
+    from workbench.execution.threads import blas_threads
+    from workbench.hw._measure import SKINNY_ROWS, cpu_clock
+    from workbench.hw.calibrate import calibrate
+
+    with blas_threads(1), cpu_clock():
+        hw = calibrate(light=True, progress=False, engine=probe_engine)
+    assert [n for n, _ in hw.vector_unit.transpose_rates] == list(TRANSPOSE_WIDTHS)
+    assert [n for n, _ in hw.matrix_engine.skinny_call_rates] == list(SKINNY_ROWS)
+    assert set(hw.vector_unit.row_rates) == {"layernorm", "rmsnorm", "softmax"}
+    assert all([n for n, _ in t] == list(ROW_LENGTHS) for t in hw.vector_unit.row_rates.values())
+
+
+def test_cpu_clock_and_kept_heap_are_scoped():
+    import time
+
+    from workbench.execution.threads import kept_heap
+    from workbench.hw import _measure
+
+    assert _measure._CLOCK[-1] is time.perf_counter
+    with _measure.cpu_clock():
+        assert _measure._CLOCK[-1] is time.thread_time
+        with _measure.cpu_clock(enabled=False):
+            assert _measure._CLOCK[-1] is time.thread_time
+    assert _measure._CLOCK[-1] is time.perf_counter
+    with kept_heap(enabled=False) as on:
+        assert on is False
+    with kept_heap() as on:
+        assert isinstance(on, bool)
