@@ -1,18 +1,23 @@
 """Triage a regression: comparable evidence, headline, first failing mechanism, owner, closure.
 
 ``triage(baseline, candidate, changed=...)`` refuses to compare runs whose tags differ in any
-group other than the declared ``changed`` one (mixing evidence from mismatched runtime or
-hardware conditions is the classic mistake), then computes:
+group other than the declared ``changed`` ones (mixing evidence from mismatched runtime or
+hardware conditions is the classic mistake), and refuses runs of different models or phases
+whatever is declared (:mod:`workbench.review.signoff`). Then it computes:
 
-* the headline (MFU, time, stall fraction by layer type, before and after);
-* the first failing execution mechanism (:mod:`workbench.review.mechanisms`) and its owner
-  (:mod:`workbench.review.owners`);
-* the debug branches (:mod:`workbench.review.branches`);
-* the validation matrix, rollback criteria and release decision (:mod:`workbench.review.closure`).
+* the headline: one regression figure (step time, or time per token and per request when the
+  workload changed), MFU, latency percentiles, quality, with the measurement noise;
+* the first failing execution mechanism (:mod:`workbench.review.mechanisms`), above the noise,
+  and its owner (:mod:`workbench.review.owners`);
+* the declared change in full (:mod:`workbench.review.changes`), the per-kernel and per-layer
+  diff with its unexplained remainder, and the counterfactual share of each declared change
+  (:mod:`workbench.review.attribution`);
+* the debug branches and the SLA simulation of each side (:mod:`workbench.review.branches`);
+* the validation matrix, rollback criteria and release decision (:mod:`workbench.review.closure`):
+  ``ship``, ``ship behind a flag``, ``cannot sign off`` (missing evidence), ``roll back``.
 
-:func:`triage_document` is the JSON contract of ``workbench triage --format json``: one object
-with keys ``comparable, mismatched_tags, headline, first_failing, owners, debug_branches,
-validation_matrix, rollback_criteria, decision``.
+:func:`~workbench.review.triage_render.triage_document` is the JSON contract of
+``workbench triage --format json``: one object with the keys :data:`JSON_KEYS`, in order.
 """
 
 from __future__ import annotations
