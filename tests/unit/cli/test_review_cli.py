@@ -137,3 +137,12 @@ def test_run_execute_record_loads_back_and_triages(capsys, tmp_path):
     code, out, _ = run(capsys, "triage", path, path)
     assert code in (0, 1)
     assert "decision:" in out
+
+
+def test_triage_without_p99_cannot_sign_off_exit_1(capsys, tmp_path):
+    path = tmp_path / "mlp.json"
+    assert run(capsys, "run", "--model", "mlp", "--record", path)[0] == 0
+    code, out, _ = run(capsys, "triage", path, path)
+    assert code == 1
+    assert "decision: cannot sign off" in out
+    assert "cannot sign off: missing p99 latency" in out
