@@ -14,6 +14,7 @@ import numpy as np
 
 from workbench.cost.bottleneck import classify
 from workbench.cost.collective import all_gather_s, all_reduce_s
+from workbench.cost.efficiency import math_efficiency
 from workbench.cost.host import (
     accumulate_s,
     call_slowdown,
@@ -66,8 +67,14 @@ def _at(values: np.ndarray | float, shape: tuple[int, ...], i: int) -> float:
 
 def _peak(kernel: Kernel, hw: Hardware) -> float:
     if kernel.engine == "matrix":
-        return hw.peak_flops(kernel.compute_dtype) * hw.matrix_engine.efficiency
+        return hw.peak_flops(kernel.compute_dtype) * math_efficiency(hw, _exec_s)
     return hw.vector_flops(kernel.dtype)
+
+
+def _exec_s(kernel: Kernel, hw: Hardware) -> float:
+    """Device time of ``kernel``'s best fitting candidate, seconds (solves the math rate)."""
+    _, sc = _mapspace(kernel, hw, MapOptions())
+    return float(np.min(sc.key))
 
 
 def _memory_times(hw: Hardware, traffic: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -85,6 +85,10 @@ class MatrixEngine(_Model):
         default=(),
         description="Software-scheduled hosts: achieved FLOP/s of one square library matmul call by its side, as (side, FLOP/s) pairs in increasing side; empty = every tile runs at the sustained peak.",
     )
+    efficiency_shape: tuple[int, int, int] | None = Field(
+        default=None,
+        description="(m, n, k) of the GEMM the efficiency was measured at. Given, the tile model's own losses at that shape (waves, K-step overhead, prologue and epilogue, cache loads) are taken out of the derate so they count once, and the model reproduces the measurement there; None = the derate is applied to the math as is.",
+    )
     kstep_overhead_s: float = Field(
         default=0.0,
         ge=0,
