@@ -121,18 +121,13 @@ def jupyterlab(playwright_api, tmp_path_factory):
         shutil.rmtree(tmp / "runtime", ignore_errors=True)
 
 
-@pytest.fixture
-def browser_page(playwright_api, tmp_path):
-    """A page in a fresh headless Chromium profile; yields ``(page, errors)``.
-
-    ``errors`` collects uncaught page exceptions and console errors as strings.
-    """
+def _page(playwright_api, tmp_path, viewport):
     context = playwright_api.chromium.launch_persistent_context(
         str(tmp_path / "chromium-profile"),
         executable_path=str(CHROMIUM),
         args=CHROMIUM_ARGS,
         headless=True,
-        viewport={"width": 1400, "height": 1000},
+        viewport=viewport,
     )
     page = context.new_page()
     errors: list[str] = []
@@ -143,6 +138,26 @@ def browser_page(playwright_api, tmp_path):
             errors.append(f"console.{msg.type}: {msg.text}") if msg.type == "error" else None
         ),
     )
+    return context, page, errors
+
+
+@pytest.fixture
+def browser_page(playwright_api, tmp_path):
+    """A page in a fresh headless Chromium profile; yields ``(page, errors)``.
+
+    ``errors`` collects uncaught page exceptions and console errors as strings.
+    """
+    context, page, errors = _page(playwright_api, tmp_path, {"width": 1400, "height": 1000})
+    try:
+        yield page, errors
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def laptop_page(playwright_api, tmp_path):
+    """As :func:`browser_page`, at a 1,366 x 768 laptop viewport (the issue-12 width check)."""
+    context, page, errors = _page(playwright_api, tmp_path, {"width": 1366, "height": 768})
     try:
         yield page, errors
     finally:

@@ -69,7 +69,13 @@ class LatencyPanel:
                 options=(4, 8, 16, 32, 64), value=max_batch, description="max batch"
             ),
             "sla_ms": widgets.FloatLogSlider(
-                value=sla_ms, base=10, min=2, max=5, description="SLA ms", continuous_update=False
+                value=sla_ms,
+                base=10,
+                min=2,
+                max=5,
+                description="SLA ms",
+                continuous_update=False,
+                readout_format=",.0f",
             ),
         }
         self._summary = widgets.HTML()
