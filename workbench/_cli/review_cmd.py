@@ -64,28 +64,28 @@ def register(subs: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _is_trace(path: str) -> bool:
+def _is_record(path: str) -> bool:
+    """A run record names its kind first (``{"kind": "workbench.run_record", ...``)."""
     try:
         with open(path, "rb") as fh:
-            head = fh.read(16)
+            head = fh.read(4096)
     except OSError:
-        return False
-    return head.startswith(_TRACE_MAGIC) or b"traceEvents" in head
+        return True  # let load_record say what is wrong, in one line
+    return not head.startswith(_TRACE_MAGIC) and b'"workbench.run_record"' in head
 
 
 def _load_run(path: str, args: argparse.Namespace):
-    from workbench.review.records import RecordError, load_record
+    from workbench.review.records import load_record
 
-    if not _is_trace(path):
-        try:
-            return load_record(path)
-        except RecordError as exc:
-            if "not a workbench run record" not in str(exc):
-                raise
+    if _is_record(path):
+        return load_record(path)
     from workbench.evidence import read_trace
     from workbench.review.from_trace import record_from_trace
 
-    measured = read_trace(path)
+    try:
+        measured = read_trace(path)
+    except WorkbenchError as exc:
+        raise WorkbenchError(f"{exc}; nor is it a workbench run record") from None
     given = args.model or args.hf_config or args.onnx
     return record_from_trace(measured, map_from_args(args) if given else None)
 

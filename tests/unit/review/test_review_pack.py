@@ -195,3 +195,15 @@ def test_review_of_two_traces(tmp_path):
     page = out.read_text()
     assert "measured kernel times" in page
     assert "median iteration" in page or "Headline" in page
+
+
+def test_review_of_something_neither_record_nor_trace_is_one_line(tmp_path, capsys):
+    from workbench.cli import main
+
+    foreign = tmp_path / "foreign.json"
+    foreign.write_text('{"hello": "world"}')
+    assert main(["review", str(foreign), str(foreign), "--out", str(tmp_path / "p.html")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "nor is it a workbench run record" in err
+    assert not (tmp_path / "p.html").exists()
