@@ -18,7 +18,7 @@ POSITIONS = ("rope", "learned", "none")
 #: million ops) and that a size product cannot overflow 64-bit arithmetic.
 LIMITS = {
     "hidden": 2**20,
-    "layers": 10_000,
+    "layers": 2_000,
     "heads": 2**16,
     "kv_heads": 2**16,
     "head_dim": 2**16,
