@@ -26,8 +26,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from workbench import __version__
-from workbench.evidence import MeasuredRun
+from workbench.evidence import MeasuredRun, TraceError
 from workbench.mapper import ModelMapping
+from workbench.review._sanity import physical_problems
 from workbench.review.records import KernelResult, Measurement, RunRecord, record_from_mapping
 from workbench.review.tags import (
     CompilerTags,
@@ -220,13 +221,16 @@ def record_from_trace(run: MeasuredRun, mapping: ModelMapping | None = None) -> 
         by_type: dict[str, float] = defaultdict(float)
         for k in kernels:
             by_type[k.kind] += k.measured_s or 0.0
-        return RunRecord(
-            schema_version=2,
-            tags=_bare_tags(run),
-            kernels=kernels,
-            model=_model(t, interval, run, tuple(by_type.items())),
-            measurement=_measurement(run, len(kernels)),
-            command=trace_command(run, None),
+        return _checked(
+            RunRecord(
+                schema_version=2,
+                tags=_bare_tags(run),
+                kernels=kernels,
+                model=_model(t, interval, run, tuple(by_type.items())),
+                measurement=_measurement(run, len(kernels)),
+                command=trace_command(run, None),
+            ),
+            run,
         )
     match = match_trace(run, mapping)
     rec = record_from_mapping(
@@ -264,12 +268,26 @@ def record_from_trace(run: MeasuredRun, mapping: ModelMapping | None = None) -> 
         peak_flops=float(mapping.peak_flops),
         offchip_level=mapping.hardware.offchip.name,
     )
-    return dataclasses.replace(
-        rec,
-        kernels=kernels,
-        model=model,
-        measurement=_measurement(run, len(match.unmatched)),
+    return _checked(
+        dataclasses.replace(
+            rec,
+            kernels=kernels,
+            model=model,
+            measurement=_measurement(run, len(match.unmatched)),
+        ),
+        run,
     )
+
+
+def _checked(record: RunRecord, run: MeasuredRun) -> RunRecord:
+    """Refuse a record the trace makes physically impossible (e.g. faster than the peak)."""
+    problems = physical_problems(record)
+    if problems:
+        hint = ""
+        if record.model.mfu > 1 or (record.model.hfu or 0) > 1:
+            hint = " (the trace ran faster than the profile's peak allows: wrong --hardware?)"
+        raise TraceError(f"{run.source}: {problems[0]}{hint}")
+    return record
 
 
 def _model(t, interval, run: MeasuredRun, by_type):

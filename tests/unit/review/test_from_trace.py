@@ -115,3 +115,16 @@ def test_traces_without_their_model_are_not_blamed_on_the_model(traces):
     assert report.owner.role == "runtime systems engineer"
     assert report.headline()["baseline"]["mfu"] is None  # unknown, never shown as 0 %
     assert not any(c.metric == "mfu" and c.status != "n/a" for c in report.checks)
+
+
+def test_trace_faster_than_the_profile_allows_is_refused(tmp_path):
+    from workbench.evidence import TraceError
+
+    run = read_trace(write_synthetic_trace(mapping(), tmp_path / "fast.json", seed=1))
+    peaks = {k: v / 1000 for k, v in H100.matrix_engine.peak_flops_per_s.items()}
+    engine = H100.matrix_engine.model_copy(update={"peak_flops_per_s": peaks})
+    slow = map_model(
+        build_graph("gpt2", seq=256), H100.model_copy(update={"matrix_engine": engine})
+    )
+    with pytest.raises(TraceError, match="faster than the profile's peak"):
+        record_from_trace(run, slow)
