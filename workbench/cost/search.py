@@ -67,7 +67,8 @@ def _at(values: np.ndarray | float, shape: tuple[int, ...], i: int) -> float:
 
 def _peak(kernel: Kernel, hw: Hardware) -> float:
     if kernel.engine == "matrix":
-        return hw.peak_flops(kernel.compute_dtype) * math_efficiency(hw, _exec_s)
+        fmt = kernel.compute_dtype
+        return hw.peak_flops(fmt) * math_efficiency(hw, _exec_s, fmt)
     return hw.vector_flops(kernel.dtype)
 
 

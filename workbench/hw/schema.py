@@ -18,6 +18,7 @@ from workbench.ir.dtypes import DTYPES, canonical
 
 __all__ = [
     "SCHEMA_VERSION",
+    "FormatEfficiency",
     "Hardware",
     "Interconnect",
     "MatrixEngine",
@@ -57,6 +58,13 @@ def _dtype_map(value: dict[str, float]) -> dict[str, float]:
     return out
 
 
+class FormatEfficiency(_Model):
+    """A measured large-GEMM rate of one format, as a fraction of that format's peak."""
+
+    efficiency: float = Field(gt=0, le=1, description="Measured rate over the format's peak.")
+    shape: tuple[int, int, int] = Field(description="(m, n, k) of the measured GEMM.")
+
+
 class MatrixEngine(_Model):
     """The GEMM engine (tensor cores, MXUs, MMEs, a systolic PE array)."""
 
@@ -88,6 +96,10 @@ class MatrixEngine(_Model):
     efficiency_shape: tuple[int, int, int] | None = Field(
         default=None,
         description="(m, n, k) of the GEMM the efficiency was measured at. Given, the tile model's own losses at that shape (waves, K-step overhead, prologue and epilogue, cache loads) are taken out of the derate so they count once, and the model reproduces the measurement there; None = the derate is applied to the math as is.",
+    )
+    format_efficiency: dict[str, FormatEfficiency] = Field(
+        default_factory=dict,
+        description="Formats whose measured large-GEMM rate differs from the efficiency figure (e.g. FP8, whose scaling epilogue and doubled math rate leave a lower share of peak), each with its measured fraction and shape; counted once, as efficiency_shape is.",
     )
     kstep_overhead_s: float = Field(
         default=0.0,
