@@ -129,19 +129,10 @@ def graph_footprint(graph: Graph, hw: Hardware, weight_dtype: str | None = None)
     >>> graph_footprint(build_graph("llama2-70b", seq=16), load_hardware("h100-sxm")).fits
     False
     """
-    weights = kv = 0
-    seen: set[str] = set()
-    for op in graph.ops:
-        for t in op.weight_tensors():
-            if t.name in seen:
-                continue
-            seen.add(t.name)
-            if isinstance(op, Attention):
-                kv += t.nbytes
-            elif weight_dtype:
-                weights += t.numel * dtype_info(weight_dtype).bits // 8
-            else:
-                weights += t.nbytes
+    # NOTE: parameters, not the weight bytes a step reads: an embedding reads only the rows it
+    # gathers but holds its whole table.
+    weights = sum(op.params * dtype_info(weight_dtype or op.dtype).bits // 8 for op in graph.ops)
+    kv = sum(t.nbytes for op in graph.ops if isinstance(op, Attention) for t in op.weight_tensors())
     acts = max(
         (sum(t.nbytes for t in op.input_tensors()) + op.output_tensor().nbytes for op in graph.ops),
         default=0,
