@@ -2,8 +2,9 @@
 
 Exit status: 0 when the runs are comparable and the decision is ``ship`` or ``ship behind a
 flag``; 1 when triage refuses (tags differ outside ``--changed``, or the models differ) or the
-decision is ``roll back`` or ``cannot sign off`` (evidence missing); 2 for bad input (unreadable, corrupt, foreign, newer or tampered records, or a
-malformed owners/guardrails file).
+decision is ``roll back`` or ``cannot sign off`` (evidence missing); 2 for bad input
+(unreadable, corrupt, foreign, newer, tampered or impossible records, or a malformed
+owners/guardrails file).
 """
 
 from __future__ import annotations
