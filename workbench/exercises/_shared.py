@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+import pandas as pd
+
+from workbench._format import fmt_time
 from workbench.hw import load_hardware
 from workbench.hw.schema import Hardware
 from workbench.mapper import ModelMapping, map_model
 from workbench.models import build_graph
 from workbench.options import MapOptions
 
-__all__ = ["hardware", "mapping"]
+__all__ = ["hardware", "mapping", "mapping_summary"]
 
 
 @lru_cache(maxsize=32)
@@ -44,3 +47,26 @@ def mapping(
     """
     graph = build_graph(model, phase=phase, batch=batch, seq=seq)
     return map_model(graph, hardware(hardware_name), options)
+
+
+def mapping_summary(m: ModelMapping) -> pd.DataFrame:
+    """One row: step time (with its unit), tokens/s, MFU, MBU and kernels per bottleneck class.
+
+    MBU is the off-chip bandwidth utilisation (bytes / (time x sustained bandwidth)): the
+    decode counterpart of MFU. Memory stall, shown by the explorer, is the time a kernel runs
+    beyond the compute it needs, waiting on memory.
+
+    Args:
+        m: A model mapping.
+
+    Returns:
+        A one-row frame indexed by the graph's name.
+    """
+    row: dict[str, object] = {
+        "step": fmt_time(m.time_s),
+        "tokens_per_s": round(m.tokens_per_s),
+        "mfu": f"{m.mfu:.1%}",
+        "mbu": f"{m.mbu:.1%}",
+    }
+    row.update({f"kernels {c}": n for c, n in sorted(m.bottleneck_counts().items())})
+    return pd.DataFrame([row], index=pd.Index([m.graph.name], name="mapping"))

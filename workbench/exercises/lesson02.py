@@ -6,9 +6,10 @@ import itertools
 
 import pandas as pd
 
+from workbench._format import fmt_capacity
 from workbench.exercises._check import CheckResult, compare
 from workbench.exercises._claims import Claim, join_names
-from workbench.exercises._shared import hardware, mapping
+from workbench.exercises._shared import hardware, mapping, mapping_summary
 from workbench.hw import list_hardware
 from workbench.report.sheet import sheet_frame
 
@@ -17,7 +18,9 @@ __all__ = [
     "check_bottleneck",
     "check_decode_floor",
     "check_ridge_point",
+    "engine_table",
     "hardware_table",
+    "mapping_summary",
     "memory_table",
     "phase_claim",
     "ridge_claim",
@@ -33,27 +36,50 @@ def hardware_table(names: tuple[str, ...] | None = None, *, dtype: str = "bf16")
 
     Returns:
         A frame indexed by profile with ``peak_tflops`` (1e12 FLOP/s), ``offchip`` (level name),
-        ``offchip_tb_per_s`` (1e12 bytes/s), ``ridge_flop_per_byte`` (FLOP/byte, rounded to 0.1)
-        and ``sram_kib`` (per-core tiling SRAM, KiB). Profiles without ``dtype`` are skipped.
+        ``offchip_tb_per_s`` (1e12 bytes/s), ``ridge_flop_per_byte`` (FLOP/byte, 4 significant
+        digits) and ``sram_kib`` (per-core tiling SRAM, KiB). A profile without ``dtype`` shows
+        ``"n/a"`` for its peak and ridge.
     """
     rows = []
     for name in names or tuple(list_hardware()):
         hw = hardware(name)
         try:
-            peak = hw.peak_flops(dtype)
-        except Exception:  # a profile without this format is simply left out
-            continue
+            peak: float | None = hw.peak_flops(dtype)
+        except Exception:  # a profile without this format: shown as n/a, not 0
+            peak = None
         rows.append(
             {
                 "hardware": name,
-                "peak_tflops": float(f"{peak / 1e12:.4g}"),
+                "peak_tflops": float(f"{peak / 1e12:.4g}") if peak else "n/a",
                 "offchip": hw.offchip.name,
-                "offchip_tb_per_s": round(hw.offchip.bandwidth_bytes_per_s / 1e12, 3),
-                "ridge_flop_per_byte": float(f"{hw.ridge_point(dtype):.4g}"),
+                "offchip_tb_per_s": float(f"{hw.offchip.bandwidth_bytes_per_s / 1e12:.4g}"),
+                "ridge_flop_per_byte": float(f"{hw.ridge_point(dtype):.4g}") if peak else "n/a",
                 "sram_kib": round(hw.sram.capacity_bytes / 1024),
             }
         )
     return pd.DataFrame(rows).set_index("hardware")
+
+
+def engine_table(hardware_name: str = "h100-sxm") -> pd.DataFrame:
+    """The matrix engine of a profile: cores, native tile, clock and peak per format.
+
+    Returns:
+        A frame indexed by format with ``peak_tflops`` (1e12 FLOP/s; TOPS for integer formats,
+        labelled in ``unit``) and the engine's cores, native tile and clock (GHz) on every row.
+    """
+    e = hardware(hardware_name).matrix_engine
+    rows = [
+        {
+            "format": f,
+            "peak": float(f"{v / 1e12:.4g}"),
+            "unit": "TOPS" if f.startswith("int") else "TFLOP/s",
+            "cores": e.cores,
+            "native_tile": f"{e.native_tile_m}x{e.native_tile_n}x{e.native_tile_k}",
+            "clock_ghz": round(e.clock_hz / 1e9, 3),
+        }
+        for f, v in e.peak_flops_per_s.items()
+    ]
+    return pd.DataFrame(rows).set_index("format")
 
 
 def memory_table(hardware_name: str = "h100-sxm") -> pd.DataFrame:
@@ -63,16 +89,17 @@ def memory_table(hardware_name: str = "h100-sxm") -> pd.DataFrame:
         hardware_name: Profile name.
 
     Returns:
-        A frame indexed by level with ``kind``, ``scope``, ``capacity_bytes`` (bytes),
-        ``bandwidth_tb_per_s`` (1e12 bytes/s) and ``energy_pj_per_byte`` (picojoules per byte).
+        A frame indexed by level with ``kind``, ``scope``, ``capacity`` (binary units, per
+        ``scope``), ``bandwidth_tb_per_s`` (1e12 bytes/s) and ``energy_pj_per_byte``
+        (picojoules per byte).
     """
     rows = [
         {
             "level": level.name,
             "kind": level.kind,
             "scope": level.scope,
-            "capacity_bytes": level.capacity_bytes,
-            "bandwidth_tb_per_s": level.bandwidth_bytes_per_s / 1e12,
+            "capacity": fmt_capacity(level.capacity_bytes),
+            "bandwidth_tb_per_s": float(f"{level.bandwidth_bytes_per_s / 1e12:.4g}"),
             "energy_pj_per_byte": level.energy_pj_per_byte,
         }
         for level in hardware(hardware_name).memory

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from workbench._format import fmt_capacity, fmt_time
+from workbench.cost.model import Cost
 from workbench.exercises._check import CheckResult, compare
 from workbench.exercises._claims import Claim
 from workbench.exercises._shared import hardware
@@ -16,6 +18,7 @@ from workbench.ir import Graph, Linear
 from workbench.mapper import ModelMapping, map_model
 from workbench.options import MapOptions, TileOverride
 from workbench.report.charts.tiles import storage_rows
+from workbench.scheduling.tiling import Tiling
 
 __all__ = [
     "check_tiles",
@@ -23,6 +26,7 @@ __all__ = [
     "fit_table",
     "gemm_mapping",
     "search_claim",
+    "tile_summary",
     "tile_table",
     "wave_table",
 ]
@@ -92,6 +96,25 @@ def fit_table(
         row["fits"] = all(r["fits"] for r in store)
         rows.append(row)
     return pd.DataFrame(rows).set_index("tile")
+
+
+def tile_summary(tiling: Tiling, cost: Cost) -> pd.DataFrame:
+    """One tile as a one-row frame: shape, split-K, SRAM use (binary units), tiles, waves, time.
+
+    Returns:
+        A frame indexed by the tile shape.
+    """
+    row = {
+        "split_k": tiling.split_k,
+        "sram": f"{fmt_capacity(tiling.sram_bytes)} / {fmt_capacity(tiling.sram_capacity_bytes)}",
+        "registers": fmt_capacity(tiling.register_bytes),
+        "tiles": tiling.tiles,
+        "waves": tiling.waves,
+        "wave_efficiency": f"{tiling.wave_efficiency:.0%}",
+        "predicted": fmt_time(cost.total_s),
+        "bottleneck": cost.bottleneck,
+    }
+    return pd.DataFrame([row], index=pd.Index([tiling.shape], name="tile"))
 
 
 def search_claim(

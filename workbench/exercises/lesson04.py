@@ -6,7 +6,7 @@ import pandas as pd
 
 from workbench.exercises._check import CheckResult, compare
 from workbench.exercises._claims import Claim, join_names
-from workbench.exercises._shared import mapping
+from workbench.exercises._shared import mapping, mapping_summary
 from workbench.ir import Attention, bytes_for
 from workbench.models import build_graph
 from workbench.options import FUSION_RULES, MapOptions
@@ -17,6 +17,7 @@ __all__ = [
     "check_score_matrix_bytes",
     "fusion_claim",
     "fusion_savings",
+    "mapping_summary",
     "traffic_claim",
 ]
 

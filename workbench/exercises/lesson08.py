@@ -58,8 +58,8 @@ def kv_growth_table(
     """KV-cache size and decode step time as the context grows (bf16 cache).
 
     Returns:
-        One row per context: kv_gb (whole batch), decode_ms, sdpa_ms (all layers' attention
-        kernels), sdpa_share.
+        One row per context: kv_gib (whole batch, GiB = 2**30 bytes: a capacity), decode_ms,
+        sdpa_ms (all layers' attention kernels), sdpa_share.
     """
     rows = []
     for ctx in contexts:
@@ -68,7 +68,7 @@ def kv_growth_table(
         rows.append(
             {
                 "context": ctx,
-                "kv_gb": round(kv_bytes_per_token(model) * ctx * batch / 1e9, 3),
+                "kv_gib": round(kv_bytes_per_token(model) * ctx * batch / 2**30, 3),
                 "decode_ms": round(m.time_s * 1e3, 3),
                 "sdpa_ms": round(sdpa * 1e3, 3),
                 "sdpa_share": round(sdpa / m.time_s, 3),

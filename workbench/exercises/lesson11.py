@@ -83,7 +83,7 @@ def matrix_table(rows: Sequence[PlatformRow]) -> pd.DataFrame:
                 "model": r.model,
                 "platform": r.hardware,
                 "fits": r.fits,
-                "gb_per_chip": round(r.memory_bytes / 1e9, 1),
+                "gib_per_chip": round(r.memory_bytes / 2**30, 1),
                 "largest": r.dominant,
                 "mfu": round(r.mfu, 2),
                 "req_per_s_at_sla": round(r.throughput_at_sla, 2),
@@ -169,17 +169,17 @@ def trace_gap_claim(table: pd.DataFrame, a: str, b: str) -> Claim:
 def fit_table(
     model: str, platform: str, chips: Sequence[int], *, batch: int = 16, context: int = 4096
 ) -> pd.DataFrame:
-    """The memory fit of ``model`` on 1..N chips of tensor parallel (GB per chip)."""
+    """The memory fit of ``model`` on 1..N chips of tensor parallel (GiB = 2**30 bytes per chip)."""
     rows = []
     for n in chips:
         f = fit_check(model, hardware(platform), batch=batch, context=context, tensor_parallel=n)
         rows.append(
             {
                 "chips": n,
-                "weights_gb": round(f.weights_bytes / 1e9, 1),
-                "kv_gb": round(f.kv_bytes / 1e9, 1),
-                "activations_gb": round(f.activation_bytes / 1e9, 2),
-                "capacity_gb": round(f.capacity_bytes / 1e9, 1),
+                "weights_gib": round(f.weights_bytes / 2**30, 1),
+                "kv_gib": round(f.kv_bytes / 2**30, 1),
+                "activations_gib": round(f.activation_bytes / 2**30, 2),
+                "capacity_gib": round(f.capacity_bytes / 2**30, 1),
                 "fits": f.fits,
             }
         )

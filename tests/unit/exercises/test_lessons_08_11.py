@@ -10,7 +10,7 @@ def test_lesson08_tables_and_checks():
     assert phases.loc["decode", "us_per_token"] > phases.loc["prefill", "us_per_token"]
     assert phases.loc["decode", "mfu"] < phases.loc["prefill", "mfu"]
     kv = lesson08.kv_growth_table("gpt2", "h100-sxm", contexts=(128, 512), batch=4)
-    assert kv.loc[512, "kv_gb"] == pytest.approx(4 * kv.loc[128, "kv_gb"], abs=0.005)
+    assert kv.loc[512, "kv_gib"] == pytest.approx(4 * kv.loc[128, "kv_gib"], abs=0.005)
     fused = lesson08.fused_attention_table("gpt2", "h100-sxm", seq=1024)
     assert fused.loc["unfused", "attention_hbm_gb"] > fused.loc["fused", "attention_hbm_gb"]
     assert lesson08.check_kv_bytes(
