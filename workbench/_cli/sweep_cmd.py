@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 
 from workbench.errors import WorkbenchError
 from workbench.models import list_models
-from workbench.platform.sweep import MAX_ATTEMPTS, SweepInterrupted, grid, run_sweep
+from workbench.models.presets import PRESETS
+from workbench.platform.sweep import MAX_ATTEMPTS, SweepInterrupted, SweepPoint, grid, run_sweep
 
 __all__ = ["register"]
 
@@ -39,7 +41,11 @@ def register(subs: argparse._SubParsersAction) -> None:
     p.add_argument("--hardware", nargs="+", required=True, help="hardware profiles")
     p.add_argument("--model", nargs="+", required=True, help="preset names")
     p.add_argument("--batch", default="1", help="batch sizes, comma-separated (default 1)")
-    p.add_argument("--seq", default="2048", help="sequence lengths, comma-separated")
+    p.add_argument(
+        "--seq",
+        default=None,
+        help="sequence lengths, comma-separated (default 2048, clamped to each model's context)",
+    )
     p.add_argument("--dtype", default="bf16", help="dtypes, comma-separated (default bf16)")
     p.add_argument("--phase", default="prefill", help="prefill,decode (default prefill)")
     p.add_argument("--out", required=True, metavar="FILE", help="results file (JSON lines)")
@@ -73,10 +79,12 @@ def run(args: argparse.Namespace) -> int:
         args.hardware,
         args.model,
         batches=_ints(args.batch, "batch"),
-        seqs=_ints(args.seq, "seq"),
+        seqs=_ints(args.seq or "2048", "seq"),
         dtypes=_words(args.dtype),
         phases=_words(args.phase),
     )
+    if args.seq is None:
+        points = _clamp_default_seq(points)
     try:
         s = run_sweep(
             points,
@@ -100,3 +108,22 @@ def run(args: argparse.Namespace) -> int:
         f"{s.total} in the sweep ({s.backend}) -> {args.out}"
     )
     return 0
+
+
+def _clamp_default_seq(points: tuple[SweepPoint, ...]) -> tuple[SweepPoint, ...]:
+    """The default 2048 clamped to each preset's context (decode needs one more position)."""
+    out: list[SweepPoint] = []
+    for p in points:
+        cfg = PRESETS.get(p.model)
+        if cfg is not None:
+            room = cfg.max_seq - 1 if cfg.causal and p.phase == "decode" else cfg.max_seq
+            if p.seq > room:
+                print(
+                    f"workbench: note: --seq defaults to {room} for {p.model} {p.phase} "
+                    f"(its context is {cfg.max_seq} tokens)",
+                    file=sys.stderr,
+                )
+                p = dataclasses.replace(p, seq=room)
+        if p not in out:
+            out.append(p)
+    return tuple(out)
