@@ -7,6 +7,7 @@ import dataclasses
 import sys
 from pathlib import Path
 
+from workbench._cli.common import note
 from workbench.errors import WorkbenchError
 from workbench.models import list_models
 from workbench.models.presets import PRESETS
@@ -118,10 +119,9 @@ def _clamp_default_seq(points: tuple[SweepPoint, ...]) -> tuple[SweepPoint, ...]
         if cfg is not None:
             room = cfg.max_seq - 1 if cfg.causal and p.phase == "decode" else cfg.max_seq
             if p.seq > room:
-                print(
-                    f"workbench: note: --seq defaults to {room} for {p.model} {p.phase} "
-                    f"(its context is {cfg.max_seq} tokens)",
-                    file=sys.stderr,
+                note(
+                    f"--seq defaults to {room} for {p.model} {p.phase} "
+                    f"(its context is {cfg.max_seq} tokens)"
                 )
                 p = dataclasses.replace(p, seq=room)
         if p not in out:
