@@ -75,10 +75,11 @@ def _is_record(path: str) -> bool:
 
 
 def _load_run(path: str, args: argparse.Namespace):
+    """``(record, measured run or None)`` of a record or trace file."""
     from workbench.review.records import load_record
 
     if _is_record(path):
-        return load_record(path)
+        return load_record(path), None
     from workbench.evidence import read_trace
     from workbench.review.from_trace import record_from_trace
 
@@ -87,7 +88,7 @@ def _load_run(path: str, args: argparse.Namespace):
     except WorkbenchError as exc:
         raise WorkbenchError(f"{exc}; nor is it a workbench run record") from None
     given = args.model or args.hf_config or args.onnx
-    return record_from_trace(measured, map_from_args(args) if given else None)
+    return record_from_trace(measured, map_from_args(args) if given else None), measured
 
 
 def _compare(args: argparse.Namespace) -> int:
@@ -99,8 +100,10 @@ def _compare(args: argparse.Namespace) -> int:
         raise WorkbenchError(
             f"review: expected BASELINE CANDIDATE (two runs), got {len(args.runs)}"
         )
-    base, cand = (_load_run(p, args) for p in args.runs)
-    pack = comparison_pack(base, cand, changed=args.changed, simulate=not args.no_simulate)
+    (base, run_b), (cand, run_c) = (_load_run(p, args) for p in args.runs)
+    pack = comparison_pack(
+        base, cand, changed=args.changed, simulate=not args.no_simulate, traces=(run_b, run_c)
+    )
     first, twin = write_comparison(pack, args.out)
     print(f"wrote {first} and {twin}: decision {pack.report.decision}")
     return exit_status(pack.report.decision)

@@ -336,10 +336,16 @@ def _comparison_charts(pack: Any) -> list[tuple[str, str]]:
     out = []
     if pack.timeline:
         sources = sorted({r["source"] for r in pack.timeline})
+        stamped = all(src.startswith("trace timestamps") for src in sources)
+        how = (
+            "at the traces' own timestamps, gaps included"
+            if stamped
+            else f"{' and '.join(sources)} kernel times laid end to end; gaps between kernels "
+            "are in the diff's remainder row"
+        )
         out.append(
             (
-                f"Before/after timeline of {pack.layer} ({' and '.join(sources)} kernel times, "
-                "laid end to end; gaps between kernels are in the diff's remainder row)",
+                f"Before/after timeline of {pack.layer} ({how})",
                 chart_html_fragment(_timeline_chart(pack)),
             )
         )

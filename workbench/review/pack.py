@@ -17,11 +17,13 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
+from workbench.evidence import MeasuredRun
 from workbench.mapper import ModelMapping
+from workbench.review._timeline import layer_timeline
 from workbench.review.attribution import attribution_rows, reverted_mappings
 from workbench.review.closure import Guardrails
 from workbench.review.owners import OwnershipTable
-from workbench.review.records import KernelResult, RunRecord
+from workbench.review.records import RunRecord
 from workbench.review.reproduce import hardware_for, remap
 from workbench.review.triage import TriageReport, triage
 
@@ -216,37 +218,6 @@ def _reproducers(r: TriageReport) -> list[dict[str, Any]]:
     ]
 
 
-def _layer_of(name: str) -> str:
-    parts = name.split(".")
-    return ".".join(parts[:2]) if len(parts) > 2 and parts[1].isdigit() else ""
-
-
-def _timeline(r: TriageReport) -> tuple[str, tuple[dict[str, Any], ...]]:
-    """One layer's kernels end to end, measured durations where recorded, else predicted."""
-    target = r.first_failing.kernel if r.first_failing else ""
-    layer = _layer_of(target) or next(
-        (_layer_of(k.name) for k in r.baseline.kernels if _layer_of(k.name)), ""
-    )
-    rows: list[dict[str, Any]] = []
-    for side, rec in (("baseline", r.baseline), ("candidate", r.candidate)):
-        t = 0.0
-        for k in rec.kernels:
-            if _layer_of(k.name) != layer:
-                continue
-            d, src = _duration(k)
-            rows.append(
-                {"side": side, "kernel": k.name, "start_s": t, "end_s": t + d, "source": src}
-            )
-            t += d
-    return layer, tuple(rows)
-
-
-def _duration(k: KernelResult) -> tuple[float, str]:
-    if k.measured_s is not None:
-        return k.measured_s, "measured"
-    return k.predicted_s, "predicted"
-
-
 def _lens(r: TriageReport) -> tuple[tuple[str, ModelMapping], ...]:
     """Baseline, the candidate with each declared change reverted alone, the candidate."""
     mb, mc = remap(r.baseline), remap(r.candidate)
@@ -264,8 +235,23 @@ def comparison_pack(
     owners: OwnershipTable | None = None,
     guardrails: Guardrails | None = None,
     simulate: bool = True,
+    traces: tuple[MeasuredRun | None, MeasuredRun | None] = (None, None),
 ) -> ComparisonPack:
-    """Triage the pair and assemble the pack's data (see the module docstring)."""
+    """Triage the pair and assemble the pack's data (see the module docstring).
+
+    Args:
+        baseline: Baseline run record.
+        candidate: Candidate run record.
+        changed: Declared tag group(s).
+        owners: Ownership table (default built in).
+        guardrails: Rollback criteria (default built in).
+        simulate: Run the serving simulation.
+        traces: The measured runs the records came from, when they came from traces: the layer
+            timeline then uses the trace's own timestamps.
+
+    Returns:
+        The :class:`ComparisonPack`.
+    """
     r = triage(
         baseline,
         candidate,
@@ -372,7 +358,7 @@ def comparison_pack(
         ),
         ("Reproducer commands", _reproducers(r), ("what", "command")),
     ]
-    layer, timeline = _timeline(r)
+    layer, timeline = layer_timeline(r, traces)
     return ComparisonPack(
         title=title, report=r, tables=tuple(tables), layer=layer, timeline=timeline, lens=_lens(r)
     )
