@@ -1,4 +1,5 @@
 import dataclasses
+import itertools
 import re
 
 import pytest
@@ -222,6 +223,6 @@ def test_timeline_from_trace_timestamps_keeps_the_gaps(tmp_path):
     rows = [r for r in pack.timeline if r["side"] == "baseline"]
     assert all(r["source"].startswith("trace timestamps") for r in pack.timeline)
     assert rows[0]["start_s"] == 0.0
-    gaps = [b["start_s"] - a["end_s"] for a, b in zip(rows, rows[1:], strict=False)]
+    gaps = [b["start_s"] - a["end_s"] for a, b in itertools.pairwise(rows)]
     assert gaps
     assert all(g > 0 for g in gaps)  # the launch gaps the trace shows are kept
