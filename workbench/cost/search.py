@@ -120,15 +120,20 @@ def _score_gemm(kernel: Kernel, hw: Hardware, ms: GemmMapspace) -> Scored:
     cols = np.minimum(ms.tn, p.n)
     t_c = 2.0 * ms.tm * ms.tn * ms.tk / peak_core
     issue = hw.overheads.tile_issue_s
-    t_dq = 0.0
+    t_extra = 0.0
     if p.b_dequant_ops and issue == 0:
         # NOTE: weight-only formats: the vector unit (CUDA cores, VPU) dequantizes each K-step's
         # B tile before the matrix engine uses it; the same warps issue both, so it adds to the
         # step's compute (an FMA is 2 FLOPs of the vector peak, one instruction).
-        t_dq = (
+        t_extra = (
             np.minimum(ms.tn, p.n) * ms.tk * p.b_dequant_ops / (hw.vector_flops("fp32") / 2 / cores)
         )
-        t_c = t_c + t_dq
+        t_c = t_c + t_extra
+    skew = hw.matrix_engine.fold_skew_cycles
+    # NOTE: a systolic array fills before its first fold and drains after its last (rows +
+    # cols - 2 cycles); the folds in between stream back to back (weights double-buffered, the
+    # next wavefront entering as the last leaves), so a tile pays the skew once.
+    t_skew = skew / hw.matrix_engine.clock_hz if skew and issue == 0 else 0.0
     cluster = hw.matrix_engine.cluster_size
     t_l = (rows * p.a_bytes + cols * p.b_bytes / cluster) * ms.tk / bw_core
     hidden = np.maximum(np.maximum(t_c, t_l), lat / np.maximum(ms.stages - 1, 1))
@@ -148,6 +153,7 @@ def _score_gemm(kernel: Kernel, hw: Hardware, ms: GemmMapspace) -> Scored:
         slow = np.maximum(call_slowdown(hw, call), skinny_slowdown(hw, rows))
         t_k = t_k * slow + accumulate_s(hw, rows * cols * 4.0)
     t_tile = ms.k_iters * (t_k + issue) + issue + (lat + t_l) + rows * cols * p.c_bytes / bw_core
+    t_tile = t_tile + t_skew
     pipeline = ms.waves * t_tile + gather_s(kernel, hw)
     if issue > 0 and kernel.vector_flops:
         # NOTE: host: the fused epilogue (bias, activation, residual) runs as library passes
@@ -161,7 +167,7 @@ def _score_gemm(kernel: Kernel, hw: Hardware, ms: GemmMapspace) -> Scored:
         # the (m, n) grid, not once per batch entry.
         issue_s = issue_s / p.batch
         pipeline = pipeline - ms.waves * (ms.k_iters + 1) * issue + issue_s
-    compute = padded / (peak_core * cores) + ms.waves * ms.k_iters * t_dq
+    compute = padded / (peak_core * cores) + ms.waves * (ms.k_iters * t_extra + t_skew)
     sc = _finish(kernel, hw, ms.traffic, compute, pipeline, ms.fits)
     return _with_issue(sc, issue_s)
 

@@ -101,6 +101,11 @@ class MatrixEngine(_Model):
         default_factory=dict,
         description="Formats whose measured large-GEMM rate differs from the efficiency figure (e.g. FP8, whose scaling epilogue and doubled math rate leave a lower share of peak), each with its measured fraction and shape; counted once, as efficiency_shape is.",
     )
+    fold_skew_cycles: int = Field(
+        default=0,
+        ge=0,
+        description="Spatial (systolic) arrays: cycles of fill and drain skew of the array (rows + columns - 2 for an R x C array, H. T. Kung 1982), exposed once per tile (its folds stream back to back: weights double-buffered, the next wavefront entering as the last leaves). 0 = an instruction-issued engine (GPU tensor cores).",
+    )
     kstep_overhead_s: float = Field(
         default=0.0,
         ge=0,

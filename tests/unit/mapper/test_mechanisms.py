@@ -306,3 +306,23 @@ def test_fp8_has_its_own_measured_efficiency():
     assert rate == pytest.approx(
         hw.matrix_engine.format_efficiency["fp8_e4m3"].efficiency, rel=0.01
     )
+
+
+def test_systolic_arrays_pay_fill_and_drain_skew_once_per_tile():
+    from workbench.ir import Graph, Linear
+
+    hw = load_hardware("tpu-v4")
+    assert hw.matrix_engine.fold_skew_cycles == 128 + 128 - 2
+    plain = hw.model_copy(
+        update={"matrix_engine": hw.matrix_engine.model_copy(update={"fold_skew_cycles": 0})}
+    )
+    op = Linear(name="g", inputs=("x",), tokens=(256,), in_features=1024, out_features=1024)
+    g = Graph(name="g", ops=(op,))
+    with_skew, without = map_model(g, hw).kernels[0], map_model(g, plain).kernels[0]
+    skew_s = 254 / hw.matrix_engine.clock_hz
+    assert (
+        with_skew.cost.compute_s
+        == pytest.approx(without.cost.compute_s + with_skew.tiling.waves * skew_s, rel=0.05)
+        or with_skew.tiling.shape != without.tiling.shape
+    )
+    assert with_skew.cost.exec_s >= without.cost.exec_s
