@@ -28,6 +28,7 @@ __all__ = [
     "gemm_table",
     "matrix",
     "matrix_table",
+    "risk_inputs_table",
     "trace_gap_claim",
     "trace_gap_table",
     "trap_table",
@@ -94,6 +95,33 @@ def matrix_table(rows: Sequence[PlatformRow]) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(out).set_index(["model", "platform"])
+
+
+def risk_inputs_table(platforms: Sequence[str]) -> pd.DataFrame:
+    """What the risk figure and the tail read from each profile: software block and variance.
+
+    Returns:
+        A frame indexed by platform with ``maturity`` (0..1), ``fused_attention``,
+        ``graph_capture``, ``attention_kernel``, ``launch_jitter_us`` (µs),
+        ``slow_step_probability`` and ``slow_step_factor``.
+    """
+    rows = []
+    for p in platforms:
+        hw = hardware(p)
+        sw, rv = hw.software, hw.runtime_variance
+        rows.append(
+            {
+                "platform": p,
+                "maturity": sw.maturity,
+                "fused_attention": sw.fused_attention,
+                "graph_capture": sw.graph_capture,
+                "attention_kernel": getattr(sw, "attention_kernel", ""),
+                "launch_jitter_us": round(rv.launch_jitter_s * 1e6, 2) if rv else "n/a",
+                "slow_step_probability": rv.slow_step_probability if rv else "n/a",
+                "slow_step_factor": rv.slow_step_factor if rv else "n/a",
+            }
+        )
+    return pd.DataFrame(rows).set_index("platform")
 
 
 def trap_table(gemm: pd.DataFrame, rows: Sequence[PlatformRow]) -> pd.DataFrame:
