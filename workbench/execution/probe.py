@@ -317,7 +317,7 @@ def probe_engine(
     att = _attention_figures(bk, repeats)
     gather = _gather_rate(bk, repeats)
     conv_setup = _conv_setup_s(hw, bk, launch, issue, repeats)
-    transpose = _transpose_rates(hw, bk, launch, issue, max(3, repeats // 3), TRANSPOSE_ELEMENTS)
+    transpose = _transpose_rates(hw, bk, launch, issue, repeats, TRANSPOSE_ELEMENTS)
     per_class = ", ".join(f"{k} {v / 1e9:.3g}" for k, v in classes.items())
     return {
         "tile_issue_s": issue,

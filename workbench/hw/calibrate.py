@@ -96,7 +96,7 @@ _FULL = _Plan(
     dram_min_bytes=128 * 1024**2,
 )
 #: Re-measurement between validation kernels (:func:`calibrate` with ``light=True``): the quick
-#: sizes with fewer, shorter timing rounds (about a tenth of a second in all).
+#: sizes with fewer, shorter timing rounds (about 0.4 s of CPU on a 2-core x86 host).
 _LIGHT = _Plan(
     matmul_n=(("float64", 96), ("float16", 32)),
     tile_sides=(16, 32, 64, 128, 256, 512),
@@ -240,7 +240,7 @@ def calibrate(
 
     Args:
         quick: Small problem sizes and short timings (a few seconds); for tests.
-        light: The quick sizes with fewer, shorter timing rounds (about 0.1-0.2 s): the probe
+        light: The quick sizes with fewer, shorter timing rounds (about 0.4 s of CPU): the probe
             ``workbench validate`` re-runs between kernels so each kernel is predicted on rates
             measured next to it. Implies ``quick`` (also for the engine probe).
         progress: Show a tqdm progress bar (``TQDM_DISABLE=1`` also hides it).

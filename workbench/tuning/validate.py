@@ -1,15 +1,17 @@
 """Predicted vs measured on this machine: map a suite of kernels, run them, compare.
 
-Every kernel of every suite graph is mapped on the host profile (``workbench calibrate`` with
-the engine probe, or the profile given) and run tile by tile exactly as mapped on the backend.
-The full suite's kernels take 1-5 ms each on a 2-core host (long against timer and call
-jitter, short against a scheduler slice); the report flags any kernel measured under 1 ms.
+Every kernel of every suite graph is mapped on the host profile (the best of three quick
+``workbench calibrate`` runs with the engine probe, or the profile given) and run tile by tile
+exactly as mapped on the backend. The full suite's kernels take 1-16 ms each on a 2-core x86
+host (most 1-4 ms: long against timer and call jitter); the report flags any kernel measured
+under 1 ms.
 
 Calibration is interleaved with measurement so both see the same machine state. Without a
 given profile, the run makes ``rounds`` passes over the suite; before each kernel (and after
 the last) a light calibration re-measures every rate the host model uses (matmul call rates,
 copy bandwidth per cache level, the engine's issue, launch, vector, attention, gather and
-transpose figures; :func:`workbench.hw.calibrate.calibrate` with ``light=True``, about 0.2 s),
+transpose figures; :func:`workbench.hw.calibrate.calibrate` with ``light=True``, about 0.4 s of
+CPU on a 2-core x86 host),
 and each kernel is predicted on the best of the two probes either side of it (other
 processes only add time), with the tiling that ran forced. The kernel is then run once untimed
 (the probe evicted its data) and timed ``repeats`` times; the round keeps its best sample. The
