@@ -29,6 +29,9 @@ class Shard:
         heads, kv_heads: Heads held by one chip (KV heads replicated when fewer than N).
         ffn: MLP width per chip.
         vocab: Vocabulary rows per chip (padded up to a multiple of N, as Megatron does).
+        padding: What was padded to split evenly (heads, KV heads or ffn not divisible by N:
+            each chip holds the rounded-up share, the last chip's extra rows are zeros that
+            cost time), or "" when everything divides.
     """
 
     chips: int
@@ -36,29 +39,43 @@ class Shard:
     kv_heads: int
     ffn: int
     vocab: int
+    padding: str = ""
 
 
 def shard(cfg: TransformerConfig, chips: int) -> Shard:
-    """Split ``cfg`` over ``chips`` devices; raise if heads or ffn do not divide evenly."""
+    """Split ``cfg`` over ``chips`` devices, padding what does not divide evenly (and saying so).
+
+    Heads, KV heads (when there are at least N) and the MLP width are split N ways; a size not
+    divisible by N is padded up (each chip holds the rounded-up share; the padded rows are zeros
+    that still cost time, and the busiest chip bounds the step), recorded in ``padding``.
+
+    >>> from workbench.models.presets import PRESETS
+    >>> for part in shard(PRESETS["llama2-7b"], 3).padding.split(", "):
+    ...     print(part)
+    heads 32 -> 33 (11 per chip)
+    kv_heads 32 -> 33 (11 per chip)
+    ffn 11008 -> 11010 (3670 per chip)
+    """
     if not isinstance(chips, int) or chips <= 0:
         raise WorkbenchError(f"model {cfg.name!r}: tensor_parallel must be >= 1, got {chips!r}")
-    for key in ("heads", "ffn"):
-        if getattr(cfg, key) % chips:
-            raise WorkbenchError(
-                f"model {cfg.name!r}: {key}={getattr(cfg, key)} is not divisible by "
-                f"tensor_parallel={chips}"
-            )
-    if cfg.kv_heads >= chips and cfg.kv_heads % chips:
-        raise WorkbenchError(
-            f"model {cfg.name!r}: kv_heads={cfg.kv_heads} is not divisible by "
-            f"tensor_parallel={chips}"
-        )
+    padded = []
+    split = {}
+    for key in ("heads", "kv_heads", "ffn"):
+        size = getattr(cfg, key)
+        if key == "kv_heads" and size < chips:
+            split[key] = 1  # replicated: each chip keeps one KV head
+            continue
+        per = -(-size // chips)
+        split[key] = per
+        if per * chips != size:
+            padded.append(f"{key} {size} -> {per * chips} ({per} per chip)")
     return Shard(
         chips=chips,
-        heads=cfg.heads // chips,
-        kv_heads=max(1, cfg.kv_heads // chips),
-        ffn=cfg.ffn // chips,
+        heads=split["heads"],
+        kv_heads=split["kv_heads"],
+        ffn=split["ffn"],
         vocab=-(-cfg.vocab // chips),
+        padding=", ".join(padded),
     )
 
 

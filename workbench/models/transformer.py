@@ -87,6 +87,8 @@ def decoder_graph(
         ("dtype", dtype),
         ("tensor_parallel", tensor_parallel),
     )
+    if sh.padding:
+        meta = (*meta, ("tensor_parallel_padding", sh.padding))
     return Graph(name=f"{cfg.name} {phase} b{batch} {label}", ops=tuple(st.ops), meta=meta)
 
 

@@ -79,9 +79,12 @@ def test_tensor_parallel_splits_and_inserts_all_reduce():
     assert g.meta_dict()["tensor_parallel"] == 4
 
 
-def test_tensor_parallel_rejects_uneven_heads():
-    with pytest.raises(WorkbenchError, match="heads=4 is not divisible by tensor_parallel=3"):
-        decoder_graph(TINY, "prefill", seq=4, tensor_parallel=3)
+def test_tensor_parallel_pads_uneven_heads_and_says_so():
+    # 4 heads over 3 chips: each chip holds 2 (one padded, zero work that still costs time).
+    g = decoder_graph(TINY, "prefill", seq=4, tensor_parallel=3)
+    assert g.op("layers.0.attn.sdpa").heads == 2
+    assert "heads 4 -> 6 (2 per chip)" in g.meta_dict()["tensor_parallel_padding"]
+    assert "tensor_parallel_padding" not in decoder_graph(TINY, "prefill", seq=4).meta_dict()
 
 
 def test_gelu_mlp_learned_positions_tied_head():
