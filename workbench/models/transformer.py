@@ -78,7 +78,7 @@ def decoder_graph(
     if lm_head:
         _head(st, cfg, sh, x, tokens, all_logits or phase == "decode")
     label = f"s{seq}" if phase == "prefill" else f"c{context}"
-    meta = (
+    meta: tuple[tuple[str, object], ...] = (
         ("model", cfg.name),
         ("phase", phase),
         ("batch", batch),
