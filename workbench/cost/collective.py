@@ -20,9 +20,15 @@ with ``N = n_1 x ... x n_k`` as near-equal factors (a 2x2 slice for 4 chips on a
 
 from __future__ import annotations
 
-from workbench.hw.schema import Hardware
+from dataclasses import replace
 
-__all__ = ["all_gather_s", "all_reduce_s", "torus_dims"]
+from workbench.cost.bottleneck import classify
+from workbench.cost.model import Cost, energy, launch_and_sync
+from workbench.hw.schema import Hardware
+from workbench.lowering.kernel import Kernel
+from workbench.scheduling.tiling import Tiling
+
+__all__ = ["all_gather_s", "all_reduce_s", "collective_cost", "torus_dims"]
 
 
 def torus_dims(chips: int, k: int) -> tuple[int, ...]:
@@ -98,3 +104,34 @@ def all_gather_s(out_bytes: float, chips: int, hw: Hardware) -> float:
     if ic.links <= 0 or b <= 0:
         return float("inf")
     return (n - 1) / n * out_bytes / (ic.links * b) + (n - 1) * ic.latency_s
+
+
+def collective_cost(kernel: Kernel, hw: Hardware, launch: str) -> tuple[Tiling, Cost]:
+    """The (trivial) tiling and the cost of a collective kernel, its algorithm in the evidence.
+
+    Args:
+        kernel: A collective kernel (``link_bytes`` is what a ring would send per chip).
+        hw: Platform.
+        launch: ``"eager"`` or ``"graph"``.
+
+    Returns:
+        ``(Tiling, Cost)``; the class is ``interconnect`` unless launch or sync dominate.
+    """
+    n = kernel.chips
+    if kernel.engine_reason.startswith("AllGather"):
+        # NOTE: link_bytes is a ring's (N-1)/N x output per chip.
+        net, algo = all_gather_s(kernel.link_bytes * n / max(n - 1, 1), n, hw), "ring all-gather"
+    else:
+        # NOTE: link_bytes is a ring all-reduce's 2 (N-1)/N x tensor bytes per chip.
+        net, algo = all_reduce_s(kernel.link_bytes * n / max(2 * (n - 1), 1), n, hw)
+    launch_s, sync_s = launch_and_sync(net, kernel.barriers, hw, launch)
+    tiling = Tiling(
+        tile_m=1, tile_n=1, tile_k=1, source="heuristic", sram_capacity_bytes=hw.sram.capacity_bytes
+    )
+    total = net + launch_s + sync_s
+    e = energy(hw, dtype=kernel.dtype, matmul_flops=0, vector_flops=kernel.vector_flops,
+               traffic={}, link_bytes=kernel.link_bytes * 1.0, seconds=total)  # fmt: skip
+    cost = Cost(network_s=net, exec_s=net, launch_s=launch_s, sync_s=sync_s, total_s=total,
+                energy_j=e)  # fmt: skip
+    cls, evidence = classify(kernel, tiling, cost, hw)
+    return tiling, replace(cost, bottleneck=cls, evidence=f"{evidence}; algorithm: {algo}")

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from workbench.cost.bottleneck import classify
-from workbench.cost.collective import all_gather_s, all_reduce_s
+from workbench.cost.collective import collective_cost
 from workbench.cost.efficiency import math_efficiency
 from workbench.cost.host import (
     accumulate_s,
@@ -421,39 +421,6 @@ def _with_class(cost: Cost, cls: str, evidence: str) -> Cost:
     return replace(cost, bottleneck=cls, evidence=evidence)
 
 
-def _collective(kernel: Kernel, hw: Hardware, options: MapOptions) -> tuple[Tiling, Cost]:
-    n = kernel.chips
-    if kernel.engine_reason.startswith("AllGather"):
-        # NOTE: link_bytes is a ring's (N-1)/N x output per chip.
-        net, algo = all_gather_s(kernel.link_bytes * n / max(n - 1, 1), n, hw), "ring all-gather"
-    else:
-        # NOTE: link_bytes is a ring all-reduce's 2 (N-1)/N x tensor bytes per chip.
-        net, algo = all_reduce_s(kernel.link_bytes * n / max(2 * (n - 1), 1), n, hw)
-    launch_s, sync_s = launch_and_sync(net, kernel.barriers, hw, options.launch)
-    tiling = Tiling(
-        tile_m=1, tile_n=1, tile_k=1, source="heuristic", sram_capacity_bytes=hw.sram.capacity_bytes
-    )
-    e = energy(
-        hw,
-        dtype=kernel.dtype,
-        matmul_flops=0,
-        vector_flops=kernel.vector_flops,
-        traffic={},
-        link_bytes=kernel.link_bytes * 1.0,
-        seconds=net + launch_s + sync_s,
-    )
-    cost = Cost(
-        network_s=net,
-        exec_s=net,
-        launch_s=launch_s,
-        sync_s=sync_s,
-        total_s=net + launch_s + sync_s,
-        energy_j=e,
-    )
-    cls, evidence = classify(kernel, tiling, cost, hw)
-    return tiling, _with_class(cost, cls, f"{evidence}; algorithm: {algo}")
-
-
 def schedule(kernel: Kernel, hw: Hardware, options: MapOptions) -> tuple[Tiling, Cost]:
     """Choose the tiling of ``kernel`` and predict its cost.
 
@@ -486,7 +453,7 @@ def rank(
         ``(Tiling, Cost)`` pairs, fastest first (candidates that fit SRAM first).
     """
     if kernel.kind == "collective":
-        return [_collective(kernel, hw, options)]
+        return [collective_cost(kernel, hw, options.launch)]
     ms, sc = _mapspace(kernel, hw, options)
     out = []
     for i in sc.top(k):
