@@ -28,6 +28,13 @@ LIMITS = {
 }
 
 
+def _show(value: object) -> str:
+    """A size for a message: huge integers as a power of two (their digits could fill pages)."""
+    if isinstance(value, int) and abs(value) >= 10**15:
+        return f"about 2**{abs(value).bit_length()}"
+    return repr(value)[:40]
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TransformerConfig:
     """Architecture of a decoder-only or encoder transformer.
@@ -88,11 +95,17 @@ class TransformerConfig:
         for key in sizes:
             value = getattr(self, key)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise WorkbenchError(f"model {self.name!r}: {key} must be > 0, got {value!r}")
+                raise WorkbenchError(f"model {self.name!r}: {key} must be > 0, got {_show(value)}")
             if value > LIMITS[key]:
                 raise WorkbenchError(
-                    f"model {self.name!r}: {key}={value} is above the supported {LIMITS[key]:,}"
+                    f"model {self.name!r}: {key}={_show(value)} is above the supported "
+                    f"{LIMITS[key]:,}"
                 )
+        tv = self.type_vocab
+        if not isinstance(tv, int) or isinstance(tv, bool) or not 0 <= tv <= 2**16:
+            raise WorkbenchError(
+                f"model {self.name!r}: type_vocab must be 0..65536, got {_show(tv)}"
+            )
         if self.heads % self.kv_heads:
             raise WorkbenchError(
                 f"model {self.name!r}: heads={self.heads} must be a multiple of "
