@@ -38,6 +38,7 @@ from workbench.ir.ops import (
     Transpose,
 )
 from workbench.ir.views import Reshape
+from workbench.lowering.formats import DEQUANT_OPS, WEIGHT_GROUP, engine_for, group_bytes
 from workbench.lowering.fusion import Group, plan_fusion
 from workbench.lowering.kernel import AttentionProblem, GemmProblem, Kernel, RowProblem
 from workbench.lowering.kernel import elem_bytes as _eb
@@ -134,36 +135,6 @@ def _base_fields(group: Group, dtype: str) -> dict[str, Any]:
     }
 
 
-#: Formats a library unpacks to a wider one the matrix engine has, in order of preference:
-#: int4 operands to int8 (Hopper's wgmma has no int4; CUTLASS/TensorRT-LLM unpack in registers),
-#: FP8 operands to 16-bit on engines without FP8 (Ampere: weights dequantized to fp16/bf16).
-_PROMOTE = {
-    "int4": ("int8",),
-    "fp8_e4m3": ("bf16", "fp16"),
-    "fp8_e5m2": ("bf16", "fp16"),
-}
-
-
-def _engine(hw: Hardware, dtype: str) -> tuple[str, str, str | None]:
-    """(engine, why, engine format when it differs from ``dtype``) of a GEMM-like kernel."""
-    if hw.supports(dtype):
-        return "matrix", f"GEMM-like, {dtype} runs on the {hw.name} matrix engine", None
-    have = ", ".join(hw.matrix_engine.peak_flops_per_s)
-    wider = next((d for d in _PROMOTE.get(dtype, ()) if hw.supports(d)), None)
-    if wider is not None and hw.overheads.tile_issue_s == 0:
-        return (
-            "matrix",
-            f"{hw.name} matrix engine has no {dtype} (has {have}): operands unpacked to "
-            f"{wider} in registers, runs on the matrix engine at its {wider} rate",
-            wider,
-        )
-    return (
-        "vector",
-        f"{hw.name} matrix engine has no {dtype} (has {have}): falls back to vector unit",
-        None,
-    )
-
-
 def _gemm_kernel(
     group: Group, head: Op, hw: Hardware, options: MapOptions, dtype: str, base: dict[str, Any]
 ) -> Kernel:
@@ -213,7 +184,7 @@ def _gemm_kernel(
             epilogue_bytes=group.extra_read_bytes,
         )
         kind = "conv"
-    engine, reason, engine_dtype = _engine(hw, dtype)
+    engine, reason, engine_dtype = engine_for(hw, dtype)
     # NOTE: a software-scheduled host (tile_issue_s > 0) hands every grouped GEMM to its BLAS
     # library whatever its shape; an accelerator's matrix array would idle on n=1 groups.
     hardware_tiles = hw.overheads.tile_issue_s == 0
@@ -238,15 +209,15 @@ def _gemm_kernel(
         base = {**base, "vector_flops": base["vector_flops"] + extra,
                 "flops": base["flops"] + extra}  # fmt: skip
         assert isinstance(head, Linear)
-        per_weight = _eb(wdt) + _group_bytes(wdt)
+        per_weight = _eb(wdt) + group_bytes(wdt)
         w_scale = per_weight / _eb(head.weight_dtype or head.dtype)
         w_bytes = sum(t.nbytes for t in head.weight_tensors()[:1])
         base["bytes_read"] = round(base["bytes_read"] - w_bytes + w_bytes * w_scale)
         ops = DEQUANT_OPS.get(wdt, 2.0)
         problem = replace(problem, b_bytes=per_weight, b_dequant_ops=ops)
         scales = (
-            f", group-{WEIGHT_GROUP} fp16 scale+zero {_group_bytes(wdt) * 8:.2g} bit/weight"
-            if _group_bytes(wdt)
+            f", group-{WEIGHT_GROUP} fp16 scale+zero {group_bytes(wdt) * 8:.2g} bit/weight"
+            if group_bytes(wdt)
             else ""
         )
         base["notes"] = (
@@ -266,22 +237,6 @@ def _gemm_kernel(
     )
 
 
-#: Weight-only integer formats (AWQ, GPTQ) keep one fp16 scale and one zero point per group of
-#: 128 weights along K: the group size both papers default to (Lin et al. 2023 arXiv:2306.00978;
-#: Frantar et al. 2022 arXiv:2210.17323). FP8 weights use a per-channel scale (negligible).
-WEIGHT_GROUP = 128
-#: Vector instructions per weight to dequantize in a GEMM's main loop: unpack (shift/mask), convert
-#: to the compute format, subtract the zero and apply the scale. An assumption: the LOP3 and
-#: magic-number int4 -> fp16 conversion of FasterTransformer/TensorRT-LLM (Kim et al. 2022,
-#: arXiv:2211.10017) needs a few ALU instructions per element; int8 one fewer, fp8 two.
-DEQUANT_OPS = {"int4": 4.0, "int8": 3.0, "fp8_e4m3": 2.0, "fp8_e5m2": 2.0}
-
-
-def _group_bytes(wdt: str) -> float:
-    """Scale + zero-point bytes per weight of a weight-only integer format (fp16 each)."""
-    return 4.0 / WEIGHT_GROUP if wdt in ("int4", "int8") else 0.0
-
-
 def _attention_kernels(
     group: Group, op: Attention, hw: Hardware, options: MapOptions, dtype: str
 ) -> list[Kernel]:
@@ -299,7 +254,7 @@ def _attention_kernels(
         elem_bytes=eb,
         kv_bytes=_eb(kv_dtype),
     )
-    engine, reason, engine_dtype = _engine(hw, dtype)
+    engine, reason, engine_dtype = engine_for(hw, dtype)
     if options.fusion_enabled("flash_attention"):
         refusal = _flash_refusal(problem, hw)
         if refusal is None and dtype in hw.matrix_engine.k_major_dtypes:
