@@ -7,6 +7,8 @@ Guide* (A100, 108 SMs, 256x128 tiles).
 
 from __future__ import annotations
 
+import itertools
+
 import pandas as pd
 
 from workbench._format import fmt_capacity, fmt_time
@@ -28,6 +30,7 @@ __all__ = [
     "search_claim",
     "tile_summary",
     "tile_table",
+    "wave_claim",
     "wave_table",
 ]
 
@@ -115,6 +118,27 @@ def tile_summary(tiling: Tiling, cost: Cost) -> pd.DataFrame:
         "bottleneck": cost.bottleneck,
     }
     return pd.DataFrame([row], index=pd.Index([tiling.shape], name="tile"))
+
+
+def wave_claim(table: pd.DataFrame) -> Claim:
+    """The wave cliff in a :func:`wave_table`: where the time jumps and how throughput recovers.
+
+    Returns:
+        Markdown: the first row that needs one more full wave than the row before, the work and
+        time ratios across that step, and the throughput before, after and at the last row.
+    """
+    ns = list(table.index)
+    for a, b in itertools.pairwise(ns):
+        if table.loc[b, "full_waves"] > table.loc[a, "full_waves"]:
+            ta, tb = table.loc[a, "time_us"], table.loc[b, "time_us"]
+            return Claim(
+                f"From N = {a} to {b} the work grows x{b / a:.3g} ({table.loc[a, 'tiles']} to "
+                f"{table.loc[b, 'tiles']} tiles) but the time grows x{tb / ta:.3g} ({ta:g} to "
+                f"{tb:g} µs): the extra tiles need a wave of their own. Throughput falls from "
+                f"{table.loc[a, 'tflops']:g} to {table.loc[b, 'tflops']:g} TFLOP/s, then "
+                f"recovers to {table.loc[ns[-1], 'tflops']:g} at N = {ns[-1]} as that wave fills."
+            )
+    return Claim("Every row of this table fits in the same number of waves.")
 
 
 def search_claim(

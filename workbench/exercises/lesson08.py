@@ -11,15 +11,19 @@ import pandas as pd
 from workbench.exercises._check import CheckResult, compare
 from workbench.exercises._claims import Claim
 from workbench.exercises._shared import hardware, mapping
+from workbench.models.presets import PRESETS
 from workbench.options import MapOptions
-from workbench.platform.fit import kv_bytes_per_token
+from workbench.platform.fit import fit_check, kv_bytes_per_token
 from workbench.report.charts import roofline_points
 
 __all__ = [
     "check_decode_bottleneck",
     "check_kv_bytes",
+    "fit_claim",
     "fused_attention_table",
+    "gqa_claim",
     "kv_growth_table",
+    "phase_claim",
     "phase_table",
     "roofline_move_table",
     "widget_claim",
@@ -106,6 +110,45 @@ def fused_attention_table(model: str, hw: str, *, seq: int = 4096) -> pd.DataFra
             }
         )
     return pd.DataFrame(rows).set_index("attention")
+
+
+def phase_claim(table: pd.DataFrame) -> Claim:
+    """Prefill against decode, read from :func:`phase_table`.
+
+    Returns:
+        Markdown: time per token in each phase and whether the attention kernel's class flips.
+    """
+    pre, dec = table.loc["prefill"], table.loc["decode"]
+    a, b = pre["attention_bottleneck"], dec["attention_bottleneck"]
+    flip = f"flips from **{a}** to **{b}**" if a != b else f"stays **{a}**"
+    return Claim(
+        f"Prefill produces {pre['tokens']} tokens in {pre['time_ms']:g} ms "
+        f"({pre['us_per_token']:g} µs per token); decode pays for the same weights and the whole "
+        f"cache to produce one ({dec['us_per_token']:g} µs per token, "
+        f"x{dec['us_per_token'] / pre['us_per_token']:.0f}). The attention kernel's class {flip}."
+    )
+
+
+def gqa_claim(model: str = "llama2-7b", other: str = "llama3-8b") -> Claim:
+    """How much smaller grouped-query attention makes the KV cache per token."""
+    a, b = kv_bytes_per_token(model), kv_bytes_per_token(other)
+    cfg_a, cfg_b = PRESETS[model], PRESETS[other]
+    return Claim(
+        f"`{other}` keeps {cfg_b.kv_heads} KV heads where `{model}` keeps {cfg_a.kv_heads}, so its "
+        f"cache per token is x{a / b:.3g} smaller ({b / 1024:g} KiB against {a / 1024:g} KiB)."
+    )
+
+
+def fit_claim(model: str, hw: str, *, batch: int, context: int) -> Claim:
+    """Whether ``batch`` sequences of ``context`` tokens fit beside the weights on one chip."""
+    f = fit_check(model, hardware(hw), batch=batch, context=context)
+    verdict = "fit" if f.fits else "do **not** fit"
+    return Claim(
+        f"{batch} sequences of {context} tokens {verdict} beside `{model}`'s weights on one "
+        f"`{hw}`: weights {f.weights_bytes / 2**30:.3g} GiB + KV cache {f.kv_bytes / 2**30:.3g} "
+        f"GiB + activations {f.activation_bytes / 2**30:.3g} GiB against "
+        f"{f.capacity_bytes / 2**30:.3g} GiB."
+    )
 
 
 def roofline_move_table(

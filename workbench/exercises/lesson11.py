@@ -31,6 +31,7 @@ __all__ = [
     "risk_inputs_table",
     "trace_gap_claim",
     "trace_gap_table",
+    "trap_claim",
     "trap_table",
 ]
 
@@ -191,6 +192,26 @@ def trace_gap_claim(table: pd.DataFrame, a: str, b: str) -> Claim:
     return Claim(
         f"At the knee, `{b}` serves x{prod:.2f} the requests/s of `{a}` on the production mix "
         f"and x{syn:.2f} on the synthetic trace: the synthetic trace **{verb}** the gap."
+    )
+
+
+def trap_claim(table: pd.DataFrame) -> Claim:
+    """The synthetic-GEMM trap, read from :func:`trap_table`.
+
+    Returns:
+        Markdown: the GEMM winner and its serving rank, and the serving winner and its GEMM
+        rank.
+    """
+    g = table["gemm_rank"].idxmin()
+    s = table["serving_rank"].idxmin()
+    if g == s:
+        return Claim(f"`{g}` wins both the GEMM and serving at the SLA: no trap here.")
+    return Claim(
+        f"`{g}` wins the {table.loc[g, 'tflops']:g} TFLOP/s GEMM but ranks "
+        f"{table.loc[g, 'serving_rank']} serving the trace at the SLA; `{s}` serves best "
+        f"({table.loc[s, 'req_per_s_at_sla']:g} requests/s) and ranks {table.loc[s, 'gemm_rank']} "
+        "on the GEMM. Serving is decode-bound: every token reads the weights and the KV cache, "
+        "and runtime variance and software maturity move the tail."
     )
 
 
