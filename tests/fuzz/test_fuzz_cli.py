@@ -53,6 +53,12 @@ def test_map_argument_sets(tmp_path, pairs, switches, model, hardware):
     outcome = assert_contract(run_cli(*argv), outputs=(out,))
     if outcome.code == 0:
         assert_sane_mapping(read_json(out))
+    # NOTE: the same flags through ``run``: the record is written only when the run succeeds.
+    record = fresh(tmp_path, "run.json")
+    run_argv = ["run", *argv[1 : argv.index("--format")], "--record", str(record)]
+    again = assert_contract(run_cli(*run_argv), outputs=(record,))
+    assert again.code == outcome.code, (outcome.err, again.err)
+    assert (again.code == 0) == record.is_file()
 
 
 @given(
