@@ -89,6 +89,10 @@ class MapOptions:
             graph).
         attention_kernel: Fused-attention class to cost (``"fa2"`` or ``"fa3"``); None = the
             one the profile's software stack ships (``software.attention_kernel``).
+        overlap_collectives: Overlap each tensor-parallel all-reduce with the GEMM that produces
+            it, decomposed into chunks (Megatron/Transformer Engine TP comm overlap; Wang et al.,
+            ASPLOS 2023): only the part longer than that GEMM is exposed. Off: serial, as in
+            decode engines.
     """
 
     dtype: str | None = None
@@ -103,6 +107,7 @@ class MapOptions:
     barrier_per_layer: bool = False
     chips: int = 1
     attention_kernel: str | None = None
+    overlap_collectives: bool = False
 
     def __post_init__(self) -> None:
         for rule in self.disabled_fusion:
@@ -176,4 +181,6 @@ class MapOptions:
         }
         if self.attention_kernel:
             tags["attention_kernel"] = self.attention_kernel
+        if self.overlap_collectives:
+            tags["overlap_collectives"] = True
         return tags
