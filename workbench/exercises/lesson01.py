@@ -9,6 +9,9 @@ from __future__ import annotations
 import pandas as pd
 
 from workbench.exercises._check import CheckResult, compare
+from workbench.exercises._claims import Claim
+from workbench.exercises._shared import hardware
+from workbench.hw import list_hardware
 from workbench.ir import Attention, Linear, Op
 from workbench.models import build_graph
 
@@ -16,6 +19,7 @@ __all__ = [
     "check_linear_flops",
     "check_linear_intensity",
     "check_param_count",
+    "decode_claim",
     "gemm_shapes_table",
     "operator_table",
 ]
@@ -95,6 +99,34 @@ def gemm_shapes_table(
                  "flops": 2 * count * m * k * n}
             )  # fmt: skip
     return pd.DataFrame(rows).set_index("gemm")
+
+
+def decode_claim(hidden: int = 4096, dtype: str = "bf16") -> Claim:
+    """A one-token projection's intensity against the lowest ridge point of every profile.
+
+    Returns:
+        Markdown: the prefill (2048 tokens) and decode (1 token) intensity of a
+        ``hidden x hidden`` projection, and the lowest ridge among the profiles with ``dtype``.
+    """
+    pre = _linear(2048, hidden, hidden, dtype)
+    dec = _linear(1, hidden, hidden, dtype)
+    ip = pre.flops / (pre.bytes_read + pre.bytes_written)
+    idec = dec.flops / (dec.bytes_read + dec.bytes_written)
+    ridges = {}
+    for name in list_hardware():
+        try:
+            ridges[name] = hardware(name).ridge_point(dtype)
+        except Exception:  # a profile without the format has no ridge for it
+            continue
+    low = min((r for r in ridges.values() if r > 0), default=0.0)
+    lowest = min(ridges, key=lambda n: ridges[n] if ridges[n] > 0 else float("inf"))
+    below = "below" if idec < low else "not below"
+    return Claim(
+        f"The projection's intensity falls from {ip:.0f} FLOP/byte in prefill to {idec:.2g} in "
+        f"decode: the weight is read to serve one token. The lowest {dtype} ridge of any profile "
+        f"in `workbench.hw` is {low:.3g} FLOP/byte (`{lowest}`), so decode is {below} every "
+        "ridge: memory-bound on every accelerator here."
+    )
 
 
 def _linear(tokens: int, in_features: int, out_features: int, dtype: str) -> Linear:

@@ -15,6 +15,7 @@ __all__ = [
     "attention_traffic",
     "check_fusion_savings",
     "check_score_matrix_bytes",
+    "flash_claim",
     "fusion_claim",
     "fusion_savings",
     "mapping_summary",
@@ -128,6 +129,31 @@ def fusion_claim(table: pd.DataFrame) -> Claim:
             "elementwise ops next to a GEMM)."
         )
     return Claim(text)
+
+
+def flash_claim(model: str = "llama2-7b", hw: str = "h100-sxm", *, seq: int = 2048) -> Claim:
+    """What unticking ``flash_attention`` does to the explorer's attention points and bars.
+
+    Returns:
+        Markdown: the attention layers' off-chip intensity (FLOP/byte, time-weighted over their
+        kernels) and time per step, fused and unfused, in a ``seq``-token prefill.
+    """
+    out = {}
+    for label, opts in (("fused", MapOptions()),
+                        ("unfused", MapOptions(disabled_fusion=("flash_attention",)))):  # fmt: skip
+        m = mapping(model, hw, phase="prefill", seq=seq, options=opts)
+        ks = [k for k in m.kernels if k.kernel.layer_type == "attention"]
+        flops = sum(k.kernel.flops for k in ks)
+        moved = sum(k.cost.bytes_at(m.hardware.offchip.name) for k in ks)
+        out[label] = (flops / moved if moved else 0.0, sum(k.cost.total_s for k in ks))
+    (i_f, t_f), (i_u, t_u) = out["fused"], out["unfused"]
+    where = "left" if i_u < i_f else "right"
+    return Claim(
+        f"Untick `flash_attention` in a {seq}-token prefill: the attention layers' intensity "
+        f"goes from {i_f:.3g} to {i_u:.3g} FLOP/byte (their points move {where}) and their time "
+        f"per step from {t_f * 1e3:.3g} to {t_u * 1e3:.3g} ms (the attention bar grows "
+        f"x{t_u / t_f:.2g})."
+    )
 
 
 def traffic_claim(table: pd.DataFrame) -> Claim:
