@@ -8,14 +8,17 @@ import pandas as pd
 from workbench.execution.quant import error_metrics, fake_quantize
 from workbench.exercises._check import CheckResult, compare
 from workbench.exercises._claims import Claim
-from workbench.exercises._shared import mapping
+from workbench.exercises._shared import hardware, mapping
 from workbench.ir import Linear
+from workbench.mapper import map_model
+from workbench.models import build_graph
 from workbench.options import MapOptions
 
 __all__ = [
     "FORMATS",
     "check_int8_bytes",
     "check_layout_transforms",
+    "dtype_claim",
     "format_claim",
     "format_table",
     "layout_claim",
@@ -163,6 +166,31 @@ def format_claim(decode: pd.DataFrame, prefill: pd.DataFrame) -> Claim:
         + "\n\nDecode streams weights, so its speedup follows the bytes removed; prefill is "
         "compute-bound, so only a format the matrix engine computes in raises its roof, and a "
         "weight-only format adds dequantization work."
+    )
+
+
+def dtype_claim(
+    model: str = "llama2-7b", hw: str = "h100-sxm", *, seq: int = 2048, to: str = "fp8_e4m3"
+) -> Claim:
+    """What switching the explorer's dtype from bf16 to ``to`` does to the roofline in decode.
+
+    Returns:
+        Markdown: the compute roof (peak, TFLOP/s or TOPS) and ``up_proj``'s off-chip intensity
+        (FLOP/byte) in both formats.
+    """
+    out = {}
+    for dt in ("bf16", to):
+        graph = build_graph(model, phase="decode", seq=seq, dtype=dt)
+        m = map_model(graph, hardware(hw))
+        k = m.kernel("layers.0.mlp.up_proj")
+        moved = k.cost.bytes_at(m.hardware.offchip.name)
+        out[dt] = (m.peak_flops / 1e12, k.kernel.flops / moved if moved else 0.0)
+    (pb, ib), (pt, it) = out["bf16"], out[to]
+    unit = "TOPS" if to.startswith("int") else "TFLOP/s"
+    return Claim(
+        f"Switch **dtype** from bf16 to {to} in decode: the compute roof moves from {pb:.4g} to "
+        f"{pt:.4g} {unit}, and `up_proj`'s point moves from {ib:.3g} to {it:.3g} FLOP/byte "
+        f"(x{it / ib:.2g}: each weight byte carries more FLOPs)."
     )
 
 
