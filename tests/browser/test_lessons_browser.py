@@ -56,3 +56,32 @@ def test_lesson_fits_and_redraws(jupyterlab, laptop_page, lesson):
     assert timing["value_after"] != timing["value_before"], "the slider did not step"
     assert timing["mutations"] > 0, "the chart did not redraw after the slider stepped"
     assert not errors, "JavaScript errors:\n" + "\n".join(errors)
+
+
+# Lessons whose widget is H5's TriagePanel (no chart): the width check, and one interaction (a
+# different scenario in its dropdown rewrites the panel).
+TRIAGE_LESSONS = ["06-regression-triage", "07-senior-design-review"]
+
+
+@pytest.mark.parametrize("lesson", TRIAGE_LESSONS, ids=lambda n: n[:2])
+def test_triage_lesson_fits_and_responds(jupyterlab, laptop_page, lesson):
+    page, errors = laptop_page
+    base, token = jupyterlab
+    open_and_run(page, base, token, f"lessons/{lesson}.ipynb")
+    wide = too_wide(page)
+    output = page.locator(".jp-OutputArea-output:has(.widget-vbox):has(select)").first
+    output.scroll_into_view_if_needed()
+    select = output.locator(".widget-dropdown:has(label:text-is('scenario')) select").first
+    options = select.locator("option").all_inner_texts()
+    before_value = select.input_value()
+    before_text = output.inner_text()
+    target = next(o for o in options if o != before_value and not o.startswith("("))
+    select.select_option(target)
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", state="attached")
+    page.wait_for_function(
+        "([el, t]) => el.innerText !== t", arg=[output.element_handle(), before_text]
+    )
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"lesson{lesson[:2]}-1366.png"))
+    assert not wide, f"{lesson}: elements wider than their cell at 1366 px: {wide}"
+    assert not errors, "JavaScript errors:\n" + "\n".join(errors)
