@@ -35,11 +35,13 @@ def hardware_table(names: tuple[str, ...] | None = None, *, dtype: str = "bf16")
         dtype: Format whose peak FLOP/s is used.
 
     Returns:
-        A frame indexed by profile with ``peak_tflops`` (1e12 FLOP/s), ``offchip`` (level name),
+        A frame indexed by profile with ``peak_tflops`` (1e12 FLOP/s; ``peak_tops`` for integer
+        formats), ``offchip`` (level name),
         ``offchip_tb_per_s`` (1e12 bytes/s), ``ridge_flop_per_byte`` (FLOP/byte, 4 significant
         digits) and ``sram_kib`` (per-core tiling SRAM, KiB). A profile without ``dtype`` shows
         ``"n/a"`` for its peak and ridge.
     """
+    peak_col = "peak_tops" if dtype.startswith("int") else "peak_tflops"
     rows = []
     for name in names or tuple(list_hardware()):
         hw = hardware(name)
@@ -50,7 +52,7 @@ def hardware_table(names: tuple[str, ...] | None = None, *, dtype: str = "bf16")
         rows.append(
             {
                 "hardware": name,
-                "peak_tflops": float(f"{peak / 1e12:.4g}") if peak else "n/a",
+                peak_col: float(f"{peak / 1e12:.4g}") if peak else "n/a",
                 "offchip": hw.offchip.name,
                 "offchip_tb_per_s": float(f"{hw.offchip.bandwidth_bytes_per_s / 1e12:.4g}"),
                 "ridge_flop_per_byte": float(f"{hw.ridge_point(dtype):.4g}") if peak else "n/a",
