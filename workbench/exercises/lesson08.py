@@ -11,6 +11,7 @@ import pandas as pd
 from workbench.exercises._check import CheckResult, compare
 from workbench.exercises._claims import Claim
 from workbench.exercises._shared import hardware, mapping
+from workbench.models import build_graph
 from workbench.models.presets import PRESETS
 from workbench.options import MapOptions
 from workbench.platform.fit import fit_check, kv_bytes_per_token
@@ -22,6 +23,7 @@ __all__ = [
     "fit_claim",
     "fused_attention_table",
     "gqa_claim",
+    "kv_claim",
     "kv_growth_table",
     "phase_claim",
     "phase_table",
@@ -127,6 +129,33 @@ def phase_claim(table: pd.DataFrame) -> Claim:
         f"cache to produce one ({dec['us_per_token']:g} µs per token, "
         f"x{dec['us_per_token'] / pre['us_per_token']:.0f}). The attention kernel's class {flip}."
     )
+
+
+def kv_claim(table: pd.DataFrame, model: str = "llama2-7b") -> Claim:
+    """Where the KV cache overtakes the weights and attention the decode step.
+
+    Read from a :func:`kv_growth_table` frame (at its batch).
+
+    Returns:
+        Markdown: the first context at which the cache outweighs the weights and the first at
+        which attention holds over half of the step (or that neither happens in the table).
+    """
+    weights = build_graph(model).params * 2 / 2**30  # bf16 weights, GiB
+    heavier = [c for c in table.index if table.loc[c, "kv_gib"] > weights]
+    slower = [c for c in table.index if table.loc[c, "sdpa_share"] > 0.5]
+    mem = (
+        f"from {heavier[0]} tokens the cache ({table.loc[heavier[0], 'kv_gib']:g} GiB) outweighs "
+        f"the weights ({weights:.3g} GiB)"
+        if heavier
+        else f"the cache stays below the weights ({weights:.3g} GiB) up to {table.index.max()}"
+    )
+    step = (
+        f"from {slower[0]} tokens attention takes {table.loc[slower[0], 'sdpa_share']:.0%} of "
+        "the decode step"
+        if slower
+        else "attention stays under half of the decode step"
+    )
+    return Claim(f"In this batch, {mem}, and {step}.")
 
 
 def gqa_claim(model: str = "llama2-7b", other: str = "llama3-8b") -> Claim:
