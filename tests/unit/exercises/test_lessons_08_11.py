@@ -41,3 +41,36 @@ def test_lesson11_trap_and_fit():
     assert not fit.loc[1, "fits"]
     assert fit.loc[4, "fits"]
     assert lesson11.check_fits(4, model="llama2-70b", platform="h100-sxm")
+
+
+def test_claims_are_markdown_rendered_from_the_tables():
+    from workbench.exercises._claims import Claim
+
+    phases = lesson08.phase_table("gpt2", "h100-sxm", seq=512)
+    claim = lesson08.phase_claim(phases)
+    assert isinstance(claim, Claim)
+    assert claim._repr_markdown_() == claim.text == repr(claim)
+    assert str(phases.loc["prefill", "tokens"]) in claim.text
+    pts = lesson10.sweep("gpt2", "h100-sxm", (5.0, 500.0), n=300)
+    sla = float(lesson10.latency_table(pts)["p99_s"].iloc[0]) + 0.01
+    assert "**5 requests/s**" in lesson10.knee_claim(pts, sla).text
+
+
+def test_lesson09_candidates_are_distinct_tile_shapes():
+    tuned = lesson09.autotune_kernel("gpt2", "h100-sxm", seq=64, k=3, repeats=1)
+    shapes = [c.tiling.shape for c in tuned.candidates]
+    assert len(shapes) == len(set(shapes)) == 3
+    assert [c.predicted_rank for c in tuned.candidates] == [1, 2, 3]
+    assert "distinct tile shapes" in lesson09.candidates_claim(tuned, "h100-sxm").text
+
+
+def test_lesson11_trace_gap_claim_follows_the_ratios():
+    import pandas as pd
+
+    t = pd.DataFrame(
+        {"production-chat": [4.0, 8.0], "synthetic-fixed": [10.0, 12.0]},
+        index=pd.Index(["a", "b"], name="platform"),
+    )
+    assert "**narrows**" in lesson11.trace_gap_claim(t, "a", "b").text
+    t.loc["b", "synthetic-fixed"] = 30.0
+    assert "**widens**" in lesson11.trace_gap_claim(t, "a", "b").text
