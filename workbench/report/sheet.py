@@ -230,12 +230,13 @@ _MD_COLS = (
 
 
 def to_markdown(mapping: ModelMapping, columns: tuple[str, ...] = _MD_COLS) -> str:
-    """The sheet as a Markdown table (a readable subset of the columns by default)."""
+    """The sheet as a Markdown table (a subset of the columns), then the memory line."""
     rows = sheet_rows(mapping)
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for r in rows:
         cells = (html.escape(_cell(r[c]), quote=False).replace("|", "\\|") for c in columns)
         lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", html.escape(memory_text(mapping), quote=False)]
     return "\n".join(lines) + "\n"
 
 

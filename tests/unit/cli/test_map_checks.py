@@ -43,6 +43,13 @@ def test_llama70b_on_one_h100_is_shown_not_fitting(capsys):
     assert "hbm holds 80.0 GB" in memory["reason"]
 
 
+def test_memory_line_in_html_and_markdown_sheets(capsys):
+    for fmt in ("html", "md"):
+        code, out, _ = run(capsys, "map", "--model", "llama2-70b", "--seq", "64", "--format", fmt)
+        assert code == 0
+        assert "memory: does not fit: needs 138.0 GB per chip" in out
+
+
 def test_small_model_fits_and_says_so(capsys):
     code, out, _ = run(capsys, "map", "--model", "gpt2", "--seq", "128", "--format", "json")
     assert code == 0
