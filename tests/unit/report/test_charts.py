@@ -126,6 +126,22 @@ def test_bandwidth_lens_spec_and_errors(llama):
         C.bandwidth_lens_points([("a", llama)], saturation=1.5)
 
 
+def test_bandwidth_lens_unstable_from_the_simulation_and_per_layer_type(unfused, llama, hw):
+    variants = [("eager", unfused), ("fused", llama), ("again", llama)]
+    rows = C.bandwidth_lens_points(variants, against="sustained", unstable={"again"})
+    assert [r["label"] for r in rows] == [
+        "baseline behaviour", "tuning candidate", "unstable tail latency",
+    ]  # fmt: skip
+    assert rows[1]["pressure"] == pytest.approx(
+        llama.total.bytes_at("hbm") / llama.time_s / hw.offchip.sustained_bytes_per_s
+    )
+    per = C.bandwidth_lens_layer_points(variants)
+    assert {r["layer_type"] for r in per} >= {"attention", "mlp"}
+    assert all(0.0 <= r["pressure"] <= 1.0 for r in per)
+    spec = C.bandwidth_lens(variants, unstable={"again"}, by_layer_type=True).to_dict()
+    assert any(lay.get("encoding", {}).get("strokeDash") for lay in _layers(spec))
+
+
 def test_layer_type_rows_sum_to_time(gpt2):
     rows = C.layer_type_rows(gpt2)
     by_type = {}

@@ -17,7 +17,12 @@ from workbench.report.charts.bars import (
     time_by_kernel,
     time_by_kernel_rows,
 )
-from workbench.report.charts.lens import LENS_LABELS, bandwidth_lens, bandwidth_lens_points
+from workbench.report.charts.lens import (
+    LENS_LABELS,
+    bandwidth_lens,
+    bandwidth_lens_layer_points,
+    bandwidth_lens_points,
+)
 from workbench.report.charts.roofline import (
     hierarchical_points,
     roofline,
@@ -34,6 +39,7 @@ __all__ = [
     "MAX_ROWS",
     "TIME_PARTS",
     "bandwidth_lens",
+    "bandwidth_lens_layer_points",
     "bandwidth_lens_points",
     "forced_tile",
     "fusion_traffic",

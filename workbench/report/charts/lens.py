@@ -8,11 +8,17 @@ latency grows with load and becomes erratic (the tail). Labels come from the dat
 * a later variant inside the saturation band (pressure >= ``saturation``) is an
   ``unstable tail latency`` risk (queueing at a saturated level);
 * any other variant is a ``tuning candidate`` (headroom left at this level).
+
+When the caller ran the serving simulation, it passes the variants whose p99 went unstable
+(``unstable=...``): those, and only those, get the ``unstable tail latency`` label, so the
+label says what the simulation saw rather than what the pressure suggests. Pressure is achieved
+bandwidth over the level's peak, or over its sustained rate (``against="sustained"``, what a
+well-tuned kernel reaches). :func:`bandwidth_lens_layer_points` gives the same per layer type.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import altair as alt
@@ -20,13 +26,20 @@ import altair as alt
 from workbench.errors import WorkbenchError
 from workbench.mapper import ModelMapping
 
-__all__ = ["LENS_LABELS", "bandwidth_lens", "bandwidth_lens_points"]
+__all__ = ["LENS_LABELS", "bandwidth_lens", "bandwidth_lens_layer_points", "bandwidth_lens_points"]
 
 #: The three labels, in the order of the rules above.
 LENS_LABELS = ("baseline behaviour", "unstable tail latency", "tuning candidate")
 
 
-def _pressure(mapping: ModelMapping, level: str) -> dict[str, float]:
+def _rate(mapping: ModelMapping, level: str, against: str) -> float:
+    if against not in ("peak", "sustained"):
+        raise WorkbenchError(f"bandwidth lens: against={against!r} (use 'peak' or 'sustained')")
+    lvl = mapping.hardware.level(level)
+    return lvl.bandwidth_bytes_per_s if against == "peak" else lvl.sustained_bytes_per_s
+
+
+def _pressure(mapping: ModelMapping, level: str, against: str = "peak") -> dict[str, float]:
     lvl = mapping.hardware.level(level)
     moved = mapping.total.bytes_at(level)
     achieved = moved / mapping.time_s if mapping.time_s else 0.0
@@ -34,7 +47,7 @@ def _pressure(mapping: ModelMapping, level: str) -> dict[str, float]:
         "bytes": moved,
         "achieved_bytes_per_s": achieved,
         "peak_bytes_per_s": lvl.bandwidth_bytes_per_s,
-        "pressure": achieved / lvl.bandwidth_bytes_per_s,
+        "pressure": achieved / _rate(mapping, level, against),
         "stall_fraction": mapping.total.stall_s / mapping.time_s if mapping.time_s else 0.0,
         "time_s": mapping.time_s,
     }
@@ -44,6 +57,9 @@ def bandwidth_lens_points(
     variants: Sequence[tuple[str, ModelMapping]],
     level: str | None = None,
     saturation: float = 0.8,
+    *,
+    against: str = "peak",
+    unstable: Collection[str] | None = None,
 ) -> list[dict[str, Any]]:
     """The lens's data: one row per variant with its pressure and label.
 
@@ -51,6 +67,9 @@ def bandwidth_lens_points(
         variants: ``(name, mapping)`` pairs in optimization order (the first is the baseline).
         level: Memory level name; default the first mapping's off-chip level.
         saturation: Pressure (achieved / peak bandwidth, 0..1) where the saturation band starts.
+        against: ``"peak"`` or ``"sustained"``: the bandwidth pressure is measured against.
+        unstable: Variant names whose serving p99 went unstable (from a serving simulation);
+            when given, they alone are labelled ``unstable tail latency``.
 
     Returns:
         Dicts ``{iteration, variant, level, bytes, achieved_bytes_per_s, peak_bytes_per_s,
@@ -67,9 +86,12 @@ def bandwidth_lens_points(
     rows = []
     for i, (variant, mapping) in enumerate(variants):
         row: dict[str, Any] = {"iteration": i, "variant": variant, "level": name}
-        row.update(_pressure(mapping, name))
+        row.update(_pressure(mapping, name, against))
+        row["saturated"] = row["pressure"] >= saturation
         if i == 0:
             row["label"] = LENS_LABELS[0]
+        elif unstable is not None:
+            row["label"] = LENS_LABELS[1] if variant in unstable else LENS_LABELS[2]
         elif row["pressure"] >= saturation:
             row["label"] = LENS_LABELS[1]
         else:
@@ -78,10 +100,50 @@ def bandwidth_lens_points(
     return rows
 
 
+def bandwidth_lens_layer_points(
+    variants: Sequence[tuple[str, ModelMapping]],
+    level: str | None = None,
+    *,
+    against: str = "sustained",
+) -> list[dict[str, Any]]:
+    """Working-set pressure per layer type: its bytes at ``level`` / (its time x the rate).
+
+    Args:
+        variants: ``(name, mapping)`` pairs in optimization order.
+        level: Memory level name; default the first mapping's off-chip level.
+        against: ``"sustained"`` (default) or ``"peak"`` bandwidth of the level.
+
+    Returns:
+        Dicts ``{iteration, variant, level, layer_type, bytes, time_s, pressure}`` (bytes,
+        seconds; pressure 0..1, capped at 1).
+    """
+    if not variants:
+        raise WorkbenchError("bandwidth lens: needs at least one (name, mapping) variant")
+    name = level or variants[0][1].hardware.offchip.name
+    rows = []
+    for i, (variant, mapping) in enumerate(variants):
+        rate = _rate(mapping, name, against)
+        moved: dict[str, float] = {}
+        time: dict[str, float] = {}
+        for k in mapping.kernels:
+            lt = k.kernel.layer_type
+            moved[lt] = moved.get(lt, 0.0) + k.cost.bytes_at(name)
+            time[lt] = time.get(lt, 0.0) + k.cost.total_s
+        for lt, t in time.items():
+            p = min(moved[lt] / (t * rate), 1.0) if t else 0.0
+            rows.append({"iteration": i, "variant": variant, "level": name, "layer_type": lt,
+                         "bytes": moved[lt], "time_s": t, "pressure": p})  # fmt: skip
+    return rows
+
+
 def bandwidth_lens(
     variants: Sequence[tuple[str, ModelMapping]],
     level: str | None = None,
     saturation: float = 0.8,
+    *,
+    against: str = "peak",
+    unstable: Collection[str] | None = None,
+    by_layer_type: bool = False,
 ) -> alt.LayerChart:
     """Bandwidth-lens chart: pressure per variant, the saturation band, labelled points.
 
@@ -89,19 +151,22 @@ def bandwidth_lens(
         variants: ``(name, mapping)`` pairs in optimization order (the first is the baseline).
         level: Memory level name; default the off-chip level.
         saturation: Where the saturation band starts (fraction of peak bandwidth).
+        against: ``"peak"`` or ``"sustained"`` bandwidth as the 100 % line.
+        unstable: Variants whose serving p99 went unstable (see :func:`bandwidth_lens_points`).
+        by_layer_type: Add a thin line per layer type (:func:`bandwidth_lens_layer_points`).
 
     Returns:
         A layered chart: a red band from ``saturation`` to the top, a line through the
         variants, points coloured by label and text labels (y axis in % of peak bandwidth).
     """
-    rows = bandwidth_lens_points(variants, level, saturation)
+    rows = bandwidth_lens_points(variants, level, saturation, against=against, unstable=unstable)
     lvl = rows[0]["level"]
     top = max(1.0, max(r["pressure"] for r in rows) * 1.05)
     order = [r["variant"] for r in rows]
     x = alt.X("variant:N", sort=order, title="optimization iteration", axis=alt.Axis(labelAngle=0))
     y = alt.Y(
         "pressure_pct:Q",
-        title=f"achieved {lvl} bandwidth (% of peak)",
+        title=f"achieved {lvl} bandwidth (% of {against})",
         scale=alt.Scale(domain=[0, top * 100]),
     )
     band = (
@@ -134,4 +199,15 @@ def bandwidth_lens(
         subtitle=f"band: >= {saturation:.0%} of peak bandwidth (saturated: queueing makes the "
         "tail latency erratic)",
     )
-    return alt.LayerChart(layer=[band, line, dots, text], title=title, width=460, height=300)
+    layers: list[Any] = [band, line, dots, text]
+    if by_layer_type:
+        per = bandwidth_lens_layer_points(variants, lvl, against=against)
+        layers.insert(1, alt.Chart({"values": per})
+                      .transform_calculate(pressure_pct="datum.pressure * 100")
+                      .mark_line(strokeWidth=1, opacity=0.7, point=True)
+                      .encode(x=x, y=y, strokeDash=alt.StrokeDash("layer_type:N",
+                                                                  title="layer type"),
+                              detail="layer_type:N",
+                              tooltip=["variant:N", "layer_type:N",
+                                       alt.Tooltip("pressure_pct:Q", format=".1f")]))  # fmt: skip
+    return alt.LayerChart(layer=layers, title=title, width=420, height=300)
