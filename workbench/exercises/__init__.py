@@ -8,16 +8,23 @@ wrong try, a graded second hint after, the answer only through :func:`reveal` (o
 ``reveal()``). With ``strict=True`` (or when
 ``WORKBENCH_STRICT_CHECKS=1``) a wrong answer raises :class:`ExerciseError`.
 
+Lesson text with a number or a direction in it is a :class:`Claim` computed by a lesson module,
+and a chart outside a widget a :class:`Figure` (static SVG), so both follow the library.
+
 Each lesson has a module (``lesson01`` ... ``lesson05``) with its checks and the small tables
 its cells display.
 """
 
 from workbench.exercises import lesson01, lesson02, lesson03, lesson04, lesson05
 from workbench.exercises._check import CheckResult, ExerciseError, compare, reveal
+from workbench.exercises._claims import Claim
+from workbench.exercises._figures import Figure
 
 __all__ = [
     "CheckResult",
+    "Claim",
     "ExerciseError",
+    "Figure",
     "compare",
     "lesson01",
     "lesson02",
