@@ -112,18 +112,27 @@ def transpose_s(kernel: Kernel, hw: Hardware) -> float:
     """Hosts: a layout-transform kernel's tiled 2-D transpose at the calibrated rate, seconds.
 
     A transpose reads one side with a stride of a whole row, so its rate is not the copy
-    bandwidth and depends on the source's row length (cache sets and lines touched per element):
-    ``vector_unit.transpose_rates`` (elements/s by row length, measured by ``workbench
-    calibrate``) interpolated on a log scale of the row length. 0 for other kernels and for
+    bandwidth: it depends on the source's row length (cache sets and lines touched per element)
+    and on its size (the cache level its source and result fit in). ``vector_unit.
+    transpose_rates`` (elements/s by row length and elements, measured by ``workbench
+    calibrate``) is interpolated on a log scale of the row length at each calibrated size, then
+    on a log scale of the size (clamped at the table's ends). 0 for other kernels and for
     profiles without the figures (accelerators: the bytes move at the copy rates).
     """
-    rates = hw.vector_unit.transpose_rates
+    table = hw.vector_unit.transpose_rates
     p = kernel.rows
-    if kernel.kind != "layout" or p is None or not rates or hw.overheads.tile_issue_s <= 0:
+    if kernel.kind != "layout" or p is None or not table or hw.overheads.tile_issue_s <= 0:
         return 0.0
-    lengths = np.log2([float(n) for n, _ in rates])
-    rate = float(np.interp(np.log2(max(p.cols, 1)), lengths, [r for _, r in rates]))
-    return p.rows * p.cols / rate
+    widths = sorted({w for w, _, _ in table})
+    sizes = sorted({n for _, n, _ in table})
+    rate = {(w, n): r for w, n, r in table}
+    at_size = [
+        float(np.interp(np.log2(max(p.cols, 1)), np.log2(widths), [rate[w, n] for w in widths]))
+        for n in sizes
+    ]
+    elements = p.rows * p.cols
+    r = float(np.interp(np.log2(max(elements, 1)), np.log2(sizes), at_size))
+    return elements / r
 
 
 def vector_class(kernel: Kernel) -> str:

@@ -229,10 +229,11 @@ def _conv_setup_s(hw: Hardware, bk: Backend, launch: float, issue: float, repeat
 
 
 #: Source row lengths (elements) of the transpose probes: a geometric ladder of widths.
-TRANSPOSE_WIDTHS = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 1024)
-#: Elements of each transpose probe (8 MiB of float32: a mid-network activation, past a core's
-#: L2 and, source and result together, within the L3 of typical hosts).
-TRANSPOSE_ELEMENTS = 1 << 21
+TRANSPOSE_WIDTHS = (16, 32, 64, 128, 192, 256, 512, 1024)
+#: Elements of the transpose probes (float32): 4, 8 and 16 MiB, so that with their results
+#: they sit within, near and past a 32 MiB L3; a transpose's rate falls as its footprint
+#: leaves a cache.
+TRANSPOSE_ELEMENTS = (1 << 20, 1 << 21, 1 << 22)
 
 
 def _layout_kernel(hw: Hardware, width: int, elements: int) -> Any:
@@ -259,28 +260,29 @@ _LAYOUT_KERNELS: dict[tuple[int, ...], Any] = {}
 
 
 def _transpose_rates(
-    hw: Hardware, bk: Backend, launch: float, issue: float, repeats: int, elements: int
-) -> dict[int, float]:
-    """Elements/s of the engine's layout-transform kernel by the source's row length.
+    hw: Hardware, bk: Backend, launch: float, issue: float, repeats: int
+) -> tuple[tuple[int, int, float], ...]:
+    """Elements/s of the engine's layout-transform kernel by row length and size.
 
     Each probe is the layout kernel the mapper inserts before a 1x1 NHWC conv fed an NCHW
     input of ``elements`` elements and row length (width) ``w``, run as one tile (the engine
     transposes a tile in cache-sized blocks, so the tile's size does not change the rate); its
-    launch and one issued step are taken off before dividing. The values
-    moved do not matter to a copy, so the input is a constant array.
+    launch and one issued step are taken off before dividing. The values moved do not matter
+    to a copy, so the input is a constant array.
     """
-    rates = {}
+    out = []
     for w in TRANSPOSE_WIDTHS:
-        km = _layout_kernel(hw, w, elements)
-        rows = km.kernel.rows
-        assert rows is not None
-        inputs = {"x": bk.xp.ones((rows.rows, rows.cols), dtype=bk.xp.float32)}
-        whole = Tiling(tile_m=rows.rows, tile_n=rows.cols, tile_k=1)
-        run = functools.partial(execute, (km.kernel, whole), inputs, backend=bk)
-        t = _best_time(run, bk, repeats)
-        fixed = launch + issue
-        rates[w] = rows.rows * rows.cols / max(t - fixed, 0.5 * t)
-    return rates
+        for elements in TRANSPOSE_ELEMENTS:
+            km = _layout_kernel(hw, w, elements)
+            rows = km.kernel.rows
+            assert rows is not None
+            inputs = {"x": bk.xp.ones((rows.rows, rows.cols), dtype=bk.xp.float32)}
+            whole = Tiling(tile_m=rows.rows, tile_n=rows.cols, tile_k=1)
+            run = functools.partial(execute, (km.kernel, whole), inputs, backend=bk)
+            t = _best_time(run, bk, repeats)
+            n = rows.rows * rows.cols  # NOTE: within a row of the nominal size; rate per element
+            out.append((w, elements, n / max(t - launch - issue, 0.5 * t)))
+    return tuple(out)
 
 
 def _gather_rate(bk: Backend, repeats: int) -> float:
@@ -317,7 +319,7 @@ def probe_engine(
     att = _attention_figures(bk, repeats)
     gather = _gather_rate(bk, repeats)
     conv_setup = _conv_setup_s(hw, bk, launch, issue, repeats)
-    transpose = _transpose_rates(hw, bk, launch, issue, repeats, TRANSPOSE_ELEMENTS)
+    transpose = _transpose_rates(hw, bk, launch, issue, repeats)
     per_class = ", ".join(f"{k} {v / 1e9:.3g}" for k, v in classes.items())
     return {
         "tile_issue_s": issue,
@@ -329,7 +331,7 @@ def probe_engine(
         "attention_block_issue_s": att["block"],
         "attention_qtile_issue_s": att["qtile"],
         "conv_setup_s": conv_setup,
-        "transpose_rates": tuple(sorted(transpose.items())),
+        "transpose_rates": transpose,
         "notes": (
             f"vector rate per class GFLOP/s ({per_class}): median of that class's probes",
             "row kernels' GFLOP/s by row length ("
@@ -347,10 +349,9 @@ def probe_engine(
             "3x3 conv over a 20x20x24 NHWC input (bytes written / best time)",
             f"conv set-up {conv_setup * 1e6:.3g} us: execute() of a one-tile 1x1 conv over "
             "2x2x8 (padding 1) less the kernel launch and two issued steps",
-            "transpose Gelem/s by row length ("
-            + ", ".join(f"{w}: {r / 1e9:.3g}" for w, r in sorted(transpose.items()))
-            + f"): the engine's layout-transform kernel over {TRANSPOSE_ELEMENTS} elements at "
-            "each width, less launch and tile steps",
+            "transpose Gelem/s by row length x elements ("
+            + ", ".join(f"{w}x{n}: {r / 1e9:.3g}" for w, n, r in transpose)
+            + "): the engine's layout-transform kernel, one tile, less launch and one step",
             f"tile issue {issue * 1e6:.3g} us: the engine's tiled GEMM at 64^3 with 8x8x8 "
             f"tiles ({bk.name}), best of {repeats} / (64 tiles x (8 K-steps + 1 store))",
             f"kernel launch {launch * 1e6:.3g} us: execute() of a one-tile 8x8x8 GEMM kernel "

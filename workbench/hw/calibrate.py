@@ -427,6 +427,17 @@ def _best_pairs(seqs: list[tuple[tuple[int, float], ...]]) -> tuple[tuple[int, f
     return tuple(sorted(best.items()))
 
 
+def _best_triples(
+    seqs: list[tuple[tuple[int, int, float], ...]],
+) -> tuple[tuple[int, int, float], ...]:
+    """Merge (key, key, rate) tables: the highest rate per key pair, keys increasing."""
+    best: dict[tuple[int, int], float] = {}
+    for seq in seqs:
+        for a, b, r in seq:
+            best[a, b] = max(best.get((a, b), 0.0), r)
+    return tuple((a, b, r) for (a, b), r in sorted(best.items()))
+
+
 def _best_map(maps: list[dict[str, float]]) -> dict[str, float]:
     keys = {k for m in maps for k in m}
     return {k: max(m[k] for m in maps if k in m) for k in sorted(keys)}
@@ -467,7 +478,7 @@ def best_of(profiles: list[Hardware]) -> Hardware:
                 for k in sorted({k for h in profiles for k in h.vector_unit.row_rates})
             },
             "gather_bytes_per_s": max(h.vector_unit.gather_bytes_per_s for h in profiles),
-            "transpose_rates": _best_pairs([h.vector_unit.transpose_rates for h in profiles]),
+            "transpose_rates": _best_triples([h.vector_unit.transpose_rates for h in profiles]),
         }
     )
     levels = [

@@ -190,9 +190,9 @@ class VectorUnit(_Model):
         default_factory=dict,
         description="Software-scheduled hosts: effective FLOP/s (library FLOP convention) of the engine's row kernels per class (layernorm, rmsnorm, softmax; fused attention's online softmax uses softmax) by row length, as (row length, FLOP/s) pairs in increasing length: each row's reductions and broadcasts are library inner loops whose cost per element depends on the row length. Overrides kernel_flops_per_s for row kernels; measured by calibration; empty on hardware.",
     )
-    transpose_rates: tuple[tuple[int, float], ...] = Field(
+    transpose_rates: tuple[tuple[int, int, float], ...] = Field(
         default=(),
-        description="Software-scheduled hosts: elements/s of the engine's tiled 2-D transpose (a layout-transform kernel) by the source's row length in elements, as (row length, elements/s) pairs in increasing length; the strided side of a transpose makes the rate depend on the row length. Empty = a transpose moves its bytes at the memory levels' copy rates (hardware).",
+        description="Software-scheduled hosts: elements/s of the engine's tiled 2-D transpose (a layout-transform kernel) by the source's row length and the transpose's elements, as (row length, elements, elements/s) triples sorted by row length then elements, every row length at the same element counts: the strided side makes the rate depend on the row length, and the footprint's cache level on the size. Empty = a transpose moves its bytes at the memory levels' copy rates (hardware).",
     )
 
     @field_validator("peak_flops_per_s")
@@ -224,12 +224,15 @@ class VectorUnit(_Model):
     @field_validator("transpose_rates")
     @classmethod
     def _check_transpose_rates(
-        cls, v: tuple[tuple[int, float], ...]
-    ) -> tuple[tuple[int, float], ...]:
-        lengths = [n for n, _ in v]
-        if any(n <= 0 for n in lengths) or lengths != sorted(set(lengths)):
-            raise ValueError("transpose_rates: row lengths must be positive and increasing")
-        if not all(0 < r < float("inf") for _, r in v):
+        cls, v: tuple[tuple[int, int, float], ...]
+    ) -> tuple[tuple[int, int, float], ...]:
+        keys = [(w, n) for w, n, _ in v]
+        if any(w <= 0 or n <= 0 for w, n in keys) or keys != sorted(set(keys)):
+            raise ValueError("transpose_rates: (row length, elements) must be positive and increasing")
+        sizes = {w: [n for x, n in keys if x == w] for w, _ in keys}
+        if len({tuple(s) for s in sizes.values()}) > 1:
+            raise ValueError("transpose_rates: every row length needs the same element counts")
+        if not all(0 < r < float("inf") for *_, r in v):
             raise ValueError("transpose_rates: rates must be finite and > 0")
         return v
 

@@ -426,7 +426,7 @@ def test_a_conv_is_timed_on_its_mapped_layout():
     assert not any("NCHW -> NHWC" in n for n in res.notes)  # no transform inside the conv
 
 
-def test_transpose_cost_uses_the_calibrated_rate_by_row_length():
+def test_transpose_cost_uses_the_calibrated_rate_by_row_length_and_size():
     from workbench.cost.host import transpose_s
     from workbench.hw.calibrate import best_of
     from workbench.mapper import map_model
@@ -435,20 +435,27 @@ def test_transpose_cost_uses_the_calibrated_rate_by_row_length():
     _, build, opts = next(c for c in suite(quick=True) if "NCHW" in c[0])
     hw = _host(1e-6)
     data = hw.model_dump()
-    data["vector_unit"]["transpose_rates"] = ((4, 1e9), (16, 4e9))
-    slow = type(hw).model_validate(data)
-    layout = next(k for k in map_model(build(), slow, opts).kernels if k.kernel.kind == "layout")
+    layout = next(k for k in map_model(build(), hw, opts).kernels if k.kernel.kind == "layout")
     rows = layout.kernel.rows
-    # width 8 sits halfway between 4 and 16 on a log scale: 2.5e9 elements/s
+    n = rows.rows * rows.cols
     assert rows.cols == 8
-    assert transpose_s(layout.kernel, slow) == pytest.approx(rows.rows * 8 / 2.5e9)
+    # width 8 sits halfway between 4 and 16 on a log scale, size n halfway between n/2 and 2n
+    table = ((4, n // 2, 1e9), (4, 2 * n, 3e9), (16, n // 2, 4e9), (16, 2 * n, 6e9))
+    data["vector_unit"]["transpose_rates"] = table
+    slow = type(hw).model_validate(data)
+    assert transpose_s(layout.kernel, slow) == pytest.approx(n / 3.5e9)
     assert transpose_s(layout.kernel, HW) == 0.0  # no figures: the copy-rate model
-    assert layout.cost.total_s >= transpose_s(layout.kernel, slow)
-    data["vector_unit"]["transpose_rates"] = ((4, 2e9), (8, 1e9))
+    assert map_model(build(), slow, opts).kernels[0].cost.total_s >= n / 3.5e9
+    data["vector_unit"]["transpose_rates"] = ((4, n // 2, 2e9), (4, 2 * n, 1e9))
+    data["vector_unit"]["transpose_rates"] += ((16, n // 2, 1e9), (16, 2 * n, 1e9))
     merged = best_of([slow, type(hw).model_validate(data)])
-    assert merged.vector_unit.transpose_rates == ((4, 2e9), (8, 1e9), (16, 4e9))
-    data["vector_unit"]["transpose_rates"] = ((16, 1e9), (4, 1e9))
+    assert merged.vector_unit.transpose_rates[0] == (4, n // 2, 2e9)
+    assert merged.vector_unit.transpose_rates[1] == (4, 2 * n, 3e9)
+    data["vector_unit"]["transpose_rates"] = ((16, n, 1e9), (4, n, 1e9))
     with pytest.raises(ValueError, match="increasing"):
+        type(hw).model_validate(data)
+    data["vector_unit"]["transpose_rates"] = ((4, n, 1e9), (16, 2 * n, 1e9))
+    with pytest.raises(ValueError, match="same element counts"):
         type(hw).model_validate(data)
 
 
@@ -512,7 +519,10 @@ def test_light_calibration_measures_every_table():
 
     with blas_threads(1), cpu_clock():
         hw = calibrate(light=True, progress=False, engine=probe_engine)
-    assert [n for n, _ in hw.vector_unit.transpose_rates] == list(TRANSPOSE_WIDTHS)
+    from workbench.execution.probe import TRANSPOSE_ELEMENTS
+
+    keys = [(w, n) for w, n, _ in hw.vector_unit.transpose_rates]
+    assert keys == [(w, n) for w in TRANSPOSE_WIDTHS for n in TRANSPOSE_ELEMENTS]
     assert [n for n, _ in hw.matrix_engine.skinny_call_rates] == list(SKINNY_ROWS)
     assert set(hw.vector_unit.row_rates) == {"layernorm", "rmsnorm", "softmax"}
     assert all([n for n, _ in t] == list(ROW_LENGTHS) for t in hw.vector_unit.row_rates.values())
