@@ -11,7 +11,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["Claim", "join_names", "phrase_classes"]
+__all__ = ["BOTTLENECK_SYNONYMS", "Claim", "join_names", "phrase_classes"]
+
+#: Accepted spellings of the bottleneck classes a check may ask for.
+BOTTLENECK_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "compute": ("compute bound", "compute-bound", "math", "math bound"),
+    "bandwidth": ("bandwidth bound", "bandwidth-bound", "memory", "memory bound", "memory-bound"),
+    "bandwidth:hbm": ("hbm", "hbm bandwidth", "bandwidth hbm", "hbm-bound", "hbm bound"),
+    "bandwidth:l2": ("l2", "l2 bandwidth", "bandwidth l2", "l2-bound", "l2 bound"),
+    "overhead": ("launch", "launch overhead", "overhead bound", "overhead-bound"),
+}
 
 
 @dataclass(frozen=True, slots=True)

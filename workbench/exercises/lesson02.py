@@ -7,8 +7,8 @@ import itertools
 import pandas as pd
 
 from workbench._format import fmt_capacity
-from workbench.exercises._check import CheckResult, compare
-from workbench.exercises._claims import Claim, join_names
+from workbench.exercises._check import CheckResult, compare, normalize_text
+from workbench.exercises._claims import BOTTLENECK_SYNONYMS, Claim, join_names
 from workbench.exercises._shared import hardware, mapping, mapping_summary
 from workbench.hw import list_hardware
 from workbench.report.sheet import sheet_frame
@@ -253,7 +253,8 @@ def check_bottleneck(
         The check result (expected: the class without its level when the answer has none).
     """
     full = mapping(model, hardware_name, phase=phase, seq=seq).kernel(kernel).cost.bottleneck
-    expected = full if ":" in str(answer) else full.split(":")[0]
+    said = normalize_text(answer, BOTTLENECK_SYNONYMS)  # "HBM bandwidth" names a level too
+    expected = full if ":" in said else full.split(":")[0]
     return compare(
         f"bottleneck[{kernel},{phase}]",
         answer,
@@ -261,6 +262,7 @@ def check_bottleneck(
         hint="compare the kernel's intensity with the ridge point",
         hint2="decode has one token per sequence: intensity is about 1 FLOP/byte, far below the"
         " ridge",
+        synonyms=BOTTLENECK_SYNONYMS,
         strict=strict,
     )
 

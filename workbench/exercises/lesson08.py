@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 from workbench.exercises._check import CheckResult, compare
-from workbench.exercises._claims import Claim
+from workbench.exercises._claims import BOTTLENECK_SYNONYMS, Claim
 from workbench.exercises._shared import hardware, mapping
 from workbench.models import build_graph
 from workbench.models.presets import PRESETS
@@ -288,5 +288,6 @@ def check_decode_bottleneck(
         hint="one query per sequence reads the whole KV cache: what limits it?",
         hint2="one of compute, bandwidth:hbm, bandwidth:l2, overhead; read the attention row's "
         "bottleneck in the decode mapping",
+        synonyms=BOTTLENECK_SYNONYMS,
         strict=strict,
     )
