@@ -217,3 +217,10 @@ def test_gemm_shapes_of_a_block():
     assert d.loc["attn.q_proj", "M"] == 8
     assert d.loc["attn.sdpa (Q K^T)", "M"] == 1
     assert d.loc["attn.sdpa (Q K^T)", "count"] == 8 * 32
+
+
+def test_bottleneck_answers_accept_declared_synonyms():
+    kw = {"kernel": "layers.0.mlp.up_proj", "phase": "decode"}
+    for said in ("Memory-bound", "HBM bandwidth", "bandwidth:HBM", "  bandwidth "):
+        assert lesson02.check_bottleneck(said, strict=True, **kw).passed, said
+    assert not lesson02.check_bottleneck("L2 bandwidth", strict=False, **kw).passed
