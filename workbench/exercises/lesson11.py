@@ -102,8 +102,8 @@ def risk_inputs_table(platforms: Sequence[str]) -> pd.DataFrame:
     """What the risk figure and the tail read from each profile: software block and variance.
 
     Returns:
-        A frame indexed by platform with ``maturity`` (0..1), ``fused_attention``,
-        ``graph_capture``, ``attention_kernel``, ``launch_jitter_us`` (µs),
+        A frame with one column per platform and the rows ``maturity`` (0..1),
+        ``fused_attention``, ``graph_capture``, ``attention_kernel``, ``launch_jitter_us`` (µs),
         ``slow_step_probability`` and ``slow_step_factor``.
     """
     rows = []
@@ -122,7 +122,8 @@ def risk_inputs_table(platforms: Sequence[str]) -> pd.DataFrame:
                 "slow_step_factor": rv.slow_step_factor if rv else "n/a",
             }
         )
-    return pd.DataFrame(rows).set_index("platform")
+    # NOTE: one column per platform: seven inputs side by side would not fit a laptop's cell.
+    return pd.DataFrame(rows).set_index("platform").T
 
 
 def trap_table(gemm: pd.DataFrame, rows: Sequence[PlatformRow]) -> pd.DataFrame:
