@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import pandas as pd
 
 from workbench.exercises._check import CheckResult, compare
@@ -72,6 +74,7 @@ def sweep(
 SATURATION_FRACTIONS = (0.1, 0.3, 0.5, 0.7, 0.85, 1.0, 1.15)
 
 
+@lru_cache(maxsize=64)
 def panel_sweep(
     model: str,
     hw: str,
@@ -83,6 +86,9 @@ def panel_sweep(
     fractions: tuple[float, ...] = SATURATION_FRACTIONS,
 ) -> tuple[LoadPoint, ...]:
     """The sweep the lessons' LatencyPanel shows, so its tables and the panel agree.
+
+    Memoised (the sweep is seeded, so a setting always gives the same points): moving a control
+    back to a value it had redraws at once.
 
     :func:`sweep` at ``rates``, or at fractions of the saturation rate
     (``fractions``) when ``rates`` is None.
