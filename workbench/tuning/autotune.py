@@ -89,13 +89,13 @@ def _distinct(ranked: list[tuple[Tiling, Any]], k: int) -> list[tuple[Tiling, An
     return out[:k]
 
 
-def progress_bar(total: int, desc: str, enabled: bool) -> Any:
+def progress_bar(total: int, desc: str, enabled: bool, unit: str = "cand") -> Any:
     """A tqdm.auto bar that appears only after a second (``TQDM_DISABLE=1`` hides it)."""
     from tqdm.auto import tqdm
 
     # NOTE: pass `disable` only when asked to, so TQDM_DISABLE in the environment still works.
     kwargs: dict[str, Any] = {} if enabled else {"disable": True}
-    return tqdm(total=total, desc=desc, unit="cand", delay=1.0, leave=False, **kwargs)
+    return tqdm(total=total, desc=desc, unit=unit, delay=1.0, leave=False, **kwargs)
 
 
 def autotune(

@@ -202,7 +202,7 @@ def validate(
                 name = case if len(kernels) == 1 else f"{case}: {km.kernel.name}"
                 runs.append(_Run(name, graph, km, bk, options, clock))
         probes: list[Hardware] = []
-        with progress_bar(rounds * len(runs), "validate", progress) as bar:
+        with progress_bar(rounds * len(runs), "validate", progress, unit="kernel") as bar:
             for _ in range(rounds):
                 before = _calibrate(light=True) if probing else base
                 probes.append(before)
