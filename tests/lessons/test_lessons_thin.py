@@ -26,6 +26,7 @@ EXPECTED = [
     "09-scheduling-vs-autotuning.ipynb",
     "10-latency-throughput-tails.ipynb",
     "11-choosing-a-platform.ipynb",
+    "12-the-bandwidth-lens.ipynb",
 ]
 # Markdown headings every lesson has (case-insensitive substrings of a heading line).
 SECTIONS = [
@@ -92,7 +93,10 @@ def test_required_sections(path):
 def test_live_widget_and_exercise_triads(path):
     code = _cells(path, "code")
     assert any(
-        re.search(r"\b(MappingExplorer|TilingLab|TriagePanel|LatencyPanel)\(", c.source)
+        re.search(
+            r"\b(MappingExplorer|TilingLab|TriagePanel|LatencyPanel|LensPanel|DataflowPanel)\(",
+            c.source,
+        )
         for c in code
     ), f"{path.name}: no live widget from workbench.ui"
     triads = 0

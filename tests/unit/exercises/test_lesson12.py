@@ -1,0 +1,59 @@
+"""Lesson 12: the trajectory table, claims bound to it, checks and the lens widget."""
+
+from workbench.exercises import lesson12
+from workbench.ui.lens_panel import LensPanel
+
+M, HW = "llama2-7b", "h100-sxm"
+
+
+def test_table_has_every_step_and_pressure_follows_bytes_over_time():
+    table = lesson12.trajectory_table(M, HW, "hbm")
+    assert len(table) >= 5
+    assert (table["pressure_pct"] > 0).all()
+    assert set(table["serving"]) <= {"ok", "sla", "saturated"}
+    for name, m in lesson12.variants(M, HW):
+        lvl = m.hardware.level("hbm")
+        want = m.total.bytes_at("hbm") / m.time_s / lvl.sustained_bytes_per_s * 100
+        assert abs(table.loc[name, "pressure_pct"] - want) < 0.06
+
+
+def test_claims_name_the_table_numbers():
+    table = lesson12.trajectory_table(M, HW, "hbm")
+    text = str(lesson12.trajectory_claim(table, "hbm"))
+    assert f"{table.iloc[0]['step_ms']:g} ms" in text
+    assert f"{int(table['saturated'].sum())} of the {len(table)} steps" in text
+    serving = str(lesson12.serving_claim(table))
+    for step in table.index[table["serving"] != "ok"]:
+        assert f"`{step}`" in serving
+
+
+def test_checks_pass_right_and_fail_wrong_without_leaking():
+    table = lesson12.trajectory_table(M, HW, "hbm")
+    ratio = table.loc["searched tiles", "step_ms"] / table.loc["int8 weights", "step_ms"]
+    assert lesson12.check_speedup(ratio, model=M, hw=HW).passed
+    wrong = lesson12.check_speedup(ratio * 2, model=M, hw=HW)
+    assert not wrong.passed
+    assert f"{ratio:.3f}" not in repr(wrong)
+    first = next(s for s in table.index if table.loc[s, "saturated"])
+    assert lesson12.check_first_saturated(first.upper(), model=M, hw=HW, level="hbm").passed
+    assert not lesson12.check_first_saturated("layout", model=M, hw=HW, level="hbm").passed
+
+
+def test_lens_chart_marks_unstable_steps_from_the_simulation():
+    table = lesson12.trajectory_table(M, HW, "hbm")
+    spec = lesson12.lens_chart(M, HW, "hbm").to_dict()
+    rows = [r for values in spec["datasets"].values() for r in values if "label" in r]
+    labels = {r["variant"]: r["label"] for r in rows}
+    for step in table.index[1:]:
+        want = "unstable tail latency" if table.loc[step, "serving"] != "ok" else "tuning candidate"
+        assert labels[step] == want
+
+
+def test_panel_redraws_and_follows_hardware_levels():
+    panel = LensPanel(model="gpt2", hardware="h100-sxm", level="hbm")
+    before = panel.chart.to_dict()
+    panel.controls["hardware"].value = "a100-80gb"
+    assert panel.controls["level"].value in panel.controls["level"].options
+    assert panel.chart.to_dict() != before
+    panel.controls["level"].value = "l2"
+    assert "l2" in str(panel.chart.to_dict()["title"])

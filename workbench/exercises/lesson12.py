@@ -1,0 +1,179 @@
+"""Lesson 12, the bandwidth lens: working-set pressure along a real optimisation trajectory.
+
+Every step of :data:`workbench.platform.trajectory.TRAJECTORY` is mapped on the same model and
+hardware; pressure is achieved bandwidth at a memory level over that level's sustained rate
+(:func:`workbench.report.charts.bandwidth_lens_points`), and the serving simulation's verdict at
+one offered rate says where the p99 is unstable.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from workbench.exercises._check import CheckResult, compare
+from workbench.exercises._claims import Claim, join_names
+from workbench.exercises._figures import Figure
+from workbench.mapper import ModelMapping
+from workbench.platform.trajectory import TRAJECTORY, serving_verdicts, trajectory
+from workbench.report.charts import bandwidth_lens, bandwidth_lens_points
+
+__all__ = [
+    "SATURATION",
+    "SETTINGS",
+    "check_first_saturated",
+    "check_speedup",
+    "lens_chart",
+    "lens_figure",
+    "serving_claim",
+    "trajectory_claim",
+    "trajectory_table",
+    "variants",
+]
+
+#: Pressure (fraction of the level's sustained bandwidth) where the saturation zone starts. An
+#: assumption of this lesson, not a published figure: past ~80 % of what a well-tuned kernel
+#: sustains, requests queue at the level (the review pack's lens uses the same default).
+SATURATION = 0.8
+
+#: Defaults every cell and the widget share: decode, 8 sequences at a 1,024-token context; the
+#: serving replay offers 6 requests/s against a 15 s p99 SLA.
+SETTINGS: dict[str, float] = {"batch": 8, "seq": 1024, "rate_per_s": 6.0, "sla_s": 15.0}
+
+
+def variants(model: str, hw: str) -> list[tuple[str, ModelMapping]]:
+    """``(step name, mapping)`` pairs of the trajectory at the lesson's settings."""
+    steps = trajectory(model, hw, batch=int(SETTINGS["batch"]), seq=int(SETTINGS["seq"]))
+    return [(s.step.name, s.mapping) for s in steps]
+
+
+def _unstable(model: str, hw: str) -> dict[str, tuple[float, str]]:
+    verdicts = serving_verdicts(
+        model, hw, rate_per_s=SETTINGS["rate_per_s"], sla_s=SETTINGS["sla_s"]
+    )
+    return {name: (p99, status) for name, p99, status in verdicts}
+
+
+def trajectory_table(model: str, hw: str, level: str | None = None) -> pd.DataFrame:
+    """One row per step: decode step time, pressure at ``level``, p99 and the serving verdict.
+
+    Returns:
+        Index ``step``; columns step_ms, pressure_pct (% of sustained bandwidth at ``level``,
+        default off-chip), saturated (pressure >= :data:`SATURATION`), p99_s, serving
+        (``ok``/``sla``/``saturated``).
+    """
+    rows = bandwidth_lens_points(
+        variants(model, hw),
+        level,
+        SATURATION,
+        against="sustained",
+    )
+    serve = _unstable(model, hw)
+    return pd.DataFrame(
+        [
+            {
+                "step": r["variant"],
+                "step_ms": round(r["time_s"] * 1e3, 3),
+                "pressure_pct": round(r["pressure"] * 100, 1),
+                "saturated": bool(r["saturated"]),
+                "p99_s": round(serve[r["variant"]][0], 2),
+                "serving": serve[r["variant"]][1],
+            }
+            for r in rows
+        ]
+    ).set_index("step")
+
+
+def lens_chart(model: str, hw: str, level: str | None = None) -> object:
+    """The lens chart: pressure per step and per layer type, the zone, the unstable steps."""
+    serve = _unstable(model, hw)
+    return bandwidth_lens(
+        variants(model, hw),
+        level,
+        SATURATION,
+        against="sustained",
+        unstable=[n for n, (_, status) in serve.items() if status != "ok"],
+        by_layer_type=True,
+    )
+
+
+def lens_figure(model: str, hw: str, level: str | None = None) -> Figure:
+    """:func:`lens_chart` as a static figure."""
+    return Figure(lens_chart(model, hw, level))
+
+
+def trajectory_claim(table: pd.DataFrame, level: str) -> Claim:
+    """What the trajectory does to time and pressure, read from :func:`trajectory_table`."""
+    first, last = table.iloc[0], table.iloc[-1]
+    sat = [s for s in table.index if table.loc[s, "saturated"]]
+    flat = [
+        table.index[i]
+        for i in range(1, len(table))
+        if table.iloc[i]["step_ms"] == table.iloc[i - 1]["step_ms"]
+    ]
+    peak = table["pressure_pct"].idxmax()
+    zone = f"{len(sat)} of the {len(table)} steps sit in the saturation zone (>= {SATURATION:.0%})"
+    same = f" {join_names(flat)} changed nothing for this model." if flat else ""
+    return Claim(
+        f"Over {len(table)} steps the decode step falls from {first['step_ms']:g} ms to "
+        f"{last['step_ms']:g} ms (x{first['step_ms'] / last['step_ms']:.2f}). {level} pressure "
+        f"goes from {first['pressure_pct']:g} % to {last['pressure_pct']:g} % of sustained "
+        f"bandwidth, highest at **{peak}** ({table.loc[peak, 'pressure_pct']:g} %): {zone}.{same}"
+    )
+
+
+def serving_claim(table: pd.DataFrame) -> Claim:
+    """Which steps the serving replay finds unstable at the lesson's offered rate."""
+    bad = [s for s in table.index if table.loc[s, "serving"] != "ok"]
+    rate, sla = SETTINGS["rate_per_s"], SETTINGS["sla_s"]
+    if not bad:
+        return Claim(f"At {rate:g} requests/s every step keeps p99 under {sla:g} s.")
+    good = [s for s in table.index if s not in bad]
+    after = f"; from **{good[0]}** on it holds" if good else "; no step brings it back"
+    return Claim(
+        f"At {rate:g} requests/s the p99 is unstable (over the {sla:g} s SLA or the replica "
+        f"falls behind) at {join_names(bad)}{after} ({table.loc[bad[0], 'p99_s']:g} s -> "
+        f"{table.iloc[-1]['p99_s']:g} s)."
+    )
+
+
+def check_speedup(
+    answer: object,
+    *,
+    model: str,
+    hw: str,
+    before: str = "searched tiles",
+    after: str = "int8 weights",
+) -> CheckResult:
+    """Step time at step ``before`` over step time at step ``after`` (within 1 %)."""
+    times = {name: m.time_s for name, m in variants(model, hw)}
+    expected = times[before] / times[after]
+    return compare(
+        "step speedup",
+        answer,
+        expected,
+        rel_tol=0.01,
+        hint=f"divide the {before!r} row's step_ms by the {after!r} row's",
+        hint2="a speedup is old time / new time, so it is above 1",
+    )
+
+
+def check_first_saturated(answer: object, *, model: str, hw: str, level: str) -> CheckResult:
+    """The first step whose pressure at ``level`` is in the saturation zone (or ``"none"``)."""
+    rows = bandwidth_lens_points(
+        variants(model, hw),
+        level,
+        SATURATION,
+        against="sustained",
+    )
+    first = next((r["variant"] for r in rows if r["saturated"]), "none")
+    return compare(
+        "first saturated step",
+        answer,
+        first,
+        hint=f"read pressure_pct against {SATURATION:.0%} of sustained, in step order",
+        hint2="the step name as the table's index spells it",
+        synonyms={"none": ("no step", "never")},
+    )
+
+
+assert len(TRAJECTORY) >= 5  # the lesson promises a trajectory of at least five steps

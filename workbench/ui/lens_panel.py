@@ -1,0 +1,99 @@
+"""The bandwidth-lens widget: pick model, hardware and memory level; the lens redraws.
+
+Each callback makes one library call (:func:`workbench.exercises.lesson12.lens_chart`, which
+maps the trajectory and replays the serving trace, both cached) and shows its chart.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ipywidgets as widgets
+
+from workbench.exercises.lesson12 import lens_chart
+from workbench.hw import list_hardware, load_hardware
+from workbench.ui._live import LiveChart, Panel
+from workbench.ui.platform_panel import PANEL_MODELS
+
+__all__ = ["LensPanel"]
+
+
+def _levels(hw: str) -> list[str]:
+    """Memory levels of ``hw`` that move bytes (registers are skipped), outermost first."""
+    return [m.name for m in reversed(load_hardware(hw).memory) if m.name != "registers"]
+
+
+class LensPanel:
+    """Dropdowns for model, hardware and level; a live bandwidth-lens chart.
+
+    Args:
+        model: Decoder preset.
+        hardware: Hardware profile name.
+        level: Memory level name (None: off-chip).
+
+    Attributes:
+        controls: ``model, hardware, level`` dropdowns; setting a value redraws.
+    """
+
+    def __init__(
+        self, model: str = "llama2-7b", hardware: str = "h100-sxm", level: str | None = None
+    ) -> None:
+        levels = _levels(hardware)
+        self.controls: dict[str, Any] = {
+            "model": widgets.Dropdown(options=PANEL_MODELS, value=model, description="model"),
+            "hardware": widgets.Dropdown(
+                options=list_hardware(), value=hardware, description="hardware"
+            ),
+            "level": widgets.Dropdown(
+                options=levels, value=level or levels[0], description="level"
+            ),
+        }
+        self._chart = LiveChart(self._make_chart())
+        self._widget: Panel | None = None
+        self.controls["hardware"].observe(self._on_hardware, names="value")
+        for name in ("model", "level"):
+            self.controls[name].observe(lambda _change: self.update(), names="value")
+
+    def _make_chart(self) -> Any:
+        c = {k: w.value for k, w in self.controls.items()}
+        return lens_chart(c["model"], c["hardware"], c["level"])
+
+    def _on_hardware(self, change: Any) -> None:
+        levels = _levels(change["new"])
+        level = self.controls["level"]
+        keep = level.value if level.value in levels else levels[0]
+        with level.hold_trait_notifications():
+            level.options = levels
+            level.value = keep
+        self.update()
+
+    def update(self) -> Any:
+        """Redraw with the current controls; returns the new chart."""
+        self._chart.chart = self._make_chart()
+        return self._chart.chart
+
+    @property
+    def chart(self) -> Any:
+        """The current chart."""
+        return self._chart.chart
+
+    @property
+    def widget(self) -> Panel:
+        """The ipywidgets container (controls, chart)."""
+        if self._widget is None:
+            c = self.controls
+            wrap = widgets.Layout(display="flex", flex_flow="row wrap", width="100%")
+            self._widget = Panel(
+                [widgets.HBox([c["model"], c["hardware"], c["level"]], layout=wrap),
+                 self._chart.widget],
+                charts=lambda: (self._chart.chart,),
+                caption=lambda: f"{c['model'].value} on {c['hardware'].value}, {c['level'].value}",
+                layout=widgets.Layout(width="100%", max_width="100%"),
+            )  # fmt: skip
+        return self._widget
+
+    def _ipython_display_(self, **kwargs: Any) -> None:
+        self.widget._ipython_display_(**kwargs)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.widget._repr_mimebundle_(**kwargs)
