@@ -4,7 +4,9 @@ Each setup is rebuilt as an IR graph (one ``Linear`` for a GEMM, one ``Attention
 benchmark, a preset or published decoder for whole models, ResNet-50 for CNN rows) and mapped
 with :func:`workbench.map_model`. The step time is turned into the row's metric:
 
-* GEMM: ``2 m n k / time`` (FLOP/s).
+* GEMM: ``2 m n k / time`` (FLOP/s); when the benchmark writes C wider than its operands
+  (``out_dtype``, e.g. cuBLASLt FP8 writing fp16), the conversion is a ``Quantize`` to that
+  format, fused into the GEMM's epilogue, so C is stored (and floored) at its real width.
 * stream (a STREAM copy): bytes read + written / time (B/s).
 * Attention: the source's FLOP count (``4 b h s^2 d``, halved for causal when the source does)
   over time (FLOP/s).
@@ -39,6 +41,7 @@ from workbench.fidelity.schema import (
 from workbench.hw.schema import Hardware
 from workbench.ir import Attention, Elementwise, Graph, Linear
 from workbench.ir.dtypes import bytes_for
+from workbench.ir.ops_vector import Quantize
 from workbench.mapper import ModelMapping, map_model
 from workbench.models import (
     PRESETS,
@@ -99,9 +102,16 @@ def _gemm(s: GemmSetup, hw: Hardware) -> Reproduction:
     op = Linear(
         name="gemm", inputs=("x",), tokens=(s.m,), in_features=s.k, out_features=s.n, dtype=s.dtype
     )
-    m = map_model(Graph(name="gemm", ops=(op,)), hw)
+    ops: tuple[Linear | Quantize, ...] = (op,)
+    out = s.out_dtype or s.dtype
+    if out != s.dtype:
+        # NOTE: the library converts the fp32 accumulators to C's format in the epilogue (e.g.
+        # superbench cublaslt_gemm.cu runs FP8 as <fp8e4m3, fp8e4m3, fp16>): the conversion
+        # fuses into the GEMM, which then stores C at out's width.
+        ops = (op, Quantize(name="c", inputs=("gemm",), shape=(s.m, s.n), to=out, dtype=s.dtype))
+    m = map_model(Graph(name="gemm", ops=ops), hw)
     flops = 2.0 * s.m * s.n * s.k
-    nbytes = bytes_for(s.m * s.k + s.k * s.n + s.m * s.n, s.dtype)
+    nbytes = bytes_for(s.m * s.k + s.k * s.n, s.dtype) + bytes_for(s.m * s.n, out)
     floor = max(flops / _peak(hw, s.dtype), nbytes / hw.offchip.bandwidth_bytes_per_s)
     return Reproduction(
         predicted=flops / m.time_s,

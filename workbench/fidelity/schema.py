@@ -75,6 +75,11 @@ class GemmSetup(_Model):
     n: int = Field(gt=0, description="Columns of B and C.")
     k: int = Field(gt=0, description="Reduction length.")
     dtype: str = Field(description="Operand format (e.g. bf16).")
+    out_dtype: str | None = Field(
+        default=None,
+        description="Format the benchmark writes C in when wider than the operands (e.g. an "
+        "FP8 GEMM writing fp16); None: the operand format.",
+    )
     software: str = Field(description="Library measured (e.g. cuBLAS via torch.mm).")
 
 
