@@ -72,3 +72,14 @@ def fmt_capacity(n: float, digits: int = 3) -> str:
 def fmt_rate(flops_per_s: float) -> str:
     """Format a FLOP rate (``989 TFLOP/s``)."""
     return fmt_si(flops_per_s, "FLOP/s")
+
+
+def fmt_peak(ops_per_s: float, fmt: str) -> str:
+    """Format an engine's peak in the unit of its format: TOPS for integers, else FLOP/s.
+
+    >>> fmt_peak(989.4e12, "bf16"), fmt_peak(1979e12, "int8")
+    ('989 TFLOP/s', '1,979 TOPS')
+    """
+    if fmt.startswith("int"):
+        return f"{ops_per_s / 1e12:,.0f} TOPS"
+    return fmt_si(ops_per_s, "FLOP/s")

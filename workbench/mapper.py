@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass, replace
 
+from workbench._format import fmt_peak
 from workbench.cost.model import Cost
 from workbench.cost.search import schedule
 from workbench.hw.schema import Hardware
@@ -248,7 +249,7 @@ def _mfu_peak(kernels: list[KernelMapping], hw: Hardware, dtype: str) -> tuple[f
     engine, fmt = max(work, key=lambda e: work[e]) if work else ("matrix", dtype)
     if engine == "matrix" and hw.supports(fmt):
         peak = hw.peak_flops(fmt)
-        name = f"{hw.name} matrix engine {fmt} peak {peak / 1e12:.4g} TFLOP/s"
+        name = f"{hw.name} matrix engine {fmt} peak {fmt_peak(peak, fmt)}"
         if fmt != dtype:
             name += f" ({dtype} runs as {fmt} there)"
         return peak, name
@@ -256,7 +257,7 @@ def _mfu_peak(kernels: list[KernelMapping], hw: Hardware, dtype: str) -> tuple[f
     vfmt = fmt if fmt in have else "fp32" if "fp32" in have else max(have, key=lambda d: have[d])
     peak = hw.vector_flops(vfmt)
     return peak, (
-        f"{hw.name} vector unit {vfmt} peak {peak / 1e12:.4g} TFLOP/s (the matrix engine has "
+        f"{hw.name} vector unit {vfmt} peak {fmt_peak(peak, vfmt)} (the matrix engine has "
         f"no {fmt}: the GEMMs run on the vector unit)"
     )
 

@@ -61,7 +61,7 @@ def summary_text(m: ModelMapping, *, full: bool = False) -> str:
     unit = "tokens/s" if m.phase in ("prefill", "decode", "encode") else "items/s"
     lines = [
         f"model     {m.graph.name}",
-        f"hardware  {hw.name} ({hw.vendor}); {m.dtype} peak {fmt_si(m.peak_flops, 'FLOP/s')}, "
+        f"hardware  {hw.name} ({hw.vendor}); model format {m.dtype}, "
         f"{hw.offchip.name} {fmt_si(hw.offchip.bandwidth_bytes_per_s, 'B/s')} "
         f"({fmt_si(hw.offchip.sustained_bytes_per_s, 'B/s')} sustained)",
         f"time      {fmt_time(m.time_s)} per step   {m.tokens_per_s:,.1f} {unit}",
