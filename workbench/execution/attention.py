@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from workbench.execution.backend import Backend, resolve_backend
+from workbench.execution.backend import Backend, as_operand, resolve_backend
 from workbench.execution.errors import ExecutionError, check_sizes
 from workbench.execution.trace import Trace, tile_start, tile_stop
 
@@ -32,7 +32,7 @@ __all__ = ["attention_fused", "attention_unfused"]
 
 def _prepare(q: Any, k: Any, v: Any, causal: bool, xp: Any) -> tuple[Any, Any, Any, int]:
     """Cast to float32, check shapes, and view q as (B, Hkv, group, Lq, D)."""
-    q, k, v = (xp.asarray(t, dtype=xp.float32) for t in (q, k, v))
+    q, k, v = (as_operand(xp, t, "attention", n) for t, n in ((q, "q"), (k, "k"), (v, "v")))
     if q.ndim != 4 or k.shape != v.shape or k.ndim != 4:
         raise ExecutionError(
             f"attention: need q (B, Hq, Lq, D) and k, v (B, Hkv, Lkv, D); got {q.shape}, "

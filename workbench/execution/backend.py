@@ -136,3 +136,18 @@ def to_numpy(x: Any) -> np.ndarray:
     if callable(getter) and type(x).__module__.startswith("cupy"):
         return getter()
     return np.asarray(x)
+
+
+def as_operand(xp: Any, x: Any, kernel: str, name: str) -> Any:
+    """``x`` as a float32 array of ``xp``, or one ExecutionError line naming the kernel and operand.
+
+    Strings, objects and ragged nested lists are refused here, not deep inside NumPy.
+    """
+    dtype = getattr(x, "dtype", None)
+    if dtype is not None and getattr(dtype, "kind", "f") not in "biuf":
+        raise ExecutionError(f"{kernel}: operand {name} must be numeric, got dtype {dtype}")
+    try:
+        return xp.asarray(x, dtype=xp.float32)
+    except (TypeError, ValueError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ExecutionError(f"{kernel}: operand {name} is not a numeric array ({first})") from None

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from workbench.execution.backend import Backend, resolve_backend
+from workbench.execution.backend import Backend, as_operand, resolve_backend
 from workbench.execution.errors import ExecutionError, check_sizes
 from workbench.execution.gemm import (
     OPERAND_BYTES,
@@ -176,8 +176,8 @@ def conv2d(
     check_sizes("conv2d", tile_m=tile_m, tile_n=tile_n, tile_k=tile_k, groups=groups)
     stride, padding = _pair(stride, "stride"), _pair(padding, "padding")
     dilation = _pair(dilation, "dilation")
-    x = xp.asarray(x, dtype=xp.float32)
-    w = xp.asarray(w, dtype=xp.float32)
+    x = as_operand(xp, x, "conv2d", "x")
+    w = as_operand(xp, w, "conv2d", "w")
     _check(x, w, layout, groups)
     if min(tile_m, tile_n, tile_k) <= 0 or min(*stride, *dilation) <= 0 or min(padding) < 0:
         raise ExecutionError("conv2d: tiles, stride and dilation must be positive, padding >= 0")

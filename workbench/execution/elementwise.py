@@ -17,7 +17,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from workbench.execution.backend import Backend, resolve_backend
+from workbench.execution.backend import Backend, as_operand, resolve_backend
 from workbench.execution.errors import ExecutionError, check_sizes
 from workbench.execution.trace import Trace, tile_start, tile_stop
 from workbench.ir.ops import ELEMENTWISE_FLOPS
@@ -95,7 +95,7 @@ def elementwise_chain(
     check_sizes("elementwise_chain", tile=tile)
     bk = resolve_backend(backend)
     xp = bk.xp
-    src = xp.asarray(x, dtype=xp.float32)
+    src = as_operand(xp, x, "elementwise", "x")
     flat = src.reshape(-1)
     out = xp.empty_like(flat)
     per_elem = sum(ELEMENTWISE_FLOPS[k] for k in kinds)

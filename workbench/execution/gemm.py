@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from workbench.execution import cupy_kernels
-from workbench.execution.backend import Backend, resolve_backend
+from workbench.execution.backend import Backend, as_operand, resolve_backend
 from workbench.execution.elementwise import ACTIVATIONS, activate
 from workbench.execution.errors import ExecutionError, check_sizes
 from workbench.execution.quant import fake_quantize, round_to_format
@@ -61,8 +61,8 @@ def prepare_gemm_inputs(a: Any, b: Any, dtype: str, xp: Any) -> tuple[Any, Any]:
     fp8: one scale per tensor; int8: per row of A (token) and per column of B (output
     channel); int4: weight-only, B in groups of 128 along K, A in bf16.
     """
-    a = xp.asarray(a, dtype=xp.float32)
-    b = xp.asarray(b, dtype=xp.float32)
+    a = as_operand(xp, a, "gemm", "A")
+    b = as_operand(xp, b, "gemm", "B")
     if dtype in ("fp32", "tf32", "bf16", "fp16"):
         return round_to_format(a, dtype, xp), round_to_format(b, dtype, xp)
     if dtype in ("fp8_e4m3", "fp8_e5m2"):
@@ -222,8 +222,8 @@ def gemm(
     _check(a_q, b_q, (tile_m, tile_n, tile_k), split_k, loop_order)
     m, k = a_q.shape
     n = b_q.shape[1]
-    bias = None if bias is None else xp.asarray(bias, dtype=xp.float32)
-    residual = None if residual is None else xp.asarray(residual, dtype=xp.float32)
+    bias = None if bias is None else as_operand(xp, bias, "gemm", "bias")
+    residual = None if residual is None else as_operand(xp, residual, "gemm", "residual")
     _check_epilogue(epilogue, bias, residual, n, m)
     out = xp.empty((m, n), dtype=xp.float32)
     slices = k_slices(k, tile_k, split_k)

@@ -24,7 +24,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from workbench.execution.backend import Backend, resolve_backend
+from workbench.execution.backend import Backend, as_operand, resolve_backend
 from workbench.execution.errors import ExecutionError, check_sizes
 from workbench.execution.trace import Trace, tile_start, tile_stop
 from workbench.ir.ops import LAYERNORM_FLOPS, RMSNORM_FLOPS, SOFTMAX_FLOPS
@@ -118,7 +118,7 @@ def _run_rows(
     check_sizes(kernel, row_tile=row_tile, col_tile=col_tile)
     bk = resolve_backend(backend)
     xp = bk.xp
-    src = xp.asarray(x, dtype=xp.float32)
+    src = as_operand(xp, x, kernel, "x")
     if src.ndim == 0 or src.shape[-1] == 0:
         raise ExecutionError(f"{kernel}: need at least one element along the last axis")
     n = src.shape[-1]
