@@ -16,8 +16,9 @@ with :func:`workbench.map_model`. The step time is turned into the row's metric:
 * serving (static batch): ``batch x output_len / (prefill + (output_len - 1) x decode step at the
   mean context)`` (output tokens/s per replica; divided by the tensor-parallel chips when the row
   is per chip).
-* training: ``3 x`` the forward time of a causal prefill of one chip's share (backward = 2 x
-  forward), PaLM-convention model FLOPs per token: MFU (fraction).
+* training: ``(3 + recompute) x`` the forward time of a causal prefill of one chip's share
+  (backward = 2 x forward, plus the rematerialised forward fraction), PaLM-convention model
+  FLOPs per token: MFU (fraction).
 * cnn: ``batch / time`` (images/s).
 
 The **floor** is computed without the cost model: ``max(FLOPs / matrix peak, compulsory bytes /
@@ -252,8 +253,12 @@ def _model(s: ModelSetup, hw: Hardware, metric: str, per_chip: bool) -> Reproduc
 
 def _training(s: ModelSetup, hw: Hardware) -> Reproduction:
     m = _decoder(s, hw, "prefill", s.batch, s.seq)
-    step = 3.0 * m.time_s
-    floor = 3.0 * _graph_floor(m.graph, hw, s.dtype)
+    # NOTE: activation rematerialisation runs (part of) the forward again in the backward pass
+    # (Chen et al. arXiv:1604.06174; Korthikanti et al. arXiv:2205.05198): the step pays
+    # 3 + recompute forwards while MFU's model FLOPs stay at 3 (the PaLM convention).
+    passes = 3.0 + s.recompute
+    step = passes * m.time_s
+    floor = passes * _graph_floor(m.graph, hw, s.dtype)
     per_token = training_flops_per_token(_config(s), s.seq)
     work = s.batch * s.seq * per_token / s.tensor_parallel
     peak = _peak(hw, s.dtype)

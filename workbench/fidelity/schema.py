@@ -144,6 +144,14 @@ class ModelSetup(_Model):
     weight_dtype: str | None = Field(default=None, description="Weight-only format, if any.")
     chips: int = Field(default=1, gt=0, description="Chips in the measurement.")
     tensor_parallel: int = Field(default=1, gt=0, description="Chips one replica is split over.")
+    recompute: float = Field(
+        default=0.0,
+        ge=0.0,
+        le=1.0,
+        description="Training: forward passes recomputed during the backward (activation "
+        "rematerialisation), as a fraction of one forward (1 = full remat); only where the "
+        "source's MFU counts model FLOPs without it.",
+    )
     software: str = Field(description="Software stack measured (TensorRT-LLM, Megatron, ...).")
 
     @model_validator(mode="after")
