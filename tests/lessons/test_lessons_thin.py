@@ -27,6 +27,7 @@ EXPECTED = [
     "10-latency-throughput-tails.ipynb",
     "11-choosing-a-platform.ipynb",
     "12-the-bandwidth-lens.ipynb",
+    "13-dataflows-and-energy.ipynb",
 ]
 # Markdown headings every lesson has (case-insensitive substrings of a heading line).
 SECTIONS = [

@@ -1,0 +1,60 @@
+"""Lesson 13: energy table bound to the loop-nest model, claims, checks, chart and widget."""
+
+import pytest
+
+from workbench.errors import WorkbenchError
+from workbench.exercises import lesson13
+from workbench.hw import load_hardware
+from workbench.report.charts.dataflow import energy_by_level_chart
+from workbench.scheduling.loopnest import DATAFLOWS, access_words, loop_nest
+from workbench.ui.dataflow_panel import DataflowPanel
+
+
+def test_energy_is_words_times_pj_per_byte():
+    hw = load_hardware("eyeriss")
+    table = lesson13.energy_table("alexnet conv3")
+    words = access_words(loop_nest(lesson13.LAYERS["alexnet conv3"], "row_stationary", hw))
+    want = words["dram"] * 2 * hw.offchip.energy_pj_per_byte / 1e6
+    assert table.loc["row_stationary", "dram"] == pytest.approx(want, abs=1e-3)
+    assert list(table.index) == list(DATAFLOWS)
+    assert (table[["mac", "spad", "glb", "dram"]] >= 0).all().all()
+    assert ((table["utilisation"] > 0) & (table["utilisation"] <= 1)).all()
+
+
+def test_claim_follows_the_table():
+    table = lesson13.energy_table("alexnet conv1")
+    text = str(lesson13.energy_claim(table, "alexnet conv1"))
+    assert f"**{table['total'].idxmin()}** spends least" in text
+    assert f"**{table['total'].idxmax()}** most" in text
+
+
+def test_checks_accept_synonyms_and_do_not_leak():
+    best = lesson13.energy_table("alexnet conv1")["total"].idxmin()
+    short = {
+        "weight_stationary": "WS",
+        "output_stationary": "os",
+        "row_stationary": "Row Stationary",
+    }
+    assert lesson13.check_best_dataflow(short[best], layer="alexnet conv1").passed
+    other = next(d for d in DATAFLOWS if d != best)
+    wrong = lesson13.check_best_dataflow(other, layer="alexnet conv1")
+    assert not wrong.passed
+    assert best not in repr(wrong)
+    pes = loop_nest(lesson13.LAYERS["alexnet conv1"], "weight_stationary", load_hardware("eyeriss"))
+    assert lesson13.check_pes_used(
+        pes.pes_used, layer="alexnet conv1", dataflow="weight_stationary"
+    ).passed
+    with pytest.raises(WorkbenchError, match="layer"):
+        lesson13.energy_table("vgg")
+
+
+def test_chart_rejects_bad_energy_and_panel_redraws():
+    with pytest.raises(WorkbenchError, match="energy"):
+        energy_by_level_chart([{"dataflow": "x", "level": "dram", "energy_uj": -1.0}])
+    panel = DataflowPanel(layer="alexnet conv3", dataflow="row_stationary")
+    nest, chart = panel.nest_html, panel.chart.to_dict()
+    panel.controls["layer"].value = "alexnet conv1"
+    assert panel.nest_html != nest
+    assert panel.chart.to_dict() != chart
+    panel.controls["dataflow"].value = "weight_stationary"
+    assert "weight_stationary" in str(panel.chart.to_dict()["encoding"]["opacity"])

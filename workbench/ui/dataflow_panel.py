@@ -1,0 +1,94 @@
+"""The dataflow widget: pick a conv layer and a dataflow; see its loop nest and energy by level.
+
+Each callback makes one library call for the nest (:func:`workbench.exercises.lesson13.nest_text`)
+and one chart call (:func:`workbench.exercises.lesson13.energy_chart`, the chosen dataflow
+highlighted among all three).
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import ipywidgets as widgets
+
+from workbench.exercises.lesson13 import LAYERS, energy_chart, nest_text
+from workbench.scheduling.loopnest import DATAFLOWS
+from workbench.ui._live import LiveChart, Panel
+
+__all__ = ["DataflowPanel"]
+
+
+class DataflowPanel:
+    """Layer and dataflow controls; the mapped loop nest as text and a live energy chart.
+
+    Args:
+        layer: A key of :data:`workbench.exercises.lesson13.LAYERS`.
+        dataflow: A key of :data:`workbench.scheduling.loopnest.DATAFLOWS`.
+
+    Attributes:
+        controls: ``layer`` dropdown and ``dataflow`` toggle; setting a value redraws.
+    """
+
+    def __init__(self, layer: str = "alexnet conv3", dataflow: str = "row_stationary") -> None:
+        self.controls: dict[str, Any] = {
+            "layer": widgets.Dropdown(options=list(LAYERS), value=layer, description="layer"),
+            "dataflow": widgets.ToggleButtons(options=list(DATAFLOWS), value=dataflow),
+        }
+        self._nest = widgets.HTML()
+        self._chart = LiveChart(self._make_chart())
+        self._fill()
+        self._widget: Panel | None = None
+        for control in self.controls.values():
+            control.observe(lambda _change: self.update(), names="value")
+
+    def _make_chart(self) -> Any:
+        c = self.controls
+        return energy_chart(c["layer"].value, highlight=c["dataflow"].value)
+
+    def _fill(self) -> None:
+        c = self.controls
+        code = (
+            str(nest_text(c["layer"].value, c["dataflow"].value)).strip("`").removeprefix("python")
+        )
+        self._nest.value = (
+            "<pre style='font-size:11px;max-width:100%;overflow-x:auto'>"
+            f"{html.escape(code.strip())}</pre>"
+        )
+
+    def update(self) -> Any:
+        """Redraw the nest and the chart with the current controls; returns the chart."""
+        self._fill()
+        self._chart.chart = self._make_chart()
+        return self._chart.chart
+
+    @property
+    def chart(self) -> Any:
+        """The current chart."""
+        return self._chart.chart
+
+    @property
+    def nest_html(self) -> str:
+        """The loop nest shown (HTML)."""
+        return str(self._nest.value)
+
+    @property
+    def widget(self) -> Panel:
+        """The ipywidgets container (controls, loop nest, chart)."""
+        if self._widget is None:
+            c = self.controls
+            wrap = widgets.Layout(display="flex", flex_flow="row wrap", width="100%")
+            self._widget = Panel(
+                [widgets.HBox([c["layer"], c["dataflow"]], layout=wrap), self._nest,
+                 self._chart.widget],
+                charts=lambda: (self._chart.chart,),
+                caption=lambda: f"{c['layer'].value}, {c['dataflow'].value}",
+                layout=widgets.Layout(width="100%", max_width="100%"),
+            )  # fmt: skip
+        return self._widget
+
+    def _ipython_display_(self, **kwargs: Any) -> None:
+        self.widget._ipython_display_(**kwargs)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.widget._repr_mimebundle_(**kwargs)
