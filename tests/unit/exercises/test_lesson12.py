@@ -44,6 +44,7 @@ def test_lens_chart_marks_unstable_steps_from_the_simulation():
     spec = lesson12.lens_chart(M, HW, "hbm").to_dict()
     rows = [r for values in spec["datasets"].values() for r in values if "label" in r]
     labels = {r["variant"]: r["label"] for r in rows}
+    assert "of sustained bandwidth" in spec["title"]["subtitle"]
     for step in table.index[1:]:
         want = "unstable tail latency" if table.loc[step, "serving"] != "ok" else "tuning candidate"
         assert labels[step] == want

@@ -150,14 +150,15 @@ def bandwidth_lens(
     Args:
         variants: ``(name, mapping)`` pairs in optimization order (the first is the baseline).
         level: Memory level name; default the off-chip level.
-        saturation: Where the saturation band starts (fraction of peak bandwidth).
+        saturation: Where the saturation band starts (fraction of the ``against`` bandwidth).
         against: ``"peak"`` or ``"sustained"`` bandwidth as the 100 % line.
         unstable: Variants whose serving p99 went unstable (see :func:`bandwidth_lens_points`).
         by_layer_type: Add a thin line per layer type (:func:`bandwidth_lens_layer_points`).
 
     Returns:
         A layered chart: a red band from ``saturation`` to the top, a line through the
-        variants, points coloured by label and text labels (y axis in % of peak bandwidth).
+        variants, points coloured by label and text labels (y axis in % of the ``against``
+        bandwidth).
     """
     rows = bandwidth_lens_points(variants, level, saturation, against=against, unstable=unstable)
     lvl = rows[0]["level"]
@@ -182,7 +183,7 @@ def bandwidth_lens(
     line = base.mark_line(color="#888").encode(x=x, y=y)
     tooltip = [
         "variant:N", "label:N",
-        alt.Tooltip("pressure_pct:Q", title="% of peak bandwidth", format=".1f"),
+        alt.Tooltip("pressure_pct:Q", title=f"% of {against} bandwidth", format=".1f"),
         alt.Tooltip("achieved_tbps:Q", title="achieved (TB/s)", format=".3g"),
         alt.Tooltip("time_ms:Q", title="step time (ms)", format=".4g"),
         alt.Tooltip("stall_fraction:Q", title="memory-stall fraction", format=".0%"),
@@ -196,7 +197,7 @@ def bandwidth_lens(
     text = base.mark_text(dy=-14, fontSize=11).encode(x=x, y=y, text="label:N")
     title = alt.Title(
         f"Bandwidth lens: {lvl} pressure across variants",
-        subtitle=f"band: >= {saturation:.0%} of peak bandwidth (saturated: queueing makes the "
+        subtitle=f"band: >= {saturation:.0%} of {against} bandwidth (saturated: queueing makes the "
         "tail latency erratic)",
     )
     layers: list[Any] = [band, line, dots, text]
