@@ -45,6 +45,11 @@ def test_lens_chart_marks_unstable_steps_from_the_simulation():
     rows = [r for values in spec["datasets"].values() for r in values if "label" in r]
     labels = {r["variant"]: r["label"] for r in rows}
     assert "of sustained bandwidth" in spec["title"]["subtitle"]
+    ringed = {r["variant"] for r in rows if r["p99_unstable"]}
+    assert ringed == set(table.index[table["serving"] != "ok"])
+    assert any(
+        {"filter": "datum.p99_unstable"} in layer.get("transform", []) for layer in spec["layer"]
+    )
     for step in table.index[1:]:
         want = "unstable tail latency" if table.loc[step, "serving"] != "ok" else "tuning candidate"
         assert labels[step] == want

@@ -73,7 +73,9 @@ def bandwidth_lens_points(
 
     Returns:
         Dicts ``{iteration, variant, level, bytes, achieved_bytes_per_s, peak_bytes_per_s,
-        pressure, stall_fraction, time_s, label}`` (bytes, bytes/s, seconds; pressure 0..1).
+        pressure, stall_fraction, time_s, saturated, p99_unstable, label}`` (bytes, bytes/s,
+        seconds; pressure 0..1; p99_unstable None when ``unstable`` is not given, else whether
+        the variant is in it, the baseline included).
 
     Raises:
         WorkbenchError: No variants, or a saturation outside (0, 1].
@@ -88,6 +90,7 @@ def bandwidth_lens_points(
         row: dict[str, Any] = {"iteration": i, "variant": variant, "level": name}
         row.update(_pressure(mapping, name, against))
         row["saturated"] = row["pressure"] >= saturation
+        row["p99_unstable"] = None if unstable is None else variant in unstable
         if i == 0:
             row["label"] = LENS_LABELS[0]
         elif unstable is not None:
@@ -158,7 +161,7 @@ def bandwidth_lens(
     Returns:
         A layered chart: a red band from ``saturation`` to the top, a line through the
         variants, points coloured by label and text labels (y axis in % of the ``against``
-        bandwidth).
+        bandwidth); with ``unstable``, a red ring on each unstable variant.
     """
     rows = bandwidth_lens_points(variants, level, saturation, against=against, unstable=unstable)
     lvl = rows[0]["level"]
@@ -201,6 +204,12 @@ def bandwidth_lens(
         "tail latency erratic)",
     )
     layers: list[Any] = [band, line, dots, text]
+    if unstable is not None:  # a red ring on every unstable variant, the baseline included
+        layers.append(
+            base.transform_filter("datum.p99_unstable")
+            .mark_point(size=420, shape="circle", filled=False, color="#d62728", strokeWidth=2)
+            .encode(x=x, y=y)
+        )
     if by_layer_type:
         per = bandwidth_lens_layer_points(variants, lvl, against=against)
         layers.insert(1, alt.Chart({"values": per})
