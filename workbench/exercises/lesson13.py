@@ -34,6 +34,8 @@ __all__ = [
     "energy_rows",
     "energy_table",
     "nest_text",
+    "profile_claim",
+    "profile_table",
 ]
 
 #: The profile every cell uses.
@@ -60,6 +62,35 @@ def _shape(layer: str) -> ConvShape:
     if layer not in LAYERS:
         raise WorkbenchError(f"layer {layer!r}: expected one of {', '.join(LAYERS)}")
     return LAYERS[layer]
+
+
+def profile_table() -> pd.DataFrame:
+    """The profile's storage levels: capacity (bytes; per PE for the scratchpad) and pJ/byte."""
+    hw = hardware(HW)
+    pes = hw.matrix_engine.native_tile_m * hw.matrix_engine.native_tile_n
+    rows = [
+        {
+            "level": name,
+            "capacity_bytes": round(lvl.capacity_bytes / (pes if name == "spad" else 1)),
+            "pj_per_byte": lvl.energy_pj_per_byte,
+        }
+        for name, lvl in zip(("spad", "glb", "dram"), hw.memory, strict=True)
+    ]
+    return pd.DataFrame(rows).set_index("level")
+
+
+def profile_claim() -> Claim:
+    """The array's shape and what a byte costs at each level relative to the scratchpad."""
+    hw = hardware(HW)
+    me = hw.matrix_engine
+    t = profile_table()
+    ratio = {n: t.loc[n, "pj_per_byte"] / t.loc["spad", "pj_per_byte"] for n in ("glb", "dram")}
+    return Claim(
+        f"The {HW} array is {me.native_tile_m} x {me.native_tile_n} = "
+        f"{me.native_tile_m * me.native_tile_n} PEs. A byte from the global buffer costs "
+        f"x{ratio['glb']:g} a scratchpad byte, a byte from DRAM x{ratio['dram']:g}; a MAC costs "
+        f"{2 * hw.power.energy_pj_per_flop['fp16']:g} pJ."
+    )
 
 
 def energy_rows(layer: str) -> list[dict[str, object]]:

@@ -58,3 +58,13 @@ def test_chart_rejects_bad_energy_and_panel_redraws():
     assert panel.chart.to_dict() != chart
     panel.controls["dataflow"].value = "weight_stationary"
     assert "weight_stationary" in str(panel.chart.to_dict()["encoding"]["opacity"])
+
+
+def test_profile_claim_reads_the_profile():
+    hw = load_hardware("eyeriss")
+    me = hw.matrix_engine
+    text = str(lesson13.profile_claim())
+    assert f"= {me.native_tile_m * me.native_tile_n} PEs" in text
+    ratio = hw.offchip.energy_pj_per_byte / hw.memory[0].energy_pj_per_byte
+    assert f"DRAM x{ratio:g}" in text
+    assert list(lesson13.profile_table().index) == ["spad", "glb", "dram"]
