@@ -228,7 +228,9 @@ class VectorUnit(_Model):
     ) -> tuple[tuple[int, int, float], ...]:
         keys = [(w, n) for w, n, _ in v]
         if any(w <= 0 or n <= 0 for w, n in keys) or keys != sorted(set(keys)):
-            raise ValueError("transpose_rates: (row length, elements) must be positive and increasing")
+            raise ValueError(
+                "transpose_rates: (row length, elements) must be positive and increasing"
+            )
         sizes = {w: [n for x, n in keys if x == w] for w, _ in keys}
         if len({tuple(s) for s in sizes.values()}) > 1:
             raise ValueError("transpose_rates: every row length needs the same element counts")
