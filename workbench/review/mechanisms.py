@@ -21,8 +21,10 @@ Each changed group gets one mechanism class, checked in this order (the first th
                                padding or a partial last wave of tiles over the cores
     graph_changed              kernels appeared or vanished for no reason above (op coverage)
 
-When no group is material, the regression is a ``prediction_gap`` (predicted kernels, time moved
-without a mechanism) or, for measured runs with no mapping sheet, ``unmapped_measurement``.
+When no group is material, a measured run whose kernels slowed by a material share with an
+unchanged mapping is a ``measured_slowdown`` (named at the first such kernel in execution order);
+otherwise the regression is a ``prediction_gap`` (predicted kernels, time moved without a
+mechanism) or, for measured runs with no mapping sheet, ``unmapped_measurement``.
 
 **Material** (documented contract): the class of a group is material when the groups of that
 class together carry at least ``material_share`` (default 5 %) of the total time regression;
@@ -66,6 +68,10 @@ MECHANISMS: dict[str, str] = {
     "launch_sync_overhead": "launch or sync overhead",
     "bandwidth_saturation": "bandwidth saturation at a memory level",
     "graph_changed": "kernels added or removed by the graph (op coverage, model variant)",
+    "measured_slowdown": (
+        "measured kernels slowed while their mapping stayed the same: the cause is outside the "
+        "mapping sheet (runtime: barriers, launch gaps, clocks, contention)"
+    ),
     "prediction_gap": "no mechanism changed: the time moved (prediction vs measurement)",
     "unmapped_measurement": "measured time moved on kernels no mapping sheet describes",
 }
@@ -411,6 +417,9 @@ def find_first_failing(
             rows=g.sheet_rows(),
         )
     unmapped = not any(k.predicted_s > 0 for k in (*base.kernels, *cand.kernels))
+    slowed = _measured_slowdown(groups, total, floor) if not unmapped else None
+    if slowed is not None and time_field(base, cand) == "measured_s":
+        return slowed
     return FirstFailing(
         kernel="(model)",
         mechanism="unmapped_measurement" if unmapped else "prediction_gap",
@@ -426,4 +435,35 @@ def find_first_failing(
         class_delta_s=total,
         total_delta_s=total,
         rows=(),
+    )
+
+
+def _measured_slowdown(
+    groups: tuple[GroupChange, ...], total: float, floor: float
+) -> FirstFailing | None:
+    """Measured kernels that slowed with no mechanism in the sheet, if they carry ``floor``.
+
+    The first failing kernel is the first in execution order whose own delta is at least 1 % of
+    the regression (smaller moves are timing jitter between two traces).
+    """
+    slowed = [g for g in groups if not g.mechanism and g.delta_s > 0]
+    carried = sum(g.delta_s for g in slowed)
+    if carried < floor or not slowed:
+        return None
+    first = next((g for g in slowed if g.delta_s >= 0.01 * total), slowed[0])
+    share = carried / total
+    return FirstFailing(
+        kernel=first.anchor,
+        mechanism="measured_slowdown",
+        level=None,
+        evidence=(
+            f"{first.anchor}: measured {fmt_time(first.delta_s)} slower with the same mapping; "
+            f"{len(slowed)} kernel group(s) that slowed this way add {fmt_time(carried)} = "
+            f"{share:.0%} of the +{fmt_time(total)} regression: the cause is outside the mapping "
+            "sheet (runtime barriers, launch gaps, clocks): compare the two traces' timelines"
+        ),
+        delta_s=first.delta_s,
+        class_delta_s=carried,
+        total_delta_s=total,
+        rows=first.sheet_rows(),
     )
