@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import html
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -90,8 +91,13 @@ def _grouped_sheet(mapping: ModelMapping) -> list[dict[str, Any]]:
     return list(groups.values())
 
 
-def _cell(v: Any) -> str:
+def _cell(v: Any, col: str = "") -> str:
+    """One table cell: times (columns ending ``_s``) with units, shares as percent."""
     if isinstance(v, float):
+        if col.endswith("_s") and math.isfinite(v):
+            return ("-" if v < 0 else "") + fmt_time(abs(v))
+        if col.endswith("share") and math.isfinite(v):
+            return f"{v:.1%}"
         return f"{v:.4g}"
     if isinstance(v, (list, tuple)):
         return "+".join(str(x) for x in v) or "-"
@@ -101,7 +107,7 @@ def _cell(v: Any) -> str:
 def _table(rows: list[dict[str, Any]], cols: tuple[str, ...] | list[str]) -> str:
     head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
     body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(_cell(r.get(c)))}</td>" for c in cols) + "</tr>"
+        "<tr>" + "".join(f"<td>{html.escape(_cell(r.get(c), c))}</td>" for c in cols) + "</tr>"
         for r in rows
     )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>\n"
@@ -135,7 +141,7 @@ def md_escape(text: str) -> str:
 
 def _md_table(rows: list[dict[str, Any]], cols: tuple[str, ...] | list[str]) -> str:
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    lines += ["| " + " | ".join(md_escape(_cell(r.get(c))) for c in cols) + " |" for r in rows]
+    lines += ["| " + " | ".join(md_escape(_cell(r.get(c), c)) for c in cols) + " |" for r in rows]
     return "\n".join(lines) + "\n"
 
 

@@ -195,6 +195,12 @@ def test_review_of_two_traces(tmp_path):
     assert main([*argv, "--out", str(out)]) in (0, 1)
     page = out.read_text()
     assert "at the traces&#x27; own timestamps, gaps included" in page
+    # Times carry units and shares are percent in the tables: no e-notation a reader must decode.
+    twin = out.with_suffix(".md").read_text()
+    rows = [line for line in twin.splitlines() if line.startswith("| layers.")]
+    assert rows
+    assert not [line for line in rows if re.search(r"\d\.?\d*e-\d", line)]
+    assert all(re.search(r"\d (ns|us|ms|s) \|", line) for line in rows)
 
 
 def test_review_of_something_neither_record_nor_trace_is_one_line(tmp_path, capsys):
