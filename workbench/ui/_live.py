@@ -17,7 +17,7 @@ import ipywidgets as widgets
 
 from workbench.report.export import static_figures_html
 
-__all__ = ["LiveChart", "Panel", "enable_offline", "in_kernel"]
+__all__ = ["LiveChart", "Panel", "ShowsWidget", "enable_offline", "in_kernel"]
 
 
 def in_kernel() -> bool:
@@ -44,6 +44,18 @@ def enable_offline() -> bool:
         warnings.warn(f"offline Altair charts unavailable ({exc}); charts need a CDN", stacklevel=2)
         return False
     return True
+
+
+class ShowsWidget:
+    """Mixin: a panel displays as its ``widget`` property in Jupyter (and in exported HTML)."""
+
+    widget: Any
+
+    def _ipython_display_(self, **kwargs: Any) -> None:
+        self.widget._ipython_display_(**kwargs)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.widget._repr_mimebundle_(**kwargs)
 
 
 class LiveChart:

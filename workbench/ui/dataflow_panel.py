@@ -14,12 +14,12 @@ import ipywidgets as widgets
 
 from workbench.exercises.lesson13 import LAYERS, energy_chart, nest_text
 from workbench.scheduling.loopnest import DATAFLOWS
-from workbench.ui._live import LiveChart, Panel
+from workbench.ui._live import LiveChart, Panel, ShowsWidget
 
 __all__ = ["DataflowPanel"]
 
 
-class DataflowPanel:
+class DataflowPanel(ShowsWidget):
     """Layer and dataflow controls; the mapped loop nest as text and a live energy chart.
 
     Args:
@@ -86,9 +86,3 @@ class DataflowPanel:
                 layout=widgets.Layout(width="100%", max_width="100%"),
             )  # fmt: skip
         return self._widget
-
-    def _ipython_display_(self, **kwargs: Any) -> None:
-        self.widget._ipython_display_(**kwargs)
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.widget._repr_mimebundle_(**kwargs)

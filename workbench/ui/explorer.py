@@ -25,7 +25,7 @@ from workbench.options import FUSION_RULES, MapOptions
 from workbench.platform.fit import fit_check
 from workbench.report.charts import group_name, layer_type_bars, roofline
 from workbench.report.sheet import sheet_rows
-from workbench.ui._live import LiveChart, Panel
+from workbench.ui._live import LiveChart, Panel, ShowsWidget
 
 __all__ = [
     "BATCHES",
@@ -141,7 +141,7 @@ def _mapping(
     return map_model(graph, _hardware(hardware), options)
 
 
-class MappingExplorer:
+class MappingExplorer(ShowsWidget):
     """Controls for model, hardware, phase, batch, sequence, dtype and fusion; live results.
 
     Args:
@@ -299,9 +299,3 @@ class MappingExplorer:
                 layout=widgets.Layout(width="100%", max_width="100%"),
             )
         return self._widget
-
-    def _ipython_display_(self, **kwargs: Any) -> None:
-        self.widget._ipython_display_(**kwargs)
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.widget._repr_mimebundle_(**kwargs)

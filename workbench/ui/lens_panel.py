@@ -12,7 +12,7 @@ import ipywidgets as widgets
 
 from workbench.exercises.lesson12 import lens_chart
 from workbench.hw import list_hardware, load_hardware
-from workbench.ui._live import LiveChart, Panel
+from workbench.ui._live import LiveChart, Panel, ShowsWidget
 from workbench.ui.platform_panel import PANEL_MODELS
 
 __all__ = ["LensPanel"]
@@ -23,7 +23,7 @@ def _levels(hw: str) -> list[str]:
     return [m.name for m in reversed(load_hardware(hw).memory) if m.name != "registers"]
 
 
-class LensPanel:
+class LensPanel(ShowsWidget):
     """Dropdowns for model, hardware and level; a live bandwidth-lens chart.
 
     Args:
@@ -91,9 +91,3 @@ class LensPanel:
                 layout=widgets.Layout(width="100%", max_width="100%"),
             )  # fmt: skip
         return self._widget
-
-    def _ipython_display_(self, **kwargs: Any) -> None:
-        self.widget._ipython_display_(**kwargs)
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.widget._repr_mimebundle_(**kwargs)

@@ -16,7 +16,7 @@ from workbench.exercises.lesson10 import SATURATION_FRACTIONS, panel_sweep
 from workbench.hw import list_hardware
 from workbench.report.sla_charts import latency_throughput_chart
 from workbench.serving import LoadPoint, find_knee
-from workbench.ui._live import LiveChart, Panel
+from workbench.ui._live import LiveChart, Panel, ShowsWidget
 
 __all__ = ["PANEL_MODELS", "LatencyPanel"]
 
@@ -24,7 +24,7 @@ __all__ = ["PANEL_MODELS", "LatencyPanel"]
 PANEL_MODELS = ("gpt2", "llama2-7b", "llama3-8b", "mistral-7b")
 
 
-class LatencyPanel:
+class LatencyPanel(ShowsWidget):
     """Controls for a serving sweep; a live latency-throughput chart and the knee.
 
     Args:
@@ -145,9 +145,3 @@ class LatencyPanel:
                 layout=widgets.Layout(width="100%", max_width="100%"),
             )
         return self._widget
-
-    def _ipython_display_(self, **kwargs: Any) -> None:
-        self.widget._ipython_display_(**kwargs)
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.widget._repr_mimebundle_(**kwargs)

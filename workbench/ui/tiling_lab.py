@@ -28,7 +28,7 @@ from workbench.models import build_graph
 from workbench.options import MapOptions
 from workbench.report.charts.tiles import forced_tile, storage_rows, tile_fits
 from workbench.scheduling.tiling import Tiling
-from workbench.ui._live import LiveChart, Panel
+from workbench.ui._live import LiveChart, Panel, ShowsWidget
 from workbench.ui.explorer import _hardware
 
 __all__ = [
@@ -87,7 +87,7 @@ def tile_chart(tiling: Tiling, cost: Cost, hw: Hardware) -> alt.HConcatChart:
     )  # fmt: skip
 
 
-class TilingLab:
+class TilingLab(ShowsWidget):
     """Tile sliders for one GEMM-like or attention kernel of a mapped model.
 
     Args:
@@ -314,12 +314,6 @@ class TilingLab:
                 layout=widgets.Layout(width="100%", max_width="100%"),
             )
         return self._widget
-
-    def _ipython_display_(self, **kwargs: Any) -> None:
-        self.widget._ipython_display_(**kwargs)
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.widget._repr_mimebundle_(**kwargs)
 
 
 def _attention_run(kernel: Any, t: Tiling, bk: Any) -> tuple[Any, str, bool]:
