@@ -13,6 +13,7 @@ Nodes, each ``pass`` / ``fail`` / ``unknown`` with the next action::
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +22,7 @@ import numpy as np
 from workbench.errors import WorkbenchError
 from workbench.options import FUSION_RULES
 from workbench.review.records import RunRecord
-from workbench.review.reproduce import hardware_for, options_for
+from workbench.review.reproduce import hardware_for, options_for, remap
 
 __all__ = ["BranchNode", "SlaResult", "debug_branches", "simulate_sla"]
 
@@ -130,6 +131,7 @@ def simulate_sla(base: RunRecord, cand: RunRecord) -> SlaResult | None:
             )
         except WorkbenchError:
             return None
+    tables = [_measured_scale(t, r) for t, r in zip(tables, (base, cand), strict=True)]
     trace = load_builtin_trace(_TRACE).head(_REQUESTS)
     saturation = simulate(trace.scaled_to_rate(1e6), tables[0], max_batch=32)
     rate = _LOAD * saturation.achieved_rate_per_s
@@ -147,6 +149,26 @@ def simulate_sla(base: RunRecord, cand: RunRecord) -> SlaResult | None:
             side: f"{r.tags.workload.model} on {r.tags.hardware.profile}"
             for side, r in (("baseline", base), ("candidate", cand))
         },
+    )
+
+
+def _measured_scale(table: Any, record: RunRecord) -> Any:
+    """A measured run's step table: the mapped table scaled by measured / predicted step time.
+
+    A trace records what one step took, not how the step time grows with batch and context;
+    the mapping supplies that shape, the measurement its level, so a measured slowdown moves the
+    simulated p95/p99. Predicted runs (and runs that cannot be re-mapped) pass through unchanged.
+    """
+    if not record.measurement or not record.measurement.backend.startswith("trace:"):
+        return table
+    mapped = remap(record)
+    if mapped is None or mapped.time_s <= 0 or record.model.time_s <= 0:
+        return table
+    k = record.model.time_s / mapped.time_s
+    return dataclasses.replace(
+        table,
+        prefill_s=tuple(tuple(v * k for v in row) for row in table.prefill_s),
+        decode_s=tuple(tuple(v * k for v in row) for row in table.decode_s),
     )
 
 

@@ -145,3 +145,18 @@ def test_measured_slowdown_with_the_same_mapping_is_runtime_not_a_prediction_gap
     assert report.first_failing.mechanism == "measured_slowdown"
     assert report.owner.role == "runtime systems engineer"
     assert report.decision == "roll back"
+
+
+def test_measured_slowdown_moves_the_simulated_tail(tmp_path):
+    # Both traces are read with the same mapping; only the measured step time differs. The SLA
+    # simulation must step at the measured level, so the candidate's p95 is higher.
+    slow = map_model(build_graph("gpt2", seq=256), H100, MapOptions(barrier_per_layer=True))
+    base = record_from_trace(
+        read_trace(write_synthetic_trace(mapping(), tmp_path / "b.json", seed=1)), mapping()
+    )
+    cand = record_from_trace(
+        read_trace(write_synthetic_trace(slow, tmp_path / "c.json", seed=2)), mapping()
+    )
+    report = triage(base, cand, changed="runtime")
+    assert report.sla is not None
+    assert report.sla.candidate["p95_s"] > report.sla.baseline["p95_s"]
