@@ -18,7 +18,8 @@ from workbench.exercises._check import CheckResult, compare
 from workbench.exercises._claims import Claim
 from workbench.exercises._shared import hardware, mapping
 from workbench.options import MapOptions
-from workbench.tuning import Candidate, TuneResult, average_ranks, spearman, sweep_best_plan
+from workbench.tuning import TuneResult, sweep_best_plan
+from workbench.tuning.autotune import tune_result
 
 __all__ = [
     "autotune_kernel",
@@ -112,24 +113,7 @@ def autotune_kernel(
     bk = resolve_backend(None)
     inputs = make_inputs(km.kernel, 0, bk)
     times = [measure(km.kernel, t, backend=bk, inputs=inputs, repeats=repeats) for t, _ in ranked]
-    predicted = [c.total_s for _, c in ranked]
-    measured = [m.median_s for m in times]
-    rho, note = spearman(predicted, measured)
-    ranks = average_ranks(measured)
-    cands = tuple(
-        Candidate(tiling=t, predicted_s=p, measured=m, predicted_rank=i + 1, measured_rank=float(r))
-        for i, ((t, _), p, m, r) in enumerate(zip(ranked, predicted, times, ranks, strict=True))
-    )
-    best = min(cands, key=lambda c: c.measured.median_s)
-    return TuneResult(
-        kernel=km.kernel.name,
-        backend=bk.name,
-        candidates=cands,
-        best_tiling=best.tiling,
-        best_s=best.measured.median_s,
-        spearman=rho,
-        spearman_note=note,
-    )
+    return tune_result(km.kernel.name, bk.name, ranked, times)
 
 
 def candidates_table(result: TuneResult) -> pd.DataFrame:

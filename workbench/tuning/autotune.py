@@ -7,6 +7,7 @@ of predicted against measured order says how far the cost model can be trusted o
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +24,7 @@ from workbench.scheduling.tiling import Tiling
 from workbench.tuning._rank import average_ranks, spearman
 from workbench.tuning.cache import PlanCache, plan_key
 
-__all__ = ["Candidate", "TuneResult", "autotune", "progress_bar"]
+__all__ = ["Candidate", "TuneResult", "autotune", "progress_bar", "tune_result"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -166,6 +167,29 @@ def autotune(
                 )
             )
             bar.update()
+    result = tune_result(kernel.name, bk.name, ranked, times)
+    if cache is not None:
+        cache.put(key, result.best_tiling, result.best_s, label=kernel.name)
+    return result
+
+
+def tune_result(
+    kernel: str,
+    backend: str,
+    ranked: Sequence[tuple[Tiling, Any]],
+    times: Sequence[Measurement],
+) -> TuneResult:
+    """Assemble a :class:`TuneResult` from cost-ranked candidates and their measurements.
+
+    Args:
+        kernel: The kernel's name.
+        backend: The backend the candidates were timed on.
+        ranked: ``(tiling, cost)`` in the cost model's order (fastest predicted first).
+        times: One measurement per candidate, in the same order.
+
+    Returns:
+        Candidates with predicted and measured ranks, the measured best, and Spearman's rho.
+    """
     predicted = [c.total_s for _, c in ranked]
     measured = [m.median_s for m in times]
     rho, note = spearman(predicted, measured)
@@ -175,11 +199,9 @@ def autotune(
         for i, ((t, _), p, m, r) in enumerate(zip(ranked, predicted, times, m_ranks, strict=True))
     )
     best = min(cands, key=lambda c: c.measured.median_s)
-    if cache is not None:
-        cache.put(key, best.tiling, best.measured.median_s, label=kernel.name)
     return TuneResult(
-        kernel=kernel.name,
-        backend=bk.name,
+        kernel=kernel,
+        backend=backend,
         candidates=cands,
         best_tiling=best.tiling,
         best_s=best.measured.median_s,
