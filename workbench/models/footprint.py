@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from workbench._format import fmt_capacity
 from workbench.errors import WorkbenchError
 from workbench.hw.schema import Hardware
 from workbench.ir import Attention, Graph
@@ -93,11 +94,12 @@ class Footprint:
         """One sentence: the need against the capacity and its parts (empty when it fits)."""
         if self.fits:
             return ""
+        gib = 2**30
         return (
-            f"needs {self.memory_bytes / 1e9:.1f} GB per chip (weights "
-            f"{self.weights_bytes / 1e9:.1f}, KV cache {self.kv_bytes / 1e9:.1f}, activations "
-            f"{self.activation_bytes / 1e9:.2f} GB) but {self.memory_name} holds "
-            f"{self.capacity_bytes / 1e9:.1f} GB"
+            f"needs {fmt_capacity(self.memory_bytes, 4)} per chip (weights "
+            f"{self.weights_bytes / gib:.1f}, KV cache {self.kv_bytes / gib:.1f}, activations "
+            f"{self.activation_bytes / gib:.2f} GiB) but {self.memory_name} holds "
+            f"{fmt_capacity(self.capacity_bytes, 4)}"
         )
 
     def as_dict(self) -> dict[str, object]:

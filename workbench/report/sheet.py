@@ -13,11 +13,13 @@ import math
 from typing import Any
 
 from workbench import __version__
+from workbench._format import fmt_capacity
 from workbench.hw.loader import hardware_hash
 from workbench.mapper import STEP_EVIDENCE, KernelMapping, ModelMapping
 from workbench.models.footprint import Footprint, graph_footprint
 
 __all__ = [
+    "CSV_MEMORY_COLUMNS",
     "SHEET_COLUMNS",
     "mapping_document",
     "memory_text",
@@ -38,6 +40,11 @@ SHEET_COLUMNS = (
     "compute_s", "stall_s", "bottleneck", "expected_bottleneck", "engine_reason", "notes",
     "tile_source",
 )  # fmt: skip
+
+
+#: Columns the CSV adds to every row: the step's memory need and one chip's capacity (bytes), and
+#: whether it fits (the JSON document carries them once, under ``memory``).
+CSV_MEMORY_COLUMNS = ("memory_bytes", "memory_capacity_bytes", "memory_fits")
 
 
 def _row(
@@ -182,7 +189,7 @@ def memory_text(mapping: ModelMapping) -> str:
     """One sentence: whether the step fits one chip's off-chip memory, and why not."""
     fp = _footprint(mapping)
     if fp.fits:
-        need = f"{fp.memory_bytes / 1e9:.1f} GB of {fp.capacity_bytes / 1e9:.1f} GB"
+        need = f"{fmt_capacity(fp.memory_bytes, 4)} of {fmt_capacity(fp.capacity_bytes, 4)}"
         return f"memory: {need} per chip (fits)"
     return f"memory: does not fit: {fp.reason}"
 
@@ -201,13 +208,22 @@ def _cell(value: Any) -> str:
 
 
 def to_csv(mapping: ModelMapping) -> str:
-    """The sheet as CSV text (lists joined with ``+``)."""
+    """The sheet as CSV text (lists joined with ``+``), each row with the step's memory fit."""
     import csv
     import io
 
-    rows = sheet_rows(mapping)
+    # NOTE: the step's memory fit belongs to the whole mapping, not to one kernel; CSV has no
+    # place for a document-level field, so every row repeats it (CSV_MEMORY_COLUMNS).
+    fp = _footprint(mapping)
+    memory = {
+        "memory_bytes": fp.memory_bytes,
+        "memory_capacity_bytes": fp.capacity_bytes,
+        "memory_fits": fp.fits,
+    }
+    rows = [{**r, **memory} for r in sheet_rows(mapping)]
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=list(rows[0]) if rows else list(SHEET_COLUMNS))
+    names = list(rows[0]) if rows else [*SHEET_COLUMNS, *CSV_MEMORY_COLUMNS]
+    writer = csv.DictWriter(buf, fieldnames=names)
     writer.writeheader()
     for r in rows:
         writer.writerow({k: _cell(v) for k, v in r.items()})

@@ -34,20 +34,20 @@ def test_llama70b_on_one_h100_is_shown_not_fitting(capsys):
     assert code == 0
     line = next(x for x in out.splitlines() if x.startswith("memory"))
     assert "DOES NOT FIT" in line
-    assert "weights 138.0" in line  # 68.98e9 params x 2 bytes
-    assert "80.0 GB" in line
+    assert "weights 128.5" in line  # 68.98e9 params x 2 bytes = 138.0e9 B = 128.5 GiB
+    assert "hbm holds 74.51 GiB" in line  # the profile's 80e9 bytes, a capacity in binary units
     code, out, _ = run(capsys, "map", "--model", "llama2-70b", "--seq", "128", "--format", "json")
     memory = json.loads(out)["memory"]
     assert memory["fits"] is False
     assert memory["memory_bytes"] > memory["capacity_bytes"] == 80_000_000_000
-    assert "hbm holds 80.0 GB" in memory["reason"]
+    assert "hbm holds 74.51 GiB" in memory["reason"]
 
 
 def test_memory_line_in_html_and_markdown_sheets(capsys):
     for fmt in ("html", "md"):
         code, out, _ = run(capsys, "map", "--model", "llama2-70b", "--seq", "64", "--format", fmt)
         assert code == 0
-        assert "memory: does not fit: needs 138.0 GB per chip" in out
+        assert "memory: does not fit: needs 128.5 GiB per chip" in out
 
 
 def test_small_model_fits_and_says_so(capsys):
@@ -190,3 +190,28 @@ def test_internal_error_is_one_line(capsys, monkeypatch):
     lines = err.strip().splitlines()
     assert len(lines) == 1
     assert lines[0].startswith("workbench: internal error: AssertionError: tile mismatch more")
+
+
+def test_csv_sheet_reads_back_with_the_memory_fit(capsys, tmp_path):
+    """Every CSV row carries the step's memory need, one chip's capacity and the verdict."""
+    import csv
+
+    out = tmp_path / "sheet.csv"
+    code, _, _ = run(
+        capsys,
+        "map",
+        "--model",
+        "llama2-70b",
+        "--seq",
+        "64",
+        "--format",
+        "csv",
+        "--output",
+        str(out),
+    )
+    assert code == 0
+    rows = list(csv.DictReader(out.open()))
+    assert rows and all(r["memory_fits"] == "False" for r in rows)
+    assert {int(r["memory_capacity_bytes"]) for r in rows} == {80_000_000_000}
+    need = {int(r["memory_bytes"]) for r in rows}
+    assert len(need) == 1 and need.pop() > 80e9
