@@ -1,0 +1,51 @@
+"""Small and under-occupied GEMMs on GPUs (issue 10): library tiles, per-core limits, fixed costs."""
+
+import pytest
+
+from workbench.hw import load_hardware
+from workbench.ir import Graph, Linear
+from workbench.lowering.kernel import GemmProblem
+from workbench.mapper import map_model
+from workbench.scheduling.gemm import _axes
+
+
+def _engine(hw, **update):
+    return hw.model_copy(update={"matrix_engine": hw.matrix_engine.model_copy(update=update)})
+
+
+def _gemm(hw, m, n, k, dtype="bf16"):
+    op = Linear(name="g", inputs=("x",), tokens=(m,), in_features=k, out_features=n, dtype=dtype)
+    return map_model(Graph(name="g", ops=(op,)), hw).kernels[0]
+
+
+@pytest.mark.parametrize("name", ["a100-80gb", "h100-sxm", "h200", "l4"])
+def test_gpu_tiles_are_the_librarys_tile_sides(name):
+    # CUTLASS/cuBLAS ship 64/128/256 CTA tiles; a 192- or 96-wide tile is never searched.
+    hw = load_hardware(name)
+    p = GemmProblem(batch=1, m=1024, n=2145, k=1024, a_bytes=2, b_bytes=2, c_bytes=2)
+    tm, tn, *_ = _axes(p, hw, None, "full")
+    assert set(tm.tolist()) | set(tn.tolist()) <= {64, 128, 256}
+    k = _gemm(hw, 1024, 2145, 1024)
+    assert {k.tiling.tile_m, k.tiling.tile_n} <= {64, 128, 256}
+
+
+def test_without_a_tile_menu_any_native_multiple_is_searched():
+    hw = _engine(load_hardware("h100-sxm"), library_tile_sides=())
+    p = GemmProblem(batch=1, m=1024, n=2145, k=1024, a_bytes=2, b_bytes=2, c_bytes=2)
+    _, tn, *_ = _axes(p, hw, None, "full")
+    assert 192 in tn.tolist()
+
+
+def test_library_tiles_make_wave_quantization_cost_what_it_does():
+    # 1024 x 1024 x 1024 on an A100: a 96 x 128 tile (88 tiles on 108 SMs) is not a library
+    # kernel; with the library's tiles the GEMM is slower than the free search made it.
+    hw = load_hardware("a100-80gb")
+    free = _gemm(_engine(hw, library_tile_sides=()), 1024, 1024, 1024)
+    lib = _gemm(hw, 1024, 1024, 1024)
+    assert lib.cost.exec_s > free.cost.exec_s
+
+
+def test_a_skinny_gemm_keeps_the_instruction_granularity():
+    # Decode (M = 4): the library's GEMV/skinny kernels, rows padded to 8, not to 64.
+    k = _gemm(load_hardware("h100-sxm"), 4, 4096, 4096)
+    assert k.tiling.tile_m == 8
