@@ -1,12 +1,14 @@
-"""Small and under-occupied GEMMs on GPUs (issue 10): library tiles, per-core limits, fixed costs."""
+"""Small and under-occupied GEMMs on GPUs (issue 10): library tiles, per-core limits, split-K."""
 
 import pytest
 
+from workbench.cost.search import _core_bandwidth, _split_fixup_s
 from workbench.hw import load_hardware
 from workbench.ir import Graph, Linear
 from workbench.lowering.kernel import GemmProblem
 from workbench.mapper import map_model
-from workbench.scheduling.gemm import _axes
+from workbench.options import MapOptions, TileOverride
+from workbench.scheduling.gemm import _axes, gemm_mapspace
 
 
 def _engine(hw, **update):
@@ -49,3 +51,61 @@ def test_a_skinny_gemm_keeps_the_instruction_granularity():
     # Decode (M = 4): the library's GEMV/skinny kernels, rows padded to 8, not to 64.
     k = _gemm(load_hardware("h100-sxm"), 4, 4096, 4096)
     assert k.tiling.tile_m == 8
+
+
+def test_few_active_cores_cannot_draw_the_whole_levels_bandwidth():
+    hw = load_hardware("h100-sxm")
+    me = hw.matrix_engine
+    cap = me.core_load_bytes_per_clk * me.clock_hz
+    l2 = 8.2e12
+    # 132 busy SMs share the L2; 8 busy SMs each stop at their own port, not at L2 / 8.
+    assert _core_bandwidth(hw, l2, 132) == pytest.approx(l2 / 132)
+    assert _core_bandwidth(hw, l2, 8) == pytest.approx(cap)
+    free = _engine(hw, core_load_bytes_per_clk=0.0)
+    assert _core_bandwidth(free, l2, 8) == pytest.approx(l2 / 8)
+
+
+def test_under_occupied_gemm_is_slower_with_a_per_core_port():
+    # 128 x 1024 x 8192 on an H100: few output tiles, each streaming a long K.
+    hw = load_hardware("h100-sxm")
+    capped = _gemm(hw, 128, 1024, 8192).cost.exec_s
+    free = _gemm(_engine(hw, core_load_bytes_per_clk=0.0), 128, 1024, 8192).cost.exec_s
+    assert capped > free
+
+
+def test_split_k_pays_its_reduction():
+    # Serial split-K: one semaphore wait and (split - 1) fp32 partial tiles written and read.
+    hw = load_hardware("a100-80gb")
+    k = _gemm(hw, 1024, 1024, 1024)
+    forced = TileOverride(pattern="*", m=128, n=128, k=64, split_k=4)
+    ms = gemm_mapspace(k.kernel, hw, override=forced)
+    bw = 1e11
+    t = float(_split_fixup_s(hw, ms, 128, 128, bw).max())
+    lat = hw.memory[hw.memory.index(hw.sram) + 1].latency_s
+    assert t == pytest.approx(lat + 2 * 128 * 128 * 4 * 3 / bw)
+    one = TileOverride(pattern="*", m=128, n=128, k=64, split_k=1)
+    assert (
+        float(_split_fixup_s(hw, gemm_mapspace(k.kernel, hw, override=one), 128, 128, bw).max())
+        == 0
+    )
+
+
+def test_split_k_is_not_free_in_the_search():
+    hw = load_hardware("a100-80gb")
+    k = _gemm(hw, 1024, 1024, 1024)
+    split = TileOverride(pattern="*", m=128, n=128, k=64, split_k=4)
+    g = Graph(
+        name="g",
+        ops=(
+            Linear(
+                name="g",
+                inputs=("x",),
+                tokens=(1024,),
+                in_features=1024,
+                out_features=1024,
+                dtype="bf16",
+            ),
+        ),
+    )
+    t = map_model(g, hw, MapOptions(tiles=(split,))).kernels[0].cost.exec_s
+    assert t > k.cost.exec_s
