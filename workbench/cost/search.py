@@ -115,7 +115,7 @@ def _score_gemm(kernel: Kernel, hw: Hardware, ms: GemmMapspace) -> Scored:
     nxt = _next_level(hw)
     lat = hw.offchip.latency_s
     active = np.minimum(ms.tiles, cores)
-    bw_core = nxt.sustained_bytes_per_s / active
+    bw_core = _core_bandwidth(hw, nxt.sustained_bytes_per_s, active)
     rows = np.minimum(ms.tm, p.m)
     cols = np.minimum(ms.tn, p.n)
     t_c = 2.0 * ms.tm * ms.tn * ms.tk / peak_core
@@ -153,8 +153,11 @@ def _score_gemm(kernel: Kernel, hw: Hardware, ms: GemmMapspace) -> Scored:
         slow = np.maximum(call_slowdown(hw, call), skinny_slowdown(hw, rows))
         t_k = t_k * slow + accumulate_s(hw, rows * cols * 4.0)
     t_tile = ms.k_iters * (t_k + issue) + issue + (lat + t_l) + rows * cols * p.c_bytes / bw_core
-    t_tile = t_tile + t_skew
-    pipeline = ms.waves * t_tile + gather_s(kernel, hw)
+    t_tile = t_tile + t_skew + _split_fixup_s(hw, ms, rows, cols, bw_core)
+    # NOTE: the kernel ends when the last wave's output stores have landed: one store latency
+    # after its last tile (earlier waves' stores overlap the next wave's main loop).
+    drain = lat if issue == 0 else 0.0
+    pipeline = ms.waves * t_tile + drain + gather_s(kernel, hw)
     if issue > 0 and kernel.vector_flops:
         # NOTE: host: the fused epilogue (bias, activation, residual) runs as library passes
         # over each output tile after its matmul, at the calibrated elementwise rate; on an
@@ -170,6 +173,36 @@ def _score_gemm(kernel: Kernel, hw: Hardware, ms: GemmMapspace) -> Scored:
     compute = padded / (peak_core * cores) + ms.waves * (ms.k_iters * t_extra + t_skew)
     sc = _finish(kernel, hw, ms.traffic, compute, pipeline, ms.fits)
     return _with_issue(sc, issue_s)
+
+
+def _core_bandwidth(hw: Hardware, level_bytes_per_s: float, active) -> np.ndarray:
+    """Bytes/s one active core draws from the level above its SRAM.
+
+    The active cores share the level's sustained bandwidth, but one core cannot pull more than
+    its own port allows (``matrix_engine.core_load_bytes_per_clk`` x clock): an under-occupied
+    GEMM (a 128-token prefill: a few dozen tiles on 132 SMs) does not get the whole chip's
+    bandwidth through its few cores.
+    """
+    share = level_bytes_per_s / active
+    me = hw.matrix_engine
+    if me.core_load_bytes_per_clk > 0:
+        share = np.minimum(share, me.core_load_bytes_per_clk * me.clock_hz)
+    return share
+
+
+def _split_fixup_s(hw: Hardware, ms: GemmMapspace, rows, cols, bw_core) -> np.ndarray:
+    """Per-tile time of the split-K reduction, seconds (0 without split-K).
+
+    Split-K slices of an output tile run on different cores; each writes its fp32 partial tile
+    to a workspace, and the slice that finishes last waits on the tile's semaphore, reads the
+    other partials back and reduces them (CUTLASS "serial" split-K / stream-K fixup): one wait
+    of the next level's latency plus (split - 1) partial tiles written and read by one core.
+    """
+    if hw.overheads.tile_issue_s > 0:
+        return np.zeros(1)
+    lat = _next_level(hw).latency_s
+    partial = 2.0 * rows * cols * 4.0 * (ms.split - 1) / bw_core
+    return np.where(ms.split > 1, lat + partial, 0.0)
 
 
 def _score_attention(kernel: Kernel, hw: Hardware, ms, kind: str = "fa2") -> Scored:

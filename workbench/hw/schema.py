@@ -130,6 +130,15 @@ class MatrixEngine(_Model):
         ge=1,
         description="Cores that share one operand tile load from the next level (multicast within a thread-block cluster); 1 = no sharing.",
     )
+    library_tile_sides: tuple[int, ...] = Field(
+        default=(),
+        description="CTA tile sides (elements) the vendor GEMM library ships kernels for (CUTLASS/cuBLAS: 64, 128, 256): tile M and N are searched among these (the narrow side of a skinny, swapped GEMM keeps the instruction's granularity). Empty = any multiple of the native tile (a compiler that generates the tile it wants).",
+    )
+    core_load_bytes_per_clk: float = Field(
+        default=0.0,
+        ge=0,
+        description="Bytes per core clock one core can load from the level above its SRAM (its port into the on-chip network): an under-occupied GEMM's few active cores cannot pull the whole level's bandwidth. 0 = no per-core limit (the level's bandwidth is shared among the active cores).",
+    )
     preferred_layout: Literal["NHWC", "NCHW"] = Field(
         default="NHWC",
         description="Activation layout the engine's conv kernels want (implicit GEMM reads NHWC on tensor cores).",
@@ -155,6 +164,13 @@ class MatrixEngine(_Model):
             raise ValueError("skinny_call_rates: sides must be positive and increasing")
         if not all(0 < r < float("inf") for _, r in v):
             raise ValueError("skinny_call_rates: rates must be finite and > 0")
+        return v
+
+    @field_validator("library_tile_sides")
+    @classmethod
+    def _check_sides(cls, v: tuple[int, ...]) -> tuple[int, ...]:
+        if any(n <= 0 for n in v) or list(v) != sorted(set(v)):
+            raise ValueError("library_tile_sides: sides must be positive and increasing")
         return v
 
     @field_validator("k_major_dtypes")

@@ -101,6 +101,24 @@ def _sizes(native: int, dim: int, cap: int) -> np.ndarray:
     return np.array(vals or [native], dtype=np.int64)
 
 
+def _library(sizes: np.ndarray, dim: int, sides: tuple[int, ...]) -> np.ndarray:
+    """Tile sizes a vendor library ships (``sides``) among ``sizes``.
+
+    A dimension smaller than the library's smallest tile side keeps the instruction granularity
+    (the library's skinny/GEMV kernels, e.g. a swapped decode GEMM's few rows); a side the
+    library lacks is never searched, so wave and padding losses are those of the library's tiles.
+
+    >>> _library(np.array([64, 128, 192, 256]), 1024, (64, 128, 256)).tolist()
+    [64, 128, 256]
+    >>> _library(np.array([8, 16, 24, 32]), 32, (64, 128, 256)).tolist()
+    [8, 16, 24, 32]
+    """
+    if not sides or dim < sides[0]:
+        return sizes
+    kept = sizes[np.isin(sizes, sides)]
+    return kept if kept.size else sizes
+
+
 def native_mn(p: GemmProblem, hw: Hardware) -> tuple[int, int]:
     """Tile granularity (M, N) of ``p``: the engine's native shape, swapped for skinny GEMMs.
 
@@ -136,8 +154,8 @@ def _axes(p: GemmProblem, hw: Hardware, override: TileOverride | None, search: s
         tn = np.array([min(128, _sizes(nat_n, p.n, cap)[-1])], dtype=np.int64)
         tk = np.array([min(4 * me.native_tile_k, _sizes(me.native_tile_k, p.k, 512)[-1])])
     else:
-        tm = _sizes(nat_m, p.m, cap)
-        tn = _sizes(nat_n, p.n, cap)
+        tm = _library(_sizes(nat_m, p.m, cap), p.m, me.library_tile_sides)
+        tn = _library(_sizes(nat_n, p.n, cap), p.n, me.library_tile_sides)
         big_k = max_tile(me.native_tile_k, hw.sram.capacity_bytes) // 2
         k_cap = max(128, me.native_tile_k * 2, big_k)
         tk = _sizes(me.native_tile_k, p.k, k_cap)
