@@ -271,6 +271,7 @@ def _training(s: ModelSetup, hw: Hardware) -> Reproduction:
         dp_overlap=t.dp_overlap,
         dp_sharding=t.dp_sharding,
         grad_dtype=t.grad_dtype,
+        attention=t.attention,
     )
     cfg = _config(s)
     step = training_step(cfg, hw, plan, seq=s.seq, dtype=s.dtype)

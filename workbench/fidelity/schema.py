@@ -155,6 +155,11 @@ class TrainingSetup(_Model):
     grad_dtype: Literal["fp32", "bf16", "fp16"] = Field(
         default="fp32", description="Format the gradients are reduced in."
     )
+    attention: Literal["fused", "unfused"] = Field(
+        default="fused",
+        description="fused: a FlashAttention-style kernel; unfused: scores materialised (QK^T, "
+        "scale-mask-softmax, dropout, PV), as Megatron-LM ran it before FlashAttention (2022).",
+    )
     flop_count: Literal["model", "hardware"] = Field(
         default="model",
         description="What the source's utilisation counts: model FLOPs (PaLM MFU) or hardware "

@@ -32,11 +32,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from workbench.cost.collective import all_gather_s, all_reduce_s
 from workbench.errors import WorkbenchError
 from workbench.hw.schema import Hardware
-from workbench.ir import Graph, Linear
+from workbench.ir import Elementwise, Graph, Linear, Softmax
 from workbench.ir.dtypes import bytes_for
 from workbench.ir.ops_gemm import Attention, MatMul
 from workbench.mapper import ModelMapping, map_model
@@ -71,6 +72,9 @@ class TrainingPlan:
         dp_sharding: "none" (all-reduce), "optimizer" (ZeRO-1: reduce-scatter + all-gather,
             optimizer states sharded) or "full" (FSDP: parameters sharded as well).
         grad_dtype: Format the gradients are reduced in.
+        attention: "fused" (FlashAttention-style kernel) or "unfused" (scores materialised:
+            QK^T batched GEMM, scale-mask-softmax, dropout, PV batched GEMM, as Megatron-LM
+            ran it in 2021, arXiv:2104.04473 Section 4.2).
     """
 
     tensor_parallel: int = 1
@@ -86,6 +90,7 @@ class TrainingPlan:
     dp_overlap: bool = False
     dp_sharding: str = "none"
     grad_dtype: str = "fp32"
+    attention: str = "fused"
 
     def __post_init__(self) -> None:
         sizes = {
@@ -101,6 +106,8 @@ class TrainingPlan:
                 raise WorkbenchError(f"training plan: {name} must be >= 1, got {v}")
         if not 0.0 <= self.recompute <= 1.0:
             raise WorkbenchError(f"training plan: recompute must be in 0..1, got {self.recompute}")
+        if self.attention not in ("fused", "unfused"):
+            raise WorkbenchError("training plan: attention must be 'fused' or 'unfused'")
         if self.dp_sharding not in _SHARDING:
             raise WorkbenchError(f"training plan: dp_sharding must be one of {_SHARDING}")
         if self.global_batch % (self.data_parallel * self.micro_batch):
@@ -209,6 +216,46 @@ def _backward_gemms(ops: list[Linear | MatMul]) -> Graph:
     return Graph(name="backward", ops=tuple(out))
 
 
+def _unfused(att: Attention) -> Graph:
+    """Attention with its scores in memory: every (query, key) pair, the mask applied after.
+
+    Loop nest (per batch x head)::
+
+        s = q @ k^T            # MatMul s x kv x d, written out
+        p = softmax(s + mask)  # one fused scale-mask-softmax kernel, read and written
+        p = p * dropout_mask   # elementwise, read and written
+        o = p @ v              # MatMul s x d x kv
+    """
+    bh, n = att.batch * att.heads, att.name
+    shape = (bh, att.q_len, att.kv_len)
+    kw: dict[str, Any] = {"dtype": att.dtype, "layer_type": "attention"}
+    ops = (
+        MatMul(
+            name=f"{n}.scores",
+            inputs=(f"{n}.q", f"{n}.k_t"),
+            batch=bh,
+            m=att.q_len,
+            n=att.kv_len,
+            k=att.head_dim,
+            **kw,
+        ),
+        Softmax(name=f"{n}.softmax", inputs=(f"{n}.scores",), shape=shape, **kw),
+        Elementwise(
+            name=f"{n}.dropout", inputs=(f"{n}.softmax", f"{n}.keep"), op="mul", shape=shape, **kw
+        ),
+        MatMul(
+            name=f"{n}.context",
+            inputs=(f"{n}.dropout", f"{n}.v"),
+            batch=bh,
+            m=att.q_len,
+            n=att.head_dim,
+            k=att.kv_len,
+            **kw,
+        ),
+    )
+    return Graph(name="unfused_attention", ops=ops)
+
+
 def _parts(fwd: ModelMapping, hw: Hardware, plan: TrainingPlan) -> tuple[_Part, _Part, _Part]:
     """(one layer, embedding, head) per micro-batch, from a one-layer forward mapping."""
     graph = fwd.graph
@@ -234,8 +281,24 @@ def _parts(fwd: ModelMapping, hw: Hardware, plan: TrainingPlan) -> tuple[_Part, 
             gemms[g].extend(mats)
             owner.update({o.name: g for o in mats})
             part = replace(part, fwd_s=t, gemm_fwd_s=t)
-        elif any(isinstance(o, Attention) for o in ops):
-            part = replace(part, fwd_s=t, bwd_s=ATTENTION_BACKWARD * t, gemm_fwd_s=t)
+        elif att := next((o for o in ops if isinstance(o, Attention)), None):
+            if plan.attention == "unfused":
+                part = replace(part, params=0)
+                sub = map_model(_unfused(att), hw, MapOptions())
+                for skm in sub.kernels:
+                    sops = [sub.graph.op(x) for x in skm.kernel.ops]
+                    mats = [o for o in sops if isinstance(o, MatMul)]
+                    ts = skm.cost.total_s
+                    gemms[g].extend(mats)
+                    owner.update({o.name: g for o in mats})
+                    extra = (
+                        _Part(fwd_s=ts, gemm_fwd_s=ts)
+                        if mats
+                        else _Part(fwd_s=ts, bwd_s=VECTOR_BACKWARD * ts)
+                    )
+                    part = part + extra
+            else:
+                part = replace(part, fwd_s=t, bwd_s=ATTENTION_BACKWARD * t, gemm_fwd_s=t)
         else:
             if plan.sequence_parallel and g == "layer":
                 t /= plan.tensor_parallel

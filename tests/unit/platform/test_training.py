@@ -100,3 +100,13 @@ def test_hardware_flops_count_the_recomputed_layers_not_the_head():
     assert hw - model == pytest.approx(model / 3 - head)
     with pytest.raises(WorkbenchError):
         training_flops_per_token(CFG, 1024, recompute=2.0)
+
+
+def test_unfused_attention_writes_its_scores(a100):
+    fused = _step(a100)
+    unfused = _step(a100, attention="unfused")
+    # NOTE: at 1024 tokens x 16 heads the scores are 2 x 16 x 1024^2 elements per layer,
+    # written, read and written by softmax and dropout, read again: slower than the fused kernel.
+    assert unfused.compute_s > 1.2 * fused.compute_s
+    with pytest.raises(WorkbenchError, match="attention"):
+        TrainingPlan(attention="flash9")
