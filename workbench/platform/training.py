@@ -17,6 +17,13 @@ bubble; the data-parallel gradient reduction and the optimizer step close the st
              Rajbhandari et al. ZeRO, arXiv:1910.02054 Section 3.1)
     step   = pipe + dp + opt
 
+What overlaps is the plan's, per source: Megatron-LM of 2021 runs the tensor-parallel
+all-reduces, the pipeline sends and (with its "local" DDP) the gradient all-reduce serially;
+MegaScale (Jiang et al. NSDI'24, arXiv:2402.15627, Table 3) measures TP, PP and DP overlap as
+optimisations added on top of that Megatron-LM, and PyTorch DDP overlaps bucketed all-reduces
+with the backward. A collective whose group leaves a node (``hw.interconnect.scale_out``) runs
+over the node's NICs, one ring per NIC.
+
 The backward pass is costed, not assumed: each forward GEMM ``Y[M,N] = X[M,K] W[K,N]`` becomes
 two GEMMs mapped through the mapper, ``dX = dY W^T`` (M x N by N x K) and ``dW = X^T dY``
 (K x M by M x N); fused attention's backward is 2.5x its forward (five block GEMMs against two:
@@ -30,19 +37,18 @@ the same bytes.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from workbench.cost.collective import all_gather_s, all_reduce_s
 from workbench.errors import WorkbenchError
 from workbench.hw.schema import Hardware
-from workbench.ir import Elementwise, Graph, Linear, Softmax
+from workbench.ir import Linear
 from workbench.ir.dtypes import bytes_for
 from workbench.ir.ops_gemm import Attention, MatMul
 from workbench.mapper import ModelMapping, map_model
 from workbench.models import TransformerConfig, decoder_graph
 from workbench.options import MapOptions
+from workbench.platform._training_graphs import backward_gemms, unfused_attention
 
 __all__ = ["ADAM_BYTES_PER_PARAM", "TrainingPlan", "TrainingStep", "training_step"]
 
@@ -196,66 +202,6 @@ class _Part:
         )
 
 
-def _backward_gemms(ops: list[Linear | MatMul]) -> Graph:
-    """The two backward GEMMs of every forward GEMM, named ``<op>.dgrad`` and ``<op>.wgrad``."""
-    out: list[Linear | MatMul] = []
-    for op in ops:
-        a, b = f"{op.name}.dy", f"{op.name}.x_t"
-        if isinstance(op, Linear):
-            m, k, n = math.prod(op.tokens), op.in_features, op.out_features
-            t = op.layer_type
-            out.append(Linear(name=f"{op.name}.dgrad", inputs=(a,), tokens=(m,), in_features=n,
-                              out_features=k, dtype=op.dtype, layer_type=t))  # fmt: skip
-            out.append(Linear(name=f"{op.name}.wgrad", inputs=(b,), tokens=(k,), in_features=m,
-                              out_features=n, dtype=op.dtype, layer_type=t))  # fmt: skip
-        else:
-            out.append(MatMul(name=f"{op.name}.dgrad", inputs=(a, f"{op.name}.w_t"),
-                              batch=op.batch, m=op.m, n=op.k, k=op.n, dtype=op.dtype))  # fmt: skip
-            out.append(MatMul(name=f"{op.name}.wgrad", inputs=(b, a), batch=op.batch, m=op.k,
-                              n=op.n, k=op.m, dtype=op.dtype))  # fmt: skip
-    return Graph(name="backward", ops=tuple(out))
-
-
-def _unfused(att: Attention) -> Graph:
-    """Attention with its scores in memory: every (query, key) pair, the mask applied after.
-
-    Loop nest (per batch x head)::
-
-        s = q @ k^T            # MatMul s x kv x d, written out
-        p = softmax(s + mask)  # one fused scale-mask-softmax kernel, read and written
-        p = p * dropout_mask   # elementwise, read and written
-        o = p @ v              # MatMul s x d x kv
-    """
-    bh, n = att.batch * att.heads, att.name
-    shape = (bh, att.q_len, att.kv_len)
-    kw: dict[str, Any] = {"dtype": att.dtype, "layer_type": "attention"}
-    ops = (
-        MatMul(
-            name=f"{n}.scores",
-            inputs=(f"{n}.q", f"{n}.k_t"),
-            batch=bh,
-            m=att.q_len,
-            n=att.kv_len,
-            k=att.head_dim,
-            **kw,
-        ),
-        Softmax(name=f"{n}.softmax", inputs=(f"{n}.scores",), shape=shape, **kw),
-        Elementwise(
-            name=f"{n}.dropout", inputs=(f"{n}.softmax", f"{n}.keep"), op="mul", shape=shape, **kw
-        ),
-        MatMul(
-            name=f"{n}.context",
-            inputs=(f"{n}.dropout", f"{n}.v"),
-            batch=bh,
-            m=att.q_len,
-            n=att.head_dim,
-            k=att.kv_len,
-            **kw,
-        ),
-    )
-    return Graph(name="unfused_attention", ops=ops)
-
-
 def _parts(fwd: ModelMapping, hw: Hardware, plan: TrainingPlan) -> tuple[_Part, _Part, _Part]:
     """(one layer, embedding, head) per micro-batch, from a one-layer forward mapping."""
     graph = fwd.graph
@@ -284,7 +230,7 @@ def _parts(fwd: ModelMapping, hw: Hardware, plan: TrainingPlan) -> tuple[_Part, 
         elif att := next((o for o in ops if isinstance(o, Attention)), None):
             if plan.attention == "unfused":
                 part = replace(part, params=0)
-                sub = map_model(_unfused(att), hw, MapOptions())
+                sub = map_model(unfused_attention(att), hw, MapOptions())
                 for skm in sub.kernels:
                     sops = [sub.graph.op(x) for x in skm.kernel.ops]
                     mats = [o for o in sops if isinstance(o, MatMul)]
@@ -306,7 +252,7 @@ def _parts(fwd: ModelMapping, hw: Hardware, plan: TrainingPlan) -> tuple[_Part, 
         groups[g] = groups[g] + part
     all_gemms = [o for ops in gemms.values() for o in ops]
     if all_gemms:
-        bwd = map_model(_backward_gemms(all_gemms), hw, MapOptions())
+        bwd = map_model(backward_gemms(all_gemms), hw, MapOptions())
         for km in bwd.kernels:
             g = owner[km.kernel.name.rsplit(".", 1)[0]]
             groups[g] = groups[g] + _Part(bwd_s=km.cost.total_s)
