@@ -11,7 +11,7 @@ bubble; the data-parallel gradient reduction and the optimizer step close the st
                                               arXiv:2104.04473 Section 2.2 (v = 1: 1F1B)
     dp     = gradient all-reduce (or reduce-scatter + parameter all-gather when sharded) of the
              stage's parameters; overlapped: only what the last micro-batch's backward (and, for
-             the all-gather, the first forward) cannot hide
+             the all-gather, the first forward) cannot hide, and at least the last 25 MB bucket
     opt    = Adam over the chip's parameters, memory-bound: 30 bytes per parameter (fp32 master
              weight, gradient, m, v read; weight, m, v and the 16-bit copy written; the states of
              Rajbhandari et al. ZeRO, arXiv:1910.02054 Section 3.1)
@@ -50,7 +50,13 @@ from workbench.models import TransformerConfig, decoder_graph
 from workbench.options import MapOptions
 from workbench.platform._training_graphs import backward_gemms, unfused_attention
 
-__all__ = ["ADAM_BYTES_PER_PARAM", "TrainingPlan", "TrainingStep", "training_step"]
+__all__ = [
+    "ADAM_BYTES_PER_PARAM",
+    "DP_BUCKET_BYTES",
+    "TrainingPlan",
+    "TrainingStep",
+    "training_step",
+]
 
 #: Bytes an Adam step moves per parameter (mixed precision, see the module docstring).
 ADAM_BYTES_PER_PARAM = 30.0
@@ -58,6 +64,10 @@ ADAM_BYTES_PER_PARAM = 30.0
 ATTENTION_BACKWARD = 2.5
 #: Backward over forward time of a memory-bound kernel (assumption: twice the bytes).
 VECTOR_BACKWARD = 2.0
+#: Gradient bucket reduced after the backward ends, bytes: PyTorch DDP's bucket_cap_mb default,
+#: 25 MB (pytorch/pytorch issue 118421); used for every overlapped reduction (assumption for
+#: XLA's and FSDP's per-layer reductions, whose last layer is of that order).
+DP_BUCKET_BYTES = 25e6
 _SHARDING = ("none", "optimizer", "full")
 
 
@@ -352,7 +362,11 @@ def training_step(
     else:
         rs, ag = _net_s(grads, d, hw, stride, "rs"), _net_s(weights, d, hw, stride, "rs")
     if plan.dp_overlap:
-        rs, ag = max(0.0, rs - st.bwd_s), max(0.0, ag - st.fwd_s)
+        # NOTE: buckets reduce while the last micro-batch's backward runs; the last bucket
+        # is ready only when it ends, so its reduction is always exposed.
+        kind = "ar" if plan.dp_sharding == "none" else "rs"
+        last = _net_s(min(grads, DP_BUCKET_BYTES), d, hw, stride, kind)
+        rs, ag = max(last, rs - st.bwd_s), max(0.0, ag - st.fwd_s)
     shard = d if plan.dp_sharding != "none" else 1
     opt = st.params / shard * ADAM_BYTES_PER_PARAM / hw.offchip.sustained_bytes_per_s
     return TrainingStep(
