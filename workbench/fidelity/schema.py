@@ -180,7 +180,9 @@ class ModelSetup(_Model):
     )
     model: str | None = Field(default=None, description="Preset name (workbench.list_models()).")
     arch: DecoderArch | None = Field(default=None, description="Architecture when not a preset.")
-    batch: int = Field(gt=0, description="Sequences (or images) per step, per replica.")
+    batch: int = Field(
+        gt=0, description="Sequences (or images) per step per replica (training: per micro-batch)."
+    )
     seq: int = Field(default=1, gt=0, description="Prompt / training sequence length, tokens.")
     output_len: int = Field(default=0, ge=0, description="Generated tokens (generate, serving).")
     dtype: str = Field(description="Activation (and weight) format.")
