@@ -61,3 +61,18 @@ def test_a_training_row_needs_its_plan():
     lines = [ln for ln in lines if "pipeline_parallel" not in ln]
     with pytest.raises(CorpusError, match="'training' is required"):
         parse_corpus("".join(lines))
+
+
+def test_hardware_flop_count_compares_like_with_like():
+    from workbench.fidelity.reproduce import reproduce
+    from workbench.hw import load_hardware
+
+    hw = load_hardware("a100-80gb")
+    text = ROW.replace("    software: Megatron", "    recompute: 1.0\n    software: Megatron")
+    model = reproduce(parse_corpus(text).rows[0], hw)
+    counted = text.replace("dp_overlap: false}", "dp_overlap: false, flop_count: hardware}")
+    hardware = reproduce(parse_corpus(counted).rows[0], hw)
+    # NOTE: same predicted step; only what the utilisation counts differs (about 4/3).
+    assert hardware.time_s == pytest.approx(model.time_s)
+    assert 1.2 < hardware.predicted / model.predicted < 4 / 3
+    assert model.predicted <= model.bound
