@@ -16,9 +16,11 @@ with :func:`workbench.map_model`. The step time is turned into the row's metric:
 * serving (static batch): ``batch x output_len / (prefill + (output_len - 1) x decode step at the
   mean context)`` (output tokens/s per replica; divided by the tensor-parallel chips when the row
   is per chip).
-* training: ``(3 + recompute) x`` the forward time of a causal prefill of one chip's share
-  (backward = 2 x forward, plus the rematerialised forward fraction), PaLM-convention model
-  FLOPs per token: MFU (fraction).
+* training: one optimizer step of the row's parallel configuration on its busiest chip
+  (:func:`workbench.platform.training.training_step`: forward, backward as dgrad + wgrad GEMMs,
+  recompute, tensor-parallel collectives, pipeline bubble and sends, data-parallel gradient
+  reduction, optimizer); MFU = counted FLOPs per chip / (step time x peak), counted as the
+  source counts them (PaLM model FLOPs, or Megatron hardware FLOPs with the recomputed forward).
 * cnn: ``batch / time`` (images/s).
 
 The **floor** is computed without the cost model: ``max(FLOPs / matrix peak, compulsory bytes /
@@ -52,6 +54,7 @@ from workbench.models import (
     training_flops_per_token,
 )
 from workbench.options import MapOptions
+from workbench.platform.training import TrainingPlan, training_step
 
 __all__ = ["Reproduction", "reproduce"]
 
@@ -252,22 +255,39 @@ def _model(s: ModelSetup, hw: Hardware, metric: str, per_chip: bool) -> Reproduc
 
 
 def _training(s: ModelSetup, hw: Hardware) -> Reproduction:
-    m = _decoder(s, hw, "prefill", s.batch, s.seq)
-    # NOTE: activation rematerialisation runs (part of) the forward again in the backward pass
-    # (Chen et al. arXiv:1604.06174; Korthikanti et al. arXiv:2205.05198): the step pays
-    # 3 + recompute forwards while MFU's model FLOPs stay at 3 (the PaLM convention).
-    passes = 3.0 + s.recompute
-    step = passes * m.time_s
-    floor = passes * _graph_floor(m.graph, hw, s.dtype)
-    per_token = training_flops_per_token(_config(s), s.seq)
-    work = s.batch * s.seq * per_token / s.tensor_parallel
+    t = s.training
+    assert t is not None  # NOTE: the schema requires it for kind training
+    plan = TrainingPlan(
+        tensor_parallel=s.tensor_parallel,
+        pipeline_parallel=t.pipeline_parallel,
+        data_parallel=t.data_parallel,
+        micro_batch=t.micro_batch,
+        global_batch=t.global_batch,
+        interleave=t.interleave,
+        sequence_parallel=t.sequence_parallel,
+        recompute=s.recompute,
+        tp_overlap=t.tp_overlap,
+        pp_overlap=t.pp_overlap,
+        dp_overlap=t.dp_overlap,
+        dp_sharding=t.dp_sharding,
+        grad_dtype=t.grad_dtype,
+        attention=t.attention,
+    )
+    cfg = _config(s)
+    step = training_step(cfg, hw, plan, seq=s.seq, dtype=s.dtype)
+    # NOTE: like with like: a source that counts the rematerialised forward (Megatron's
+    # hardware FLOPs) is compared with the same count over the predicted step.
+    counted_r = s.recompute if t.flop_count == "hardware" else 0.0
+    per_token = training_flops_per_token(cfg, s.seq, counted_r)
+    work = t.global_batch * s.seq * per_token / plan.chips
     peak = _peak(hw, s.dtype)
+    floor = step.flops / peak
     return Reproduction(
-        predicted=work / (step * peak),
+        predicted=work / (step.step_s * peak),
         bound=work / (floor * peak),
-        time_s=step,
+        time_s=step.step_s,
         floor_s=floor,
-        bottleneck=_class((m,)),
+        bottleneck=_class(step.mappings),
     )
 
 

@@ -29,6 +29,7 @@ __all__ = [
     "ModelSetup",
     "PublishedRow",
     "StreamSetup",
+    "TrainingSetup",
     "load_corpus",
 ]
 
@@ -124,6 +125,48 @@ class DecoderArch(_Model):
     max_seq: int = Field(default=8192, gt=0, description="Longest sequence, tokens.")
 
 
+class TrainingSetup(_Model):
+    """How a training row was parallelised and scheduled (its paper's configuration)."""
+
+    pipeline_parallel: int = Field(default=1, ge=1, le=4096, description="Pipeline stages p.")
+    data_parallel: int = Field(ge=1, le=1_000_000, description="Model replicas d.")
+    micro_batch: int = Field(ge=1, le=65536, description="Sequences per micro-batch per replica.")
+    global_batch: int = Field(ge=1, le=10_000_000, description="Sequences per optimizer step.")
+    interleave: int = Field(
+        default=1, ge=1, le=64, description="Model chunks per pipeline chip v (1: plain 1F1B)."
+    )
+    sequence_parallel: bool = Field(
+        default=False, description="Norms and dropout split over the tensor-parallel chips."
+    )
+    tp_overlap: bool = Field(
+        default=False, description="Tensor-parallel collectives overlapped with the GEMMs."
+    )
+    pp_overlap: bool = Field(
+        default=False, description="Pipeline sends/receives asynchronous (off the critical path)."
+    )
+    dp_overlap: bool = Field(
+        description="Gradient reduction overlapped with the last micro-batch's backward."
+    )
+    dp_sharding: Literal["none", "optimizer", "full"] = Field(
+        default="none",
+        description="none: gradient all-reduce; optimizer: ZeRO-1 (reduce-scatter + all-gather, "
+        "optimizer states sharded); full: FSDP (parameters sharded too).",
+    )
+    grad_dtype: Literal["fp32", "bf16", "fp16"] = Field(
+        default="fp32", description="Format the gradients are reduced in."
+    )
+    attention: Literal["fused", "unfused"] = Field(
+        default="fused",
+        description="fused: a FlashAttention-style kernel; unfused: scores materialised (QK^T, "
+        "scale-mask-softmax, dropout, PV), as Megatron-LM ran it before FlashAttention (2022).",
+    )
+    flop_count: Literal["model", "hardware"] = Field(
+        default="model",
+        description="What the source's utilisation counts: model FLOPs (PaLM MFU) or hardware "
+        "FLOPs with the rematerialised forward (Megatron-LM SC'21 equation 3).",
+    )
+
+
 class ModelSetup(_Model):
     """A whole model: a decode step, a prefill, a static-batch serving run, training or a CNN."""
 
@@ -137,7 +180,9 @@ class ModelSetup(_Model):
     )
     model: str | None = Field(default=None, description="Preset name (workbench.list_models()).")
     arch: DecoderArch | None = Field(default=None, description="Architecture when not a preset.")
-    batch: int = Field(gt=0, description="Sequences (or images) per step, per replica.")
+    batch: int = Field(
+        gt=0, description="Sequences (or images) per step per replica (training: per micro-batch)."
+    )
     seq: int = Field(default=1, gt=0, description="Prompt / training sequence length, tokens.")
     output_len: int = Field(default=0, ge=0, description="Generated tokens (generate, serving).")
     dtype: str = Field(description="Activation (and weight) format.")
@@ -152,12 +197,29 @@ class ModelSetup(_Model):
         "rematerialisation), as a fraction of one forward (1 = full remat); only where the "
         "source's MFU counts model FLOPs without it.",
     )
+    training: TrainingSetup | None = Field(
+        default=None, description="Training: the parallel configuration (required for training)."
+    )
     software: str = Field(description="Software stack measured (TensorRT-LLM, Megatron, ...).")
 
     @model_validator(mode="after")
     def _one_model(self) -> ModelSetup:
         if (self.model is None) == (self.arch is None):
             raise ValueError("give exactly one of 'model' (a preset) and 'arch'")
+        if (self.kind == "training") != (self.training is not None):
+            raise ValueError("'training' is required for kind training and allowed only there")
+        t = self.training
+        if t is not None:
+            used = self.tensor_parallel * t.pipeline_parallel * t.data_parallel
+            if used != self.chips:
+                raise ValueError(
+                    f"chips {self.chips} != tensor_parallel x pipeline_parallel x data_parallel "
+                    f"= {used}"
+                )
+            if t.global_batch % (t.data_parallel * t.micro_batch):
+                raise ValueError("global_batch must be a multiple of data_parallel x micro_batch")
+            if self.batch != t.micro_batch:
+                raise ValueError("batch must equal training.micro_batch")
         if self.kind in ("generate", "serving") and self.output_len < 1:
             raise ValueError(f"kind {self.kind!r} needs output_len >= 1")
         return self

@@ -26,6 +26,7 @@ __all__ = [
     "Overheads",
     "Power",
     "RuntimeVariance",
+    "ScaleOut",
     "Software",
     "VectorUnit",
 ]
@@ -289,6 +290,25 @@ class MemoryLevel(_Model):
         return self.bandwidth_bytes_per_s * self.sustained_fraction
 
 
+class ScaleOut(_Model):
+    """The network between nodes (InfiniBand/RoCE NICs): collectives whose group leaves a node."""
+
+    chips_per_node: int = Field(
+        gt=0, description="Chips that share one scale-up (NVLink) domain, e.g. 8 in a DGX."
+    )
+    bandwidth_bytes_per_s: float = Field(
+        gt=0, description="One chip's share of the node's NIC bandwidth, one direction, bytes/s."
+    )
+    latency_s: float = Field(ge=0, description="Per-step latency of a collective across nodes, s.")
+    sustained_fraction: float = Field(
+        default=1.0,
+        gt=0,
+        le=1,
+        description="Fraction of bandwidth_bytes_per_s a collective sustains (measured bus "
+        "bandwidth over the line rate), 0..1.",
+    )
+
+
 class Interconnect(_Model):
     """Chip-to-chip links used by collectives."""
 
@@ -312,6 +332,10 @@ class Interconnect(_Model):
     in_network_reduction: bool = Field(
         default=False,
         description="The switch reduces in the network (NVLink SHARP / NVLS on NVSwitch 3): an all-reduce sends each chip's data up once and receives the sum once.",
+    )
+    scale_out: ScaleOut | None = Field(
+        default=None,
+        description="The inter-node network (None: every chip of a job is on these links, e.g. a TPU pod's ICI, or no scale-out figure).",
     )
 
     @property

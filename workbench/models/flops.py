@@ -17,23 +17,31 @@ from workbench.models.transformer import decoder_graph
 __all__ = ["training_flops_per_token", "training_mfu"]
 
 
-def training_flops_per_token(cfg: TransformerConfig, seq: int) -> float:
+def training_flops_per_token(cfg: TransformerConfig, seq: int, recompute: float = 0.0) -> float:
     """Training model FLOPs per token of a decoder at sequence length ``seq`` (PaLM convention).
 
     Computed from the graph: 3 x the forward multiply-add FLOPs per token of a non-causal prefill
-    (every matmul a token takes part in, attention over all ``seq`` positions).
+    (every matmul a token takes part in, attention over all ``seq`` positions). With
+    ``recompute`` > 0 the count is *hardware* FLOPs: the rematerialised fraction of every
+    transformer layer's forward is added (the LM head is not recomputed), as Megatron-LM counts
+    them (Narayanan et al. SC'21, arXiv:2104.04473, equation 3: 96 B s l h^2 (1 + s/6h) for four
+    layer passes, 6 B s h V for three logit passes).
 
     Args:
         cfg: The decoder's configuration.
         seq: Training sequence length T, tokens.
+        recompute: Forward fraction of the layers re-run in the backward, 0..1.
 
     Returns:
         FLOPs per token (multiply-add = 2).
     """
     if seq <= 0:
         raise WorkbenchError(f"seq must be positive, got {seq}")
+    if not 0.0 <= recompute <= 1.0:
+        raise WorkbenchError(f"recompute must be in 0..1, got {recompute}")
     graph = decoder_graph(replace(cfg, causal=False), "prefill", batch=1, seq=seq)
-    return 3.0 * graph.matmul_flops / seq
+    head = sum(op.matmul_flops for op in graph.ops if op.name == "lm_head")
+    return (3.0 * graph.matmul_flops + recompute * (graph.matmul_flops - head)) / seq
 
 
 def training_mfu(

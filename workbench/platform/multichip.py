@@ -9,7 +9,8 @@ collective kernel, a ring all-reduce::
 with ``B`` the chip's aggregate one-direction link bandwidth (``hw.interconnect.links x
 link_bandwidth_bytes_per_s``) and ``latency`` the per-ring-step latency
 (``hw.interconnect.latency_s``). Data parallel runs N independent replicas: throughput x N, each
-replica's mapping unchanged (gradient all-reduce is training and out of scope).
+replica's mapping unchanged (training, with its gradient reduction, is
+:mod:`workbench.platform.training`).
 
 A plan is *interconnect-bound* when collectives take more than half of the step time.
 """
