@@ -211,7 +211,9 @@ def test_csv_sheet_reads_back_with_the_memory_fit(capsys, tmp_path):
     )
     assert code == 0
     rows = list(csv.DictReader(out.open()))
-    assert rows and all(r["memory_fits"] == "False" for r in rows)
+    assert rows
+    assert all(r["memory_fits"] == "False" for r in rows)
     assert {int(r["memory_capacity_bytes"]) for r in rows} == {80_000_000_000}
     need = {int(r["memory_bytes"]) for r in rows}
-    assert len(need) == 1 and need.pop() > 80e9
+    assert len(need) == 1
+    assert need.pop() > 80e9
