@@ -2,17 +2,24 @@
 
 An all-reduce of ``S`` bytes per chip over ``N`` chips, with ``b`` the sustained one-direction
 bandwidth of one link (``link_bandwidth_bytes_per_s x sustained_fraction``), ``L`` the links of a
-chip and ``l`` the per-step latency::
+chip, ``l`` the per-step latency and ``c`` the fixed latency of one collective call
+(``collective_latency_s``: launch, protocol set-up and the final flag wait that every algorithm
+pays once, whatever its step count)::
 
-    switch (NVSwitch, one ring over all links):  2 (N-1)/N x S / (L b)      + 2 (N-1) l
-    switch with in-network reduction (NVLS):     S / (L b)                  + 2 l
-        (each chip sends its data to the switch once and receives the sum once)
-    ring (a bidirectional ring, both links):     2 (N-1)/N x S / (L b)      + 2 (N-1) l
-    full-mesh (a direct link to every peer):     2 (N-1)/N x S / (min(L, N-1) b) + 2 l
+    switch (NVSwitch, one ring over all links):  c + 2 (N-1)/N x S / (L b)   + 2 (N-1) l
+    switch with in-network reduction (NVLS):     min(ring, c_nvls + S / (L b) + 2 l)
+        (each chip sends its data to the switch once and receives the sum once; c_nvls is the
+        in-network algorithm's own fixed latency, ``in_network_latency_s``. Like NCCL, which
+        predicts each algorithm's time and runs the fastest, a small message takes the ring's
+        low-latency protocol and a large one the switch reduction.)
+    ring (a bidirectional ring, both links):     c + 2 (N-1)/N x S / (L b)   + 2 (N-1) l
+    full-mesh (P links to each peer of a mesh):  c + 2 (N-1)/N x S / ((N-1) P b) + 2 l
+        (P = L / (mesh_size - 1): a Gaudi 3 box wires 3 of its 21 scale-up ports to each of 7
+        peers, so 2 chips share 3 links, not 21)
     torus-kd (k dimensions; a bidirectional ring per dimension, reduce-scatter dimension by
               dimension then all-gather back, with the data cut into k parts that start on
               different dimensions, so every link is busy at once):
-        sum over d of 2 (n_d - 1)/n_d x S_d / (L b) + 2 (n_d - 1) l,
+        c + sum over d of 2 (n_d - 1)/n_d x S_d / (L b) + 2 (n_d - 1) l,
         S_d = S / (n_1 ... n_{d-1})
 
 with ``N = n_1 x ... x n_k`` as near-equal factors (a 2x2 slice for 4 chips on a 2-D torus).
@@ -28,7 +35,7 @@ from workbench.hw.schema import Hardware
 from workbench.lowering.kernel import Kernel
 from workbench.scheduling.tiling import Tiling
 
-__all__ = ["all_gather_s", "all_reduce_s", "collective_cost", "torus_dims"]
+__all__ = ["all_gather_s", "all_reduce_s", "collective_cost", "mesh_links_per_peer", "torus_dims"]
 
 
 def torus_dims(chips: int, k: int) -> tuple[int, ...]:
@@ -54,6 +61,24 @@ def _link_bw(hw: Hardware) -> float:
     return ic.link_bandwidth_bytes_per_s * ic.sustained_fraction
 
 
+def mesh_links_per_peer(hw: Hardware) -> float:
+    """Links a full-mesh chip has to each peer: ``links / (mesh_size - 1)`` (1 per peer by default).
+
+    >>> from workbench.hw import load_hardware
+    >>> mesh_links_per_peer(load_hardware("gaudi3")), mesh_links_per_peer(load_hardware("mi300x"))
+    (3.0, 1.0)
+    """
+    ic = hw.interconnect
+    peers = (ic.mesh_size or ic.links + 1) - 1
+    return ic.links / peers if peers > 0 else 0.0
+
+
+def _ring_s(nbytes: float, n: int, hw: Hardware) -> float:
+    ic = hw.interconnect
+    net = 2 * (n - 1) / n * nbytes / (ic.links * _link_bw(hw))
+    return ic.collective_latency_s + net + 2 * (n - 1) * ic.latency_s
+
+
 def all_reduce_s(nbytes: float, chips: int, hw: Hardware) -> tuple[float, str]:
     """Time of an all-reduce of ``nbytes`` per chip over ``chips`` chips, and its algorithm.
 
@@ -68,7 +93,10 @@ def all_reduce_s(nbytes: float, chips: int, hw: Hardware) -> tuple[float, str]:
     >>> from workbench.hw import load_hardware
     >>> t, algo = all_reduce_s(1e9, 8, load_hardware("h100-sxm"))
     >>> algo, round(t * 1e3, 2)
-    ('NVLink-switch in-network reduction (NVLS)', 2.65)
+    ('NVLink-switch in-network reduction (NVLS)', 2.67)
+    >>> t, algo = all_reduce_s(8192, 8, load_hardware("h100-sxm"))  # a decode step's activations
+    >>> algo, round(t * 1e6, 1)
+    ('ring over all links', 15.0)
     """
     ic = hw.interconnect
     n, b, lat = chips, _link_bw(hw), ic.latency_s
@@ -78,13 +106,19 @@ def all_reduce_s(nbytes: float, chips: int, hw: Hardware) -> tuple[float, str]:
         return float("inf"), "none"
     topo = ic.topology
     if topo == "switch" and ic.in_network_reduction:
-        return nbytes / (ic.links * b) + 2 * lat, "NVLink-switch in-network reduction (NVLS)"
+        ring = _ring_s(nbytes, n, hw)
+        nvls = ic.in_network_latency_s + nbytes / (ic.links * b) + 2 * lat
+        if nvls <= ring:
+            return nvls, "NVLink-switch in-network reduction (NVLS)"
+        return ring, "ring over all links"
     if topo == "full-mesh":
-        used = min(ic.links, n - 1)
-        return 2 * (n - 1) / n * nbytes / (used * b) + 2 * lat, f"direct to {used} peers"
+        per_peer = mesh_links_per_peer(hw)
+        used = (n - 1) * per_peer
+        t = ic.collective_latency_s + 2 * (n - 1) / n * nbytes / (used * b) + 2 * lat
+        return t, f"direct to {n - 1} peers ({used:g} links)"
     if topo.startswith("torus-") and topo[6:-1].isdigit():
         k = int(topo[6:-1])
-        t, size = 0.0, nbytes
+        t, size = ic.collective_latency_s, nbytes
         dims = torus_dims(n, k)
         for nd in dims:
             if nd > 1:
@@ -92,18 +126,19 @@ def all_reduce_s(nbytes: float, chips: int, hw: Hardware) -> tuple[float, str]:
                 size /= nd
         shape = "x".join(str(d) for d in dims)
         return t, f"{k}-D torus {shape}, bidirectional ring per dimension"
-    return 2 * (n - 1) / n * nbytes / (ic.links * b) + 2 * (n - 1) * lat, "ring over all links"
+    return _ring_s(nbytes, n, hw), "ring over all links"
 
 
 def all_gather_s(out_bytes: float, chips: int, hw: Hardware) -> float:
-    """Ring all-gather of ``out_bytes`` output per chip: ``(N-1)/N x out / (L b) + (N-1) l``."""
+    """Ring all-gather of ``out_bytes`` output per chip: ``c + (N-1)/N x out / (L b) + (N-1) l``."""
     ic = hw.interconnect
     n, b = chips, _link_bw(hw)
     if n <= 1:
         return 0.0
     if ic.links <= 0 or b <= 0:
         return float("inf")
-    return (n - 1) / n * out_bytes / (ic.links * b) + (n - 1) * ic.latency_s
+    net = (n - 1) / n * out_bytes / (ic.links * b)
+    return ic.collective_latency_s + net + (n - 1) * ic.latency_s
 
 
 def collective_cost(kernel: Kernel, hw: Hardware, launch: str) -> tuple[Tiling, Cost]:

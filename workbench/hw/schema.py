@@ -297,6 +297,21 @@ class Interconnect(_Model):
         default=False,
         description="The switch reduces in the network (NVLink SHARP / NVLS on NVSwitch 3): an all-reduce sends each chip's data up once and receives the sum once.",
     )
+    collective_latency_s: float = Field(
+        default=0.0,
+        ge=0,
+        description="Fixed latency of one collective call beyond its per-step latency (launch, protocol set-up, final flag wait), seconds; paid once per all-reduce or all-gather whatever the algorithm (NCCL's baseLat).",
+    )
+    in_network_latency_s: float = Field(
+        default=0.0,
+        ge=0,
+        description="Fixed latency of one in-network (NVLS) all-reduce, seconds; where it exceeds the ring's latency, small messages run the ring (the library picks the faster algorithm).",
+    )
+    mesh_size: int = Field(
+        default=0,
+        ge=0,
+        description="Chips in a full-mesh box (topology 'full-mesh'); links are split evenly over its mesh_size - 1 peers. 0: links + 1 (one link per peer).",
+    )
 
     @property
     def bandwidth_bytes_per_s(self) -> float:
