@@ -78,14 +78,21 @@ class Reproduction:
     bottleneck: str
 
 
-def _class(mappings: tuple[ModelMapping, ...]) -> str:
-    """The bottleneck class holding most of the time over every kernel of the mappings."""
+def _class(mappings: tuple[ModelMapping, ...], repeats: tuple[int, ...] = ()) -> str:
+    """The bottleneck class holding most of the time over the mappings (each run ``repeats``).
+
+    Every kernel's time counts under its class, and a serving step's host time outside its
+    kernels (``step_overhead_s``) under ``overhead``.
+    """
     time: dict[str, float] = {}
-    for m in mappings:
+    for i, m in enumerate(mappings):
+        n = repeats[i] if i < len(repeats) else 1
         for k in m.kernels:
             cls = k.cost.bottleneck.split(":")[0]
             cls = _CLASSES.get(cls, cls)
-            time[cls] = time.get(cls, 0.0) + k.cost.total_s
+            time[cls] = time.get(cls, 0.0) + k.cost.total_s * n
+        if m.step_overhead_s:
+            time["overhead"] = time.get("overhead", 0.0) + m.step_overhead_s * n
     return max(time, key=lambda c: time[c]) if time else "compute"
 
 
@@ -208,7 +215,7 @@ def _decoder(s: ModelSetup, hw: Hardware, phase: str, batch: int, context: int) 
         weight_dtype=s.weight_dtype,
         tensor_parallel=s.tensor_parallel,
     )
-    return map_model(g, hw, MapOptions())
+    return map_model(g, hw, MapOptions(step_overhead_s=s.step_overhead_s))
 
 
 def _model(s: ModelSetup, hw: Hardware, metric: str, per_chip: bool) -> Reproduction:
@@ -247,7 +254,7 @@ def _model(s: ModelSetup, hw: Hardware, metric: str, per_chip: bool) -> Reproduc
         bound=bound,
         time_s=time,
         floor_s=floor,
-        bottleneck=_class(tuple(m for m, _ in parts)),
+        bottleneck=_class(tuple(m for m, _ in parts), tuple(n for _, n in parts)),
     )
 
 

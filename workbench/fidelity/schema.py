@@ -153,6 +153,15 @@ class ModelSetup(_Model):
         "source's MFU counts model FLOPs without it.",
     )
     software: str = Field(description="Software stack measured (TensorRT-LLM, Megatron, ...).")
+    step_overhead_s: float | None = Field(
+        default=None,
+        ge=0.0,
+        allow_inf_nan=False,
+        description="Host time of that software stack per prefill/decode step outside its "
+        "kernels, seconds (a property of the stack, not the chip; sourced, or fitted to one "
+        "calibration row named in the row's approximation). None: the profile's "
+        "overheads.step_s.",
+    )
 
     @model_validator(mode="after")
     def _one_model(self) -> ModelSetup:
