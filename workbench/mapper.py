@@ -207,7 +207,7 @@ def _model_dtype(graph: Graph, options: MapOptions) -> str:
 #: Evidence of the step-overhead row.
 STEP_EVIDENCE = (
     "overhead: runtime cost of the serving step outside its kernels (sampling, scheduler, "
-    "KV-cache bookkeeping; MapOptions.step_overhead_s for the stack, else hardware overheads.step_s)"
+    "KV-cache bookkeeping; the stack's MapOptions.step_overhead_s, else hardware overheads.step_s)"
 )
 
 

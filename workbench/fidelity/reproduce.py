@@ -69,6 +69,10 @@ class Reproduction:
         floor_s: Roofline floor of that work, seconds.
         bottleneck: Predicted class (compute, bandwidth, overhead, interconnect): the class of
             the kernels holding most of the time.
+        memory_fits: LLM rows: whether one chip's weights plus the KV cache of every sequence
+            of the batch at its final context fit in its off-chip memory (False: the runtime
+            cannot have held the whole static batch; it ran fewer sequences at once, paged or
+            evicted, which the reproduction does not model). None for other rows.
     """
 
     predicted: float
@@ -76,6 +80,7 @@ class Reproduction:
     time_s: float
     floor_s: float
     bottleneck: str
+    memory_fits: bool | None = None
 
 
 def _class(mappings: tuple[ModelMapping, ...], repeats: tuple[int, ...] = ()) -> str:
@@ -218,6 +223,25 @@ def _decoder(s: ModelSetup, hw: Hardware, phase: str, batch: int, context: int) 
     return map_model(g, hw, MapOptions(step_overhead_s=s.step_overhead_s))
 
 
+def _memory_fits(s: ModelSetup, hw: Hardware) -> bool:
+    """One chip's weights + KV cache of the whole batch at ``seq + output_len`` vs its memory.
+
+    Activations are left out: serving runtimes chunk the prefill, so the weights and the cache
+    are what must stay resident.
+    """
+    g = decoder_graph(
+        _config(s),
+        "decode",
+        batch=s.batch,
+        context=s.seq + s.output_len,
+        dtype=s.dtype,
+        weight_dtype=s.weight_dtype,
+        tensor_parallel=s.tensor_parallel,
+    )
+    resident = sum(t.nbytes for op in g.ops for t in op.weight_tensors())
+    return resident <= hw.offchip.capacity_bytes
+
+
 def _model(s: ModelSetup, hw: Hardware, metric: str, per_chip: bool) -> Reproduction:
     if s.kind == "cnn":
         g = resnet50_graph(batch=s.batch, dtype=s.dtype)
@@ -255,6 +279,7 @@ def _model(s: ModelSetup, hw: Hardware, metric: str, per_chip: bool) -> Reproduc
         time_s=time,
         floor_s=floor,
         bottleneck=_class(tuple(m for m, _ in parts), tuple(n for _, n in parts)),
+        memory_fits=_memory_fits(s, hw),
     )
 
 

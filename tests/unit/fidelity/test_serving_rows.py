@@ -1,0 +1,67 @@
+"""Generate/serving rows of the published corpus: the stack's step overhead and memory fit."""
+
+import pytest
+
+from workbench.fidelity import load_corpus, parse_corpus, reproduce
+from workbench.hw import load_hardware
+
+ROW = """
+schema_version: 1
+rows:
+- id: gen.example
+  category: llm_decode
+  split: heldout
+  source: "Example vendor page, latency table, row 1"
+  source_key: example
+  source_tag: V
+  hardware: h100-sxm
+  setup: {kind: generate, model: llama2-7b, batch: BATCH, seq: 128, output_len: 20, dtype: bf16,
+          software: "Example stack"STEP}
+  measured: 150
+  unit: ms
+  expected_bottleneck: bandwidth
+  approximation: "Prefill + 19 decode steps."
+"""
+
+
+def _row(batch: int = 1, step: str = ""):
+    return parse_corpus(ROW.replace("BATCH", str(batch)).replace("STEP", step)).rows[0]
+
+
+@pytest.fixture(scope="module")
+def h100():
+    return load_hardware("h100-sxm")
+
+
+def test_a_stack_step_overhead_is_paid_once_per_step(h100):
+    # 1 prefill + 19 decode steps, each paying the stack's host time instead of the profile's.
+    base = reproduce(_row(), h100)
+    stack = reproduce(_row(step=", step_overhead_s: 2.0e-3"), h100)
+    extra = 20 * (2.0e-3 - h100.overheads.step_s)
+    assert stack.time_s - base.time_s == pytest.approx(extra, rel=1e-6)
+    assert stack.floor_s == pytest.approx(base.floor_s)
+
+
+def test_a_bad_step_overhead_is_refused():
+    from workbench.fidelity import CorpusError
+
+    with pytest.raises(CorpusError, match="step_overhead_s"):
+        _row(step=", step_overhead_s: -1.0")
+
+
+def test_a_batch_whose_kv_cache_overflows_memory_is_flagged(h100):
+    assert reproduce(_row(batch=1), h100).memory_fits is True
+    # Llama-2-7B keeps 0.5 MiB of bf16 KV per token: 4096 sequences x 148 tokens = 296 GiB.
+    assert reproduce(_row(batch=4096), h100).memory_fits is False
+
+
+def test_the_nemo_step_overhead_is_fitted_to_one_calibration_row():
+    rows = [r for r in load_corpus().rows if r.id.startswith("gen.nemo.")]
+    fitted = {r.setup.step_overhead_s for r in rows}
+    assert len(rows) == 10
+    assert fitted == {2.59e-3}
+    calibration = [r.id for r in rows if r.split == "calibration"]
+    assert calibration == ["gen.nemo.h100.llama2-7b.bs1"]
+    for r in rows:  # the fit is said where it was made, and every tested row names its source
+        said = "FITTED" if r.split == "calibration" else "gen.nemo.h100.llama2-7b.bs1"
+        assert said in r.approximation, r.id
