@@ -12,7 +12,9 @@ with :func:`workbench.map_model`. The step time is turned into the row's metric:
   over time (FLOP/s).
 * decode: one step's time (s per token), or ``batch / step time`` when the row is in tokens/s;
   prefill: the prefill's time (time to first token).
-* generate: prefill + ``(output_len - 1)`` decode steps at the mean context (s).
+* generate: prefill + ``(output_len - 1)`` decode steps at the mean context (s); every step pays
+  the software stack's host time outside its kernels (the row's ``step_overhead_s``, else the
+  profile's ``overheads.step_s``).
 * serving (static batch): ``batch x output_len / (prefill + (output_len - 1) x decode step at the
   mean context)`` (output tokens/s per replica; divided by the tensor-parallel chips when the row
   is per chip).
@@ -220,7 +222,12 @@ def _decoder(s: ModelSetup, hw: Hardware, phase: str, batch: int, context: int) 
         weight_dtype=s.weight_dtype,
         tensor_parallel=s.tensor_parallel,
     )
-    return map_model(g, hw, MapOptions(step_overhead_s=s.step_overhead_s))
+    # NOTE: tensor-parallel all-reduces run after their GEMM, not overlapped with it
+    # (MapOptions.overlap_collectives stays off): the measured decode stacks issue them serially,
+    # e.g. TensorRT-LLM's RowLinear of the 2023 releases runs matmul, then allreduce(x, tp_group)
+    # (NVIDIA/TensorRT-LLM tensorrt_llm/layers/linear.py); GEMM+all-reduce fusion came later.
+    opts = MapOptions(step_overhead_s=s.step_overhead_s, gqa_kv_sharing=s.gqa_kv_sharing)
+    return map_model(g, hw, opts)
 
 
 def _memory_fits(s: ModelSetup, hw: Hardware) -> bool:

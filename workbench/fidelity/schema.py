@@ -163,6 +163,12 @@ class ModelSetup(_Model):
         "overheads.step_s.",
     )
 
+    gqa_kv_sharing: bool = Field(
+        default=True,
+        description="The stack's decode attention kernel shares each K/V read across a GQA "
+        "group (False: reads it once per query head, as TensorRT-LLM's MMHA before v0.7).",
+    )
+
     @model_validator(mode="after")
     def _one_model(self) -> ModelSetup:
         if (self.model is None) == (self.arch is None):

@@ -253,6 +253,7 @@ def _attention_kernels(
         causal=op.causal,
         elem_bytes=eb,
         kv_bytes=_eb(kv_dtype),
+        kv_group_shared=options.gqa_kv_sharing,
     )
     engine, reason, engine_dtype = engine_for(hw, dtype)
     if options.fusion_enabled("flash_attention"):

@@ -65,3 +65,35 @@ def test_the_nemo_step_overhead_is_fitted_to_one_calibration_row():
     for r in rows:  # the fit is said where it was made, and every tested row names its source
         said = "FITTED" if r.split == "calibration" else "gen.nemo.h100.llama2-7b.bs1"
         assert said in r.approximation, r.id
+
+
+def test_a_stack_that_does_not_share_kv_across_a_gqa_group_reads_it_per_query_head(h100):
+    from workbench.mapper import map_model
+    from workbench.models import build_graph
+    from workbench.options import MapOptions
+
+    # Llama-2-70B decode at batch 64, context 2048: 64 query heads share 8 KV heads.
+    g = build_graph("llama2-70b", phase="decode", batch=64, context=2048)
+    shared = map_model(g, h100).kernel("layers.0.attn.sdpa")
+    per_head = map_model(g, h100, MapOptions(gqa_kv_sharing=False)).kernel("layers.0.attn.sdpa")
+    kv_once = 2 * 64 * 8 * 2048 * 128 * 2  # K and V of every KV head once, bf16
+    assert shared.cost.bytes_at("hbm") < 1.1 * kv_once
+    assert per_head.cost.bytes_at("hbm") >= 8 * kv_once  # once per query head of each group
+    assert per_head.cost.total_s > 4 * shared.cost.total_s
+    assert MapOptions(gqa_kv_sharing=False).as_tags()["gqa_kv_sharing"] is False
+
+
+def test_only_the_trtllm_v061_rows_read_kv_per_query_head():
+    rows = [r for r in load_corpus().rows if getattr(r.setup, "gqa_kv_sharing", True) is False]
+    assert {r.id for r in rows} == {
+        "serve.trtllm.h100.llama70b.tp2.bs1024.128-128",
+        "serve.trtllm.h100.llama70b.tp4.bs480.128-2048",
+        "serve.trtllm.h100.llama70b.tp2.bs96.2048-128",
+        "serve.trtllm.h100.llama70b.tp2.bs64.2048-2048",
+    }
+    for r in rows:  # a stated software property with its sources, never a fit
+        assert r.split == "heldout"
+        assert "v0.6.1" in r.setup.software
+        note = r.note or ""
+        assert "issue 407" in note
+        assert "PR 524" in note
