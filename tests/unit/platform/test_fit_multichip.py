@@ -135,3 +135,21 @@ def test_plan_validation():
     with pytest.raises(WorkbenchError, match="tensor_parallel"):
         ParallelPlan(tensor_parallel=0)
     assert ParallelPlan(tensor_parallel=2, data_parallel=2).label == "tp2xdp2"
+
+
+def test_an_fp8_models_all_reduce_sums_16_bit_values(h100):
+    from workbench.mapper import map_model
+    from workbench.models import build_graph
+
+    def coll(dtype):
+        g = build_graph("llama2-7b", "decode", batch=8, context=256, dtype=dtype,
+                        tensor_parallel=2)  # fmt: skip
+        return next(
+            k for k in map_model(g, h100).kernels if k.kernel.name.endswith("attn.all_reduce")
+        )
+
+    bf16, fp8 = coll("bf16"), coll("fp8_e4m3")
+    # HCCL sums fp32/bf16/fp16 (docs.habana.ai HCCL C API); an fp8 model's GEMM writes 16-bit.
+    assert fp8.kernel.link_bytes == bf16.kernel.link_bytes == 2 * (2 - 1) / 2 * 8 * 4096 * 2
+    assert any("16-bit" in n for n in fp8.kernel.notes)
+    assert fp8.cost.network_s == pytest.approx(bf16.cost.network_s)
