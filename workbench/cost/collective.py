@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from workbench._format import fmt_bytes, fmt_time
 from workbench.cost.bottleneck import classify
 from workbench.cost.model import Cost, energy, launch_and_sync
 from workbench.hw.schema import Hardware
@@ -73,10 +74,44 @@ def mesh_links_per_peer(hw: Hardware) -> float:
     return ic.links / peers if peers > 0 else 0.0
 
 
-def _ring_s(nbytes: float, n: int, hw: Hardware) -> float:
+def _ring(nbytes: float, n: int, hw: Hardware) -> tuple[float, float]:
+    """(time, its latency part) of a ring all-reduce over all links, seconds."""
     ic = hw.interconnect
-    net = 2 * (n - 1) / n * nbytes / (ic.links * _link_bw(hw))
-    return ic.collective_latency_s + net + 2 * (n - 1) * ic.latency_s
+    lat = ic.collective_latency_s + 2 * (n - 1) * ic.latency_s
+    return lat + 2 * (n - 1) / n * nbytes / (ic.links * _link_bw(hw)), lat
+
+
+def _all_reduce(nbytes: float, n: int, hw: Hardware) -> tuple[float, float, str]:
+    """(time, latency part, algorithm) of the all-reduce the fabric runs (see module doc)."""
+    ic = hw.interconnect
+    b, lat = _link_bw(hw), ic.latency_s
+    topo = ic.topology
+    if topo == "switch" and ic.in_network_reduction:
+        ring, ring_lat = _ring(nbytes, n, hw)
+        nvls_lat = ic.in_network_latency_s + 2 * lat
+        nvls = nvls_lat + nbytes / (ic.links * b)
+        if nvls <= ring:
+            return nvls, nvls_lat, "NVLink-switch in-network reduction (NVLS)"
+        return ring, ring_lat, "ring over all links"
+    if topo == "full-mesh":
+        used = (n - 1) * mesh_links_per_peer(hw)
+        fixed = ic.collective_latency_s + 2 * lat
+        t = fixed + 2 * (n - 1) / n * nbytes / (used * b)
+        peers = f"{n - 1} peer" + "s" * (n > 2)
+        return t, fixed, f"direct to {peers} ({used:g} links)"
+    if topo.startswith("torus-") and topo[6:-1].isdigit():
+        k = int(topo[6:-1])
+        t, fixed, size = ic.collective_latency_s, ic.collective_latency_s, nbytes
+        dims = torus_dims(n, k)
+        for nd in dims:
+            if nd > 1:
+                t += 2 * (nd - 1) / nd * size / (ic.links * b) + 2 * (nd - 1) * lat
+                fixed += 2 * (nd - 1) * lat
+                size /= nd
+        shape = "x".join(str(d) for d in dims)
+        return t, fixed, f"{k}-D torus {shape}, bidirectional ring per dimension"
+    ring, ring_lat = _ring(nbytes, n, hw)
+    return ring, ring_lat, "ring over all links"
 
 
 def all_reduce_s(nbytes: float, chips: int, hw: Hardware) -> tuple[float, str]:
@@ -99,34 +134,12 @@ def all_reduce_s(nbytes: float, chips: int, hw: Hardware) -> tuple[float, str]:
     ('ring over all links', 15.0)
     """
     ic = hw.interconnect
-    n, b, lat = chips, _link_bw(hw), ic.latency_s
-    if n <= 1:
+    if chips <= 1:
         return 0.0, "none"
-    if ic.links <= 0 or b <= 0:
+    if ic.links <= 0 or _link_bw(hw) <= 0:
         return float("inf"), "none"
-    topo = ic.topology
-    if topo == "switch" and ic.in_network_reduction:
-        ring = _ring_s(nbytes, n, hw)
-        nvls = ic.in_network_latency_s + nbytes / (ic.links * b) + 2 * lat
-        if nvls <= ring:
-            return nvls, "NVLink-switch in-network reduction (NVLS)"
-        return ring, "ring over all links"
-    if topo == "full-mesh":
-        per_peer = mesh_links_per_peer(hw)
-        used = (n - 1) * per_peer
-        t = ic.collective_latency_s + 2 * (n - 1) / n * nbytes / (used * b) + 2 * lat
-        return t, f"direct to {n - 1} peers ({used:g} links)"
-    if topo.startswith("torus-") and topo[6:-1].isdigit():
-        k = int(topo[6:-1])
-        t, size = ic.collective_latency_s, nbytes
-        dims = torus_dims(n, k)
-        for nd in dims:
-            if nd > 1:
-                t += 2 * (nd - 1) / nd * size / (ic.links * b) + 2 * (nd - 1) * lat
-                size /= nd
-        shape = "x".join(str(d) for d in dims)
-        return t, f"{k}-D torus {shape}, bidirectional ring per dimension"
-    return _ring_s(nbytes, n, hw), "ring over all links"
+    t, _, algo = _all_reduce(nbytes, chips, hw)
+    return t, algo
 
 
 def all_gather_s(out_bytes: float, chips: int, hw: Hardware) -> float:
@@ -155,10 +168,15 @@ def collective_cost(kernel: Kernel, hw: Hardware, launch: str) -> tuple[Tiling, 
     n = kernel.chips
     if kernel.engine_reason.startswith("AllGather"):
         # NOTE: link_bytes is a ring's (N-1)/N x output per chip.
-        net, algo = all_gather_s(kernel.link_bytes * n / max(n - 1, 1), n, hw), "ring all-gather"
-    else:
+        net = all_gather_s(kernel.link_bytes * n / max(n - 1, 1), n, hw)
+        lat = all_gather_s(0.0, n, hw) if n > 1 else 0.0
+        algo = "ring all-gather"
+    elif n > 1 and hw.interconnect.links > 0 and _link_bw(hw) > 0:
         # NOTE: link_bytes is a ring all-reduce's 2 (N-1)/N x tensor bytes per chip.
-        net, algo = all_reduce_s(kernel.link_bytes * n / max(2 * (n - 1), 1), n, hw)
+        net, lat, algo = _all_reduce(kernel.link_bytes * n / (2 * (n - 1)), n, hw)
+    else:
+        net, algo = all_reduce_s(kernel.link_bytes, n, hw)
+        lat = 0.0
     launch_s, sync_s = launch_and_sync(net, kernel.barriers, hw, launch)
     tiling = Tiling(
         tile_m=1, tile_n=1, tile_k=1, source="heuristic", sram_capacity_bytes=hw.sram.capacity_bytes
@@ -169,4 +187,12 @@ def collective_cost(kernel: Kernel, hw: Hardware, launch: str) -> tuple[Tiling, 
     cost = Cost(network_s=net, exec_s=net, launch_s=launch_s, sync_s=sync_s, total_s=total,
                 energy_j=e)  # fmt: skip
     cls, evidence = classify(kernel, tiling, cost, hw)
-    return tiling, replace(cost, bottleneck=cls, evidence=f"{evidence}; algorithm: {algo}")
+    if cls == "interconnect":
+        evidence = (
+            f"interconnect-bound: {fmt_bytes(kernel.link_bytes)} per chip over {n} chips, "
+            f"{algo}: {fmt_time(net)}, of which {fmt_time(min(lat, net))} is latency "
+            "(fixed per call and per step)"
+        )
+    else:
+        evidence = f"{evidence}; algorithm: {algo}"
+    return tiling, replace(cost, bottleneck=cls, evidence=evidence)

@@ -73,6 +73,7 @@ def test_ring_all_reduce_matches_the_formula_by_hand(h100):
     ring = 6.6e-6 + nbytes / (18 * 25.0e9 * 0.84) + 2 * 0.6e-6
     assert attn.cost.network_s == pytest.approx(ring, rel=1e-9)
     assert "ring" in attn.cost.evidence
+    assert "of which 7.8 us is latency" in attn.cost.evidence  # 6.6 + 2 x 0.6 us
     assert attn.cost.bottleneck == "interconnect"
     # A large message over 8 chips takes the in-network reduction: each chip sends its data once
     # (over 2 chips a ring moves the same bytes with less fixed latency).
