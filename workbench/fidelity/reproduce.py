@@ -55,7 +55,7 @@ from workbench.models import (
 )
 from workbench.options import MapOptions
 
-__all__ = ["Reproduction", "reproduce"]
+__all__ = ["Reproduction", "fit_step_overhead", "reproduce"]
 
 _CLASSES = {"sync": "overhead", "capacity": "bandwidth"}
 
@@ -328,3 +328,31 @@ def reproduce(row: PublishedRow, hw: Hardware) -> Reproduction:
     if isinstance(s, StreamSetup):
         return _stream(s, hw)
     return _model(s, hw, row.metric, row.unit.endswith("/chip"))
+
+
+def fit_step_overhead(row: PublishedRow, hw: Hardware) -> float:
+    """The software stack's host time per step that makes a generate row's latency its measured one.
+
+    ``(measured - predicted kernel time) / steps`` with ``steps`` = the prefill plus the
+    ``output_len - 1`` decode steps: how a stack figure is fitted to one calibration row (the
+    row's ``step_overhead_s`` and the rows that share it say so in their approximation).
+
+    Args:
+        row: A ``generate`` row measured as a time.
+        hw: Its hardware profile.
+
+    Returns:
+        Seconds per step (>= 0).
+
+    Raises:
+        CorpusError: The row is not a generate latency, or its kernels alone are slower than the
+            measurement (nothing is left to fit).
+    """
+    s = row.setup
+    if not isinstance(s, ModelSetup) or s.kind != "generate" or row.metric != "time":
+        raise CorpusError(f"row {row.id!r}: a step overhead is fitted to a generate latency row")
+    bare = row.model_copy(update={"setup": s.model_copy(update={"step_overhead_s": 0.0})})
+    left = row.measured_si - reproduce(bare, hw).time_s
+    if left < 0:
+        raise CorpusError(f"row {row.id!r}: its kernels alone exceed the measured latency")
+    return left / s.output_len

@@ -2,7 +2,7 @@
 
 import pytest
 
-from workbench.fidelity import load_corpus, parse_corpus, reproduce
+from workbench.fidelity import fit_step_overhead, load_corpus, parse_corpus, reproduce
 from workbench.hw import load_hardware
 
 ROW = """
@@ -42,6 +42,23 @@ def test_a_stack_step_overhead_is_paid_once_per_step(h100):
     assert stack.floor_s == pytest.approx(base.floor_s)
 
 
+def test_a_step_overhead_is_fitted_only_to_a_generate_latency(h100):
+    from workbench.fidelity import CorpusError
+
+    row = _row()
+    fit = fit_step_overhead(row, h100)
+    with_fit = row.model_copy(
+        update={"setup": row.setup.model_copy(update={"step_overhead_s": fit})}
+    )
+    assert reproduce(with_fit, h100).time_s == pytest.approx(row.measured_si, rel=1e-9)
+    serving = load_corpus().rows[0]  # a GEMM row
+    with pytest.raises(CorpusError, match="generate latency"):
+        fit_step_overhead(serving, h100)
+    fast = row.model_copy(update={"measured": 1.0})  # 1 ms: faster than its kernels
+    with pytest.raises(CorpusError, match="exceed"):
+        fit_step_overhead(fast, h100)
+
+
 def test_a_bad_step_overhead_is_refused():
     from workbench.fidelity import CorpusError
 
@@ -62,6 +79,11 @@ def test_the_nemo_step_overhead_is_fitted_to_one_calibration_row():
     assert fitted == {2.59e-3}
     calibration = [r.id for r in rows if r.split == "calibration"]
     assert calibration == ["gen.nemo.h100.llama2-7b.bs1"]
+    # The YAML figure is the fit of the current model: refit after a kernel-model change
+    # (fidelity.fit_step_overhead on the calibration row) and write the new value in every row.
+    row = next(r for r in rows if r.split == "calibration")
+    fit = fit_step_overhead(row, load_hardware(row.hardware))
+    assert fit == pytest.approx(2.59e-3, rel=0.01), f"refit: step_overhead_s = {fit:.3g}"
     for r in rows:  # the fit is said where it was made, and every tested row names its source
         said = "FITTED" if r.split == "calibration" else "gen.nemo.h100.llama2-7b.bs1"
         assert said in r.approximation, r.id
