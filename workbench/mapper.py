@@ -207,14 +207,22 @@ def _model_dtype(graph: Graph, options: MapOptions) -> str:
 #: Evidence of the step-overhead row.
 STEP_EVIDENCE = (
     "overhead: runtime cost of the serving step outside its kernels (sampling, scheduler, "
-    "KV-cache bookkeeping; hardware overheads.step_s)"
+    "KV-cache bookkeeping; the stack's MapOptions.step_overhead_s, else hardware overheads.step_s)"
 )
 
 
-def step_overhead(graph: Graph, hw: Hardware) -> float:
-    """Seconds an LLM serving step (prefill or decode) pays outside its kernels, else 0."""
+def step_overhead(graph: Graph, hw: Hardware, options: MapOptions | None = None) -> float:
+    """Seconds an LLM serving step (prefill or decode) pays outside its kernels, else 0.
+
+    The software stack's figure (``options.step_overhead_s``) when given, else the profile's
+    ``overheads.step_s``.
+    """
     phase = str(graph.meta_dict().get("phase", ""))
-    return hw.overheads.step_s if phase in ("prefill", "decode") else 0.0
+    if phase not in ("prefill", "decode"):
+        return 0.0
+    if options is not None and options.step_overhead_s is not None:
+        return options.step_overhead_s
+    return hw.overheads.step_s
 
 
 def _overlap_collectives(mapped: list[KernelMapping]) -> list[KernelMapping]:
@@ -309,7 +317,7 @@ def map_model(graph: Graph, hw: Hardware, options: MapOptions | None = None) -> 
     if options.overlap_collectives:
         mapped = _overlap_collectives(mapped)
     total = sum((k.cost for k in mapped), Cost())
-    step_s = step_overhead(graph, hw)
+    step_s = step_overhead(graph, hw, options)
     if step_s > 0:
         total = total + Cost(
             launch_s=step_s,

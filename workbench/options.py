@@ -93,6 +93,15 @@ class MapOptions:
             it, decomposed into chunks (Megatron/Transformer Engine TP comm overlap; Wang et al.,
             ASPLOS 2023): only the part longer than that GEMM is exposed. Off: serial, as in
             decode engines.
+        gqa_kv_sharing: The decode attention kernel shares each K/V read across the query heads
+            of a GQA group (FlashDecoding, FlashAttention pack_gqa, later TensorRT-LLM). Off: it
+            reads the KV head from off-chip memory once per query head, as TensorRT-LLM's
+            generation kernel (MMHA) did before v0.7 (NVIDIA/TensorRT-LLM issue 407; PR 524,
+            2023-12: "MMHA optimization for MQA and GQA").
+        step_overhead_s: Host time of the serving stack per LLM prefill/decode step outside its
+            kernels (scheduler, sampling, stop checks, a Python generation loop), seconds: a
+            property of the software stack, not the chip. None: the profile's
+            ``overheads.step_s``.
     """
 
     dtype: str | None = None
@@ -108,6 +117,8 @@ class MapOptions:
     chips: int = 1
     attention_kernel: str | None = None
     overlap_collectives: bool = False
+    step_overhead_s: float | None = None
+    gqa_kv_sharing: bool = True
 
     def __post_init__(self) -> None:
         for rule in self.disabled_fusion:
@@ -138,6 +149,9 @@ class MapOptions:
             raise WorkbenchError(f"chips must be >= 1, got {self.chips}")
         if self.attention_kernel not in (None, "fa2", "fa3"):
             raise WorkbenchError(f"attention kernel {self.attention_kernel!r}: expected fa2 or fa3")
+        step = self.step_overhead_s
+        if step is not None and not 0.0 <= step < float("inf"):
+            raise WorkbenchError(f"step_overhead_s must be a finite number >= 0 s, got {step!r}")
 
     def fusion_enabled(self, rule: str) -> bool:
         """Whether fusion ``rule`` is on."""
@@ -183,4 +197,8 @@ class MapOptions:
             tags["attention_kernel"] = self.attention_kernel
         if self.overlap_collectives:
             tags["overlap_collectives"] = True
+        if self.step_overhead_s is not None:
+            tags["step_overhead_s"] = self.step_overhead_s
+        if not self.gqa_kv_sharing:
+            tags["gqa_kv_sharing"] = False
         return tags

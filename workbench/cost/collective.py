@@ -2,17 +2,24 @@
 
 An all-reduce of ``S`` bytes per chip over ``N`` chips, with ``b`` the sustained one-direction
 bandwidth of one link (``link_bandwidth_bytes_per_s x sustained_fraction``), ``L`` the links of a
-chip and ``l`` the per-step latency::
+chip, ``l`` the per-step latency and ``c`` the fixed latency of one collective call
+(``collective_latency_s``: launch, protocol set-up and the final flag wait that every algorithm
+pays once, whatever its step count)::
 
-    switch (NVSwitch, one ring over all links):  2 (N-1)/N x S / (L b)      + 2 (N-1) l
-    switch with in-network reduction (NVLS):     S / (L b)                  + 2 l
-        (each chip sends its data to the switch once and receives the sum once)
-    ring (a bidirectional ring, both links):     2 (N-1)/N x S / (L b)      + 2 (N-1) l
-    full-mesh (a direct link to every peer):     2 (N-1)/N x S / (min(L, N-1) b) + 2 l
+    switch (NVSwitch, one ring over all links):  c + 2 (N-1)/N x S / (L b)   + 2 (N-1) l
+    switch with in-network reduction (NVLS):     min(ring, c_nvls + S / (L b) + 2 l)
+        (each chip sends its data to the switch once and receives the sum once; c_nvls is the
+        in-network algorithm's own fixed latency, ``in_network_latency_s``. Like NCCL, which
+        predicts each algorithm's time and runs the fastest, a small message takes the ring's
+        low-latency protocol and a large one the switch reduction.)
+    ring (a bidirectional ring, both links):     c + 2 (N-1)/N x S / (L b)   + 2 (N-1) l
+    full-mesh (P links to each peer of a mesh):  c + 2 (N-1)/N x S / ((N-1) P b) + 2 l
+        (P = L / (mesh_size - 1): a Gaudi 3 box wires 3 of its 21 scale-up ports to each of 7
+        peers, so 2 chips share 3 links, not 21)
     torus-kd (k dimensions; a bidirectional ring per dimension, reduce-scatter dimension by
               dimension then all-gather back, with the data cut into k parts that start on
               different dimensions, so every link is busy at once):
-        sum over d of 2 (n_d - 1)/n_d x S_d / (L b) + 2 (n_d - 1) l,
+        c + sum over d of 2 (n_d - 1)/n_d x S_d / (L b) + 2 (n_d - 1) l,
         S_d = S / (n_1 ... n_{d-1})
 
 with ``N = n_1 x ... x n_k`` as near-equal factors (a 2x2 slice for 4 chips on a 2-D torus).
@@ -22,13 +29,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from workbench._format import fmt_bytes, fmt_time
 from workbench.cost.bottleneck import classify
 from workbench.cost.model import Cost, energy, launch_and_sync
 from workbench.hw.schema import Hardware
 from workbench.lowering.kernel import Kernel
 from workbench.scheduling.tiling import Tiling
 
-__all__ = ["all_gather_s", "all_reduce_s", "collective_cost", "torus_dims"]
+__all__ = ["all_gather_s", "all_reduce_s", "collective_cost", "mesh_links_per_peer", "torus_dims"]
 
 
 def torus_dims(chips: int, k: int) -> tuple[int, ...]:
@@ -54,6 +62,58 @@ def _link_bw(hw: Hardware) -> float:
     return ic.link_bandwidth_bytes_per_s * ic.sustained_fraction
 
 
+def mesh_links_per_peer(hw: Hardware) -> float:
+    """Links a full-mesh chip has to each peer: ``links / (mesh_size - 1)`` (1 per peer by default).
+
+    >>> from workbench.hw import load_hardware
+    >>> mesh_links_per_peer(load_hardware("gaudi3")), mesh_links_per_peer(load_hardware("mi300x"))
+    (3.0, 1.0)
+    """
+    ic = hw.interconnect
+    peers = (ic.mesh_size or ic.links + 1) - 1
+    return ic.links / peers if peers > 0 else 0.0
+
+
+def _ring(nbytes: float, n: int, hw: Hardware) -> tuple[float, float]:
+    """(time, its latency part) of a ring all-reduce over all links, seconds."""
+    ic = hw.interconnect
+    lat = ic.collective_latency_s + 2 * (n - 1) * ic.latency_s
+    return lat + 2 * (n - 1) / n * nbytes / (ic.links * _link_bw(hw)), lat
+
+
+def _all_reduce(nbytes: float, n: int, hw: Hardware) -> tuple[float, float, str]:
+    """(time, latency part, algorithm) of the all-reduce the fabric runs (see module doc)."""
+    ic = hw.interconnect
+    b, lat = _link_bw(hw), ic.latency_s
+    topo = ic.topology
+    if topo == "switch" and ic.in_network_reduction:
+        ring, ring_lat = _ring(nbytes, n, hw)
+        nvls_lat = ic.in_network_latency_s + 2 * lat
+        nvls = nvls_lat + nbytes / (ic.links * b)
+        if nvls <= ring:
+            return nvls, nvls_lat, "NVLink-switch in-network reduction (NVLS)"
+        return ring, ring_lat, "ring over all links"
+    if topo == "full-mesh":
+        used = (n - 1) * mesh_links_per_peer(hw)
+        fixed = ic.collective_latency_s + 2 * lat
+        t = fixed + 2 * (n - 1) / n * nbytes / (used * b)
+        peers = f"{n - 1} peer" + "s" * (n > 2)
+        return t, fixed, f"direct to {peers} ({used:g} links)"
+    if topo.startswith("torus-") and topo[6:-1].isdigit():
+        k = int(topo[6:-1])
+        t, fixed, size = ic.collective_latency_s, ic.collective_latency_s, nbytes
+        dims = torus_dims(n, k)
+        for nd in dims:
+            if nd > 1:
+                t += 2 * (nd - 1) / nd * size / (ic.links * b) + 2 * (nd - 1) * lat
+                fixed += 2 * (nd - 1) * lat
+                size /= nd
+        shape = "x".join(str(d) for d in dims)
+        return t, fixed, f"{k}-D torus {shape}, bidirectional ring per dimension"
+    ring, ring_lat = _ring(nbytes, n, hw)
+    return ring, ring_lat, "ring over all links"
+
+
 def all_reduce_s(nbytes: float, chips: int, hw: Hardware) -> tuple[float, str]:
     """Time of an all-reduce of ``nbytes`` per chip over ``chips`` chips, and its algorithm.
 
@@ -68,42 +128,30 @@ def all_reduce_s(nbytes: float, chips: int, hw: Hardware) -> tuple[float, str]:
     >>> from workbench.hw import load_hardware
     >>> t, algo = all_reduce_s(1e9, 8, load_hardware("h100-sxm"))
     >>> algo, round(t * 1e3, 2)
-    ('NVLink-switch in-network reduction (NVLS)', 2.65)
+    ('NVLink-switch in-network reduction (NVLS)', 2.67)
+    >>> t, algo = all_reduce_s(8192, 8, load_hardware("h100-sxm"))  # a decode step's activations
+    >>> algo, round(t * 1e6, 1)
+    ('ring over all links', 15.0)
     """
     ic = hw.interconnect
-    n, b, lat = chips, _link_bw(hw), ic.latency_s
-    if n <= 1:
+    if chips <= 1:
         return 0.0, "none"
-    if ic.links <= 0 or b <= 0:
+    if ic.links <= 0 or _link_bw(hw) <= 0:
         return float("inf"), "none"
-    topo = ic.topology
-    if topo == "switch" and ic.in_network_reduction:
-        return nbytes / (ic.links * b) + 2 * lat, "NVLink-switch in-network reduction (NVLS)"
-    if topo == "full-mesh":
-        used = min(ic.links, n - 1)
-        return 2 * (n - 1) / n * nbytes / (used * b) + 2 * lat, f"direct to {used} peers"
-    if topo.startswith("torus-") and topo[6:-1].isdigit():
-        k = int(topo[6:-1])
-        t, size = 0.0, nbytes
-        dims = torus_dims(n, k)
-        for nd in dims:
-            if nd > 1:
-                t += 2 * (nd - 1) / nd * size / (ic.links * b) + 2 * (nd - 1) * lat
-                size /= nd
-        shape = "x".join(str(d) for d in dims)
-        return t, f"{k}-D torus {shape}, bidirectional ring per dimension"
-    return 2 * (n - 1) / n * nbytes / (ic.links * b) + 2 * (n - 1) * lat, "ring over all links"
+    t, _, algo = _all_reduce(nbytes, chips, hw)
+    return t, algo
 
 
 def all_gather_s(out_bytes: float, chips: int, hw: Hardware) -> float:
-    """Ring all-gather of ``out_bytes`` output per chip: ``(N-1)/N x out / (L b) + (N-1) l``."""
+    """Ring all-gather of ``out_bytes`` output per chip: ``c + (N-1)/N x out / (L b) + (N-1) l``."""
     ic = hw.interconnect
     n, b = chips, _link_bw(hw)
     if n <= 1:
         return 0.0
     if ic.links <= 0 or b <= 0:
         return float("inf")
-    return (n - 1) / n * out_bytes / (ic.links * b) + (n - 1) * ic.latency_s
+    net = (n - 1) / n * out_bytes / (ic.links * b)
+    return ic.collective_latency_s + net + (n - 1) * ic.latency_s
 
 
 def collective_cost(kernel: Kernel, hw: Hardware, launch: str) -> tuple[Tiling, Cost]:
@@ -120,10 +168,15 @@ def collective_cost(kernel: Kernel, hw: Hardware, launch: str) -> tuple[Tiling, 
     n = kernel.chips
     if kernel.engine_reason.startswith("AllGather"):
         # NOTE: link_bytes is a ring's (N-1)/N x output per chip.
-        net, algo = all_gather_s(kernel.link_bytes * n / max(n - 1, 1), n, hw), "ring all-gather"
-    else:
+        net = all_gather_s(kernel.link_bytes * n / max(n - 1, 1), n, hw)
+        lat = all_gather_s(0.0, n, hw) if n > 1 else 0.0
+        algo = "ring all-gather"
+    elif n > 1 and hw.interconnect.links > 0 and _link_bw(hw) > 0:
         # NOTE: link_bytes is a ring all-reduce's 2 (N-1)/N x tensor bytes per chip.
-        net, algo = all_reduce_s(kernel.link_bytes * n / max(2 * (n - 1), 1), n, hw)
+        net, lat, algo = _all_reduce(kernel.link_bytes * n / (2 * (n - 1)), n, hw)
+    else:
+        net, algo = all_reduce_s(kernel.link_bytes, n, hw)
+        lat = 0.0
     launch_s, sync_s = launch_and_sync(net, kernel.barriers, hw, launch)
     tiling = Tiling(
         tile_m=1, tile_n=1, tile_k=1, source="heuristic", sram_capacity_bytes=hw.sram.capacity_bytes
@@ -134,4 +187,12 @@ def collective_cost(kernel: Kernel, hw: Hardware, launch: str) -> tuple[Tiling, 
     cost = Cost(network_s=net, exec_s=net, launch_s=launch_s, sync_s=sync_s, total_s=total,
                 energy_j=e)  # fmt: skip
     cls, evidence = classify(kernel, tiling, cost, hw)
-    return tiling, replace(cost, bottleneck=cls, evidence=f"{evidence}; algorithm: {algo}")
+    if cls == "interconnect":
+        evidence = (
+            f"interconnect-bound: {fmt_bytes(kernel.link_bytes)} per chip over {n} chips, "
+            f"{algo}: {fmt_time(net)}, of which {fmt_time(min(lat, net))} is latency "
+            "(fixed per call and per step)"
+        )
+    else:
+        evidence = f"{evidence}; algorithm: {algo}"
+    return tiling, replace(cost, bottleneck=cls, evidence=evidence)

@@ -11,7 +11,7 @@ the command line face.
 True
 """
 
-from workbench.fidelity.reproduce import Reproduction, reproduce
+from workbench.fidelity.reproduce import Reproduction, fit_step_overhead, reproduce
 from workbench.fidelity.runner import SPLITS, CorpusReport, RowResult, run_corpus
 from workbench.fidelity.schema import (
     CATEGORIES,
@@ -31,6 +31,7 @@ __all__ = [
     "PublishedRow",
     "Reproduction",
     "RowResult",
+    "fit_step_overhead",
     "load_corpus",
     "parse_corpus",
     "reproduce",

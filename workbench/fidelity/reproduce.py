@@ -12,7 +12,9 @@ with :func:`workbench.map_model`. The step time is turned into the row's metric:
   over time (FLOP/s).
 * decode: one step's time (s per token), or ``batch / step time`` when the row is in tokens/s;
   prefill: the prefill's time (time to first token).
-* generate: prefill + ``(output_len - 1)`` decode steps at the mean context (s).
+* generate: prefill + ``(output_len - 1)`` decode steps at the mean context (s); every step pays
+  the software stack's host time outside its kernels (the row's ``step_overhead_s``, else the
+  profile's ``overheads.step_s``).
 * serving (static batch): ``batch x output_len / (prefill + (output_len - 1) x decode step at the
   mean context)`` (output tokens/s per replica; divided by the tensor-parallel chips when the row
   is per chip).
@@ -56,7 +58,7 @@ from workbench.models import (
 from workbench.options import MapOptions
 from workbench.platform.training import TrainingPlan, training_step
 
-__all__ = ["Reproduction", "reproduce"]
+__all__ = ["Reproduction", "fit_step_overhead", "reproduce"]
 
 _CLASSES = {"sync": "overhead", "capacity": "bandwidth"}
 
@@ -72,6 +74,10 @@ class Reproduction:
         floor_s: Roofline floor of that work, seconds.
         bottleneck: Predicted class (compute, bandwidth, overhead, interconnect): the class of
             the kernels holding most of the time.
+        memory_fits: LLM rows: whether one chip's weights plus the KV cache of every sequence
+            of the batch at its final context fit in its off-chip memory (False: the runtime
+            cannot have held the whole static batch; it ran fewer sequences at once, paged or
+            evicted, which the reproduction does not model). None for other rows.
     """
 
     predicted: float
@@ -79,16 +85,24 @@ class Reproduction:
     time_s: float
     floor_s: float
     bottleneck: str
+    memory_fits: bool | None = None
 
 
-def _class(mappings: tuple[ModelMapping, ...]) -> str:
-    """The bottleneck class holding most of the time over every kernel of the mappings."""
+def _class(mappings: tuple[ModelMapping, ...], repeats: tuple[int, ...] = ()) -> str:
+    """The bottleneck class holding most of the time over the mappings (each run ``repeats``).
+
+    Every kernel's time counts under its class, and a serving step's host time outside its
+    kernels (``step_overhead_s``) under ``overhead``.
+    """
     time: dict[str, float] = {}
-    for m in mappings:
+    for i, m in enumerate(mappings):
+        n = repeats[i] if i < len(repeats) else 1
         for k in m.kernels:
             cls = k.cost.bottleneck.split(":")[0]
             cls = _CLASSES.get(cls, cls)
-            time[cls] = time.get(cls, 0.0) + k.cost.total_s
+            time[cls] = time.get(cls, 0.0) + k.cost.total_s * n
+        if m.step_overhead_s:
+            time["overhead"] = time.get("overhead", 0.0) + m.step_overhead_s * n
     return max(time, key=lambda c: time[c]) if time else "compute"
 
 
@@ -211,7 +225,31 @@ def _decoder(s: ModelSetup, hw: Hardware, phase: str, batch: int, context: int) 
         weight_dtype=s.weight_dtype,
         tensor_parallel=s.tensor_parallel,
     )
-    return map_model(g, hw, MapOptions())
+    # NOTE: tensor-parallel all-reduces run after their GEMM, not overlapped with it
+    # (MapOptions.overlap_collectives stays off): the measured decode stacks issue them serially,
+    # e.g. TensorRT-LLM's RowLinear of the 2023 releases runs matmul, then allreduce(x, tp_group)
+    # (NVIDIA/TensorRT-LLM tensorrt_llm/layers/linear.py); GEMM+all-reduce fusion came later.
+    opts = MapOptions(step_overhead_s=s.step_overhead_s, gqa_kv_sharing=s.gqa_kv_sharing)
+    return map_model(g, hw, opts)
+
+
+def _memory_fits(s: ModelSetup, hw: Hardware) -> bool:
+    """One chip's weights + KV cache of the whole batch at ``seq + output_len`` vs its memory.
+
+    Activations are left out: serving runtimes chunk the prefill, so the weights and the cache
+    are what must stay resident.
+    """
+    g = decoder_graph(
+        _config(s),
+        "decode",
+        batch=s.batch,
+        context=s.seq + s.output_len,
+        dtype=s.dtype,
+        weight_dtype=s.weight_dtype,
+        tensor_parallel=s.tensor_parallel,
+    )
+    resident = sum(t.nbytes for op in g.ops for t in op.weight_tensors())
+    return resident <= hw.offchip.capacity_bytes
 
 
 def _model(s: ModelSetup, hw: Hardware, metric: str, per_chip: bool) -> Reproduction:
@@ -250,7 +288,8 @@ def _model(s: ModelSetup, hw: Hardware, metric: str, per_chip: bool) -> Reproduc
         bound=bound,
         time_s=time,
         floor_s=floor,
-        bottleneck=_class(tuple(m for m, _ in parts)),
+        bottleneck=_class(tuple(m for m, _ in parts), tuple(n for _, n in parts)),
+        memory_fits=_memory_fits(s, hw),
     )
 
 
@@ -309,3 +348,31 @@ def reproduce(row: PublishedRow, hw: Hardware) -> Reproduction:
     if isinstance(s, StreamSetup):
         return _stream(s, hw)
     return _model(s, hw, row.metric, row.unit.endswith("/chip"))
+
+
+def fit_step_overhead(row: PublishedRow, hw: Hardware) -> float:
+    """The software stack's host time per step that makes a generate row's latency its measured one.
+
+    ``(measured - predicted kernel time) / steps`` with ``steps`` = the prefill plus the
+    ``output_len - 1`` decode steps: how a stack figure is fitted to one calibration row (the
+    row's ``step_overhead_s`` and the rows that share it say so in their approximation).
+
+    Args:
+        row: A ``generate`` row measured as a time.
+        hw: Its hardware profile.
+
+    Returns:
+        Seconds per step (>= 0).
+
+    Raises:
+        CorpusError: The row is not a generate latency, or its kernels alone are slower than the
+            measurement (nothing is left to fit).
+    """
+    s = row.setup
+    if not isinstance(s, ModelSetup) or s.kind != "generate" or row.metric != "time":
+        raise CorpusError(f"row {row.id!r}: a step overhead is fitted to a generate latency row")
+    bare = row.model_copy(update={"setup": s.model_copy(update={"step_overhead_s": 0.0})})
+    left = row.measured_si - reproduce(bare, hw).time_s
+    if left < 0:
+        raise CorpusError(f"row {row.id!r}: its kernels alone exceed the measured latency")
+    return left / s.output_len

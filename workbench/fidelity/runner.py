@@ -48,6 +48,8 @@ class RowResult:
         measured_beats_floor: True when the published figure itself is faster than the floor
             (the row's configuration is misread; such a row must not be in the corpus).
         approximation: How the row is reproduced.
+        memory_fits: LLM rows: whether one chip's weights + the batch's KV cache at its final
+            context fit in its memory (None for other rows).
     """
 
     id: str
@@ -68,6 +70,7 @@ class RowResult:
     beats_floor: bool
     measured_beats_floor: bool
     approximation: str
+    memory_fits: bool | None = None
 
     @property
     def bottleneck_matches(self) -> bool:
@@ -118,6 +121,11 @@ class CorpusReport:
     def floor_violations(self) -> tuple[str, ...]:
         """Ids of rows whose prediction beats the roofline floor."""
         return tuple(r.id for r in self.rows if r.beats_floor)
+
+    @property
+    def over_capacity(self) -> tuple[str, ...]:
+        """Ids of LLM rows whose static batch does not fit in the chips' memory as reproduced."""
+        return tuple(r.id for r in self.rows if r.memory_fits is False)
 
     @property
     def impossible_measurements(self) -> tuple[str, ...]:
@@ -205,6 +213,11 @@ class CorpusReport:
         miss = sum(1 for r in self.rows if not r.bottleneck_matches)
         out.append(f"bottleneck class differs from the expected one in {miss} row(s) (marked *)")
         out.append(f"predictions faster than their roofline floor: {len(self.floor_violations)}")
+        if self.over_capacity:
+            out.append(
+                "weights + KV cache over one chip's memory (the runtime held fewer sequences, "
+                f"paged or evicted; not modelled): {', '.join(self.over_capacity)}"
+            )
         if self.impossible_measurements:
             ids = ", ".join(self.impossible_measurements)
             out.append(f"published figures faster than their floor (misread rows): {ids}")
@@ -244,6 +257,7 @@ def _result(row: PublishedRow, hw: Hardware) -> RowResult:
         beats_floor=beats,
         measured_beats_floor=measured_beats,
         approximation=row.approximation,
+        memory_fits=rep.memory_fits,
     )
 
 

@@ -201,6 +201,21 @@ class ModelSetup(_Model):
         default=None, description="Training: the parallel configuration (required for training)."
     )
     software: str = Field(description="Software stack measured (TensorRT-LLM, Megatron, ...).")
+    step_overhead_s: float | None = Field(
+        default=None,
+        ge=0.0,
+        allow_inf_nan=False,
+        description="Host time of that software stack per prefill/decode step outside its "
+        "kernels, seconds (a property of the stack, not the chip; sourced, or fitted to one "
+        "calibration row named in the row's approximation). None: the profile's "
+        "overheads.step_s.",
+    )
+
+    gqa_kv_sharing: bool = Field(
+        default=True,
+        description="The stack's decode attention kernel shares each K/V read across a GQA "
+        "group (False: reads it once per query head, as TensorRT-LLM's MMHA before v0.7).",
+    )
 
     @model_validator(mode="after")
     def _one_model(self) -> ModelSetup:

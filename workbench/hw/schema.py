@@ -337,6 +337,21 @@ class Interconnect(_Model):
         default=None,
         description="The inter-node network (None: every chip of a job is on these links, e.g. a TPU pod's ICI, or no scale-out figure).",
     )
+    collective_latency_s: float = Field(
+        default=0.0,
+        ge=0,
+        description="Fixed latency of one collective call beyond its per-step latency (launch, protocol set-up, final flag wait), seconds; paid once per all-reduce or all-gather whatever the algorithm (NCCL's baseLat).",
+    )
+    in_network_latency_s: float = Field(
+        default=0.0,
+        ge=0,
+        description="Fixed latency of one in-network (NVLS) all-reduce, seconds; where it exceeds the ring's latency, small messages run the ring (the library picks the faster algorithm).",
+    )
+    mesh_size: int = Field(
+        default=0,
+        ge=0,
+        description="Chips in a full-mesh box (topology 'full-mesh'); links are split evenly over its mesh_size - 1 peers. 0: links + 1 (one link per peer).",
+    )
 
     @property
     def bandwidth_bytes_per_s(self) -> float:

@@ -71,6 +71,9 @@ class AttentionProblem:
         causal: Causal mask (query i sees keys up to ``kv_len - q_len + i``).
         elem_bytes: Bytes per element of Q, O (and K, V when no cache).
         kv_bytes: Bytes per element of K and V.
+        kv_group_shared: The query heads of a GQA group share each K/V read (packed into one
+            work item, or reading the same cache lines). False: the kernel reads its KV head
+            from off-chip memory once per query head (``MapOptions.gqa_kv_sharing``).
     """
 
     batch: int
@@ -82,6 +85,7 @@ class AttentionProblem:
     causal: bool
     elem_bytes: float
     kv_bytes: float
+    kv_group_shared: bool = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -71,6 +71,10 @@ def lower(graph: Graph, hw: Hardware, options: MapOptions) -> tuple[Kernel, ...]
     return tuple(kernels)
 
 
+#: Narrowest element an all-reduce sums on the links, bytes (16-bit floats; see _group_kernels).
+REDUCE_MIN_BYTES = 2.0
+
+
 # ---------------------------------------------------------------------------------------------
 # group -> kernels
 # ---------------------------------------------------------------------------------------------
@@ -85,13 +89,23 @@ def _group_kernels(group: Group, hw: Hardware, options: MapOptions) -> list[Kern
     if isinstance(head, (Linear, MatMul, Conv2d)):
         return [_gemm_kernel(group, head, hw, options, dtype, base)]
     if isinstance(head, (AllReduce, AllGather)):
+        link_bytes = head.link_bytes
+        if isinstance(head, AllReduce) and _eb(dtype) < REDUCE_MIN_BYTES:
+            # NOTE: an 8-bit (fp8, int8) model's row-parallel GEMM dequantizes in its epilogue
+            # and the all-reduce sums 16-bit values: HCCL reduces fp32, bf16, fp16, int32 and
+            # uint32 only (docs.habana.ai, HCCL C API, hcclDataType_t), and NCCL had no 8-bit
+            # float type in the 2023-24 releases these stacks shipped with ([R]: ncclFloat8e4m3
+            # came later, SM90+ only).
+            link_bytes *= REDUCE_MIN_BYTES / _eb(dtype)
+            note = f"{dtype} activations summed as 16-bit values on the links"
+            base = {**base, "notes": (*base["notes"], note)}
         return [
             Kernel(
                 **base,
                 kind="collective",
                 engine="interconnect",
                 engine_reason=f"{head.kind} collective over chip-to-chip links",
-                link_bytes=head.link_bytes,
+                link_bytes=link_bytes,
                 chips=head.chips,
             )
         ]
@@ -253,6 +267,7 @@ def _attention_kernels(
         causal=op.causal,
         elem_bytes=eb,
         kv_bytes=_eb(kv_dtype),
+        kv_group_shared=options.gqa_kv_sharing,
     )
     engine, reason, engine_dtype = engine_for(hw, dtype)
     if options.fusion_enabled("flash_attention"):

@@ -4,11 +4,13 @@ Tensor parallel is built into the decoder graph (``tensor_parallel=N``: heads, M
 split N ways, an AllReduce after each o_proj and down_proj); the mapper costs each AllReduce as a
 collective kernel, a ring all-reduce::
 
-    t = 2 (N - 1) / N x bytes / B + 2 (N - 1) x latency
+    t = c + 2 (N - 1) / N x bytes / B + 2 (N - 1) x latency
 
 with ``B`` the chip's aggregate one-direction link bandwidth (``hw.interconnect.links x
-link_bandwidth_bytes_per_s``) and ``latency`` the per-ring-step latency
-(``hw.interconnect.latency_s``). Data parallel runs N independent replicas: throughput x N, each
+link_bandwidth_bytes_per_s``), ``latency`` the per-ring-step latency
+(``hw.interconnect.latency_s``) and ``c`` the fixed latency of one collective call
+(``hw.interconnect.collective_latency_s``); the mapper itself runs the fabric's own algorithm
+(:mod:`workbench.cost.collective`). Data parallel runs N independent replicas: throughput x N, each
 replica's mapping unchanged (training, with its gradient reduction, is
 :mod:`workbench.platform.training`).
 
@@ -47,11 +49,12 @@ def ring_all_reduce_s(nbytes: float, chips: int, hw: Hardware) -> float:
         hw: Platform (its interconnect bandwidth and per-step latency).
 
     Returns:
-        ``2 (N-1)/N x nbytes / bandwidth + 2 (N-1) x latency`` (0 for one chip; inf without links).
+        ``c + 2 (N-1)/N x nbytes / bandwidth + 2 (N-1) x latency`` (0 for one chip; inf without
+        links).
 
     >>> from workbench.hw import load_hardware
     >>> round(ring_all_reduce_s(1e9, 8, load_hardware("h100-sxm")) * 1e3, 3)
-    3.903
+    3.904
     """
     if chips < 1:
         raise WorkbenchError(f"ring_all_reduce_s: chips must be >= 1, got {chips}")
@@ -61,7 +64,8 @@ def ring_all_reduce_s(nbytes: float, chips: int, hw: Hardware) -> float:
     bw = ic.bandwidth_bytes_per_s
     if bw <= 0:
         return float("inf")
-    return 2 * (chips - 1) / chips * nbytes / bw + 2 * (chips - 1) * ic.latency_s
+    steps = 2 * (chips - 1) * ic.latency_s
+    return ic.collective_latency_s + 2 * (chips - 1) / chips * nbytes / bw + steps
 
 
 def collective_share(mapping: ModelMapping) -> float:

@@ -179,7 +179,8 @@ def packed_group(p: AttentionProblem, hw: Hardware) -> int:
     With grouped-query attention (``kv_heads < heads``) and fewer query rows than the matrix
     engine's native M, libraries stack the group's query heads into one tile so each K/V block
     is loaded once per KV head (FlashAttention-2/3 ``pack_gqa``, FlashDecoding, FlashInfer).
-    Software-scheduled hosts run their own engine and keep one head per work item.
+    Software-scheduled hosts run their own engine and keep one head per work item, and so does
+    a stack whose kernel does not share K/V across the group (``kv_group_shared`` off).
 
     >>> from workbench.hw import load_hardware
     >>> p = AttentionProblem(batch=64, heads=64, kv_heads=8, q_len=1, kv_len=2048, head_dim=128,
@@ -188,6 +189,8 @@ def packed_group(p: AttentionProblem, hw: Hardware) -> int:
     8
     """
     if p.kv_heads >= p.heads or p.heads % p.kv_heads or hw.overheads.tile_issue_s > 0:
+        return 1
+    if not p.kv_group_shared:
         return 1
     return p.heads // p.kv_heads if p.q_len < hw.matrix_engine.native_tile_m else 1
 
@@ -215,6 +218,8 @@ def _traffic(p, hw, br, bc, st, tq, blocks_per_head, sram, group):
         kv_in_flight = -(-heads_in_flight * group // (p.heads // max(p.kv_heads, 1)))
         per_head_kv = 2.0 * p.kv_len * d * p.kv_bytes
         dram_kv = np.where(kv_in_flight * per_head_kv <= usable, kv_once, kv_stream)
+        if not p.kv_group_shared:  # every query head reads its KV head from off-chip memory
+            dram_kv = kv_stream
         dram = q_o + dram_kv
     else:
         dram = q_o + kv_stream + spill

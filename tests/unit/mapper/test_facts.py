@@ -100,6 +100,24 @@ def test_costs_add_up(h100):
         assert c.exec_s >= max([c.pipeline_s, c.network_s, *(s for _, s in c.memory_s)]) * 0.999
 
 
+def test_the_software_stacks_step_overhead_overrides_the_profiles(h100):
+    from workbench.errors import WorkbenchError
+    from workbench.options import MapOptions
+
+    g = build_graph("llama2-7b", phase="decode", batch=1, context=256)
+    base = map_model(g, h100)
+    stack = map_model(g, h100, MapOptions(step_overhead_s=2.5e-3))
+    assert stack.step_overhead_s == 2.5e-3 != h100.overheads.step_s
+    assert stack.time_s - base.time_s == pytest.approx(2.5e-3 - h100.overheads.step_s)
+    assert MapOptions(step_overhead_s=1e-3).as_tags()["step_overhead_s"] == 1e-3
+    # Not an LLM serving step (a CNN forward): no step overhead, whatever the stack says.
+    cnn = map_model(build_graph("resnet50", batch=1), h100, MapOptions(step_overhead_s=1e-3))
+    assert cnn.step_overhead_s == 0.0
+    for bad in (-1e-3, float("nan"), float("inf")):
+        with pytest.raises(WorkbenchError, match="step_overhead_s"):
+            MapOptions(step_overhead_s=bad)
+
+
 def test_offchip_traffic_never_below_compulsory(h100):
     for model in ("llama2-7b", "resnet50", "bert-base"):
         m = map_model(build_graph(model, seq=512), h100)

@@ -2,6 +2,7 @@ import math
 
 import pytest
 
+from workbench.cost.collective import all_reduce_s
 from workbench.errors import WorkbenchError
 from workbench.hw import load_hardware
 from workbench.platform.fit import fit_check, kv_bytes_per_token, max_kv_tokens
@@ -56,22 +57,44 @@ def test_fit_rejects_bad_sizes(h100):
 
 
 def test_ring_all_reduce_matches_the_formula_by_hand(h100):
-    # hardware/h100-sxm.yaml: 18 NVLink links x 25.0e9 B/s, latency_s 1.0e-6 per ring step
+    # hardware/h100-sxm.yaml: 18 NVLink links x 25.0e9 B/s, 0.6 us per ring step and 6.6 us per
+    # call (NCCL's tuning model, ring / LL protocol)
     nbytes = 1 * 1 * 4096 * 2  # one decode token's hidden state, bf16
     n = 2
-    expected = 2 * (n - 1) / n * nbytes / (18 * 25.0e9) + 2 * (n - 1) * 1.0e-6
+    expected = 6.6e-6 + 2 * (n - 1) / n * nbytes / (18 * 25.0e9) + 2 * (n - 1) * 0.6e-6
     assert ring_all_reduce_s(nbytes, n, h100) == pytest.approx(expected, rel=1e-12)
     res = map_parallel("llama2-7b", h100, ParallelPlan(tensor_parallel=n), batch=1, seq=128)
     colls = [k for k in res.mapping.kernels if k.kernel.kind == "collective"]
     assert len(colls) == 2 * 32 + 1  # attention and MLP per layer, plus the embedding
     attn = next(k for k in colls if "attn" in k.kernel.name)
-    # The mapper runs the fabric's own algorithm: NVSwitch 3 reduces in the network (NVLS), so
-    # each chip sends its data once at the sustained NVLink rate (0.84 x 25.0e9 B/s per link,
-    # NVIDIA/nccl issue 1264) and pays two latency steps, not a ring's 2 (N-1).
-    nvls = nbytes / (18 * 25.0e9 * 0.84) + 2 * 1.0e-6
-    assert attn.cost.network_s == pytest.approx(nvls, rel=1e-9)
-    assert "NVLS" in attn.cost.evidence
+    # The mapper runs the algorithm NCCL would pick: a decode-sized message is latency-bound, and
+    # NVLS's fixed 23 us exceeds the ring's 6.6 + 2 x 0.6 us, so it runs the ring over all links
+    # at the sustained NVLink rate (0.84 x 25.0e9 B/s per link, NVIDIA/nccl issue 1264).
+    ring = 6.6e-6 + nbytes / (18 * 25.0e9 * 0.84) + 2 * 0.6e-6
+    assert attn.cost.network_s == pytest.approx(ring, rel=1e-9)
+    assert "ring" in attn.cost.evidence
+    assert "of which 7.8 us is latency" in attn.cost.evidence  # 6.6 + 2 x 0.6 us
     assert attn.cost.bottleneck == "interconnect"
+    # A large message over 8 chips takes the in-network reduction: each chip sends its data once
+    # (over 2 chips a ring moves the same bytes with less fixed latency).
+    big = 256e6
+    assert "ring" in all_reduce_s(big, 2, h100)[1]
+    t, algo = all_reduce_s(big, 8, h100)
+    assert "NVLS" in algo
+    assert t == pytest.approx(23e-6 + big / (18 * 25.0e9 * 0.84) + 2 * 0.6e-6, rel=1e-9)
+
+
+def test_full_mesh_splits_links_over_the_peers_of_the_box():
+    # docs.habana.ai Network Configuration: 21 scale-up ports, 3 to each of 7 peers in an HLS-3.
+    gaudi = load_hardware("gaudi3")
+    ic = gaudi.interconnect
+    b = ic.link_bandwidth_bytes_per_s * ic.sustained_fraction
+    t2, algo2 = all_reduce_s(64e6, 2, gaudi)
+    assert "3 links" in algo2
+    assert t2 == pytest.approx(ic.collective_latency_s + 64e6 / (3 * b) + 2 * ic.latency_s)
+    t8, algo8 = all_reduce_s(64e6, 8, gaudi)
+    assert "21 links" in algo8
+    assert t8 < t2  # eight cards use every scale-up port, two cards only the three they share
 
 
 def test_ring_all_reduce_edges(h100):
@@ -113,3 +136,21 @@ def test_plan_validation():
     with pytest.raises(WorkbenchError, match="tensor_parallel"):
         ParallelPlan(tensor_parallel=0)
     assert ParallelPlan(tensor_parallel=2, data_parallel=2).label == "tp2xdp2"
+
+
+def test_an_fp8_models_all_reduce_sums_16_bit_values(h100):
+    from workbench.mapper import map_model
+    from workbench.models import build_graph
+
+    def coll(dtype):
+        g = build_graph("llama2-7b", "decode", batch=8, context=256, dtype=dtype,
+                        tensor_parallel=2)  # fmt: skip
+        return next(
+            k for k in map_model(g, h100).kernels if k.kernel.name.endswith("attn.all_reduce")
+        )
+
+    bf16, fp8 = coll("bf16"), coll("fp8_e4m3")
+    # HCCL sums fp32/bf16/fp16 (docs.habana.ai HCCL C API); an fp8 model's GEMM writes 16-bit.
+    assert fp8.kernel.link_bytes == bf16.kernel.link_bytes == 2 * (2 - 1) / 2 * 8 * 4096 * 2
+    assert any("16-bit" in n for n in fp8.kernel.notes)
+    assert fp8.cost.network_s == pytest.approx(bf16.cost.network_s)
