@@ -18,9 +18,9 @@ def test_weights_kv_and_activations_by_hand():
     assert fp.kv_bytes == 2 * 32 * 4096 * 4000 * 64 * 2
     assert fp.weights_bytes == build_graph("llama2-7b", seq=16).params * 2
     assert fp.memory_bytes == fp.weights_bytes + fp.kv_bytes + fp.activation_bytes
-    assert fp.capacity_bytes == 80_000_000_000
+    assert fp.capacity_bytes == 81559 * 2**20  # nvidia-smi total of an H100 80GB HBM3
     assert not fp.fits  # 13.5 GB of weights (the whole embedding table) + 134 GB of KV cache
-    assert "hbm holds 74.51 GiB" in fp.reason  # 80e9 bytes
+    assert "hbm holds 79.65 GiB" in fp.reason  # 81559 MiB
 
 
 def test_weight_only_format_shrinks_the_weights():
