@@ -211,7 +211,10 @@ def _decoder(s: ModelSetup, hw: Hardware, phase: str, batch: int, context: int) 
         weight_dtype=s.weight_dtype,
         tensor_parallel=s.tensor_parallel,
     )
-    return map_model(g, hw, MapOptions())
+    # NOTE: an engine that runs its fused attention wider than the GEMMs (attention_dtype)
+    # maps it as a dtype override of the attention kernels only.
+    over = (("*attn.sdpa", s.attention_dtype),) if s.attention_dtype else ()
+    return map_model(g, hw, MapOptions(dtype_overrides=over))
 
 
 def _model(s: ModelSetup, hw: Hardware, metric: str, per_chip: bool) -> Reproduction:
