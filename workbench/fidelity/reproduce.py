@@ -18,7 +18,8 @@ with :func:`workbench.map_model`. The step time is turned into the row's metric:
   mean context)`` (output tokens/s per replica; divided by the tensor-parallel chips when the row
   is per chip).
 * training: ``(3 + recompute) x`` the forward time of a causal prefill of one chip's share
-  (backward = 2 x forward, plus the rematerialised forward fraction), PaLM-convention model
+  (backward = 2 x forward, plus the rematerialised forward fraction; a fused attention's
+  backward is 2.5 x its forward: five GEMMs against two), PaLM-convention model
   FLOPs per token: MFU (fraction).
 * cnn: ``batch / time`` (images/s).
 
@@ -263,7 +264,11 @@ def _training(s: ModelSetup, hw: Hardware) -> Reproduction:
     # (Chen et al. arXiv:1604.06174; Korthikanti et al. arXiv:2205.05198): the step pays
     # 3 + recompute forwards while MFU's model FLOPs stay at 3 (the PaLM convention).
     passes = 3.0 + s.recompute
-    step = passes * m.time_s
+    # NOTE: a fused attention's backward recomputes S = Q K^T and runs dV, dP, dQ, dK: five
+    # GEMMs of the forward's size against its two (FlashAttention-2, arXiv:2307.08691,
+    # Algorithm 2), so it costs 2.5 forwards, not the 2 of a linear layer.
+    attention = sum(k.cost.total_s for k in m.kernels if k.kernel.kind == "attention")
+    step = passes * m.time_s + 0.5 * attention
     floor = passes * _graph_floor(m.graph, hw, s.dtype)
     per_token = training_flops_per_token(_config(s), s.seq)
     work = s.batch * s.seq * per_token / s.tensor_parallel
