@@ -31,7 +31,7 @@ from workbench.cost.model import Cost, energy, launch_and_sync
 from workbench.hw.schema import Hardware
 from workbench.lowering.kernel import Kernel
 from workbench.options import MapOptions
-from workbench.scheduling.attention import attention_mapspace
+from workbench.scheduling.attention import attention_mapspace, packed_group
 from workbench.scheduling.gemm import GemmMapspace, gemm_mapspace
 from workbench.scheduling.rows import row_mapspace
 from workbench.scheduling.tiling import Tiling
@@ -283,7 +283,8 @@ def _score_fused_attention(kernel: Kernel, hw: Hardware, ms, kind: str, t_mm, t_
     # core does the same at the same point of its item, so each gets its share of the
     # off-chip bandwidth (FlashAttention keeps one query tile per core: its SRAM is full).
     dram_core = hw.offchip.sustained_bytes_per_s / active
-    t_io = 2.0 * ms.br * p.head_dim * p.elem_bytes / dram_core + 2 * lat
+    rows = np.minimum(ms.br, p.q_len * packed_group(p, hw))  # a decode tile's real rows
+    t_io = 2.0 * rows * p.head_dim * p.elem_bytes / dram_core + 2 * lat
     t_fill = t_io + (((1.0 - cls.softmax_exposed) * t_sm + t_mm / 2) if cls.fill_exposed else 0.0)
     per_item = ms.blocks / ms.items * t_block + t_fill
     waves = -(-ms.items // active)
