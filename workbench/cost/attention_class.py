@@ -27,9 +27,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from workbench.errors import WorkbenchError
+import numpy as np
 
-__all__ = ["CLASSES", "SOFTMAX_LANE_OPS", "AttentionClass", "attention_class", "class_for_software"]
+from workbench.errors import WorkbenchError
+from workbench.hw.schema import Hardware
+from workbench.lowering.kernel import Kernel
+from workbench.scheduling.attention import packed_group
+
+__all__ = [
+    "CLASSES",
+    "SOFTMAX_LANE_OPS",
+    "AttentionClass",
+    "attention_class",
+    "class_for_software",
+    "fused_attention_times",
+]
 
 # NOTE: per score: one FFMA (scale, subtract the row max), one FMNMX (row max), one FADD (row
 # sum), half a conversion (two scores packed per cvt to bf16x2/f16x2); the output rescale adds
@@ -131,3 +143,64 @@ def class_for_software(software: str) -> str | None:
     if "fa2" in s or "flashattention2" in s or "composablekernel" in s or "(rocmck)" in s:
         return "fa2"
     return None
+
+
+def fused_attention_times(
+    kernel: Kernel, hw: Hardware, ms, kind: str, t_mm, t_l, active
+) -> tuple[np.ndarray, np.ndarray]:
+    """Hardware-scheduled fused attention (GPU/NPU): the implementation class sets the block.
+
+    Per key/value block (seconds, per core): the two GEMMs ``t_mm`` (at the warp-level MMA
+    rate for a warp-MMA class), plus the exposed part of the online softmax (exp on the
+    special-function units, :data:`SOFTMAX_LANE_OPS` + d/bc FP32 lane ops per score), hidden
+    behind the K/V load when the pipeline has stages. Per work item (query tile): Q in and O
+    out at the core's share of the off-chip bandwidth, plus two off-chip latencies; an
+    overlapped class also pays its pipeline fill and drain (the first block's softmax, the
+    last block's P V GEMM).
+    Work items run in waves over the cores.
+
+    Args:
+        kernel: A fused-attention kernel.
+        hw: Hardware that schedules its own tiles (``tile_issue_s == 0``).
+        ms: Its :class:`~workbench.scheduling.attention.AttentionMapspace`.
+        kind: Class name (``fa2``, ``fa3``, ``serial``).
+        t_mm: Both GEMMs of one block at the engine's derated rate, seconds per candidate.
+        t_l: One block's K/V load at the core's share of the next level, seconds.
+        active: Cores busy per candidate.
+
+    Returns:
+        ``(compute_s, pipeline_s)`` per candidate: the cores' busy time (GEMMs and exposed
+        softmax) and the tile pipeline's time, seconds.
+    """
+    p = kernel.attention
+    assert p is not None
+    cls = attention_class(kind)
+    cores = hw.matrix_engine.cores
+    lat = hw.offchip.latency_s
+    sfu_core = (hw.vector_unit.special_function_ops_per_s or hw.vector_flops("fp32")) / cores
+    lane_ops_core = hw.vector_flops("fp32") / 2 / cores  # an FMA lane op is 2 FLOPs
+    scores = ms.br * ms.bc
+    t_sm = scores / sfu_core + scores * (SOFTMAX_LANE_OPS + p.head_dim / ms.bc) / lane_ops_core
+    warp = 1.0
+    if cls.warp_mma:
+        sw = hw.software.attention_warp_mma_fraction
+        warp = sw if sw is not None else hw.matrix_engine.legacy_mma_fraction
+    t_mm = t_mm / warp
+    work = t_mm + cls.softmax_exposed * t_sm
+    hidden = np.maximum(np.maximum(work, t_l), lat / np.maximum(ms.stages - 1, 1))
+    t_block = np.where(ms.stages >= 2, hidden, work + t_l + lat)
+    t_block = t_block + hw.matrix_engine.kstep_overhead_s
+    # NOTE: a work item's Q is first read from off-chip memory and its O leaves for it; every
+    # core does the same at the same point of its item, so each gets its share of the
+    # off-chip bandwidth (FlashAttention keeps one query tile per core: its SRAM is full).
+    dram_core = hw.offchip.sustained_bytes_per_s / active
+    rows = np.minimum(ms.br, p.q_len * packed_group(p, hw))  # a decode tile's real rows
+    t_io = 2.0 * rows * p.head_dim * p.elem_bytes / dram_core + 2 * lat
+    t_fill = t_io + (((1.0 - cls.softmax_exposed) * t_sm + t_mm / 2) if cls.fill_exposed else 0.0)
+    per_item = ms.blocks / ms.items * t_block + t_fill
+    waves = -(-ms.items // active)
+    pipeline = np.maximum(waves * per_item, ms.max_blocks * t_block + t_fill) + 2 * lat
+    # NOTE: the engine's busy time: both GEMMs at the class's MMA rate and the exposed softmax
+    # (arithmetic on the same cores), so a softmax-held pipeline reads as compute-bound.
+    compute = ms.blocks * work / active
+    return compute, pipeline

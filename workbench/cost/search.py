@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.cost.attention_class import SOFTMAX_LANE_OPS, attention_class
+from workbench.cost.attention_class import fused_attention_times
 from workbench.cost.bottleneck import classify
 from workbench.cost.collective import collective_cost
 from workbench.cost.efficiency import math_efficiency
@@ -31,7 +31,7 @@ from workbench.cost.model import Cost, energy, launch_and_sync
 from workbench.hw.schema import Hardware
 from workbench.lowering.kernel import Kernel
 from workbench.options import MapOptions
-from workbench.scheduling.attention import attention_mapspace, packed_group
+from workbench.scheduling.attention import attention_mapspace
 from workbench.scheduling.gemm import GemmMapspace, gemm_mapspace
 from workbench.scheduling.rows import row_mapspace
 from workbench.scheduling.tiling import Tiling
@@ -187,12 +187,13 @@ def _score_attention(kernel: Kernel, hw: Hardware, ms, kind: str = "fa2") -> Sco
     t_mm = 4.0 * ms.br * ms.bc * p.head_dim / peak_core
     if issue_free(hw) and kind != "generic":
         t_l = 2.0 * ms.bc * p.head_dim * p.kv_bytes / bw_core
-        return _score_fused_attention(kernel, hw, ms, kind, t_mm, t_l, active)
+        compute, pipeline = fused_attention_times(kernel, hw, ms, kind, t_mm, t_l, active)
+        return _finish(kernel, hw, ms.traffic, compute, pipeline, ms.fits)
     # NOTE: "generic" class (stacks with no published breakdown) and software-scheduled
     # hosts: the online softmax (one exp on the special-function units, ~5 FLOPs on the
     # vector unit per score) sits between the two GEMMs of a block, not overlapped with them
     # (a host's "fa3" overlaps them: the longer of the two). GPU classes: see
-    # _score_fused_attention.
+    # workbench/cost/attention_class.py.
     t_sm = ms.br * ms.bc * (1.0 / (sfu / cores) + 5.0 / vec_core)
     block_issue = hw.overheads.attention_block_issue_s
     host = hw.overheads.tile_issue_s > 0 and block_issue > 0
@@ -247,52 +248,6 @@ def _score_attention(kernel: Kernel, hw: Hardware, ms, kind: str = "fa2") -> Sco
         return _with_issue(sc, issue_s)
     sc = _finish(kernel, hw, ms.traffic, compute, pipeline, ms.fits)
     return _with_issue(sc, np.maximum(ms.blocks / active, ms.max_blocks) * issue)
-
-
-def _score_fused_attention(kernel: Kernel, hw: Hardware, ms, kind: str, t_mm, t_l, active):
-    """Hardware-scheduled fused attention (GPU/NPU): the implementation class sets the block.
-
-    Per key/value block (seconds, per core): the two GEMMs ``t_mm`` (at the warp-level MMA
-    rate for a warp-MMA class), plus the exposed part of the online softmax (exp on the
-    special-function units, :data:`SOFTMAX_LANE_OPS` + d/bc FP32 lane ops per score), hidden
-    behind the K/V load when the pipeline has stages. Per work item (query tile): Q in and O
-    out at the core's share of the off-chip bandwidth, plus two off-chip latencies; an
-    overlapped class also pays its pipeline fill and drain (the first block's softmax, the
-    last block's P V GEMM).
-    Work items run in waves over the cores.
-    """
-    p = kernel.attention
-    assert p is not None
-    cls = attention_class(kind)
-    cores = hw.matrix_engine.cores
-    lat = hw.offchip.latency_s
-    sfu_core = (hw.vector_unit.special_function_ops_per_s or hw.vector_flops("fp32")) / cores
-    lane_ops_core = hw.vector_flops("fp32") / 2 / cores  # an FMA lane op is 2 FLOPs
-    scores = ms.br * ms.bc
-    t_sm = scores / sfu_core + scores * (SOFTMAX_LANE_OPS + p.head_dim / ms.bc) / lane_ops_core
-    warp = 1.0
-    if cls.warp_mma:
-        sw = hw.software.attention_warp_mma_fraction
-        warp = sw if sw is not None else hw.matrix_engine.legacy_mma_fraction
-    t_mm = t_mm / warp
-    work = t_mm + cls.softmax_exposed * t_sm
-    hidden = np.maximum(np.maximum(work, t_l), lat / np.maximum(ms.stages - 1, 1))
-    t_block = np.where(ms.stages >= 2, hidden, work + t_l + lat)
-    t_block = t_block + hw.matrix_engine.kstep_overhead_s
-    # NOTE: a work item's Q is first read from off-chip memory and its O leaves for it; every
-    # core does the same at the same point of its item, so each gets its share of the
-    # off-chip bandwidth (FlashAttention keeps one query tile per core: its SRAM is full).
-    dram_core = hw.offchip.sustained_bytes_per_s / active
-    rows = np.minimum(ms.br, p.q_len * packed_group(p, hw))  # a decode tile's real rows
-    t_io = 2.0 * rows * p.head_dim * p.elem_bytes / dram_core + 2 * lat
-    t_fill = t_io + (((1.0 - cls.softmax_exposed) * t_sm + t_mm / 2) if cls.fill_exposed else 0.0)
-    per_item = ms.blocks / ms.items * t_block + t_fill
-    waves = -(-ms.items // active)
-    pipeline = np.maximum(waves * per_item, ms.max_blocks * t_block + t_fill) + 2 * lat
-    # NOTE: the engine's busy time: both GEMMs at the class's MMA rate and the exposed softmax
-    # (arithmetic on the same cores), so a softmax-held pipeline reads as compute-bound.
-    compute = ms.blocks * work / active
-    return _finish(kernel, hw, ms.traffic, compute, pipeline, ms.fits)
 
 
 def issue_free(hw: Hardware) -> bool:
