@@ -8,12 +8,19 @@ tested by the held-out rows; this script prints the value that reproduces the ro
 * ``fa3`` softmax_exposed      <- attn.fa3.h100.s16k   (workbench/cost/attention_class.py)
 * h100-sxm software.attention_warp_mma_fraction <- attn.fa2.h100.peak (hardware/h100-sxm.yaml)
 
-Run from the repository root: ``python scripts/fit_attention_classes.py``.
+Run from the repository root: ``python scripts/fit_attention_classes.py``. The fractions sit on
+top of the matrix engine's solved math rate (workbench/cost/efficiency.py), so rerun this after
+any change to the GEMM model or a profile's efficiency, and copy the new figures.
 """
 
 from __future__ import annotations
 
+import sys
 from dataclasses import replace
+from pathlib import Path
+
+# NOTE: fit the checkout this script sits in, not whichever workbench the environment installed.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from workbench.cost import attention_class as ac
 from workbench.fidelity.reproduce import reproduce

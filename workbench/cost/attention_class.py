@@ -20,7 +20,9 @@ class         MMA path                            softmax
 
 A block costs ``t_mm + softmax_exposed * t_softmax``. The two fitted fractions below come from
 calibration rows of the published corpus (workbench/fidelity/data/published.yaml); every other
-attention row is held out and tests them.
+attention row is held out and tests them. ``t_mm`` runs at the matrix engine's solved math rate
+(workbench/cost/efficiency.py), so a change to the GEMM model moves these fits: rerun
+scripts/fit_attention_classes.py and copy its figures.
 """
 
 from __future__ import annotations
