@@ -87,7 +87,8 @@ class MapOptions:
         barrier_per_layer: Add a device-wide barrier after every layer (a debugging sync).
         chips: Chips the graph is spread over (for energy and perf/W; collectives come from the
             graph).
-        attention_kernel: Fused-attention class to cost (``"fa2"`` or ``"fa3"``); None = the
+        attention_kernel: Fused-attention class to cost (``"generic"``, ``"fa2"``, ``"fa3"`` or
+            ``"serial"``, see workbench/cost/attention_class.py); None = the
             one the profile's software stack ships (``software.attention_kernel``).
         overlap_collectives: Overlap each tensor-parallel all-reduce with the GEMM that produces
             it, decomposed into chunks (Megatron/Transformer Engine TP comm overlap; Wang et al.,
@@ -147,8 +148,10 @@ class MapOptions:
             raise WorkbenchError(f"search {self.search!r}: expected full or heuristic")
         if self.chips < 1:
             raise WorkbenchError(f"chips must be >= 1, got {self.chips}")
-        if self.attention_kernel not in (None, "fa2", "fa3"):
-            raise WorkbenchError(f"attention kernel {self.attention_kernel!r}: expected fa2 or fa3")
+        if self.attention_kernel not in (None, "generic", "fa2", "fa3", "serial"):
+            raise WorkbenchError(
+                f"attention kernel {self.attention_kernel!r}: expected generic, fa2, fa3 or serial"
+            )
         step = self.step_overhead_s
         if step is not None and not 0.0 <= step < float("inf"):
             raise WorkbenchError(f"step_overhead_s must be a finite number >= 0 s, got {step!r}")

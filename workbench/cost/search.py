@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from workbench.cost.attention_class import fused_attention_times
 from workbench.cost.bottleneck import classify
 from workbench.cost.collective import collective_cost
 from workbench.cost.efficiency import math_efficiency
@@ -217,12 +218,15 @@ def _score_attention(kernel: Kernel, hw: Hardware, ms, kind: str = "fa2") -> Sco
     active = np.minimum(ms.items, cores)
     bw_core = nxt.sustained_bytes_per_s / active
     t_mm = 4.0 * ms.br * ms.bc * p.head_dim / peak_core
-    # NOTE: the online softmax (one exp on the special-function units, ~5 FLOPs on the vector
-    # unit per score) sits between the two GEMMs of a block. FlashAttention-2 class ("fa2"):
-    # not overlapped with them, so a block costs matmul + softmax time, and its warp-level MMA
-    # reaches only legacy_mma_fraction of an engine built for asynchronous MMA (Hopper).
-    # FlashAttention-3 class ("fa3"): one warpgroup's softmax overlaps another's GEMMs
-    # (ping-pong), so a block costs the longer of the two.
+    if issue_free(hw) and kind != "generic":
+        t_l = 2.0 * ms.bc * p.head_dim * p.kv_bytes / bw_core
+        compute, pipeline = fused_attention_times(kernel, hw, ms, kind, t_mm, t_l, active)
+        return _finish(kernel, hw, ms.traffic, compute, pipeline, ms.fits)
+    # NOTE: "generic" class (stacks with no published breakdown) and software-scheduled
+    # hosts: the online softmax (one exp on the special-function units, ~5 FLOPs on the
+    # vector unit per score) sits between the two GEMMs of a block, not overlapped with them
+    # (a host's "fa3" overlaps them: the longer of the two). GPU classes: see
+    # workbench/cost/attention_class.py.
     t_sm = ms.br * ms.bc * (1.0 / (sfu / cores) + 5.0 / vec_core)
     block_issue = hw.overheads.attention_block_issue_s
     host = hw.overheads.tile_issue_s > 0 and block_issue > 0

@@ -9,7 +9,8 @@ with :func:`workbench.map_model`. The step time is turned into the row's metric:
   format, fused into the GEMM's epilogue, so C is stored (and floored) at its real width.
 * stream (a STREAM copy): bytes read + written / time (B/s).
 * Attention: the source's FLOP count (``4 b h s^2 d``, halved for causal when the source does)
-  over time (FLOP/s).
+  over time (FLOP/s). The row's ``software`` names the implementation class that is costed
+  (FA3, FA2 or CK, Triton: workbench/cost/attention_class.py), whatever the profile ships.
 * decode: one step's time (s per token), or ``batch / step time`` when the row is in tokens/s;
   prefill: the prefill's time (time to first token).
 * generate: prefill + ``(output_len - 1)`` decode steps at the mean context (s); every step pays
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from workbench.cost.attention_class import class_for_software
 from workbench.fidelity.schema import (
     AttentionSetup,
     CorpusError,
@@ -153,7 +155,8 @@ def _attention(s: AttentionSetup, hw: Hardware) -> Reproduction:
         causal=s.causal,
         dtype=s.dtype,
     )
-    m = map_model(Graph(name="attn", ops=(op,)), hw)
+    options = MapOptions(attention_kernel=class_for_software(s.software))
+    m = map_model(Graph(name="attn", ops=(op,)), hw, options)
     counted = 4.0 * s.batch * s.heads * s.seq * s.seq * s.head_dim
     if s.causal and s.flop_convention == "causal_half":
         counted /= 2
@@ -229,7 +232,14 @@ def _decoder(s: ModelSetup, hw: Hardware, phase: str, batch: int, context: int) 
     # (MapOptions.overlap_collectives stays off): the measured decode stacks issue them serially,
     # e.g. TensorRT-LLM's RowLinear of the 2023 releases runs matmul, then allreduce(x, tp_group)
     # (NVIDIA/TensorRT-LLM tensorrt_llm/layers/linear.py); GEMM+all-reduce fusion came later.
-    opts = MapOptions(step_overhead_s=s.step_overhead_s, gqa_kv_sharing=s.gqa_kv_sharing)
+    # NOTE: an engine that runs its fused attention wider than the GEMMs (attention_dtype)
+    # maps it as a dtype override of the attention kernels only.
+    over = (("*attn.sdpa", s.attention_dtype),) if s.attention_dtype else ()
+    opts = MapOptions(
+        step_overhead_s=s.step_overhead_s,
+        gqa_kv_sharing=s.gqa_kv_sharing,
+        dtype_overrides=over,
+    )
     return map_model(g, hw, opts)
 
 

@@ -187,6 +187,12 @@ class ModelSetup(_Model):
     output_len: int = Field(default=0, ge=0, description="Generated tokens (generate, serving).")
     dtype: str = Field(description="Activation (and weight) format.")
     weight_dtype: str | None = Field(default=None, description="Weight-only format, if any.")
+    attention_dtype: str | None = Field(
+        default=None,
+        description="Format the fused attention (layers.*.attn.sdpa) computes in when the "
+        "engine runs it wider than dtype (e.g. TensorRT-LLM v0.5 FP8 engines: GEMMs in FP8, "
+        "context FMHA in fp16 via --use_gpt_attention_plugin float16).",
+    )
     chips: int = Field(default=1, gt=0, description="Chips in the measurement.")
     tensor_parallel: int = Field(default=1, gt=0, description="Chips one replica is split over.")
     recompute: float = Field(

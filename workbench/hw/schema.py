@@ -442,9 +442,15 @@ class Software(_Model):
     graph_capture: bool = Field(
         default=True, description="Kernel launches can be captured and replayed as a graph."
     )
-    attention_kernel: Literal["fa2", "fa3"] = Field(
-        default="fa2",
-        description="Fused-attention class the stack ships: 'fa2' = the online softmax runs between the block's two GEMMs (not overlapped), written for warp-level MMA (FlashAttention-2, Dao 2023); 'fa3' = asynchronous GEMMs with the softmax of one block overlapped with the GEMMs of another (ping-pong warpgroups, intra-warpgroup pipelining: FlashAttention-3, Shah et al. 2024, arXiv:2407.08608).",
+    attention_kernel: Literal["generic", "fa2", "fa3", "serial"] = Field(
+        default="generic",
+        description="Fused-attention class the stack ships (workbench/cost/attention_class.py): 'fa2' = warp-level MMA, each warp's online softmax serial with its GEMMs, partly hidden by other warps (FlashAttention-2, Dao 2023; CK on ROCm); 'fa3' = asynchronous GEMMs with the softmax of one warpgroup overlapped with the GEMMs of another (ping-pong, intra-warpgroup pipelining: FlashAttention-3, Shah et al. 2024, arXiv:2407.08608); 'serial' = asynchronous GEMMs, softmax not overlapped with them (Triton tutorial kernel); 'generic' (default) = the block's GEMMs then its softmax at 5 vector FLOPs per score, no per-item costs: stacks with no published breakdown (TPU Pallas, Gaudi FusedSDPA, NPUs).",
+    )
+    attention_warp_mma_fraction: float | None = Field(
+        default=None,
+        gt=0,
+        le=1,
+        description="Fraction of the matrix engine's rate that an 'fa2'-class (warp-level MMA) fused attention kernel's GEMMs reach, where it differs from matrix_engine.legacy_mma_fraction (a GEMM with many warps); None = legacy_mma_fraction. Fitted figures name their calibration row.",
     )
     notes: str = Field(
         default="", description="Where the maturity figure comes from, or that it is an assumption."
