@@ -14,7 +14,7 @@ from workbench._cli.common import (
     map_from_args,
     write_output,
 )
-from workbench._format import fmt_bytes, fmt_si, fmt_time
+from workbench._format import fmt_bytes, fmt_capacity, fmt_si, fmt_time
 from workbench.mapper import ModelMapping
 from workbench.report import sheet
 
@@ -103,7 +103,7 @@ def summary_text(m: ModelMapping, *, full: bool = False) -> str:
 def _memory_line(m: ModelMapping) -> str:
     """``memory`` line: need per chip against capacity, and why it does not fit."""
     fp = footprint_of(m)
-    need = f"{fmt_bytes(fp.memory_bytes)} of {fmt_bytes(fp.capacity_bytes)} {fp.memory_name}"
+    need = f"{fmt_capacity(fp.memory_bytes)} of {fmt_capacity(fp.capacity_bytes)} {fp.memory_name}"
     if fp.fits:
         return f"memory    {need} per chip: fits"
     return f"memory    DOES NOT FIT: {fp.reason}"

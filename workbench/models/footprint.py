@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from workbench._format import fmt_capacity
 from workbench.errors import WorkbenchError
 from workbench.hw.schema import Hardware
 from workbench.ir import Attention, Graph
@@ -94,10 +95,10 @@ class Footprint:
         if self.fits:
             return ""
         return (
-            f"needs {self.memory_bytes / 1e9:.1f} GB per chip (weights "
-            f"{self.weights_bytes / 1e9:.1f}, KV cache {self.kv_bytes / 1e9:.1f}, activations "
-            f"{self.activation_bytes / 1e9:.2f} GB) but {self.memory_name} holds "
-            f"{self.capacity_bytes / 1e9:.1f} GB"
+            f"needs {fmt_capacity(self.memory_bytes)} per chip (weights "
+            f"{fmt_capacity(self.weights_bytes)}, KV cache {fmt_capacity(self.kv_bytes)}, "
+            f"activations {fmt_capacity(self.activation_bytes)}) but {self.memory_name} holds "
+            f"{fmt_capacity(self.capacity_bytes)}"
         )
 
     def as_dict(self) -> dict[str, object]:

@@ -13,6 +13,7 @@ import math
 from typing import Any
 
 from workbench import __version__
+from workbench._format import fmt_capacity
 from workbench.hw.loader import hardware_hash
 from workbench.mapper import STEP_EVIDENCE, KernelMapping, ModelMapping
 from workbench.models.footprint import Footprint, graph_footprint
@@ -182,7 +183,7 @@ def memory_text(mapping: ModelMapping) -> str:
     """One sentence: whether the step fits one chip's off-chip memory, and why not."""
     fp = _footprint(mapping)
     if fp.fits:
-        need = f"{fp.memory_bytes / 1e9:.1f} GB of {fp.capacity_bytes / 1e9:.1f} GB"
+        need = f"{fmt_capacity(fp.memory_bytes)} of {fmt_capacity(fp.capacity_bytes)}"
         return f"memory: {need} per chip (fits)"
     return f"memory: does not fit: {fp.reason}"
 

@@ -34,20 +34,20 @@ def test_llama70b_on_one_h100_is_shown_not_fitting(capsys):
     assert code == 0
     line = next(x for x in out.splitlines() if x.startswith("memory"))
     assert "DOES NOT FIT" in line
-    assert "weights 138.0" in line  # 68.98e9 params x 2 bytes
-    assert "80.0 GB" in line
+    assert "weights 128 GiB" in line  # 68.98e9 params x 2 bytes = 138e9 B (a capacity: GiB)
+    assert "74.5 GiB" in line  # 80e9 B
     code, out, _ = run(capsys, "map", "--model", "llama2-70b", "--seq", "128", "--format", "json")
     memory = json.loads(out)["memory"]
     assert memory["fits"] is False
     assert memory["memory_bytes"] > memory["capacity_bytes"] == 80_000_000_000
-    assert "hbm holds 80.0 GB" in memory["reason"]
+    assert "hbm holds 74.5 GiB" in memory["reason"]
 
 
 def test_memory_line_in_html_and_markdown_sheets(capsys):
     for fmt in ("html", "md"):
         code, out, _ = run(capsys, "map", "--model", "llama2-70b", "--seq", "64", "--format", fmt)
         assert code == 0
-        assert "memory: does not fit: needs 138.0 GB per chip" in out
+        assert "memory: does not fit: needs 128 GiB per chip" in out
 
 
 def test_small_model_fits_and_says_so(capsys):
