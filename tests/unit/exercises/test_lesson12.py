@@ -63,3 +63,29 @@ def test_panel_redraws_and_follows_hardware_levels():
     assert panel.chart.to_dict() != before
     panel.controls["level"].value = "l2"
     assert "l2" in str(panel.chart.to_dict()["title"])
+
+
+def test_panel_model_change_draws_the_lens_first_then_the_same_final_chart():
+    # issue 12: an unseen model shows the mapped lens at once (no rings), then the chart with
+    # the serving replay's rings; the final chart is exactly lens_chart's.
+    from workbench.exercises.lesson12 import lens_chart
+
+    panel = LensPanel(model="gpt2", hardware="h100-sxm", level="hbm")
+    specs: list[dict] = []
+    seen: list[str] = []
+    panel._status.observe(lambda c: seen.append(c["new"]), names="value")
+    original = type(panel._chart).chart.fset
+
+    def spy(live, new):
+        specs.append(new.to_dict())
+        original(live, new)
+
+    panel._chart.__class__ = type("Spy", (type(panel._chart),), {"chart": property(
+        type(panel._chart).chart.fget, spy)})  # fmt: skip
+    panel.controls["hardware"].value = "a100-80gb"
+    assert len(specs) == 2
+    assert specs[0] == lens_chart("gpt2", "a100-80gb", "hbm", serving=False).to_dict()
+    assert specs[1] == lens_chart("gpt2", "a100-80gb", "hbm").to_dict()
+    assert any("mapping the optimisation steps" in s for s in seen)
+    assert any("replaying the serving trace" in s for s in seen)
+    assert seen[-1] == ""
