@@ -18,10 +18,10 @@ LESSONS = Path(__file__).resolve().parent
 
 
 def main() -> None:
-    """Execute and export the chosen lessons to ``--out`` (default ``lessons/html``)."""
+    """Execute and export the chosen lessons to ``--out`` (default ``build/lessons-html``)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("lessons", nargs="*", help="two-digit lesson numbers (none: all)")
-    parser.add_argument("--out", type=Path, default=LESSONS / "html")
+    parser.add_argument("--out", type=Path, default=LESSONS.parent / "build" / "lessons-html")
     parser.add_argument("--no-execute", action="store_true", help="export the stored outputs")
     args = parser.parse_args()
     paths = sorted(LESSONS.glob("[0-9][0-9]-*.ipynb"))
