@@ -44,7 +44,7 @@ def test_lens_chart_marks_unstable_steps_from_the_simulation():
     spec = lesson12.lens_chart(M, HW, "hbm").to_dict()
     rows = [r for values in spec["datasets"].values() for r in values if "label" in r]
     labels = {r["variant"]: r["label"] for r in rows}
-    assert "of sustained bandwidth" in spec["title"]["subtitle"]
+    assert "of sustained bandwidth" in " ".join(spec["title"]["subtitle"])
     ringed = {r["variant"] for r in rows if r["p99_unstable"]}
     assert ringed == set(table.index[table["serving"] != "ok"])
     assert any(
