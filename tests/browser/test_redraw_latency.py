@@ -73,7 +73,7 @@ def test_redraw_latency(jupyterlab, laptop_page, lesson):
     what = "slider->chart" if control[0] == "slider" else f"{control[1]}->chart"
     print("\n" + _line(lesson, what, samples))
     if lesson == "12":
-        slow = step_select(page, output, "model", "gpt2", server=(base, token, path))
+        slow = step_select(page, output, "model", "mistral-7b", server=(base, token, path))
         assert slow["last_ms"] is not None, "12: the chart did not redraw for a new model"
         other = "hbm" if select(output, "level").input_value() == "l2" else "l2"
         t = step_select(page, output, "level", other)  # cheap again after it

@@ -91,10 +91,13 @@ def lens_chart(model: str, hw: str, level: str | None = None, *, serving: bool =
         hw: Hardware profile name.
         level: Memory level (None: off-chip).
         serving: Mark the steps the serving replay finds unstable (False: skip the replay, the
-            slow part for a model and hardware not seen before, and draw no rings).
+            slow part for a model and hardware not seen before; no rings, and each point's
+            reading follows its pressure alone, as :func:`bandwidth_lens_points` documents).
     """
     unstable = (
-        [n for n, (_, status) in _unstable(model, hw).items() if status != "ok"] if serving else []
+        [n for n, (_, status) in _unstable(model, hw).items() if status != "ok"]
+        if serving
+        else None
     )
     return bandwidth_lens(
         variants(model, hw),

@@ -86,6 +86,9 @@ def test_panel_model_change_draws_the_lens_first_then_the_same_final_chart():
     assert len(specs) == 2
     assert specs[0] == lens_chart("gpt2", "a100-80gb", "hbm", serving=False).to_dict()
     assert specs[1] == lens_chart("gpt2", "a100-80gb", "hbm").to_dict()
+    interim = " ".join(specs[0]["title"]["subtitle"])
+    assert "red ring" not in interim  # no replay yet: no ring is claimed either way
+    assert "red ring" in " ".join(specs[1]["title"]["subtitle"])
     assert any("mapping the optimisation steps" in s for s in seen)
     assert any("replaying the serving trace" in s for s in seen)
     assert seen[-1] == ""
