@@ -42,8 +42,9 @@ TOO_WIDE = """() => {
     return bad;
 }"""
 
-# Install a MutationObserver on ``root``'s chart; stamp the step when a key goes down.
-WATCH = """(root) => {
+# Install a MutationObserver on ``root``'s chart; stamp the step when the user acts (a key goes
+# down on a slider, or a dropdown's value changes: ``event``).
+WATCH = """(root, event) => {
     const target = root.querySelector('.vega-embed') || root;
     window.__wb = {t0: null, marks: []};
     const obs = new MutationObserver(() => {
@@ -51,7 +52,7 @@ WATCH = """(root) => {
     });
     obs.observe(target, {subtree: true, childList: true, attributes: true, characterData: true});
     window.__wb.obs = obs;
-    root.addEventListener('keydown', () => { window.__wb.t0 = performance.now(); },
+    root.addEventListener(event || 'keydown', () => { window.__wb.t0 = performance.now(); },
                           {capture: true, once: true});
 }"""
 READ = """() => {
@@ -126,7 +127,7 @@ def step_slider(page, output, *, key="ArrowRight", settle_ms=1500):
     before = readout.inner_text()
     handle = slider.locator(".noUi-handle").first
     handle.scroll_into_view_if_needed()
-    output.evaluate(WATCH)
+    output.evaluate(WATCH, "keydown")
     handle.focus()
     page.keyboard.press(key)
     deadline = time.monotonic() + 20
@@ -134,12 +135,41 @@ def step_slider(page, output, *, key="ArrowRight", settle_ms=1500):
         page.wait_for_timeout(50)
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", state="attached")
     page.wait_for_timeout(settle_ms)  # let the redraw burst finish
+    return {**_read(page), "value_before": before, "value_after": readout.inner_text()}
+
+
+def _read(page):
     r = page.evaluate(READ)
     t0 = r["t0"]
     return {
         "first_ms": None if r["first"] is None or t0 is None else r["first"] - t0,
         "last_ms": None if r["last"] is None or t0 is None else r["last"] - t0,
         "mutations": r["n"],
-        "value_before": before,
-        "value_after": readout.inner_text(),
     }
+
+
+def select(output, label):
+    """The ``<select>`` of the dropdown labelled ``label`` in ``output``."""
+    return output.locator(f".widget-dropdown:has(label:text-is('{label}')) select").first
+
+
+def step_select(page, output, label, option, *, settle_ms=1500, server=None):
+    """Pick ``option`` in the dropdown labelled ``label``; return the redraw timing in ms.
+
+    ``server`` (``(base, token, path)``): also wait until the server reports the kernel idle
+    (a change that computes for seconds), before settling.
+
+    Returns:
+        As :func:`step_slider` (``value_before``/``value_after`` are the dropdown's values).
+    """
+    box = select(output, label)
+    before = box.input_value()
+    box.scroll_into_view_if_needed()
+    output.evaluate(WATCH, "change")
+    box.select_option(option)
+    if server is not None:
+        page.wait_for_timeout(500)  # the change reaches the kernel
+        wait_kernel_idle(*server, timeout_s=180)
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", state="attached")
+    page.wait_for_timeout(settle_ms)  # let the redraw burst finish
+    return {**_read(page), "value_before": before, "value_after": box.input_value()}

@@ -41,7 +41,7 @@ def step_table(model: str, hw: str, max_batch: int = 32) -> TableStepTime:
     return mapper_step_time(
         model,
         hardware(hw),
-        batches=(1, max(1, max_batch // 4), max_batch),
+        batches=tuple(sorted({1, max(1, max_batch // 4), max_batch})),
         prompt_tokens=tuple(sorted({min(v, cap) for v in (128, 512, 2048)})),
         contexts=tuple(sorted({min(v, cap) for v in (128, 1024, 4096)})),
     )

@@ -83,15 +83,28 @@ def trajectory_table(model: str, hw: str, level: str | None = None) -> pd.DataFr
     ).set_index("step")
 
 
-def lens_chart(model: str, hw: str, level: str | None = None) -> object:
-    """The lens chart: pressure per step and per layer type, the zone, the unstable steps."""
-    serve = _unstable(model, hw)
+def lens_chart(model: str, hw: str, level: str | None = None, *, serving: bool = True) -> object:
+    """The lens chart: pressure per step and per layer type, the zone, the unstable steps.
+
+    Args:
+        model: Decoder preset.
+        hw: Hardware profile name.
+        level: Memory level (None: off-chip).
+        serving: Mark the steps the serving replay finds unstable (False: skip the replay, the
+            slow part for a model and hardware not seen before; no rings, and each point's
+            reading follows its pressure alone, as :func:`bandwidth_lens_points` documents).
+    """
+    unstable = (
+        [n for n, (_, status) in _unstable(model, hw).items() if status != "ok"]
+        if serving
+        else None
+    )
     return bandwidth_lens(
         variants(model, hw),
         level,
         SATURATION,
         against="sustained",
-        unstable=[n for n, (_, status) in serve.items() if status != "ok"],
+        unstable=unstable,
         by_layer_type=True,
     )
 

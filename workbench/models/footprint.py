@@ -94,11 +94,10 @@ class Footprint:
         """One sentence: the need against the capacity and its parts (empty when it fits)."""
         if self.fits:
             return ""
-        gib = 2**30
         return (
             f"needs {fmt_capacity(self.memory_bytes, 4)} per chip (weights "
-            f"{self.weights_bytes / gib:.1f}, KV cache {self.kv_bytes / gib:.1f}, activations "
-            f"{self.activation_bytes / gib:.2f} GiB) but {self.memory_name} holds "
+            f"{fmt_capacity(self.weights_bytes, 4)}, KV cache {fmt_capacity(self.kv_bytes, 4)}, "
+            f"activations {fmt_capacity(self.activation_bytes, 4)}) but {self.memory_name} holds "
             f"{fmt_capacity(self.capacity_bytes, 4)}"
         )
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from workbench._format import fmt_capacity
 from workbench.errors import WorkbenchError
 from workbench.hw.schema import Hardware
 from workbench.ir.dtypes import dtype_info
@@ -84,9 +85,9 @@ class FitReport:
         verdict = "fits" if self.fits else "does not fit"
         return (
             f"{self.model} on {self.tensor_parallel} x {self.hardware}: {verdict} "
-            f"({self.total_bytes / 1e9:.1f} GB of {self.capacity_bytes / 1e9:.1f} GB per chip; "
-            f"weights {self.weights_bytes / 1e9:.1f}, KV {self.kv_bytes / 1e9:.1f}, "
-            f"activations {self.activation_bytes / 1e9:.2f} GB; largest: {self.dominant})"
+            f"({fmt_capacity(self.total_bytes)} of {fmt_capacity(self.capacity_bytes)} per chip; "
+            f"weights {fmt_capacity(self.weights_bytes)}, KV {fmt_capacity(self.kv_bytes)}, "
+            f"activations {fmt_capacity(self.activation_bytes)}; largest: {self.dominant})"
         )
 
 

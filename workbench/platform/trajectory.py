@@ -144,7 +144,7 @@ def serving_verdicts(
             model,
             hw,
             s.options,
-            batches=(1, max(1, max_batch // 4), max_batch),
+            batches=tuple(sorted({1, max(1, max_batch // 4), max_batch})),
             prompt_tokens=tuple(sorted({min(v, cap) for v in (128, 512, 2048)})),
             contexts=tuple(sorted({min(v, cap) for v in (128, 1024, 4096)})),
         )

@@ -27,6 +27,8 @@ __all__ = [
     "STATIC_FIGURE_CLASS",
     "chart_html_fragment",
     "chart_svg",
+    "export_notebook",
+    "notebook_html",
     "offline_page",
     "save_chart",
     "standalone_html",
@@ -39,7 +41,21 @@ STATIC_FIGURE_CLASS = "wb-static-chart"
 #: File suffixes :func:`save_chart` understands.
 EXPORT_SUFFIXES = (".png", ".svg", ".html", ".json")
 
-_EXTERNAL_SCRIPT = re.compile(r"<script[^>]+src\s*=\s*[\"']?https?:", re.IGNORECASE)
+#: nbconvert templates shipped with the package (``offline``: nbconvert's lab page without the
+#: require.js, MathJax, Mermaid and widget-manager scripts it would load from CDNs).
+TEMPLATES = Path(__file__).with_name("templates")
+
+# Anything a browser would fetch from the network: a script, stylesheet, image or frame source,
+# a module import, a CSS import or url(). Plain <a href> links (sources cited in a lesson) are
+# not fetched and may stay.
+_REMOTE = re.compile(
+    r"<(?:script|img|iframe|source|embed)\b[^>]*\ssrc\s*=\s*[\"']?(?:https?:)?//"
+    r"|<link\b[^>]*\shref\s*=\s*[\"']?(?:https?:)?//"
+    r"|\bimport\s*\(\s*[\"'](?:https?:)?//"
+    r"|@import\s+(?:url\()?[\"']?(?:https?:)?//"
+    r"|url\(\s*[\"']?(?:https?:)?//",
+    re.IGNORECASE,
+)
 
 
 def _vl_version() -> str:
@@ -65,10 +81,79 @@ def _write_atomic(path: Path, data: bytes) -> None:
     write_bytes_safely(path, data, what="save_chart", make_parents=True)
 
 
-def _check_offline(page: str) -> str:
-    if _EXTERNAL_SCRIPT.search(page):
-        raise WorkbenchError("offline HTML export: the page loads a script from the network")
+def remote_resources(page: str) -> list[str]:
+    """What in an HTML page would be fetched from the network (empty: the page is offline).
+
+    >>> remote_resources('<script src="https://cdn.example/x.js"></script><a href="https://a.b">')
+    ['<script src="https://']
+    """
+    return [m.group(0) for m in _REMOTE.finditer(page)]
+
+
+def _check_offline(page: str, what: str = "offline HTML export") -> str:
+    found = remote_resources(page)
+    if found:
+        raise WorkbenchError(f"{what}: the page loads from the network ({found[0]!r}...)")
     return page
+
+
+def notebook_html(nb: Any, name: str = "Notebook") -> str:
+    """A notebook (an ``nbformat`` node) as one HTML page that loads nothing from the network.
+
+    ``jupyter nbconvert --to html`` with nbconvert's ``lab`` template links require.js and
+    MathJax from cdnjs; this uses the package's ``offline`` template (the same page without
+    them). Run the notebook first to export its outputs: the lessons' widgets leave static SVG
+    figures of their charts, which need no script.
+
+    Args:
+        nb: The notebook.
+        name: The page title (when the notebook's metadata has none).
+
+    Returns:
+        The page's HTML text.
+
+    Raises:
+        WorkbenchError: The page would still fetch something (a remote image in a cell...).
+    """
+    from nbconvert import HTMLExporter
+
+    exporter = HTMLExporter(template_name="offline", extra_template_basedirs=[str(TEMPLATES)])
+    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": name}})
+    return _check_offline(body, what="notebook export")
+
+
+def export_notebook(
+    src: str | os.PathLike[str], dest: str | os.PathLike[str], *, execute: bool = False
+) -> Path:
+    """Write ``src`` (an ``.ipynb``) as an offline HTML page at ``dest``.
+
+    Args:
+        src: The notebook file.
+        dest: The page to write (atomically; its folder is created).
+        execute: Run the notebook first (in its folder, without saving widget state), as
+            ``jupyter nbconvert --execute`` does.
+
+    Returns:
+        The path written.
+
+    Raises:
+        WorkbenchError: ``src`` is missing or not a notebook, or the page is not offline.
+    """
+    import nbformat
+
+    source = Path(src)
+    try:
+        nb = nbformat.read(source, as_version=4)
+    except (OSError, ValueError) as exc:
+        raise WorkbenchError(f"export_notebook {source}: not a readable notebook ({exc})") from exc
+    if execute:
+        from nbclient import NotebookClient
+
+        NotebookClient(nb, timeout=300, store_widget_state=False,
+                       resources={"metadata": {"path": str(source.parent)}}).execute()  # fmt: skip
+    out = Path(dest)
+    _write_atomic(out, notebook_html(nb, name=source.stem).encode())
+    return out
 
 
 def chart_html_fragment(chart: Any, *, div_id: str | None = None) -> str:

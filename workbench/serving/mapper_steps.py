@@ -9,6 +9,7 @@ table interpolates between points (bilinear; linear above the grid).
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ import numpy as np
 
 from workbench.hw.loader import hardware_hash
 from workbench.hw.schema import Hardware
+from workbench.ir import Graph
 from workbench.mapper import map_model
 from workbench.models import build_graph
 from workbench.models.presets import PRESETS
@@ -46,8 +48,9 @@ _CACHE: dict[tuple[object, ...], float] = {}
 
 
 def clear_step_cache() -> None:
-    """Forget every cached grid point."""
+    """Forget every cached grid point (and the graphs built for them)."""
     _CACHE.clear()
+    _graph.cache_clear()
 
 
 def step_seconds(
@@ -82,18 +85,23 @@ def step_seconds(
     hit = _CACHE.get(key)
     if hit is not None:
         return hit
-    dtype = options.dtype or "bf16"
-    if phase == "decode":
-        cfg = PRESETS.get(model)
-        tokens = min(tokens, cfg.max_seq - 1) if cfg else tokens
-        graph = build_graph(model, "decode", batch=batch, seq=tokens, context=tokens, dtype=dtype,
-                            tensor_parallel=tensor_parallel)  # fmt: skip
-    else:
-        graph = build_graph(model, "prefill", batch=batch, seq=tokens, dtype=dtype,
-                            tensor_parallel=tensor_parallel)  # fmt: skip
+    graph = _graph(model, phase, batch, tokens, options.dtype or "bf16", tensor_parallel)
     seconds = map_model(graph, hw, options).time_s
     _CACHE[key] = seconds
     return seconds
+
+
+@functools.lru_cache(maxsize=128)
+def _graph(model: str, phase: str, batch: int, tokens: int, dtype: str, tp: int) -> Graph:
+    """The preset graph of one grid point (cached: it does not depend on the mapping options)."""
+    # NOTE: graphs are frozen, so the steps of an optimisation trajectory (the same grid point
+    # mapped with different options) share one graph instead of building it once per step.
+    if phase == "decode":
+        cfg = PRESETS.get(model)
+        tokens = min(tokens, cfg.max_seq - 1) if cfg else tokens
+        return build_graph(model, "decode", batch=batch, seq=tokens, context=tokens, dtype=dtype,
+                           tensor_parallel=tp)  # fmt: skip
+    return build_graph(model, "prefill", batch=batch, seq=tokens, dtype=dtype, tensor_parallel=tp)
 
 
 def mapper_step_time(

@@ -7,9 +7,11 @@ kernel (tests, scripts) the chart value is kept and nothing is rendered.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import html
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import altair as alt
@@ -17,7 +19,7 @@ import ipywidgets as widgets
 
 from workbench.report.export import static_figures_html
 
-__all__ = ["LiveChart", "Panel", "ShowsWidget", "enable_offline", "in_kernel"]
+__all__ = ["LiveChart", "Panel", "ShowsWidget", "busy", "enable_offline", "in_kernel"]
 
 
 def in_kernel() -> bool:
@@ -44,6 +46,32 @@ def enable_offline() -> bool:
         warnings.warn(f"offline Altair charts unavailable ({exc}); charts need a CDN", stacklevel=2)
         return False
     return True
+
+
+@contextlib.contextmanager
+def busy(status: widgets.HTML, controls: Sequence[widgets.DOMWidget], text: str) -> Iterator[None]:
+    """Show ``text`` in ``status`` and disable ``controls`` while a slow change runs.
+
+    A change that genuinely needs seconds (a new model or hardware) says so instead of leaving
+    a frozen page: the status line and the disabled state reach the front end at once (widget
+    messages are sent as they are made), the work runs, then the controls come back and the
+    line clears, also when the work raises.
+
+    Args:
+        status: The panel's status line.
+        controls: Widgets to disable meanwhile.
+        text: What is being computed (plain text; escaped here).
+    """
+    was = [c.disabled for c in controls]
+    status.value = f"<i>computing: {html.escape(text)}...</i>"
+    for c in controls:
+        c.disabled = True
+    try:
+        yield
+    finally:
+        for c, d in zip(controls, was, strict=True):
+            c.disabled = d
+        status.value = ""
 
 
 class ShowsWidget:

@@ -1,7 +1,10 @@
 """The bandwidth-lens widget: pick model, hardware and memory level; the lens redraws.
 
 Each callback makes one library call (:func:`workbench.exercises.lesson12.lens_chart`, which
-maps the trajectory and replays the serving trace, both cached) and shows its chart.
+maps the trajectory and replays the serving trace, both cached) and shows its chart. A level
+change redraws from the cache. A model or hardware not seen before needs seconds (six mapped
+steps, then a serving replay per step): the status line says what is computing, the lens is drawn
+as soon as the steps are mapped, and the unstable-step rings follow when the replay is done.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import ipywidgets as widgets
 
 from workbench.exercises.lesson12 import lens_chart
 from workbench.hw import list_hardware, load_hardware
-from workbench.ui._live import LiveChart, Panel, ShowsWidget
+from workbench.ui._live import LiveChart, Panel, ShowsWidget, busy
 from workbench.ui.platform_panel import PANEL_MODELS
 
 __all__ = ["LensPanel"]
@@ -48,24 +51,43 @@ class LensPanel(ShowsWidget):
                 options=levels, value=level or levels[0], description="level"
             ),
         }
+        self._status = widgets.HTML()
         self._chart = LiveChart(self._make_chart())
         self._widget: Panel | None = None
+        self._relevelling = False
         self.controls["hardware"].observe(self._on_hardware, names="value")
-        for name in ("model", "level"):
-            self.controls[name].observe(lambda _change: self.update(), names="value")
+        self.controls["model"].observe(lambda _change: self._on_workload(), names="value")
+        self.controls["level"].observe(lambda _change: self._on_level(), names="value")
 
-    def _make_chart(self) -> Any:
+    def _make_chart(self, *, serving: bool = True) -> Any:
         c = {k: w.value for k, w in self.controls.items()}
-        return lens_chart(c["model"], c["hardware"], c["level"])
+        return lens_chart(c["model"], c["hardware"], c["level"], serving=serving)
+
+    def _on_level(self) -> None:
+        if not self._relevelling:
+            self.update()
 
     def _on_hardware(self, change: Any) -> None:
         levels = _levels(change["new"])
         level = self.controls["level"]
         keep = level.value if level.value in levels else levels[0]
-        with level.hold_trait_notifications():
+        self._relevelling = True
+        try:
             level.options = levels
             level.value = keep
-        self.update()
+        finally:
+            self._relevelling = False
+        self._on_workload()
+
+    def _on_workload(self) -> None:
+        """A new model or hardware: map the steps and draw, then replay and mark (seconds)."""
+        c = self.controls
+        what = f"{c['model'].value} on {c['hardware'].value}"
+        controls = list(c.values())
+        with busy(self._status, controls, f"mapping the optimisation steps of {what}"):
+            self._chart.chart = self._make_chart(serving=False)
+        with busy(self._status, controls, f"replaying the serving trace per step of {what}"):
+            self.update()
 
     def update(self) -> Any:
         """Redraw with the current controls; returns the new chart."""
@@ -85,7 +107,7 @@ class LensPanel(ShowsWidget):
             wrap = widgets.Layout(display="flex", flex_flow="row wrap", width="100%")
             self._widget = Panel(
                 [widgets.HBox([c["model"], c["hardware"], c["level"]], layout=wrap),
-                 self._chart.widget],
+                 self._status, self._chart.widget],
                 charts=lambda: (self._chart.chart,),
                 caption=lambda: f"{c['model'].value} on {c['hardware'].value}, {c['level'].value}",
                 layout=widgets.Layout(width="100%", max_width="100%"),

@@ -2,7 +2,9 @@
 
 Each change re-runs a small serving sweep (step times from the mapper, cached; runtime variance
 from the hardware profile) and redraws throughput against p50/p95/p99 latency with the SLA line
-and the knee.
+and the knee. The expensive work is done once per model, hardware and trace: after drawing, the
+panel also sweeps every other batch limit the slider offers (nearest first, the status line says
+so), so moving the slider only redraws from the cache. The SLA slider never reruns a sweep.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from workbench.exercises.lesson10 import SATURATION_FRACTIONS, panel_sweep
 from workbench.hw import list_hardware
 from workbench.report.sla_charts import latency_throughput_chart
 from workbench.serving import LoadPoint, find_knee
-from workbench.ui._live import LiveChart, Panel, ShowsWidget
+from workbench.ui._live import LiveChart, Panel, ShowsWidget, busy
 
 __all__ = ["PANEL_MODELS", "LatencyPanel"]
 
@@ -37,6 +39,7 @@ class LatencyPanel(ShowsWidget):
         rates: Offered rates to sweep, requests/s; None: fractions of the saturation rate.
             A lesson passes the rates of its own table, so the two show the same simulation.
         fractions: Offered rates as fractions of the saturation rate (when ``rates`` is None).
+        prepare: Sweep the slider's other batch limits ahead (True: the slider is then cheap).
 
     Attributes:
         controls: ``model, hardware, trace, max_batch, sla_ms`` widgets; setting a value reruns.
@@ -53,7 +56,9 @@ class LatencyPanel(ShowsWidget):
         n_requests: int = 1500,
         rates: tuple[float, ...] | None = None,
         fractions: tuple[float, ...] = SATURATION_FRACTIONS,
+        prepare: bool = True,
     ) -> None:
+        self.prepare = prepare
         self.n_requests = n_requests
         self.rates = rates
         self.fractions = fractions
@@ -79,24 +84,53 @@ class LatencyPanel(ShowsWidget):
             ),
         }
         self._summary = widgets.HTML()
+        self._status = widgets.HTML()
         self.points: tuple[LoadPoint, ...] = self._sweep()
         self._chart = LiveChart(self._make_chart())
         self._fill()
         self._widget: Panel | None = None
-        for control in self.controls.values():
-            control.observe(lambda _change: self.update(), names="value")
+        if prepare:
+            self.prepare_batches()
+        for name in ("model", "hardware", "trace"):
+            self.controls[name].observe(lambda _change: self._on_workload(), names="value")
+        for name in ("max_batch", "sla_ms"):
+            self.controls[name].observe(lambda _change: self.update(), names="value")
 
-    def _sweep(self) -> tuple[LoadPoint, ...]:
+    def _sweep(self, max_batch: int | None = None) -> tuple[LoadPoint, ...]:
         c = {k: w.value for k, w in self.controls.items()}
         return panel_sweep(
             c["model"],
             c["hardware"],
             trace=c["trace"],
-            max_batch=int(c["max_batch"]),
+            max_batch=int(c["max_batch"] if max_batch is None else max_batch),
             n=self.n_requests,
             rates=self.rates,
             fractions=self.fractions,
         )
+
+    def prepare_batches(self) -> tuple[int, ...]:
+        """Sweep every batch limit the slider offers (cached), nearest to the current one first.
+
+        Returns:
+            The batch limits swept (the current one excluded).
+        """
+        options = tuple(int(b) for b in self.controls["max_batch"].options)
+        here = options.index(int(self.controls["max_batch"].value))
+        rest = sorted((i for i in range(len(options)) if i != here), key=lambda i: abs(i - here))
+        for i in rest:
+            self._sweep(options[i])
+        return tuple(options[i] for i in rest)
+
+    def _on_workload(self) -> None:
+        """A new model, hardware or trace: sweep it (seconds when unseen), then the batch limits."""
+        c = self.controls
+        what = f"{c['model'].value} on {c['hardware'].value} ({c['trace'].value})"
+        controls = list(c.values())
+        with busy(self._status, controls, f"{what}: step times and the load sweep"):
+            self.update()
+        if self.prepare:
+            with busy(self._status, controls, "the other batch limits, so the slider is instant"):
+                self.prepare_batches()
 
     def _make_chart(self) -> Any:
         c = self.controls
@@ -138,6 +172,7 @@ class LatencyPanel(ShowsWidget):
                     widgets.HBox([c["model"], c["hardware"], c["trace"]], layout=wrap),
                     widgets.HBox([c["max_batch"], c["sla_ms"]], layout=wrap),
                     self._summary,
+                    self._status,
                     self._chart.widget,
                 ],
                 charts=lambda: (self._chart.chart,),

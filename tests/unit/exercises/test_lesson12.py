@@ -44,7 +44,7 @@ def test_lens_chart_marks_unstable_steps_from_the_simulation():
     spec = lesson12.lens_chart(M, HW, "hbm").to_dict()
     rows = [r for values in spec["datasets"].values() for r in values if "label" in r]
     labels = {r["variant"]: r["label"] for r in rows}
-    assert "of sustained bandwidth" in spec["title"]["subtitle"]
+    assert "of sustained bandwidth" in " ".join(spec["title"]["subtitle"])
     ringed = {r["variant"] for r in rows if r["p99_unstable"]}
     assert ringed == set(table.index[table["serving"] != "ok"])
     assert any(
@@ -63,3 +63,32 @@ def test_panel_redraws_and_follows_hardware_levels():
     assert panel.chart.to_dict() != before
     panel.controls["level"].value = "l2"
     assert "l2" in str(panel.chart.to_dict()["title"])
+
+
+def test_panel_model_change_draws_the_lens_first_then_the_same_final_chart():
+    # issue 12: an unseen model shows the mapped lens at once (no rings), then the chart with
+    # the serving replay's rings; the final chart is exactly lens_chart's.
+    from workbench.exercises.lesson12 import lens_chart
+
+    panel = LensPanel(model="gpt2", hardware="h100-sxm", level="hbm")
+    specs: list[dict] = []
+    seen: list[str] = []
+    panel._status.observe(lambda c: seen.append(c["new"]), names="value")
+    original = type(panel._chart).chart.fset
+
+    def spy(live, new):
+        specs.append(new.to_dict())
+        original(live, new)
+
+    panel._chart.__class__ = type("Spy", (type(panel._chart),), {"chart": property(
+        type(panel._chart).chart.fget, spy)})  # fmt: skip
+    panel.controls["hardware"].value = "a100-80gb"
+    assert len(specs) == 2
+    assert specs[0] == lens_chart("gpt2", "a100-80gb", "hbm", serving=False).to_dict()
+    assert specs[1] == lens_chart("gpt2", "a100-80gb", "hbm").to_dict()
+    interim = " ".join(specs[0]["title"]["subtitle"])
+    assert "red ring" not in interim  # no replay yet: no ring is claimed either way
+    assert "red ring" in " ".join(specs[1]["title"]["subtitle"])
+    assert any("mapping the optimisation steps" in s for s in seen)
+    assert any("replaying the serving trace" in s for s in seen)
+    assert seen[-1] == ""

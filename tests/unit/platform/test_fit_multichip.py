@@ -27,6 +27,14 @@ def test_llama2_70b_bf16_does_not_fit_one_80gb_chip(h100):
     assert r.weights_bytes == pytest.approx(2 * 69e9, rel=0.01)  # ~69B params x 2 bytes
 
 
+def test_summary_prints_capacities_in_binary_units(h100):
+    # issue 12: capacities in KiB/MiB/GiB (80e9 B of HBM is 74.5 GiB), never decimal GB
+    line = fit_check("llama2-70b", h100, batch=1, context=4096).summary()
+    assert "of 74.5 GiB per chip" in line
+    assert "weights 128 GiB" in line  # 68.98e9 params x 2 bytes
+    assert " GB" not in line
+
+
 @pytest.mark.parametrize("tp", [2, 4])
 def test_llama2_70b_fits_with_tensor_parallel(h100, tp):
     r = fit_check("llama2-70b", h100, batch=1, context=4096, tensor_parallel=tp)

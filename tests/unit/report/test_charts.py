@@ -140,6 +140,14 @@ def test_bandwidth_lens_unstable_from_the_simulation_and_per_layer_type(unfused,
     assert all(0.0 <= r["pressure"] <= 1.0 for r in per)
     spec = C.bandwidth_lens(variants, unstable={"again"}, by_layer_type=True).to_dict()
     assert any(lay.get("encoding", {}).get("strokeDash") for lay in _layers(spec))
+    # issue 12: no text label over each point (they overlapped); the reading is a legend in
+    # colour and shape, and the subtitle names the ring
+    marks = [lay["mark"]["type"] if isinstance(lay["mark"], dict) else lay["mark"]
+             for lay in _layers(spec)]  # fmt: skip
+    assert "text" not in marks
+    dots = next(lay for lay in _layers(spec) if lay.get("encoding", {}).get("shape"))
+    assert dots["encoding"]["shape"]["field"] == dots["encoding"]["color"]["field"] == "label"
+    assert any("red ring" in line for line in spec["title"]["subtitle"])
 
 
 def test_layer_type_rows_sum_to_time(gpt2):

@@ -64,3 +64,24 @@ def test_batch_time_table(hw):
 def test_batch_time_rejects_bad_batches(hw):
     with pytest.raises(ServingError, match="increasing"):
         mapper_batch_time("resnet50", hw, batches=(8, 1))
+
+
+def test_grid_points_share_one_graph_across_options_and_keep_their_times():
+    # The steps of an optimisation trajectory map the same grid point with different options:
+    # the graph is built once, and each time equals a direct map_model of a fresh graph.
+    from workbench.hw import load_hardware
+    from workbench.mapper import map_model
+    from workbench.models import build_graph
+    from workbench.options import MapOptions
+    from workbench.serving import mapper_steps
+
+    hw = load_hardware("h100-sxm")
+    mapper_steps.clear_step_cache()
+    eager = MapOptions(launch="eager")
+    for opts in (MapOptions(), eager):
+        got = mapper_steps.step_seconds("gpt2", hw, opts, phase="decode", batch=2, tokens=64)
+        fresh = build_graph("gpt2", "decode", batch=2, seq=64, context=64)
+        assert got == map_model(fresh, hw, opts).time_s
+    assert mapper_steps._graph.cache_info().misses == 1
+    mapper_steps.clear_step_cache()
+    assert mapper_steps._graph.cache_info().currsize == 0

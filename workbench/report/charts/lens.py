@@ -160,8 +160,9 @@ def bandwidth_lens(
 
     Returns:
         A layered chart: a red band from ``saturation`` to the top, a line through the
-        variants, points coloured by label and text labels (y axis in % of the ``against``
-        bandwidth); with ``unstable``, a red ring on each unstable variant.
+        variants, points coloured and shaped by label with the reading as a legend (y axis in %
+        of the ``against`` bandwidth); with ``unstable``, a red ring on each unstable variant
+        (the subtitle says so); with ``by_layer_type``, thin grey dashed lines per layer type.
     """
     rows = bandwidth_lens_points(variants, level, saturation, against=against, unstable=unstable)
     lvl = rows[0]["level"]
@@ -196,14 +197,24 @@ def bandwidth_lens(
         scale=alt.Scale(domain=list(LENS_LABELS), range=["#1f77b4", "#d62728", "#2ca02c"]),
         title="reading",
     )
-    dots = base.mark_point(size=120, filled=True).encode(x=x, y=y, color=colour, tooltip=tooltip)
-    text = base.mark_text(dy=-14, fontSize=11).encode(x=x, y=y, text="label:N")
-    title = alt.Title(
-        f"Bandwidth lens: {lvl} pressure across variants",
-        subtitle=f"band: >= {saturation:.0%} of {against} bandwidth (saturated: queueing makes the "
-        "tail latency erratic)",
+    shape = alt.Shape(
+        "label:N",
+        scale=alt.Scale(domain=list(LENS_LABELS), range=["circle", "diamond", "square"]),
+        title="reading",
     )
-    layers: list[Any] = [band, line, dots, text]
+    # NOTE: the reading is a legend (colour and shape), not a text label over each point: six
+    # "tuning candidate" labels a step apart overlapped each other and the layer-type lines.
+    dots = base.mark_point(size=120, filled=True, opacity=1).encode(
+        x=x, y=y, color=colour, shape=shape, tooltip=tooltip
+    )
+    subtitle = [
+        f"band: >= {saturation:.0%} of {against} bandwidth (saturated: queueing makes the tail "
+        "latency erratic)"
+    ]
+    if unstable is not None:
+        subtitle.append("red ring: the serving replay's p99 is unstable at that step")
+    title = alt.Title(f"Bandwidth lens: {lvl} pressure across variants", subtitle=subtitle)
+    layers: list[Any] = [band, line, dots]
     if unstable is not None:  # a red ring on every unstable variant, the baseline included
         layers.append(
             base.transform_filter("datum.p99_unstable")
@@ -214,7 +225,8 @@ def bandwidth_lens(
         per = bandwidth_lens_layer_points(variants, lvl, against=against)
         layers.insert(1, alt.Chart({"values": per})
                       .transform_calculate(pressure_pct="datum.pressure * 100")
-                      .mark_line(strokeWidth=1, opacity=0.7, point=True)
+                      .mark_line(strokeWidth=1, opacity=0.7, color="#7f7f7f",
+                                 point=alt.OverlayMarkDef(color="#7f7f7f", size=12))
                       .encode(x=x, y=y, strokeDash=alt.StrokeDash("layer_type:N",
                                                                   title="layer type"),
                               detail="layer_type:N",
