@@ -68,23 +68,33 @@ def bench_cli(repeats: int) -> None:
 
 
 def bench_candidates(repeats: int) -> None:
-    hw = load_hardware("h100-sxm")
-    kernels = [
-        k
-        for k in lower(build_graph("llama2-7b", seq=2048), hw, MapOptions())
-        if k.gemm is not None or k.attention is not None
-    ][:8]
-    total = sum(mapspace_size(k, hw, MapOptions()) for k in kernels)
+    """Candidates per second, on the profile as shipped and on every native-multiple tile.
 
-    def search():
-        for k in kernels:
-            rank(k, hw, MapOptions(), k=1)
+    The shipped H100 profile searches only the tile sides its library ships
+    (``matrix_engine.library_tile_sides``), a mapspace ~4x smaller, so a fixed per-kernel cost
+    weighs more in its rate; the second line evaluates the full native-multiple space of the same
+    kernels, the rate of the vectorised evaluation itself.
+    """
+    shipped = load_hardware("h100-sxm")
+    engine = shipped.matrix_engine.model_copy(update={"library_tile_sides": ()})
+    every = shipped.model_copy(update={"matrix_engine": engine})
+    for label, hw in (("shipped library tiles", shipped), ("every native tile", every)):
+        kernels = [
+            k
+            for k in lower(build_graph("llama2-7b", seq=2048), hw, MapOptions())
+            if k.gemm is not None or k.attention is not None
+        ][:8]
+        total = sum(mapspace_size(k, hw, MapOptions()) for k in kernels)
 
-    s = _median(search, repeats)
-    print(
-        f"mapspace search: {total} candidates over {len(kernels)} kernels in {s * 1e3:.1f} ms "
-        f"= {total / s / 1e6:.2f} M candidates/s on one core; goal >= 5 M/s"
-    )
+        def search(kernels=kernels, hw=hw):
+            for k in kernels:
+                rank(k, hw, MapOptions(), k=1)
+
+        s = _median(search, repeats)
+        print(
+            f"mapspace search ({label}): {total} candidates over {len(kernels)} kernels in "
+            f"{s * 1e3:.1f} ms = {total / s / 1e6:.2f} M candidates/s on one core; goal >= 5 M/s"
+        )
 
 
 def main() -> None:
