@@ -2,7 +2,8 @@
 
 import pytest
 
-from workbench.cost.search import _core_bandwidth, _split_fixup_s
+from workbench.cost.score_gemm import core_bandwidth as _core_bandwidth
+from workbench.cost.score_gemm import split_fixup_s as _split_fixup_s
 from workbench.hw import load_hardware
 from workbench.ir import Graph, Linear
 from workbench.lowering.kernel import GemmProblem
