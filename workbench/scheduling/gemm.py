@@ -14,7 +14,9 @@ Traffic model (output-stationary, the default)::
     cache   = fill(A) + fill(B) + C + epilogue + split-K partials
     dram    = A and B from off-chip: an operand whose whole matrix fits in half the cache is
               read once; otherwise the streamed operand is re-read once per band of concurrent
-              tiles (a wave covers a band of rows, raster "mn", or of columns, raster "nm").
+              tiles (a wave covers a band of rows, raster "mn", or of columns, raster "nm"), or,
+              on GPUs and NPUs, once per group of up to 8 rows (columns) of tiles whose panels
+              stay in the cache: the library's grouped (swizzled) raster, where it reads less.
 
 Weight-stationary keeps each B tile in place (B read once, C partial sums re-read per K-block);
 input-stationary does the same for A. The floor is the kernel's compulsory traffic.
@@ -32,7 +34,13 @@ from workbench.lowering.kernel import GemmProblem, Kernel
 from workbench.options import TileOverride
 from workbench.scheduling.tiling import accumulator_capacity, max_tile
 
-__all__ = ["CACHE_USABLE_FRACTION", "GemmMapspace", "gemm_mapspace", "native_mn"]
+__all__ = [
+    "CACHE_USABLE_FRACTION",
+    "MAX_RASTER_GROUP",
+    "GemmMapspace",
+    "gemm_mapspace",
+    "native_mn",
+]
 
 #: Share of a shared cache a GEMM's resident operand may use (the rest: other operand's stream,
 #: output, other kernels' lines). An assumption, stated where it is used.
@@ -291,11 +299,49 @@ def _dram_traffic(p, hw, tm, tn, ra, df, grid_m, grid_n, tiles, fill_a, fill_b, 
     a_mn = np.where(rows_w * tm * p.k * p.a_bytes <= usable, a_mat, grid_n * a_mat)
     a_nm = np.where(a_mat <= usable, a_mat, bands_n * a_mat)
     b_nm = np.where(cols_w * tn * p.k * p.b_bytes <= usable, b_mat, grid_m * b_mat)
+    if hw.overheads.tile_issue_s == 0:
+        a_mn, b_mn, a_nm, b_nm = _grouped(p, tm, tn, grid_m, grid_n, usable, a_mn, b_mn, a_nm, b_nm)
     a = np.where(ra == 0, a_mn, a_nm)
     b = np.where(ra == 0, b_mn, b_nm)
     a = np.minimum(a * p.batch, fill_a) / p.a_expansion
     b = np.minimum(b * p.batch, fill_b)
     return a + b
+
+
+#: Most rows (columns) of tiles a library's grouped raster visits before moving on: CUTLASS's
+#: threadblock swizzle ``GemmIdentityThreadblockSwizzle<N>`` is instantiated with N up to 8, and
+#: CUTLASS 3's persistent scheduler takes ``max_swizzle_size`` in {1, 2, 4, 8}.
+MAX_RASTER_GROUP = 8
+
+
+def _grouped(p, tm, tn, grid_m, grid_n, usable, a_mn, b_mn, a_nm, b_nm):
+    """Off-chip operand bytes with the library's grouped (swizzled) raster, where it reads less.
+
+    GPU libraries do not visit output tiles row after row: a grouped raster walks a group of G
+    rows of tiles column by column, so the G row panels of A (``tm x K`` each) stay in the cache
+    for the whole sweep and every column panel of B is read once per group, not once per row
+    band (and transposed for ``"nm"``). G is the most panels half the cache holds, at most
+    :data:`MAX_RASTER_GROUP`. Each raster keeps the cheaper of its band and grouped traffic (the
+    library's choice). Software-scheduled hosts run the plain raster and keep the band model.
+    """
+    a_mat = p.m * p.k * p.a_bytes
+    b_mat = p.k * p.n * p.b_bytes
+    a_panel = tm * p.k * p.a_bytes
+    b_panel = tn * p.k * p.b_bytes
+    g_m = np.clip(usable // np.maximum(a_panel, 1), 1, np.minimum(grid_m, MAX_RASTER_GROUP))
+    g_n = np.clip(usable // np.maximum(b_panel, 1), 1, np.minimum(grid_n, MAX_RASTER_GROUP))
+    ga_mn = np.where(a_panel <= usable, a_mat, grid_n * a_mat)
+    gb_mn = np.where(b_mat <= usable, b_mat, -(-grid_m // g_m) * b_mat)
+    gb_nm = np.where(b_panel <= usable, b_mat, grid_m * b_mat)
+    ga_nm = np.where(a_mat <= usable, a_mat, -(-grid_n // g_n) * a_mat)
+    use_mn = ga_mn + gb_mn < a_mn + b_mn
+    use_nm = ga_nm + gb_nm < a_nm + b_nm
+    return (
+        np.where(use_mn, ga_mn, a_mn),
+        np.where(use_mn, gb_mn, b_mn),
+        np.where(use_nm, ga_nm, a_nm),
+        np.where(use_nm, gb_nm, b_nm),
+    )
 
 
 def native_padding(p: GemmProblem, tm: int, tn: int) -> float:
