@@ -41,7 +41,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from workbench._format import fmt_time
-from workbench.ir.dtypes import DTYPES
+from workbench.review._classify import classify_group, total
 from workbench.review.changes import changed_hardware_parts
 from workbench.review.records import KernelResult, RunRecord
 
@@ -178,142 +178,10 @@ def _anchor_fn(base: RunRecord):
     return anchor
 
 
-def _bits(dtype: str) -> float:
-    info = DTYPES.get(dtype)
-    return float(info.bits) if info else 0.0
-
-
-def _sum(ks: tuple[KernelResult, ...], field: str) -> float:
-    return float(sum(getattr(k, field) for k in ks))
-
-
 def time_field(base: RunRecord, cand: RunRecord) -> str:
     """``"measured_s"`` when every kernel of both runs was measured, else ``"predicted_s"``."""
     every = all(k.measured_s is not None for k in (*base.kernels, *cand.kernels))
     return "measured_s" if every else "predicted_s"
-
-
-def _hardware_rate(
-    pairs: list[tuple[KernelResult, KernelResult]],
-    c: tuple[KernelResult, ...],
-    times: str,
-    parts: tuple[str, ...],
-) -> tuple[str, str, str]:
-    y = max(c, key=lambda k: k.predicted_s)
-    level = y.bottleneck.split(":", 1)[1] if y.bottleneck.startswith("bandwidth:") else "compute"
-    if y.bottleneck not in ("compute",) and not y.bottleneck.startswith("bandwidth:"):
-        level = ""  # overhead- or capacity-bound: name the part of the profile that moved
-    moved = [p for p in parts if p == "compute" or y.traffic_at(p) > 0]
-    if moved and level not in moved:
-        memory = [p for p in moved if p != "compute"]
-        level = max(memory, key=y.traffic_at) if memory else moved[0]
-    level = level or "compute"
-    x = next((x for x, z in pairs if z.name == y.name), None)
-    was = f" (was {x.bottleneck}, tile {x.tile})" if x is not None else ""
-    return (
-        "hardware_rate",
-        level,
-        f"the hardware profile changed; {y.name} is bound by {y.bottleneck}{was}, tile {y.tile}; "
-        f"{times}",
-    )
-
-
-def _classify(
-    b: tuple[KernelResult, ...],
-    c: tuple[KernelResult, ...],
-    *,
-    hardware_changed: bool = False,
-    field: str = "predicted_s",
-    parts: tuple[str, ...] = (),
-) -> tuple[str | None, str | None, str]:
-    bt, ct = _sum(b, field), _sum(c, field)
-    times = f"{len(b)} -> {len(c)} kernel(s), {fmt_time(bt)} -> {fmt_time(ct)}"
-    bf = {r for k in b for r in k.fusion}
-    cf = {r for k in c for r in k.fusion}
-    lost = sorted(bf - cf - {"layout_fold"})
-    if lost:
-        split = ", ".join(k.name for k in c if k.name not in {x.name for x in b})
-        return (
-            "fusion_broken",
-            None,
-            (
-                f"fusion rule(s) {', '.join(lost)} no longer applied; {times}"
-                + (f"; split out: {split}" if split else "")
-            ),
-        )
-    new_layout = [k for k in c if k.kind == "layout" and k.name not in {x.name for x in b}]
-    if new_layout or ("layout_fold" in bf and "layout_fold" not in cf):
-        what = ", ".join(f"{k.name} ({k.engine_reason})" for k in new_layout) or (
-            "layout_fold into the producer's store is gone"
-        )
-        return "layout_transform_inserted", None, f"{what}; {times}"
-    pairs = [(x, y) for x in b for y in c if x.name == y.name]
-    for x, y in pairs:
-        if _bits(y.dtype) > _bits(x.dtype):
-            return (
-                "precision_fallback",
-                None,
-                (
-                    f"{y.name} computes in {y.dtype} instead of {x.dtype} on the {y.engine} engine "
-                    f"(was {x.engine}); {times}"
-                ),
-            )
-    for x, y in pairs:
-        if x.engine == "matrix" and y.engine != "matrix":
-            return "off_matrix_engine", None, f"{y.name}: {y.engine_reason}; {times}"
-    for x, y in pairs:
-        if x.fits and not y.fits:
-            return (
-                "tile_spills_sram",
-                None,
-                (
-                    f"{y.name} tile {x.tile} -> {y.tile} needs {y.sram_bytes / 1024:.0f} KiB of "
-                    f"{y.sram_capacity_bytes / 1024:.0f} KiB SRAM, spills "
-                    f"{y.spill_bytes / 1e6:.3g} MB ({x.bottleneck} -> {y.bottleneck}); {times}"
-                ),
-            )
-    if hardware_changed and ct > bt and c:
-        return _hardware_rate(pairs, c, times, parts)
-    dl = _sum(c, "launch_s") - _sum(b, "launch_s")
-    ds = _sum(c, "sync_s") - _sum(b, "sync_s")
-    if dl > 1e-12 or ds > 1e-12:
-        return (
-            "launch_sync_overhead",
-            None,
-            (
-                f"launch {fmt_time(_sum(b, 'launch_s'))} -> {fmt_time(_sum(c, 'launch_s'))}, "
-                f"barriers {int(_sum(b, 'barriers'))} -> {int(_sum(c, 'barriers'))} "
-                f"(sync {fmt_time(_sum(b, 'sync_s'))} -> {fmt_time(_sum(c, 'sync_s'))}); {times}"
-            ),
-        )
-    levels = {lvl for k in (*b, *c) for lvl, _ in k.traffic}
-    grow = {
-        lvl: sum(k.traffic_at(lvl) for k in c) - sum(k.traffic_at(lvl) for k in b) for lvl in levels
-    }
-    bound = {k.bottleneck.split(":", 1)[1] for k in c if k.bottleneck.startswith("bandwidth:")}
-    hot = sorted((lvl for lvl in bound if grow.get(lvl, 0.0) > 0), key=lambda v: -grow[v])
-    if hot and ct > bt:
-        lvl = hot[0]
-        was = sum(k.traffic_at(lvl) for k in b)
-        return (
-            "bandwidth_saturation",
-            lvl,
-            (
-                f"{lvl} traffic {was / 1e6:.3g} MB -> {(was + grow[lvl]) / 1e6:.3g} MB and {lvl} "
-                f"bounds the kernel; {times}"
-            ),
-        )
-    for x, y in pairs:
-        if x.tile != y.tile and y.fits and ct > bt:
-            return (
-                "tile_wave_quantization",
-                None,
-                f"{y.name} tile {x.tile} -> {y.tile} (fits SRAM both times): padded tiles or a "
-                f"partial last wave over the cores; {x.bottleneck} -> {y.bottleneck}; {times}",
-            )
-    if len(b) != len(c) or {k.name for k in b} != {k.name for k in c}:
-        return "graph_changed", None, f"kernels differ; {times}"
-    return None, None, ""
 
 
 def align(base: RunRecord, cand: RunRecord) -> tuple[GroupChange, ...]:
@@ -338,10 +206,10 @@ def align(base: RunRecord, cand: RunRecord) -> tuple[GroupChange, ...]:
     parts = changed_hardware_parts(base, cand) if hw_changed else ()
     for a in sorted(order, key=lambda n: order[n]):
         b, c = tuple(b_groups.get(a, ())), tuple(c_groups.get(a, ()))
-        mech, level, evidence = _classify(
+        mech, level, evidence = classify_group(
             b, c, hardware_changed=hw_changed, field=field, parts=parts
         )
-        delta = _sum(c, field) - _sum(b, field)
+        delta = total(c, field) - total(b, field)
         out.append(
             GroupChange(
                 anchor=a,
