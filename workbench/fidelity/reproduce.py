@@ -57,6 +57,7 @@ from workbench.models import (
     resnet50_graph,
     training_flops_per_token,
 )
+from workbench.models.footprint import graph_footprint
 from workbench.options import MapOptions
 from workbench.platform.training import TrainingPlan, training_step
 
@@ -258,8 +259,8 @@ def _memory_fits(s: ModelSetup, hw: Hardware) -> bool:
         weight_dtype=s.weight_dtype,
         tensor_parallel=s.tensor_parallel,
     )
-    resident = sum(t.nbytes for op in g.ops for t in op.weight_tensors())
-    return resident <= hw.offchip.capacity_bytes
+    fp = graph_footprint(g, hw, s.weight_dtype)
+    return fp.weights_bytes + fp.kv_bytes <= fp.capacity_bytes
 
 
 def _model(s: ModelSetup, hw: Hardware, metric: str, per_chip: bool) -> Reproduction:
