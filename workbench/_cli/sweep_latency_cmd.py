@@ -21,6 +21,7 @@ from workbench.serving import (
     Knee,
     LoadPoint,
     Workload,
+    batcher_grid,
     find_knee,
     load_builtin_trace,
     load_trace,
@@ -124,9 +125,7 @@ def _sweep(args: argparse.Namespace) -> tuple[tuple[LoadPoint, ...], str]:
             args.model,
             hw,
             opts,
-            batches=sorted({1, max(1, args.max_batch // 4), args.max_batch}),
-            prompt_tokens=sorted({min(v, cap) for v in (128, 512, 2048)}),
-            contexts=sorted({min(v, cap) for v in (128, 1024, 4096)}),
+            **batcher_grid(args.max_batch, cap),
             tensor_parallel=args.tensor_parallel,
         )
         auto = saturation_rate(table, work, args.max_batch)

@@ -12,6 +12,7 @@ from workbench.exercises._shared import hardware
 from workbench.models.presets import PRESETS
 from workbench.serving import (
     LoadPoint,
+    batcher_grid,
     find_knee,
     load_builtin_trace,
     mapper_step_time,
@@ -37,14 +38,7 @@ __all__ = [
 
 def step_table(model: str, hw: str, max_batch: int = 32) -> TableStepTime:
     """Mapper step times of ``model`` on ``hw`` on a coarse grid (cached by the library)."""
-    cap = PRESETS[model].max_seq
-    return mapper_step_time(
-        model,
-        hardware(hw),
-        batches=tuple(sorted({1, max(1, max_batch // 4), max_batch})),
-        prompt_tokens=tuple(sorted({min(v, cap) for v in (128, 512, 2048)})),
-        contexts=tuple(sorted({min(v, cap) for v in (128, 1024, 4096)})),
-    )
+    return mapper_step_time(model, hardware(hw), **batcher_grid(max_batch, PRESETS[model].max_seq))
 
 
 def sweep(

@@ -41,6 +41,7 @@ from workbench.platform.multichip import ParallelPlan, collective_share
 from workbench.serving import (
     LoadPoint,
     Workload,
+    batcher_grid,
     find_knee,
     load_builtin_trace,
     mapper_batch_time,
@@ -146,11 +147,7 @@ def _llm_row(
     ctx_mean = int(work.prompt_tokens.mean() + work.output_tokens.mean() / 2)
     prompt_mean = int(work.prompt_tokens.mean())
     cap = PRESETS[model].max_seq
-    batches = tuple(sorted({1, max(1, max_batch // 4), max_batch}))
-    grid = tuple(sorted({min(v, cap) for v in (128, 512, 2048)}))
-    ctxs = tuple(sorted({min(v, cap) for v in (128, 1024, 4096)}))
-    table = mapper_step_time(model, hw, opts, batches=batches, prompt_tokens=grid, contexts=ctxs,
-                             tensor_parallel=tp)  # fmt: skip
+    table = mapper_step_time(model, hw, opts, tensor_parallel=tp, **batcher_grid(max_batch, cap))
     dtype = opts.dtype or "bf16"
     dec = build_graph(model, "decode", batch=max_batch, seq=min(ctx_mean, cap - 1),
                       context=min(ctx_mean, cap - 1), dtype=dtype, tensor_parallel=tp)  # fmt: skip

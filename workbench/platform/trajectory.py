@@ -21,7 +21,13 @@ from workbench.mapper import ModelMapping, map_model
 from workbench.models import build_graph
 from workbench.models.presets import PRESETS
 from workbench.options import FUSION_RULES, MapOptions
-from workbench.serving import find_knee, load_builtin_trace, mapper_step_time, sweep_load
+from workbench.serving import (
+    batcher_grid,
+    find_knee,
+    load_builtin_trace,
+    mapper_step_time,
+    sweep_load,
+)
 
 __all__ = ["TRAJECTORY", "Step", "TrajectoryStep", "serving_verdicts", "trajectory"]
 
@@ -136,18 +142,11 @@ def serving_verdicts(
     if model not in PRESETS:
         raise WorkbenchError(f"serving verdicts: {model!r} is not a decoder preset")
     hw = load_hardware(hardware)
-    cap = PRESETS[model].max_seq
+    grid = batcher_grid(max_batch, PRESETS[model].max_seq)
     work = load_builtin_trace(trace).head(n)
     out = []
     for s in TRAJECTORY:
-        table = mapper_step_time(
-            model,
-            hw,
-            s.options,
-            batches=tuple(sorted({1, max(1, max_batch // 4), max_batch})),
-            prompt_tokens=tuple(sorted({min(v, cap) for v in (128, 512, 2048)})),
-            contexts=tuple(sorted({min(v, cap) for v in (128, 1024, 4096)})),
-        )
+        table = mapper_step_time(model, hw, s.options, **grid)
         (point,) = sweep_load(
             [rate_per_s], work, table, max_batch=max_batch, variance=hw.runtime_variance, seed=0
         )

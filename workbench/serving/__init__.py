@@ -18,6 +18,7 @@ from workbench.serving.images import simulate_batches
 from workbench.serving.llm import simulate
 from workbench.serving.mapper_steps import (
     BatchTimeTable,
+    batcher_grid,
     clear_step_cache,
     mapper_batch_time,
     mapper_step_time,
@@ -56,6 +57,7 @@ __all__ = [
     "StepTimeModel",
     "TableStepTime",
     "Workload",
+    "batcher_grid",
     "clear_step_cache",
     "find_knee",
     "gamma_arrivals",

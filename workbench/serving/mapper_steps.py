@@ -13,6 +13,7 @@ import functools
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypedDict
 
 import numpy as np
 
@@ -32,6 +33,8 @@ __all__ = [
     "DEFAULT_CONTEXTS",
     "DEFAULT_PROMPTS",
     "BatchTimeTable",
+    "StepGrid",
+    "batcher_grid",
     "clear_step_cache",
     "mapper_batch_time",
     "mapper_step_time",
@@ -45,6 +48,31 @@ DEFAULT_PROMPTS: tuple[int, ...] = (128, 512, 2048)
 DEFAULT_CONTEXTS: tuple[int, ...] = (128, 1024, 4096)
 
 _CACHE: dict[tuple[object, ...], float] = {}
+
+
+class StepGrid(TypedDict):
+    """Grid axes of a step-time table (keyword arguments of :func:`mapper_step_time`)."""
+
+    batches: tuple[int, ...]
+    prompt_tokens: tuple[int, ...]
+    contexts: tuple[int, ...]
+
+
+def batcher_grid(max_batch: int, max_seq: int) -> StepGrid:
+    """The coarse grid for a batcher of at most ``max_batch`` on a model of ``max_seq`` tokens.
+
+    Batches 1, a quarter and the whole of ``max_batch``; the default prompt and context buckets
+    capped at the model's context. Every axis is strictly increasing (points that coincide at
+    small limits or short contexts appear once). Keyword arguments of :func:`mapper_step_time`.
+
+    >>> batcher_grid(4, 1024)
+    {'batches': (1, 4), 'prompt_tokens': (128, 512, 1024), 'contexts': (128, 1024)}
+    """
+    return StepGrid(
+        batches=tuple(sorted({1, max(1, max_batch // 4), max_batch})),
+        prompt_tokens=tuple(sorted({min(v, max_seq) for v in DEFAULT_PROMPTS})),
+        contexts=tuple(sorted({min(v, max_seq) for v in DEFAULT_CONTEXTS})),
+    )
 
 
 def clear_step_cache() -> None:
