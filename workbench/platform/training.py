@@ -333,8 +333,14 @@ def training_step(
         The :class:`TrainingStep` of the busiest chip.
 
     Raises:
-        WorkbenchError: A plan the model cannot be split by.
+        WorkbenchError: A plan the model cannot be split by, or several chips without links
+            (their collectives would take forever: never a time).
     """
+    ic = hw.interconnect
+    if plan.chips > 1 and (ic.links <= 0 or ic.link_bandwidth_bytes_per_s <= 0):
+        raise WorkbenchError(
+            f"training plan: {plan.chips} chips, but {hw.name} has no chip-to-chip links"
+        )
     if plan.pipeline_parallel > cfg.layers:
         raise WorkbenchError(
             f"training plan: {cfg.layers} layers cannot fill {plan.pipeline_parallel} stages"

@@ -95,6 +95,13 @@ def test_too_many_stages_is_refused(a100):
         _step(a100, pipeline_parallel=16, global_batch=32)
 
 
+def test_several_chips_without_links_is_refused_not_infinite():
+    single = load_hardware("edge-npu")  # a single-chip part: no links
+    assert _step(single).step_s > 0
+    with pytest.raises(WorkbenchError, match="no chip-to-chip links"):
+        _step(single, data_parallel=2)
+
+
 def test_hardware_flops_count_the_recomputed_layers_not_the_head():
     model = training_flops_per_token(CFG, 1024)
     hw = training_flops_per_token(CFG, 1024, recompute=1.0)
