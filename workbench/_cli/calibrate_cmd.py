@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from workbench._cli.argtypes import count
+
 __all__ = ["register"]
 
 
@@ -33,7 +35,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--blas-threads",
-        type=int,
+        type=count(0, 1024),
         default=1,
         help="BLAS threads while measuring (default 1, as workbench validate; 0 = library default)",
     )

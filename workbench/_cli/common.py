@@ -9,6 +9,8 @@ import re
 import sys
 from pathlib import Path
 
+from workbench._cli.argtypes import count
+from workbench._cli.argtypes import name as name_arg
 from workbench._files import write_text_safely
 from workbench.errors import WorkbenchError
 from workbench.hw.loader import load_hardware
@@ -40,16 +42,20 @@ DEFAULT_SEQ = 2048
 #: Largest --batch, --seq, --context and --chips accepted (far beyond any real workload; keeps
 #: the size products of the cost model inside 64-bit arithmetic).
 MAX_ARG = 2**31
+#: Largest tensor-parallel group accepted: the largest published system of one accelerator type,
+#: 16,384 H100s (Llama Team, "The Llama 3 Herd of Models", arXiv:2407.21783, Section 3.3.1) [V].
+MAX_SYSTEM_CHIPS = 16_384
 
 
 def add_model_args(p: argparse.ArgumentParser) -> None:
     """Add --model/--hf-config/--onnx, --hardware and the workload slice flags."""
     src = p.add_mutually_exclusive_group()
-    src.add_argument("--model", help=f"preset name (default {DEFAULT_MODEL})")
-    src.add_argument("--hf-config", metavar="FILE", help="Hugging Face config.json")
-    src.add_argument("--onnx", metavar="FILE", help="ONNX model file")
+    src.add_argument("--model", type=name_arg, help=f"preset name (default {DEFAULT_MODEL})")
+    src.add_argument("--hf-config", type=name_arg, metavar="FILE", help="Hugging Face config.json")
+    src.add_argument("--onnx", type=name_arg, metavar="FILE", help="ONNX model file")
     p.add_argument(
         "--hardware",
+        type=name_arg,
         default=DEFAULT_HARDWARE,
         help=f"hardware profile name or YAML file (default {DEFAULT_HARDWARE})",
     )
@@ -63,7 +69,7 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--phase", choices=("prefill", "decode"), default="prefill")
     p.add_argument(
         "--batch",
-        type=int,
+        type=count(1, MAX_ARG),
         default=None,
         help="batch size (default 1; ONNX: sets symbolic dimensions only)",
     )
@@ -74,7 +80,7 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--seq",
-        type=int,
+        type=count(1, MAX_ARG),
         default=None,
         help=f"prompt length, tokens (default {DEFAULT_SEQ}, or the model's context if shorter)",
     )
@@ -84,17 +90,28 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
         help="map a RoPE model past its trained context (refused otherwise)",
     )
     p.add_argument(
-        "--context", type=int, default=None, help="cached tokens for decode (default: --seq)"
+        "--context",
+        type=count(1, MAX_ARG),
+        default=None,
+        help="cached tokens for decode (default: --seq)",
     )
     p.add_argument(
-        "--chips", type=int, default=1, help="tensor-parallel chips for decoder presets (default 1)"
+        "--chips",
+        type=count(1, MAX_ARG),
+        default=1,
+        help="tensor-parallel chips for decoder presets: 1 up to the model's attention heads "
+        f"and the largest published system ({MAX_SYSTEM_CHIPS:,}); default 1",
     )
 
 
 def add_options_args(p: argparse.ArgumentParser) -> None:
     """Add the mapping overrides (--dtype, --no-fusion, --layout, --launch, --tile ...)."""
-    p.add_argument("--dtype", default=None, help="format for every kernel (default bf16)")
-    p.add_argument("--weight-dtype", default=None, help="weight-only format: int4, int8, fp8")
+    p.add_argument(
+        "--dtype", type=name_arg, default=None, help="format for every kernel (default bf16)"
+    )
+    p.add_argument(
+        "--weight-dtype", type=name_arg, default=None, help="weight-only format: int4, int8, fp8"
+    )
     p.add_argument(
         "--kernel-dtype",
         action="append",
@@ -224,6 +241,11 @@ def graph_from_args(args: argparse.Namespace) -> Graph:
             note(f"--onnx {args.onnx}: {batch_notes}")
     else:
         cfg = _config_from_args(args)
+        if cfg is None and (getattr(args, "chips", 1) or 1) > 1:
+            raise WorkbenchError(
+                f"--chips {args.chips}: tensor parallelism is modelled for transformer presets "
+                f"and config.json models only, not {_source(args)}"
+            )
         if cfg is None:
             from workbench.models import build_graph
 
@@ -232,11 +254,39 @@ def graph_from_args(args: argparse.Namespace) -> Graph:
             from workbench.models.presets import graph_for_config
 
             seq, context = seq_for(cfg, args)
+            _check_chips(cfg, getattr(args, "chips", 1) or 1)
             graph = graph_for_config(
                 cfg, args.phase, args.batch or 1, seq, context, dtype, getattr(args, "chips", 1)
             )
     check_graph_size(graph, _source(args))
     return graph
+
+
+def _check_chips(cfg: TransformerConfig, chips: int) -> None:
+    """Refuse a tensor-parallel degree no real split uses; say how an uneven split pads.
+
+    Megatron-style tensor parallelism splits attention by heads, so more chips than heads would
+    leave chips without a head; beyond the largest published system nothing can be checked.
+    """
+    if chips <= 1:
+        return
+    if chips > cfg.heads:
+        raise WorkbenchError(
+            f"--chips {chips}: {cfg.name} has {cfg.heads} attention heads; tensor parallelism "
+            f"splits by heads, so at most {cfg.heads} chips"
+        )
+    if chips > MAX_SYSTEM_CHIPS:
+        raise WorkbenchError(
+            f"--chips {chips}: above the largest published system ({MAX_SYSTEM_CHIPS:,} chips)"
+        )
+    from workbench.models._blocks import shard
+
+    padding = shard(cfg, chips).padding
+    if padding:
+        note(
+            f"--chips {chips} does not divide {cfg.name} evenly: padded {padding}; the padded "
+            "rows are zeros that still cost time on the busiest chip"
+        )
 
 
 def _source(args: argparse.Namespace) -> str:

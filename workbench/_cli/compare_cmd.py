@@ -6,7 +6,9 @@ import argparse
 import json
 from pathlib import Path
 
+from workbench._cli.argtypes import count, number
 from workbench._cli.common import (
+    MAX_SYSTEM_CHIPS,
     add_options_args,
     check_figures,
     options_from_args,
@@ -40,22 +42,33 @@ def register(subs: argparse._SubParsersAction) -> None:
     p.add_argument("--hardware-path", action="append", default=[], metavar="DIR")
     p.add_argument(
         "--chips",
-        type=int,
+        type=count(1, MAX_SYSTEM_CHIPS),
         default=None,
         help="chips per platform (decoders: tensor parallel; others: data parallel)",
     )
-    p.add_argument("--tensor-parallel", type=int, default=None, help="chips per replica")
-    p.add_argument("--data-parallel", type=int, default=None, help="replicas")
-    p.add_argument("--sla-ms", type=float, default=20000.0, help="p99 SLA, ms (default 20000)")
+    p.add_argument(
+        "--tensor-parallel", type=count(1, MAX_SYSTEM_CHIPS), default=None, help="chips per replica"
+    )
+    p.add_argument(
+        "--data-parallel", type=count(1, MAX_SYSTEM_CHIPS), default=None, help="replicas"
+    )
+    p.add_argument(
+        "--sla-ms",
+        type=number(0, 1e9, open_lo=True),
+        default=20000.0,
+        help="p99 SLA, ms (default 20000)",
+    )
     p.add_argument("--sla-metric", choices=("e2e", "ttft", "tpot"), default="e2e")
     p.add_argument(
         "--trace",
         default="production-chat",
         choices=("production-chat", "synthetic-fixed", "poisson"),
     )
-    p.add_argument("--max-batch", type=int, default=16)
-    p.add_argument("--requests", type=int, default=1500, help="requests per load level")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-batch", type=count(1, 65_536), default=16)
+    p.add_argument(
+        "--requests", type=count(1, 10_000_000), default=1500, help="requests per load level"
+    )
+    p.add_argument("--seed", type=count(0, 2**32 - 1), default=0)
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("--chart", metavar="FILE", help="platform trade curve (.html/.png/.svg)")
     p.add_argument("--dashboard", metavar="FILE", help="perf-per-watt dashboard (.html/.png/.svg)")

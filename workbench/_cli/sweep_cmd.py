@@ -7,8 +7,10 @@ import dataclasses
 import sys
 from pathlib import Path
 
-from workbench._cli.common import note
+from workbench._cli.argtypes import count, number, parse_count
+from workbench._cli.common import MAX_ARG, note
 from workbench.errors import WorkbenchError
+from workbench.ir.dtypes import DTYPES
 from workbench.models import list_models
 from workbench.models.presets import PRESETS
 from workbench.platform.sweep import MAX_ATTEMPTS, SweepInterrupted, SweepPoint, grid, run_sweep
@@ -17,17 +19,25 @@ __all__ = ["register"]
 
 
 def _ints(text: str, name: str) -> list[int]:
+    """Comma-separated plain decimals in 1..MAX_ARG (``+5``, ``1_000``, ``٣`` refused)."""
     try:
-        values = [int(t) for t in text.split(",") if t.strip()]
-    except ValueError:
-        raise WorkbenchError(f"--{name} {text!r}: expected comma-separated integers") from None
-    if not values or any(v < 1 for v in values):
-        raise WorkbenchError(f"--{name} {text!r}: values must be positive integers")
+        values = [parse_count(t.strip(), 1, MAX_ARG) for t in text.split(",") if t.strip()]
+    except ValueError as exc:
+        raise WorkbenchError(f"--{name} {text!r}: {exc}") from None
+    if not values:
+        raise WorkbenchError(f"--{name} {text!r}: expected comma-separated positive integers")
     return values
 
 
-def _words(text: str) -> list[str]:
-    return [t.strip() for t in text.split(",") if t.strip()]
+def _words(text: str, name: str, known: tuple[str, ...] | None = None) -> list[str]:
+    """Comma-separated names, none empty, each one of ``known`` when given."""
+    words = [t.strip() for t in text.split(",")]
+    if not words or any(not w for w in words):
+        raise WorkbenchError(f"--{name} {text!r}: an empty value in the list")
+    for w in words:
+        if known is not None and w not in known:
+            raise WorkbenchError(f"--{name} {w!r}: unknown (known: {', '.join(known)})")
+    return words
 
 
 def register(subs: argparse._SubParsersAction) -> None:
@@ -53,13 +63,17 @@ def register(subs: argparse._SubParsersAction) -> None:
     p.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler, e.g. tcp://host:8786")
     p.add_argument(
         "--connect-timeout",
-        type=float,
+        type=number(0, 3600, open_lo=True),
         default=5.0,
         metavar="SECONDS",
         help="how long to wait for the Dask scheduler to answer (default 5 s)",
     )
-    p.add_argument("--workers", type=int, default=None, help="local processes (1: in-process)")
-    p.add_argument("--limit", type=int, default=None, help="stop after this many new points")
+    p.add_argument(
+        "--workers", type=count(1, 4096), default=None, help="local processes (1: in-process)"
+    )
+    p.add_argument(
+        "--limit", type=count(1, 10_000_000), default=None, help="stop after this many new points"
+    )
     p.set_defaults(func=run)
 
 
@@ -81,8 +95,8 @@ def run(args: argparse.Namespace) -> int:
         args.model,
         batches=_ints(args.batch, "batch"),
         seqs=_ints(args.seq or "2048", "seq"),
-        dtypes=_words(args.dtype),
-        phases=_words(args.phase),
+        dtypes=_words(args.dtype, "dtype", tuple(DTYPES)),
+        phases=_words(args.phase, "phase", ("prefill", "decode")),
     )
     if args.seq is None:
         points = _clamp_default_seq(points)

@@ -7,7 +7,9 @@ import dataclasses
 import json
 from pathlib import Path
 
+from workbench._cli.argtypes import count, number
 from workbench._cli.common import (
+    MAX_SYSTEM_CHIPS,
     add_options_args,
     check_figures,
     hardware_from_args,
@@ -57,18 +59,22 @@ def register(subs: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--rates", help="offered rates, requests/s, comma-separated (default: auto)")
     p.add_argument("--batching", choices=("continuous", "static"), default="continuous")
-    p.add_argument("--max-batch", type=int, default=32, help="largest batch (default 32)")
     p.add_argument(
-        "--sla-ms", type=float, default=None,
+        "--max-batch", type=count(1, 65_536), default=32, help="largest batch (default 32)"
+    )
+    p.add_argument(
+        "--sla-ms", type=number(0, 1e9, open_lo=True), default=None,
         help="p99 SLA, ms (default 20000 for LLM end-to-end, 100 for image models)",
     )  # fmt: skip
     p.add_argument("--sla-metric", choices=("e2e", "ttft", "tpot"), default="e2e")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=count(0, 2**32 - 1), default=0)
     p.add_argument(
-        "--requests", type=int, default=None,
+        "--requests", type=count(1, 10_000_000), default=None,
         help="requests per load level (default 2000 for LLMs, 20000 images)",
     )  # fmt: skip
-    p.add_argument("--tensor-parallel", type=int, default=1, help="chips per replica")
+    p.add_argument(
+        "--tensor-parallel", type=count(1, MAX_SYSTEM_CHIPS), default=1, help="chips per replica"
+    )
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("--chart", metavar="FILE", help="write the chart (.html, .png, .svg)")
     p.add_argument("--output", metavar="FILE", help="write to FILE instead of stdout")

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from workbench._cli.argtypes import count
 from workbench.errors import WorkbenchError
 
 __all__ = ["register"]
@@ -47,19 +48,19 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument(
         "--repeats",
-        type=int,
+        type=count(1, 10_000),
         default=10,
         help="timed runs per kernel per round, the best kept (default 10)",
     )
     p.add_argument(
         "--rounds",
-        type=int,
+        type=count(1, 1_000),
         default=3,
         help="passes over the suite; each kernel's error is the median of its rounds (default 3)",
     )
     p.add_argument(
         "--blas-threads",
-        type=int,
+        type=count(0, 1024),
         default=1,
         help="BLAS threads for calibration and measurement (default 1; 0 = library default)",
     )

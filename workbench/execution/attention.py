@@ -39,6 +39,11 @@ def _prepare(q: Any, k: Any, v: Any, causal: bool, xp: Any) -> tuple[Any, Any, A
             f"{k.shape}, {v.shape}"
         )
     b, hq, lq, d = q.shape
+    if min(q.shape) == 0 or min(k.shape) == 0:
+        raise ExecutionError(
+            f"attention: every size must be positive; got q {q.shape}, k {k.shape} "
+            "(a KV length of 0 has no keys to attend to)"
+        )
     if k.shape[0] != b or k.shape[3] != d or k.shape[1] == 0 or hq % k.shape[1]:
         raise ExecutionError(
             f"attention: q {q.shape} and k {k.shape} disagree (batch, head dim, or Hq % Hkv)"

@@ -177,6 +177,20 @@ def softmax(
     )
 
 
+def _affine(xp: Any, t: Any, x: Any, kernel: str, name: str) -> Any:
+    """A norm's per-column scale or shift: None, or a float32 vector as long as ``x``'s rows."""
+    if t is None:
+        return None
+    t = as_operand(xp, t, kernel, name)
+    cols = getattr(x, "shape", (None,))[-1] if getattr(x, "ndim", 1) else None
+    if t.ndim != 1 or (cols is not None and t.shape[0] != cols):
+        raise ExecutionError(
+            f"{kernel}: operand {name} must have shape ({cols},) (one per column of x), "
+            f"got {tuple(t.shape)}"
+        )
+    return t
+
+
 def layernorm(
     x: Any,
     gamma: Any = None,
@@ -206,8 +220,8 @@ def layernorm(
         float32 array of ``x``'s shape.
     """
     xp = resolve_backend(backend).xp
-    g = None if gamma is None else xp.asarray(gamma, dtype=xp.float32)
-    b = None if beta is None else xp.asarray(beta, dtype=xp.float32)
+    g = _affine(xp, gamma, x, "layernorm", "gamma")
+    b = _affine(xp, beta, x, "layernorm", "beta")
 
     def tile(t: Any, xp: Any) -> Any:
         mean, var = _moments(t, method, col_tile, xp)
@@ -256,7 +270,7 @@ def rmsnorm(
         float32 array of ``x``'s shape.
     """
     xp = resolve_backend(backend).xp
-    g = None if gamma is None else xp.asarray(gamma, dtype=xp.float32)
+    g = _affine(xp, gamma, x, "rmsnorm", "gamma")
 
     def tile(t: Any, xp: Any) -> Any:
         y = t / xp.sqrt(_mean_square(t, method, col_tile, xp) + xp.float32(eps))

@@ -67,6 +67,19 @@ def _load(model: Any) -> tuple[Any, str]:
         raise IngestError(f"{model}: not a readable ONNX model ({type(exc).__name__})") from None
 
 
+def _check_opsets(model: Any, source: str) -> None:
+    """Refuse an opset the installed ``onnx`` does not define (its shape rules are unknown)."""
+    import onnx
+
+    newest = onnx.defs.onnx_opset_version()
+    for entry in model.opset_import:
+        if entry.domain in ("", "ai.onnx") and not 1 <= entry.version <= newest:
+            raise IngestError(
+                f"{source}: opset_import: ONNX opset {entry.version} is not supported "
+                f"(this onnx package knows opsets 1..{newest})"
+            )
+
+
 def _with_batch(model: Any, batch: int | None, override: bool) -> tuple[Any, tuple[str, ...]]:
     """Copy ``model`` with its symbolic input dimensions set, then run shape inference.
 
@@ -87,7 +100,12 @@ def _with_batch(model: Any, batch: int | None, override: bool) -> tuple[Any, tup
             continue
         dims = inp.type.tensor_type.shape.dim
         for i, dim in enumerate(dims):
-            if not dim.HasField("dim_value") or dim.dim_value <= 0:
+            if dim.HasField("dim_value") and dim.dim_value <= 0:
+                raise IngestError(
+                    f"input {inp.name!r} dimension {i} is {dim.dim_value}: a dimension must be "
+                    "positive or symbolic (dim_param)"
+                )
+            if not dim.HasField("dim_value"):
                 dim.Clear()
                 dim.dim_value = batch or 1
             elif i == 0 and batch is not None and dim.dim_value != batch:
@@ -140,6 +158,7 @@ def from_onnx(
             in one line.
     """
     proto, source = _load(model)
+    _check_opsets(proto, source)
     try:
         proto, notes = _with_batch(proto, batch, override_batch)
     except IngestError as exc:
