@@ -40,8 +40,10 @@ _COMMANDS = (
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
-        """Print one line and exit 2, as argparse does, but without the usage block."""
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        """Print one ``workbench: error:`` line and exit 2, without argparse's usage block."""
+        command = self.prog.removeprefix("workbench").strip()
+        where = f"{command}: " if command else ""
+        self.exit(2, f"workbench: error: {where}{message}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -129,7 +131,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     130: interrupted.
     """
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # a bad option (one line printed, 2), --help or --version (0)
+        return exc.code if isinstance(exc.code, int) else 2
     if not getattr(args, "func", None):
         parser.print_help()
         return 0

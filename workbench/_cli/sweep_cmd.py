@@ -10,7 +10,7 @@ from pathlib import Path
 from workbench._cli.argtypes import count, number, parse_count
 from workbench._cli.common import MAX_ARG, note
 from workbench.errors import WorkbenchError
-from workbench.ir.dtypes import DTYPES
+from workbench.ir.dtypes import dtype_info
 from workbench.models import list_models
 from workbench.models.presets import PRESETS
 from workbench.platform.sweep import MAX_ATTEMPTS, SweepInterrupted, SweepPoint, grid, run_sweep
@@ -27,6 +27,17 @@ def _ints(text: str, name: str) -> list[int]:
     if not values:
         raise WorkbenchError(f"--{name} {text!r}: expected comma-separated positive integers")
     return values
+
+
+def _dtypes(text: str) -> list[str]:
+    """The --dtype list, each a format the graph knows (aliases such as fp8 included)."""
+    words = _words(text, "dtype")
+    for w in words:
+        try:
+            dtype_info(w)
+        except WorkbenchError as exc:
+            raise WorkbenchError(f"--dtype {w!r}: {exc}") from None
+    return words
 
 
 def _words(text: str, name: str, known: tuple[str, ...] | None = None) -> list[str]:
@@ -95,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
         args.model,
         batches=_ints(args.batch, "batch"),
         seqs=_ints(args.seq or "2048", "seq"),
-        dtypes=_words(args.dtype, "dtype", tuple(DTYPES)),
+        dtypes=_dtypes(args.dtype),
         phases=_words(args.phase, "phase", ("prefill", "decode")),
     )
     if args.seq is None:

@@ -109,7 +109,7 @@ def test_long_context_needs_the_flag(capsys):
     ("argv", "needle"),
     [
         (("--batch", "100000000"), "reduce the batch"),
-        (("--batch", str(2**40)), "above the supported"),
+        (("--batch", str(2**40)), "outside 1..2,147,483,648"),
         (("--chips", "2", "--hardware", "l4"), "no chip-to-chip links"),
         (("--chips", "2", "--hardware", "eyeriss"), "no chip-to-chip links"),
         (("--tile", "nomatch*=128x128x64"), "matches no kernel; kernels are: embed_tokens"),

@@ -386,14 +386,14 @@ def test_validate_cupy_without_a_gpu_warns_in_one_line():
     assert "numpy" in done.stdout
 
 
-def test_validate_probes_the_host_next_to_every_kernel():
+def test_quick_validate_probes_the_host_once_per_round():
     from workbench.tuning._suite import suite
     from workbench.tuning.validate import validate
 
     report = validate(quick=True, rounds=2, repeats=1, progress=False, backend="numpy")
     assert report.cases == len(suite(quick=True))
     assert len(report.kernels) > report.cases  # the NCHW conv also runs its layout transform
-    assert "next to each kernel" in report.rates
+    assert "once per round" in report.rates
     assert f"over {len(report.kernels)} kernels of {report.cases} cases" in report.table()
     assert len(report.round_medians_pct) == 2
     for k in report.kernels:
