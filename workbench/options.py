@@ -8,6 +8,7 @@ from these overrides, so each is recorded in the mapping and in run records.
 from __future__ import annotations
 
 import fnmatch
+import re
 from dataclasses import dataclass
 
 from workbench.errors import WorkbenchError
@@ -26,6 +27,13 @@ FUSION_RULES: dict[str, str] = {
     "SRAM (off: three kernels with the score matrix in off-chip memory)",
     "layout_fold": "fold a data-layout transform into the producing kernel's store",
 }
+
+
+#: Largest side of a forced tile, elements: far past any library's CTA tile (CUTLASS ships 64,
+#: 128 and 256) or any SRAM's reach, low enough that tile counts and padded work stay exact.
+MAX_TILE_SIDE = 65_536
+#: A plain ASCII decimal (no sign, underscore or other scripts' digits), up to 19 digits.
+DIGITS = re.compile(r"[0-9]{1,19}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -51,15 +59,18 @@ class TileOverride:
         >>> TileOverride.parse("*.mlp.up=128x256x64").n
         256
         """
-        try:
-            pattern, dims = text.split("=", 1)
-            m, n, k = (int(v) for v in dims.lower().split("x"))
-        except ValueError:
+        pattern, _, dims = text.partition("=")
+        sides = dims.lower().split("x")
+        if not pattern or len(sides) != 3:
             raise WorkbenchError(
                 f"--tile {text!r}: expected KERNEL=MxNxK, e.g. '*q_proj=128x128x64'"
-            ) from None
-        if min(m, n, k) <= 0 or not pattern:
-            raise WorkbenchError(f"--tile {text!r}: tile sizes must be positive")
+            )
+        if not all(DIGITS.fullmatch(v) and 1 <= int(v) <= MAX_TILE_SIDE for v in sides):
+            raise WorkbenchError(
+                f"--tile {text!r}: tile sizes must be plain integers in 1..{MAX_TILE_SIDE:,} "
+                "(the largest CTA tile side a GEMM library ships is 256)"
+            )
+        m, n, k = (int(v) for v in sides)
         return cls(pattern=pattern, m=m, n=n, k=k)
 
     def matches(self, kernel_name: str) -> bool:

@@ -218,3 +218,12 @@ def test_disk_full_on_every_writer(tmp_path, monkeypatch, argv):
         assert out.read_text(encoding="utf-8") == "old"
     left = {p.name for p in tmp_path.iterdir()} - {out.name, out.stem + ".md", f".{out.name}.lock"}
     assert not left, f"left behind: {left}"
+
+
+@pytest.mark.parametrize(
+    "tile", ["*=9223372036854775808x1x1", "*=99999999x1x1", "*=+64x64x64", "*=6_4x64x64",
+             "*=٦٤x64x64", "*=0x64x64", "*=64x64", "=64x64x64"],
+)  # fmt: skip
+def test_forced_tiles_are_plain_sides_in_range(tile):
+    out = assert_contract(run_cli("map", "--hardware", "teaching", "--tile", tile), allowed=(2,))
+    assert "--tile" in out.err

@@ -4,12 +4,39 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from workbench.hw._schema_base import _dtype_map, _Model
 from workbench.ir.dtypes import DTYPES, canonical
 
-__all__ = ["FormatEfficiency", "MatrixEngine", "MemoryLevel", "VectorUnit"]
+__all__ = ["VECTOR_CLASSES", "FormatEfficiency", "MatrixEngine", "MemoryLevel", "VectorUnit"]
+
+#: The vector-kernel classes a host's per-class rates are looked up by
+#: (:func:`workbench.cost.host.vector_class`); any other key would be silently ignored.
+VECTOR_CLASSES = ("layernorm", "rmsnorm", "softmax", "reduce", "elementwise")
+
+
+def _check_shape(v: tuple[int, int, int] | None, name: str) -> tuple[int, int, int] | None:
+    if v is not None and any(n <= 0 for n in v):
+        raise ValueError(f"{name}: every side of (m, n, k) must be positive, got {list(v)}")
+    return v
+
+
+def _check_rate_table(v: tuple[tuple[int, float], ...], name: str) -> None:
+    sides = [n for n, _ in v]
+    if any(n <= 0 for n in sides) or sides != sorted(set(sides)):
+        raise ValueError(f"{name}: sides must be positive and increasing")
+    if not all(0 < r < float("inf") for _, r in v):
+        raise ValueError(f"{name}: rates must be finite and > 0")
+
+
+def _check_classes(keys: object, name: str) -> None:
+    bad = [k for k in keys if k not in VECTOR_CLASSES]  # type: ignore[attr-defined]
+    if bad:
+        raise ValueError(
+            f"{name}: unknown kernel class {', '.join(map(repr, bad))} "
+            f"(known: {', '.join(VECTOR_CLASSES)})"
+        )
 
 
 class FormatEfficiency(_Model):
@@ -17,6 +44,12 @@ class FormatEfficiency(_Model):
 
     efficiency: float = Field(gt=0, le=1, description="Measured rate over the format's peak.")
     shape: tuple[int, int, int] = Field(description="(m, n, k) of the measured GEMM.")
+
+    @field_validator("shape")
+    @classmethod
+    def _check_shape(cls, v: tuple[int, int, int]) -> tuple[int, int, int]:
+        _check_shape(v, "shape")
+        return v
 
 
 class MatrixEngine(_Model):
@@ -110,15 +143,18 @@ class MatrixEngine(_Model):
     def _check_peaks(cls, v: dict[str, float]) -> dict[str, float]:
         return _dtype_map(v)
 
-    @field_validator("skinny_call_rates")
+    @field_validator("skinny_call_rates", "call_rates")
     @classmethod
-    def _check_skinny(cls, v: tuple[tuple[int, float], ...]) -> tuple[tuple[int, float], ...]:
-        sides = [n for n, _ in v]
-        if any(n <= 0 for n in sides) or sides != sorted(set(sides)):
-            raise ValueError("skinny_call_rates: sides must be positive and increasing")
-        if not all(0 < r < float("inf") for _, r in v):
-            raise ValueError("skinny_call_rates: rates must be finite and > 0")
+    def _check_call_tables(
+        cls, v: tuple[tuple[int, float], ...], info: ValidationInfo
+    ) -> tuple[tuple[int, float], ...]:
+        _check_rate_table(v, info.field_name or "call_rates")
         return v
+
+    @field_validator("efficiency_shape")
+    @classmethod
+    def _check_efficiency_shape(cls, v: tuple[int, int, int] | None) -> tuple[int, int, int] | None:
+        return _check_shape(v, "efficiency_shape")
 
     @field_validator("library_tile_sides")
     @classmethod
@@ -173,6 +209,7 @@ class VectorUnit(_Model):
     @field_validator("kernel_flops_per_s")
     @classmethod
     def _check_kernel_rates(cls, v: dict[str, float]) -> dict[str, float]:
+        _check_classes(v, "kernel_flops_per_s")
         bad = [k for k, r in v.items() if not r > 0]
         if bad:
             raise ValueError(f"kernel_flops_per_s: rates must be > 0 ({', '.join(bad)})")
@@ -183,6 +220,7 @@ class VectorUnit(_Model):
     def _check_row_rates(
         cls, v: dict[str, tuple[tuple[int, float], ...]]
     ) -> dict[str, tuple[tuple[int, float], ...]]:
+        _check_classes(v, "row_rates")
         for name, table in v.items():
             lengths = [n for n, _ in table]
             if not table or any(n <= 0 for n in lengths) or lengths != sorted(set(lengths)):

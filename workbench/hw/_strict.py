@@ -9,7 +9,8 @@ low enough that the cost model's products stay finite.
 from __future__ import annotations
 
 import math
-from typing import Any, get_args, get_origin
+from types import UnionType
+from typing import Any, Union, get_args, get_origin
 
 __all__ = ["check_value"]
 
@@ -26,6 +27,17 @@ _UPPER = (
     ("_w", 1e7),
     ("_s", 1e3),
 )
+#: Smallest non-zero value accepted per unit: a rate or fraction this small is a typo (1e-300),
+#: and would turn every time into an overflow or a division by (almost) zero. Zero itself is
+#: left to each field's own bound (several fields use 0 for "not given").
+_LOWER = (
+    ("efficiency", 1e-3),
+    ("_fraction", 1e-3),
+    ("bytes_per_s", 1e3),
+    ("flops_per_s", 1e3),
+    ("ops_per_s", 1e3),
+    ("_hz", 1e3),
+)
 #: Largest count (cores, tile sizes, links, cluster size).
 _MAX_COUNT = 2**24
 
@@ -41,6 +53,11 @@ def check_value(value: Any, ann: Any, name: str) -> None:
     A bool or a string is not a number, a float is not an integer, only a bool is a bool.
     """
     origin, args = get_origin(ann), get_args(ann)
+    if origin in (Union, UnionType) and value is not None:
+        given = [a for a in args if a is not type(None)]
+        if len(given) == 1:  # X | None: the value, when given, is checked as an X
+            check_value(value, given[0], name)
+        return
     if ann is bool:
         if not isinstance(value, bool):
             raise ValueError(f"must be true or false, not {_kind(value)}")
@@ -59,6 +76,9 @@ def check_value(value: Any, ann: Any, name: str) -> None:
                     f"{value:g}" if abs(value) < 1e300 else f"about 2**{int(value).bit_length()}"
                 )
                 raise ValueError(f"{shown} is out of range (at most {limit:g})")
+            low = next((v for suffix, v in _LOWER if name.endswith(suffix)), 0.0)
+            if value != 0 and abs(value) < low:
+                raise ValueError(f"{value:g} is below the physical range (at least {low:g})")
     elif origin is dict and len(args) == 2 and isinstance(value, dict):
         for key, item in value.items():
             try:

@@ -103,6 +103,14 @@ _FLOAT = re.compile(
     r"|^\.(?:nan|NaN|NAN)$"
 )
 _StrictLoader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT, list("-+0123456789."))
+# YAML 1.2 integers only: YAML 1.1's sexagesimal "1:30" (= 90), "1_000", octal "012" and
+# binary "0b1" are strings here, which the schema then refuses as "not a number".
+_INT = re.compile(r"^[-+]?(?:0|[1-9][0-9]*)$|^0x[0-9a-fA-F]+$")
+for _first, _resolvers in list(_StrictLoader.yaml_implicit_resolvers.items()):
+    _StrictLoader.yaml_implicit_resolvers[_first] = [
+        r for r in _resolvers if r[0] != "tag:yaml.org,2002:int"
+    ]
+_StrictLoader.add_implicit_resolver("tag:yaml.org,2002:int", _INT, list("-+0123456789"))
 # NOTE: integers keep their own (earlier-registered) resolver, so "12" stays an int.
 for _first, _resolvers in list(_StrictLoader.yaml_implicit_resolvers.items()):
     _floats = [r for r in _resolvers if r[0] == "tag:yaml.org,2002:float"]

@@ -85,3 +85,30 @@ def test_pipe_and_device_are_refused_without_blocking(tmp_path):
     big.write_text(TEACHING + "#" * (2 << 20))
     with pytest.raises(HardwareError, match="limit"):
         load_hardware(big)
+
+
+EFF = "  efficiency: 1.0"
+VEC = "vector_unit:\n"
+SOFT = "  fused_attention: true"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "needle"),
+    [
+        (EFF, "  efficiency: 1.0e-300", "matrix_engine.efficiency: 1e-300 is below the physical"),
+        (EFF, EFF + "\n  efficiency_shape: [-4096, 4096, 4096]", "efficiency_shape: every side"),
+        (EFF, EFF + "\n  call_rates: [[64, 0.0]]", "call_rates: rates must be finite and > 0"),
+        (EFF, EFF + "\n  call_rates: [[128, 1.0e12], [64, 2.0e12]]", "call_rates: sides must"),
+        (VEC, VEC + "  kernel_flops_per_s: {not_a_class: 1.0e12}\n", "unknown kernel class"),
+        (SOFT, SOFT + "\n  attention_warp_mma_fraction: true", "must be a number, not a boolean"),
+        (
+            "capacity_bytes: 16000000000",
+            "capacity_bytes: 1:30",
+            "capacity_bytes: must be an integer, not a string",
+        ),
+    ],
+)
+def test_figures_a_file_could_misread_are_refused(tmp_path, old, new, needle):
+    """Issue 19: each of these was accepted and ignored, misread or crashed the mapper."""
+    assert old in TEACHING
+    assert needle in _error(tmp_path, TEACHING.replace(old, new, 1))
