@@ -9,7 +9,8 @@ with :func:`workbench.map_model`. The step time is turned into the row's metric:
   format, fused into the GEMM's epilogue, so C is stored (and floored) at its real width.
 * stream (a STREAM copy): bytes read + written / time (B/s).
 * Attention: the source's FLOP count (``4 b h s^2 d``, halved for causal when the source does)
-  over time (FLOP/s). The row's ``software`` names the implementation class that is costed
+  over time (FLOP/s); a forward+backward row counts and costs 3.5 forwards (the backward is
+  ``ATTENTION_BACKWARD`` = 2.5 forwards, as in training). The row's ``software`` names the implementation class that is costed
   (FA3, FA2 or CK, Triton: workbench/cost/attention_class.py), whatever the profile ships.
 * decode: one step's time (s per token), or ``batch / step time`` when the row is in tokens/s;
   prefill: the prefill's time (time to first token).
@@ -25,6 +26,7 @@ with :func:`workbench.map_model`. The step time is turned into the row's metric:
   reduction, optimizer); MFU = counted FLOPs per chip / (step time x peak), counted as the
   source counts them (PaLM model FLOPs, or Megatron hardware FLOPs with the recomputed forward).
 * cnn: ``batch / time`` (images/s).
+* collective, encoder, ratio: workbench/fidelity/reproduce_kinds.py.
 
 The **floor** is computed without the cost model: ``max(FLOPs / matrix peak, compulsory bytes /
 off-chip bandwidth)`` with datasheet figures, where compulsory bytes are the operands and result
@@ -59,7 +61,7 @@ from workbench.models import (
 )
 from workbench.models.footprint import graph_footprint
 from workbench.options import MapOptions
-from workbench.platform.training import TrainingPlan, training_step
+from workbench.platform.training import ATTENTION_BACKWARD, TrainingPlan, training_step
 
 __all__ = ["Reproduction", "fit_step_overhead", "reproduce"]
 
@@ -158,17 +160,22 @@ def _attention(s: AttentionSetup, hw: Hardware) -> Reproduction:
     )
     options = MapOptions(attention_kernel=class_for_software(s.software))
     m = map_model(Graph(name="attn", ops=(op,)), hw, options)
-    counted = 4.0 * s.batch * s.heads * s.seq * s.seq * s.head_dim
+    passes = 1.0 + ATTENTION_BACKWARD if s.passes == "forward_backward" else 1.0
+    counted = 4.0 * s.batch * s.heads * s.seq * s.seq * s.head_dim * passes
     if s.causal and s.flop_convention == "causal_half":
         counted /= 2
     q_o = 2 * s.batch * s.seq * s.heads * s.head_dim
     k_v = 2 * s.batch * s.seq * s.kv_heads * s.head_dim
-    nbytes = bytes_for(q_o + k_v, s.dtype)
-    floor = max(op.matmul_flops / _peak(hw, s.dtype), nbytes / hw.offchip.bandwidth_bytes_per_s)
+    # NOTE: the backward also reads dO and writes dQ, dK, dV: as many bytes again as q, k, v, o.
+    nbytes = bytes_for(q_o + k_v, s.dtype) * (2 if passes > 1 else 1)
+    floor = max(
+        op.matmul_flops * passes / _peak(hw, s.dtype), nbytes / hw.offchip.bandwidth_bytes_per_s
+    )
+    time = m.time_s * passes
     return Reproduction(
-        predicted=counted / m.time_s,
+        predicted=counted / time,
         bound=counted / floor,
-        time_s=m.time_s,
+        time_s=time,
         floor_s=floor,
         bottleneck=_class((m,)),
     )
@@ -358,7 +365,11 @@ def reproduce(row: PublishedRow, hw: Hardware) -> Reproduction:
         return _attention(s, hw)
     if isinstance(s, StreamSetup):
         return _stream(s, hw)
-    return _model(s, hw, row.metric, row.unit.endswith("/chip"))
+    if isinstance(s, ModelSetup):
+        return _model(s, hw, row.metric, row.unit.endswith("/chip"))
+    from workbench.fidelity.reproduce_kinds import reproduce_kind  # NOTE: it imports this module
+
+    return reproduce_kind(row, hw)
 
 
 def fit_step_overhead(row: PublishedRow, hw: Hardware) -> float:
