@@ -10,8 +10,9 @@ with :func:`workbench.map_model`. The step time is turned into the row's metric:
 * stream (a STREAM copy): bytes read + written / time (B/s).
 * Attention: the source's FLOP count (``4 b h s^2 d``, halved for causal when the source does)
   over time (FLOP/s); a forward+backward row counts and costs 3.5 forwards (the backward is
-  ``ATTENTION_BACKWARD`` = 2.5 forwards, as in training). The row's ``software`` names the implementation class that is costed
-  (FA3, FA2 or CK, Triton: workbench/cost/attention_class.py), whatever the profile ships.
+  ``ATTENTION_BACKWARD`` = 2.5 forwards, as in training). The row's ``software`` names the
+  implementation class that is costed (FA3, FA2 or CK, Triton:
+  workbench/cost/attention_class.py), whatever the profile ships.
 * decode: one step's time (s per token), or ``batch / step time`` when the row is in tokens/s;
   prefill: the prefill's time (time to first token).
 * generate: prefill + ``(output_len - 1)`` decode steps at the mean context (s); every step pays
