@@ -25,7 +25,8 @@ with :func:`workbench.map_model`. The step time is turned into the row's metric:
   (:func:`workbench.platform.training.training_step`: forward, backward as dgrad + wgrad GEMMs,
   recompute, tensor-parallel collectives, pipeline bubble and sends, data-parallel gradient
   reduction, optimizer); MFU = counted FLOPs per chip / (step time x peak), counted as the
-  source counts them (PaLM model FLOPs, or Megatron hardware FLOPs with the recomputed forward).
+  source counts them (PaLM model FLOPs, or Megatron hardware FLOPs with the recomputed forward);
+  a row in tokens/s/chip gets global batch x seq / chips / step time.
 * cnn: ``batch / time`` (images/s).
 * collective, encoder, ratio: workbench/fidelity/reproduce_kinds.py.
 
@@ -284,7 +285,7 @@ def _model(s: ModelSetup, hw: Hardware, metric: str, per_chip: bool) -> Reproduc
             bottleneck=_class((m,)),
         )
     if s.kind == "training":
-        return _training(s, hw)
+        return _training(s, hw, metric)
     chips = s.tensor_parallel if per_chip else 1
     parts: list[tuple[ModelMapping, int]] = []
     if s.kind in ("prefill", "generate", "serving"):
@@ -312,7 +313,7 @@ def _model(s: ModelSetup, hw: Hardware, metric: str, per_chip: bool) -> Reproduc
     )
 
 
-def _training(s: ModelSetup, hw: Hardware) -> Reproduction:
+def _training(s: ModelSetup, hw: Hardware, metric: str = "mfu") -> Reproduction:
     t = s.training
     assert t is not None  # NOTE: the schema requires it for kind training
     plan = TrainingPlan(
@@ -340,9 +341,14 @@ def _training(s: ModelSetup, hw: Hardware) -> Reproduction:
     work = t.global_batch * s.seq * per_token / plan.chips
     peak = _peak(hw, s.dtype)
     floor = step.flops / peak
+    if metric == "items_per_s":  # NOTE: training tokens/s per chip (torchtitan's TPS/GPU)
+        tokens = t.global_batch * s.seq / plan.chips
+        predicted, bound = tokens / step.step_s, tokens / floor
+    else:
+        predicted, bound = work / (step.step_s * peak), work / (floor * peak)
     return Reproduction(
-        predicted=work / (step.step_s * peak),
-        bound=work / (floor * peak),
+        predicted=predicted,
+        bound=bound,
         time_s=step.step_s,
         floor_s=floor,
         bottleneck=_class(step.mappings),
