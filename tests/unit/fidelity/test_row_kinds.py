@@ -159,3 +159,17 @@ def test_the_shipped_corpus_reads_every_published_d_file(tmp_path, monkeypatch):
     monkeypatch.setattr(corpus_schema, "EXTRA_DIR", extra)
     with pytest.raises(CorpusError, match="duplicate row id"):
         load_corpus()
+
+
+def test_a_training_row_in_tokens_per_second_is_the_mfu_row_restated():
+    h100 = load_hardware("h100-sxm")
+    setup = (
+        "{kind: training, model: llama3-8b, batch: 2, seq: 2048, dtype: bf16, chips: 8, "
+        "training: {data_parallel: 8, micro_batch: 2, global_batch: 16, dp_overlap: true, "
+        'dp_sharding: full}, software: "x"}'
+    )
+    mfu = reproduce(_row(setup, "training", "MFU%", "h100-sxm"), h100)
+    tps = reproduce(_row(setup, "training", "tokens/s/chip", "h100-sxm"), h100)
+    assert tps.time_s == pytest.approx(mfu.time_s)
+    assert tps.predicted == pytest.approx(16 * 2048 / 8 / mfu.time_s)
+    assert tps.bound == pytest.approx(16 * 2048 / 8 / mfu.floor_s)
