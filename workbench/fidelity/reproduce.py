@@ -9,8 +9,10 @@ with :func:`workbench.map_model`. The step time is turned into the row's metric:
   format, fused into the GEMM's epilogue, so C is stored (and floored) at its real width.
 * stream (a STREAM copy): bytes read + written / time (B/s).
 * Attention: the source's FLOP count (``4 b h s^2 d``, halved for causal when the source does)
-  over time (FLOP/s). The row's ``software`` names the implementation class that is costed
-  (FA3, FA2 or CK, Triton: workbench/cost/attention_class.py), whatever the profile ships.
+  over time (FLOP/s); a forward+backward row counts and costs 3.5 forwards (the backward is
+  ``ATTENTION_BACKWARD`` = 2.5 forwards, as in training). The row's ``software`` names the
+  implementation class that is costed (FA3, FA2 or CK, Triton:
+  workbench/cost/attention_class.py), whatever the profile ships.
 * decode: one step's time (s per token), or ``batch / step time`` when the row is in tokens/s;
   prefill: the prefill's time (time to first token).
 * generate: prefill + ``(output_len - 1)`` decode steps at the mean context (s); every step pays
@@ -23,8 +25,10 @@ with :func:`workbench.map_model`. The step time is turned into the row's metric:
   (:func:`workbench.platform.training.training_step`: forward, backward as dgrad + wgrad GEMMs,
   recompute, tensor-parallel collectives, pipeline bubble and sends, data-parallel gradient
   reduction, optimizer); MFU = counted FLOPs per chip / (step time x peak), counted as the
-  source counts them (PaLM model FLOPs, or Megatron hardware FLOPs with the recomputed forward).
+  source counts them (PaLM model FLOPs, or Megatron hardware FLOPs with the recomputed forward);
+  a row in tokens/s/chip gets global batch x seq / chips / step time.
 * cnn: ``batch / time`` (images/s).
+* collective, encoder, ratio: workbench/fidelity/reproduce_kinds.py.
 
 The **floor** is computed without the cost model: ``max(FLOPs / matrix peak, compulsory bytes /
 off-chip bandwidth)`` with datasheet figures, where compulsory bytes are the operands and result
@@ -59,7 +63,7 @@ from workbench.models import (
 )
 from workbench.models.footprint import graph_footprint
 from workbench.options import MapOptions
-from workbench.platform.training import TrainingPlan, training_step
+from workbench.platform.training import ATTENTION_BACKWARD, TrainingPlan, training_step
 
 __all__ = ["Reproduction", "fit_step_overhead", "reproduce"]
 
@@ -158,17 +162,22 @@ def _attention(s: AttentionSetup, hw: Hardware) -> Reproduction:
     )
     options = MapOptions(attention_kernel=class_for_software(s.software))
     m = map_model(Graph(name="attn", ops=(op,)), hw, options)
-    counted = 4.0 * s.batch * s.heads * s.seq * s.seq * s.head_dim
+    passes = 1.0 + ATTENTION_BACKWARD if s.passes == "forward_backward" else 1.0
+    counted = 4.0 * s.batch * s.heads * s.seq * s.seq * s.head_dim * passes
     if s.causal and s.flop_convention == "causal_half":
         counted /= 2
     q_o = 2 * s.batch * s.seq * s.heads * s.head_dim
     k_v = 2 * s.batch * s.seq * s.kv_heads * s.head_dim
-    nbytes = bytes_for(q_o + k_v, s.dtype)
-    floor = max(op.matmul_flops / _peak(hw, s.dtype), nbytes / hw.offchip.bandwidth_bytes_per_s)
+    # NOTE: the backward also reads dO and writes dQ, dK, dV: as many bytes again as q, k, v, o.
+    nbytes = bytes_for(q_o + k_v, s.dtype) * (2 if passes > 1 else 1)
+    floor = max(
+        op.matmul_flops * passes / _peak(hw, s.dtype), nbytes / hw.offchip.bandwidth_bytes_per_s
+    )
+    time = m.time_s * passes
     return Reproduction(
-        predicted=counted / m.time_s,
+        predicted=counted / time,
         bound=counted / floor,
-        time_s=m.time_s,
+        time_s=time,
         floor_s=floor,
         bottleneck=_class((m,)),
     )
@@ -276,7 +285,7 @@ def _model(s: ModelSetup, hw: Hardware, metric: str, per_chip: bool) -> Reproduc
             bottleneck=_class((m,)),
         )
     if s.kind == "training":
-        return _training(s, hw)
+        return _training(s, hw, metric)
     chips = s.tensor_parallel if per_chip else 1
     parts: list[tuple[ModelMapping, int]] = []
     if s.kind in ("prefill", "generate", "serving"):
@@ -304,7 +313,7 @@ def _model(s: ModelSetup, hw: Hardware, metric: str, per_chip: bool) -> Reproduc
     )
 
 
-def _training(s: ModelSetup, hw: Hardware) -> Reproduction:
+def _training(s: ModelSetup, hw: Hardware, metric: str = "mfu") -> Reproduction:
     t = s.training
     assert t is not None  # NOTE: the schema requires it for kind training
     plan = TrainingPlan(
@@ -332,9 +341,14 @@ def _training(s: ModelSetup, hw: Hardware) -> Reproduction:
     work = t.global_batch * s.seq * per_token / plan.chips
     peak = _peak(hw, s.dtype)
     floor = step.flops / peak
+    if metric == "items_per_s":  # NOTE: training tokens/s per chip (torchtitan's TPS/GPU)
+        tokens = t.global_batch * s.seq / plan.chips
+        predicted, bound = tokens / step.step_s, tokens / floor
+    else:
+        predicted, bound = work / (step.step_s * peak), work / (floor * peak)
     return Reproduction(
-        predicted=work / (step.step_s * peak),
-        bound=work / (floor * peak),
+        predicted=predicted,
+        bound=bound,
         time_s=step.step_s,
         floor_s=floor,
         bottleneck=_class(step.mappings),
@@ -358,7 +372,11 @@ def reproduce(row: PublishedRow, hw: Hardware) -> Reproduction:
         return _attention(s, hw)
     if isinstance(s, StreamSetup):
         return _stream(s, hw)
-    return _model(s, hw, row.metric, row.unit.endswith("/chip"))
+    if isinstance(s, ModelSetup):
+        return _model(s, hw, row.metric, row.unit.endswith("/chip"))
+    from workbench.fidelity.reproduce_kinds import reproduce_kind  # NOTE: it imports this module
+
+    return reproduce_kind(row, hw)
 
 
 def fit_step_overhead(row: PublishedRow, hw: Hardware) -> float:

@@ -234,7 +234,9 @@ def _result(row: PublishedRow, hw: Hardware) -> RowResult:
     error = predicted / row.measured - 1.0
     optimism = row.measured / predicted - 1.0 if row.metric == "time" else error
     beats = rep.time_s < rep.floor_s * (1.0 - 1e-9)
-    if row.metric == "time":
+    if row.metric == "ratio":  # NOTE: a ratio has no floor of its own; each run has one
+        measured_beats = False
+    elif row.metric == "time":
         measured_beats = row.measured < bound * (1.0 - 1e-9)
     else:
         measured_beats = row.measured > bound * (1.0 + 1e-9)

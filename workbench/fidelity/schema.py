@@ -17,17 +17,22 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from workbench.errors import WorkbenchError
+from workbench.fidelity.schema_kinds import CollectiveSetup, EncoderSetup
 
 __all__ = [
     "CATEGORIES",
     "UNITS",
     "AttentionSetup",
+    "CollectiveSetup",
     "Corpus",
     "CorpusError",
     "DecoderArch",
+    "EncoderSetup",
     "GemmSetup",
     "ModelSetup",
     "PublishedRow",
+    "RatioSetup",
+    "RunSpec",
     "StreamSetup",
     "TrainingSetup",
     "load_corpus",
@@ -42,6 +47,9 @@ CATEGORIES = (
     "serving_throughput",
     "cnn",
     "training",
+    "collective",
+    "encoder",
+    "ratio",
 )
 
 #: Unit -> (metric, factor to SI). Time metrics are seconds; rates per second; MFU a fraction.
@@ -51,10 +59,13 @@ UNITS: dict[str, tuple[str, float]] = {
     "us": ("time", 1e-6),
     "TFLOP/s": ("flops_per_s", 1e12),
     "TB/s": ("bytes_per_s", 1e12),
+    "GB/s": ("bytes_per_s", 1e9),
     "tokens/s": ("items_per_s", 1.0),
     "tokens/s/chip": ("items_per_s", 1.0),
     "images/s": ("items_per_s", 1.0),
+    "sequences/s": ("items_per_s", 1.0),
     "MFU%": ("mfu", 1e-2),
+    "x": ("ratio", 1.0),
 }
 
 _SOURCE_KEY = re.compile(r"^[a-z0-9][a-z0-9-]*$")
@@ -98,6 +109,12 @@ class AttentionSetup(_Model):
     software: str = Field(description="Kernel measured (FA2, FA3, cuDNN, Triton, ...).")
     flop_convention: Literal["dense", "causal_half"] = Field(
         description="How the source counts FLOPs: 4*b*h*s^2*d ('dense'), halved when causal."
+    )
+    passes: Literal["forward", "forward_backward"] = Field(
+        default="forward",
+        description="forward: the forward kernel alone; forward_backward: forward + backward, "
+        "counted as flash-attention's benchmarks count it (3.5 x the forward FLOPs: the "
+        "backward's five block GEMMs against the forward's two).",
     )
 
 
@@ -246,8 +263,45 @@ class ModelSetup(_Model):
         return self
 
 
+RunSetup = Annotated[
+    GemmSetup | AttentionSetup | StreamSetup | ModelSetup | CollectiveSetup | EncoderSetup,
+    Field(discriminator="kind"),
+]
+
+
+class RunSpec(_Model):
+    """One of the two runs of a ratio row: its hardware, setup and the metric compared."""
+
+    hardware: str = Field(description="Hardware profile name of this run (hardware/*.yaml).")
+    setup: RunSetup = Field(description="Configuration of this run.")
+    unit: Literal[tuple(k for k in UNITS if k != "x")] = Field(  # type: ignore[valid-type]
+        description="Unit of the metric whose ratio the source reports (e.g. tokens/s)."
+    )
+
+
+class RatioSetup(_Model):
+    """A measured ratio of two runs (a speedup), reproduced as the ratio of two predictions."""
+
+    kind: Literal["ratio"] = Field(description="numerator metric / denominator metric.")
+    numerator: RunSpec = Field(description="The run on top of the ratio.")
+    denominator: RunSpec = Field(description="The run below it.")
+
+    @model_validator(mode="after")
+    def _same_metric(self) -> RatioSetup:
+        if UNITS[self.numerator.unit][0] != UNITS[self.denominator.unit][0]:
+            raise ValueError("numerator and denominator must measure the same metric")
+        return self
+
+
 Setup = Annotated[
-    GemmSetup | AttentionSetup | StreamSetup | ModelSetup, Field(discriminator="kind")
+    GemmSetup
+    | AttentionSetup
+    | StreamSetup
+    | ModelSetup
+    | CollectiveSetup
+    | EncoderSetup
+    | RatioSetup,
+    Field(discriminator="kind"),
 ]
 
 
@@ -269,6 +323,11 @@ class PublishedRow(_Model):
         description="V verified primary, S secondary copy, D derived, R recalled (reference tags)."
     )
     hardware: str = Field(description="Hardware profile name (hardware/*.yaml).")
+    stack: str | None = Field(
+        default=None,
+        pattern=r"^[a-z0-9][a-z0-9.+-]*$",
+        description="Software stack measured (a stacks/*.yaml name, e.g. vllm, nccl).",
+    )
     setup: Setup = Field(description="Configuration measured, and so reproduced.")
     measured: float = Field(gt=0, description="The published figure, in `unit`.")
     unit: Literal[tuple(UNITS)] = Field(description="Unit of `measured`.")  # type: ignore[valid-type]
@@ -320,8 +379,9 @@ class Corpus(_Model):
         return tuple(sorted({r.source_key for r in self.rows}))
 
 
-#: The corpus that ships with the package.
+#: The corpus that ships with the package, and the folder of its further row files.
 DEFAULT_PATH = Path(__file__).with_name("data") / "published.yaml"
+EXTRA_DIR = DEFAULT_PATH.with_name("published.d")
 
 
 class _StrictLoader(yaml.SafeLoader):
@@ -361,6 +421,9 @@ def _where(loc: tuple[int | str, ...], data: Any) -> str:
         "serving",
         "training",
         "cnn",
+        "collective",
+        "encoder",
+        "ratio",
     )
     names = [str(p) for p in parts if not (isinstance(p, str) and p in kinds)]
     names = [n for n in names if not n.endswith("Setup")]
@@ -403,6 +466,9 @@ def parse_corpus(text: str, where: str = "corpus") -> Corpus:
 def load_corpus(path: Path | str | None = None) -> Corpus:
     """Load and validate a corpus file (default: the one shipped in ``data/``).
 
+    The shipped corpus is ``data/published.yaml`` plus every ``data/published.d/*.yaml`` (same
+    schema), in name order; row ids must be unique across the files.
+
     Args:
         path: A YAML file; ``None`` for the shipped corpus.
 
@@ -412,7 +478,18 @@ def load_corpus(path: Path | str | None = None) -> Corpus:
     Raises:
         CorpusError: Unreadable file or invalid content, in one line.
     """
-    p = Path(path) if path is not None else DEFAULT_PATH
+    if path is not None:
+        return _load_one(Path(path))
+    parts = [_load_one(p) for p in (DEFAULT_PATH, *sorted(EXTRA_DIR.glob("*.yaml")))]
+    rows = tuple(r for c in parts for r in c.rows)
+    try:
+        return Corpus(schema_version=1, rows=rows)
+    except ValidationError as exc:
+        msg = str(exc.errors()[0]["msg"]).replace("Value error, ", "")
+        raise CorpusError(f"{EXTRA_DIR}: {msg}") from None
+
+
+def _load_one(p: Path) -> Corpus:
     try:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
