@@ -34,6 +34,7 @@ from workbench._format import fmt_time
 from workbench.errors import WorkbenchError
 from workbench.mapper import ModelMapping, map_model
 from workbench.options import FUSION_RULES
+from workbench.report._comparison import comparison_html, comparison_markdown, write_comparison
 from workbench.report.sheet import sheet_rows
 from workbench.review.records import RunRecord, record_from_mapping
 from workbench.review.triage import TriageReport, triage
@@ -308,86 +309,4 @@ def write_review(
     return write_pack(out, review_pack(mapping, record), review_markdown(mapping, record))
 
 
-# --- the regression pack ----------------------------------------------------------------------
-_PRINT_CSS = (
-    "<style>@media print{section{break-inside:avoid-page}.wb-chart{break-inside:avoid}"
-    "body{margin:0}}td{vertical-align:top;max-width:40em}</style>\n"
-)
-
-
-def _timeline_chart(pack: Any) -> Any:
-    import altair as alt
-
-    rows = [
-        {**r, "start_us": r["start_s"] * 1e6, "end_us": r["end_s"] * 1e6} for r in pack.timeline
-    ]
-    return (
-        alt.Chart(alt.Data(values=rows))
-        .mark_bar()
-        .encode(
-            x=alt.X("start_us:Q", title="time from layer start (us)"),
-            x2="end_us:Q",
-            y=alt.Y("side:N", sort=["baseline", "candidate"], title=None),
-            color=alt.Color("kernel:N", legend=alt.Legend(orient="bottom", columns=3)),
-            tooltip=["side:N", "kernel:N", "start_us:Q", "end_us:Q", "source:N"],
-        )
-        .properties(width=640, height=90, title=f"{pack.layer}: kernels end to end")
-    )
-
-
-def _comparison_charts(pack: Any) -> list[tuple[str, str]]:
-    from workbench.report.charts import bandwidth_lens
-    from workbench.report.export import chart_html_fragment
-
-    out = []
-    if pack.timeline:
-        sources = sorted({r["source"] for r in pack.timeline})
-        stamped = all(src.startswith("trace timestamps") for src in sources)
-        how = (
-            "at the traces' own timestamps, gaps included"
-            if stamped
-            else f"{' and '.join(sources)} kernel times laid end to end; gaps between kernels "
-            "are in the diff's remainder row"
-        )
-        out.append(
-            (
-                f"Before/after timeline of {pack.layer} ({how})",
-                chart_html_fragment(_timeline_chart(pack)),
-            )
-        )
-    if pack.lens:
-        out.append(
-            (
-                "Bandwidth lens: baseline, each declared change reverted alone, candidate",
-                chart_html_fragment(bandwidth_lens(list(pack.lens))),
-            )
-        )
-    return out
-
-
-def comparison_html(pack: Any) -> str:
-    """The regression pack (a :class:`~workbench.review.pack.ComparisonPack`) as one page."""
-    from workbench.report.export import offline_page
-
-    sections = [(h, _table(rows, cols)) for h, rows, cols in pack.tables]
-    if sections:
-        sections[0] = (sections[0][0], _PRINT_CSS + sections[0][1])
-    at = next((i for i, (h, _) in enumerate(sections) if h.startswith("Per layer type")), None)
-    if at is not None:
-        sections[at + 1 : at + 1] = _comparison_charts(pack)
-    return offline_page(pack.title, sections)
-
-
-def comparison_markdown(pack: Any) -> str:
-    """The Markdown twin of :func:`comparison_html` (every cell and the title escaped)."""
-    out = [f"# {md_escape(pack.title)}\n"]
-    for heading, rows, cols in pack.tables:
-        out.append(f"## {heading}\n\n{_md_table(rows, cols)}")
-    if pack.timeline or pack.lens:
-        out.append("## Charts\n\nLayer timeline and bandwidth lens: see the HTML page.\n")
-    return "\n".join(out)
-
-
-def write_comparison(pack: Any, out: str | Path) -> tuple[Path, Path]:
-    """Write the regression pack at ``out`` (format by suffix) and its twin beside it."""
-    return write_pack(out, comparison_html(pack), comparison_markdown(pack))
+# --- the regression pack: rendered in workbench.report._comparison ---------------------------
