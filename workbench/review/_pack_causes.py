@@ -25,12 +25,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from workbench.review._pack_meta import change_label
 from workbench.review.mechanisms import MATERIAL_SHARE, GroupChange, align
 from workbench.review.triage import TriageReport
 
 __all__ = ["Cause", "family_of", "family_rows", "material_causes", "natural_key"]
 
 _LAYER = re.compile(r"\.(\d+)\.")
+
+#: The mechanism a declared change of a tag group (other than compiler options) works through.
+_GROUP_MECHANISM = {"hardware": "hardware_rate", "runtime": "launch_sync_overhead"}
 
 
 def natural_key(name: str) -> tuple[Any, ...]:
@@ -70,7 +74,7 @@ def family_rows(rows: Sequence[Any], limit: int = 15) -> list[dict[str, Any]]:
 
     Returns:
         Rows ``{family, count, layers, baseline_s, candidate_s, delta_s, share, mechanism}``
-        (seconds; share of the total delta).
+        (seconds; share of the total delta); families whose time did not move are left out.
     """
     fams: dict[str, dict[str, Any]] = {}
     for r in rows:
@@ -98,6 +102,8 @@ def family_rows(rows: Sequence[Any], limit: int = 15) -> list[dict[str, Any]]:
             f["mechs"].add(r.mechanism)
     out = []
     for f in fams.values():
+        if f["delta_s"] == 0:
+            continue
         out.append(
             {
                 **{k: v for k, v in f.items() if k not in ("idx", "mechs")},
@@ -114,7 +120,8 @@ class Cause:
     """One material cause of the regression.
 
     Attributes:
-        change: What was changed (a declared change's line, or the family for measured pairs).
+        change: What was changed, in a few words (``fp32 down_proj``; for measured pairs the
+            family that slowed).
         mechanism: Mechanism class (a key of ``MECHANISMS``), or ``""`` when unknown.
         share: Share of the total delta (0..1, may exceed 1 when other changes improve).
         share_s: The same in seconds.
@@ -153,7 +160,7 @@ def _matches(change: Any, g: GroupChange) -> bool:
     if name.startswith(("format override", "tile ")):
         glob = name.split(" ", 2)[-1].rsplit("=", 1)[0]
         return any(fnmatch.fnmatchcase(k.name, glob) for k in kernels) and g.delta_s != 0
-    wanted = {"hardware": "hardware_rate", "runtime": "launch_sync_overhead"}.get(change.group)
+    wanted = _GROUP_MECHANISM.get(change.group)
     return g.delta_s != 0 and (wanted is None or g.mechanism == wanted)
 
 
@@ -182,31 +189,38 @@ def _from_attribution(r: TriageReport, groups: Sequence[GroupChange]) -> list[Ca
     att = r.attribution
     if att is None:
         return []
-    out = []
+    out: list[Cause] = []
+    claimed: set[str] = set()
     for s in att.shares:
         if s.share < MATERIAL_SHARE or s.share_s <= 0:
             continue
         touched = [g for g in groups if _matches(s.change, g)]
+        # NOTE: a family a larger cause already proves is used again only when this change
+        # touched nothing else (fusion lost on the fp32 kernels too shows on its other kernels).
+        fresh = [g for g in touched if family_of(g.anchor) not in claimed]
+        touched = fresh or touched
         if not touched:
+            mech = _GROUP_MECHANISM.get(s.change.group, "")
             out.append(
                 Cause(
-                    change=s.change.line(),
-                    mechanism="",
+                    change=change_label(s.change),
+                    mechanism=mech,
                     share=s.share,
                     share_s=s.share_s,
                     family="",
                     count=0,
-                    owner="",
+                    owner=_owner(r, mech),
                     rows=(),
                 )
             )
             continue
         fam, members = _largest_family(touched)
+        claimed.add(fam)
         top = max(members, key=lambda g: (g.delta_s, -g.order))
         mech = _mechanism_for(s.change, top)
         out.append(
             Cause(
-                change=s.change.line(),
+                change=change_label(s.change),
                 mechanism=mech,
                 share=s.share,
                 share_s=s.share_s,

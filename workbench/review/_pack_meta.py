@@ -32,6 +32,7 @@ __all__ = [
     "pack_title",
     "provenance_rows",
     "reproducer_rows",
+    "title_labels",
 ]
 
 #: Hardware-profile fields shown by reference only (prose, not figures).
@@ -66,6 +67,8 @@ def change_label(change: Any) -> str:
 
 
 def _none(text: str) -> str:
+    """``-`` for an absent value; unset fields dropped from a slice (``b1 s256 cNone``)."""
+    text = re.sub(r"\s*\b[bsc]None\b", "", text)
     return "-" if text in ("None", "") else text
 
 
