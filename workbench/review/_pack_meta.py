@@ -138,13 +138,13 @@ def declared_rows(r: TriageReport) -> list[dict[str, Any]]:
             }
         )
     if prose:
-        b, c = r.baseline.tags.hardware, r.candidate.tags.hardware
+        hb, hc = r.baseline.tags.hardware, r.candidate.tags.hardware
         rows.append(
             {
                 "group": "hardware",
                 "name": f"profile sources and description ({prose} field(s) differ)",
-                "before": f"see {b.profile} (sha256 {b.hardware_hash[:12]})",
-                "after": f"see {c.profile} (sha256 {c.hardware_hash[:12]})",
+                "before": f"see {hb.profile} (sha256 {hb.hardware_hash[:12]})",
+                "after": f"see {hc.profile} (sha256 {hc.hardware_hash[:12]})",
             }
         )
     return rows
@@ -226,13 +226,20 @@ def _rel(path: str | None, out_dir: Path | None) -> str:
         return path
 
 
-def _relative_command(command: str, out_dir: Path | None) -> str:
-    """A recorded command with every absolute path made relative to the pack's folder."""
+def _relative_command(command: str, out_dir: Path | None, record: str | None = None) -> str:
+    """A recorded command with every absolute path made relative to the pack's folder.
+
+    ``record``: the record file the pack read; a ``workbench run`` that is not read from a trace
+    then writes that file (``--record``) rather than the generic ``run.json``.
+    """
     try:
         words = shlex.split(command)
     except ValueError:
         return command
-    return shlex.join(_rel(w, out_dir) if os.path.isabs(w) else w for w in words)
+    words = [_rel(w, out_dir) if os.path.isabs(w) else w for w in words]
+    if record and "--record" in words[:-1] and "--from-trace" not in words:
+        words[words.index("--record") + 1] = record
+    return shlex.join(words)
 
 
 def reproducer_rows(
@@ -249,9 +256,11 @@ def reproducer_rows(
             triage_cmd += ["--changed", g]
     review_cmd = ["workbench", "review", *triage_cmd[2:], "--out", out_name]
     rows = []
-    for what, rec in (("baseline run", r.baseline), ("candidate run", r.candidate)):
-        cmd = _relative_command(rec.command, out_dir) if rec.command else "(not recorded)"
-        rows.append({"what": what, "command": cmd})
+    sides = (("baseline run", r.baseline), ("candidate run", r.candidate))
+    for (what, rec), path, name in zip(sides, inputs, names, strict=True):
+        is_record = bool(path) and str(path).endswith(".json")
+        cmd = _relative_command(rec.command, out_dir, name if is_record else None)
+        rows.append({"what": what, "command": cmd if rec.command else "(not recorded)"})
     rows += [
         {"what": "triage", "command": shlex.join(triage_cmd)},
         {"what": "this pack", "command": shlex.join(review_cmd)},

@@ -185,6 +185,7 @@ def test_provenance_and_relative_reproducers(tmp_path, compound):
     assert str(tmp_path) not in md  # no absolute path anywhere
     assert "workbench triage ../runs/b.json ../runs/c.json --changed compiler" in md
     assert "--out p.md" in md
+    assert "--record ../runs/b.json" in md  # the baseline run writes the record the pack read
     sha = hashlib.sha256(b.read_bytes()).hexdigest()
     assert sha in md
     assert __version__ in md

@@ -125,7 +125,8 @@ def test_regression_pack_content_is_computed(regression_pack):
     matrix = tables["Validation matrix (pass/fail per slice)"]
     assert {row["status"] for row in matrix} <= {"pass", "fail", "unknown"}
     assert matrix[0]["status"] == "fail"
-    commands = [row["command"] for row in tables["Reproducer commands (run from the pack's folder)"]]
+    reproducers = tables["Reproducer commands (run from the pack's folder)"]
+    commands = [row["command"] for row in reproducers]
     assert commands[1].startswith("workbench run --model gpt2")
     assert "--no-fusion gemm_epilogue" in commands[1]
     assert {v for v, _ in regression_pack.lens} >= {"baseline", "candidate"}
