@@ -270,3 +270,29 @@ def test_page_is_static_and_offline(compound):
     assert "max-width:1280px" in page
     long = next(k for k in re.findall(r'title="([^"]+)"', page) if len(k) > 44)
     assert long
+
+
+def test_decode_headline_leads_with_bandwidth_utilisation():
+    g = build_graph("gpt2", phase="decode", seq=256, context=256)
+    hw = load_hardware("h100-sxm")
+    base = record_from_mapping(map_model(g, hw))
+    cand = record_from_mapping(map_model(g, hw, MapOptions(launch="eager")))
+    pack = comparison_pack(base, cand, changed="runtime", simulate=False)
+    metrics = [r["metric"] for r in _tables(pack)["Headline"]]
+    assert metrics.index("MBU (off-chip bandwidth utilisation)") < metrics.index("MFU")
+    mbu = _tables(pack)["Headline"][metrics.index("MBU (off-chip bandwidth utilisation)")]
+    assert mbu["baseline"].endswith("%")
+    assert mbu["change"].startswith("-")  # the same bytes in more time
+
+
+def test_layer_timeline_svg_escapes_kernel_names():
+    from workbench.report._timeline_svg import lanes_svg, layer_lanes
+
+    rows = [
+        {"side": "baseline", "kernel": "<img src=x onerror=alert(1)>", "start_s": 0.0,
+         "end_s": 1e-6, "source": "predicted", "stream": "in order (predicted)"},
+    ]  # fmt: skip
+    svg = lanes_svg(layer_lanes(rows), "layers.0 <b>")
+    assert "<img" not in svg
+    assert "&lt;img src=x" in svg
+    assert "layers.0 &lt;b&gt;" in svg
