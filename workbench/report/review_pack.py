@@ -24,18 +24,19 @@ from __future__ import annotations
 
 import dataclasses
 import html
-import math
 import re
 from pathlib import Path
 from typing import Any
 
 from workbench._files import write_text_safely
-from workbench._format import fmt_time
+from workbench._format import fmt_quantity, fmt_time
 from workbench.errors import WorkbenchError
 from workbench.mapper import ModelMapping, map_model
 from workbench.options import FUSION_RULES
+from workbench.report._cells import cell_text, md_escape
 from workbench.report._comparison import comparison_html, comparison_markdown, write_comparison
 from workbench.report.sheet import sheet_rows
+from workbench.review._pack_rows import check_rows, metric_unit
 from workbench.review.records import RunRecord, record_from_mapping
 from workbench.review.triage import TriageReport, triage
 
@@ -92,17 +93,17 @@ def _grouped_sheet(mapping: ModelMapping) -> list[dict[str, Any]]:
     return list(groups.values())
 
 
+#: One-run pack columns that hold fractions (shown as %) or rates, beside ``*_s`` times.
+_PERCENT_COLS = ("mfu", "hfu", "mbu", "stall_fraction")
+
+
 def _cell(v: Any, col: str = "") -> str:
-    """One table cell: times (columns ending ``_s``) with units, shares as percent."""
-    if isinstance(v, float):
-        if col.endswith("_s") and math.isfinite(v):
-            return ("-" if v < 0 else "") + fmt_time(abs(v))
-        if col.endswith("share") and math.isfinite(v):
-            return f"{v:.1%}"
-        return f"{v:.4g}"
-    if isinstance(v, (list, tuple)):
-        return "+".join(str(x) for x in v) or "-"
-    return "" if v is None else str(v)
+    """One table cell: times with units, utilisations and shares as %, rates per second."""
+    if isinstance(v, float) and col in _PERCENT_COLS:
+        return fmt_quantity(v, "%")
+    if isinstance(v, float) and col == "tokens_per_s":
+        return fmt_quantity(v, "tokens/s")
+    return cell_text(v, col)
 
 
 def _table(rows: list[dict[str, Any]], cols: tuple[str, ...] | list[str]) -> str:
@@ -114,36 +115,17 @@ def _table(rows: list[dict[str, Any]], cols: tuple[str, ...] | list[str]) -> str
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>\n"
 
 
-_MD_SPECIAL = str.maketrans(
-    {
-        "&": "&amp;",
-        "<": "&lt;",
-        ">": "&gt;",
-        "|": "\\|",
-        "`": "\\`",
-        "[": "\\[",
-        "]": "\\]",
-        "*": "\\*",
-        "\\": "\\\\",
-        "\n": " ",
-        "\r": " ",
-    }
-)
-
-
-def md_escape(text: str) -> str:
-    """Text safe inside a Markdown table cell or heading: no HTML, links, code or emphasis.
-
-    >>> md_escape("a <!--<script>")
-    'a &lt;!--&lt;script&gt;'
-    """
-    return text.translate(_MD_SPECIAL)
-
-
 def _md_table(rows: list[dict[str, Any]], cols: tuple[str, ...] | list[str]) -> str:
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     lines += ["| " + " | ".join(md_escape(_cell(r.get(c), c)) for c in cols) + " |" for r in rows]
     return "\n".join(lines) + "\n"
+
+
+def _figure(v: Any, metric: str) -> Any:
+    """A metric's value in its unit (numbers only; anything else as it is)."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return fmt_quantity(v, metric_unit(metric))
+    return v
 
 
 def _tables(mapping: ModelMapping, report: TriageReport) -> list[tuple[str, list, tuple]]:
@@ -189,11 +171,11 @@ def _tables(mapping: ModelMapping, report: TriageReport) -> list[tuple[str, list
                     "slice": row["slice"],
                     "source": row["source"],
                     "metric": metric,
-                    "baseline": row["baseline"].get(metric),
-                    "candidate": value,
+                    "baseline": _figure(row["baseline"].get(metric), metric),
+                    "candidate": _figure(value, metric),
                 }
             )
-    checks = [dataclasses.asdict(c) for c in report.checks]
+    checks = check_rows(report)
     return [
         ("Summary", summary, tuple(summary[0])),
         (

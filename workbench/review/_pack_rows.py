@@ -25,6 +25,7 @@ __all__ = [
     "first_failing_rows",
     "headline_rows",
     "matrix_rows",
+    "metric_unit",
     "owner_rows",
     "proof_rows",
     "roster_rows",
@@ -263,7 +264,8 @@ def matrix_rows(r: TriageReport) -> list[dict[str, Any]]:
     return rows
 
 
-def _unit_of(metric: str) -> str:
+def metric_unit(metric: str) -> str:
+    """The unit a metric of record is shown in (``s``, ``%``, ``tokens/s`` or ``""``)."""
     if metric.endswith("_s"):
         return "s"
     if metric in ("throughput", "tokens_per_s"):
@@ -288,7 +290,7 @@ def check_rows(r: TriageReport) -> list[dict[str, Any]]:
     """The rollback criteria in the metric's unit; thresholds as % (or points for fractions)."""
     rows = []
     for c in r.checks:
-        unit = _unit_of(c.metric)
+        unit = metric_unit(c.metric)
         rel = getattr(c, "relative", True)
         rows.append(
             {

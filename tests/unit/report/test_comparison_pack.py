@@ -296,3 +296,11 @@ def test_layer_timeline_svg_escapes_kernel_names():
     assert "<img" not in svg
     assert "&lt;img src=x" in svg
     assert "layers.0 &lt;b&gt;" in svg
+
+
+def test_one_run_pack_has_no_raw_floats_nor_plus_joined_lists():
+    from workbench.report.review_pack import review_markdown
+
+    md = review_markdown(map_model(build_graph("mlp"), load_hardware("h100-sxm")), simulate=False)
+    assert not RAW.findall(md), RAW.findall(md)[:5]
+    assert "fusion_broken+" not in md

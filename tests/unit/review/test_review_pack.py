@@ -51,7 +51,9 @@ def test_markdown_twin_has_sections_and_computed_figures(evil_mapping):
     md = review_markdown(evil_mapping, simulate=False)
     assert "## Rollback criteria" in md
     assert "ML compiler engineer" in md
-    assert f"{evil_mapping.mfu:.4g}" in md
+    from workbench._format import fmt_percent
+
+    assert fmt_percent(evil_mapping.mfu) in md  # MFU as a percentage, not a raw fraction
 
 
 # --- the regression pack ----------------------------------------------------------------------
