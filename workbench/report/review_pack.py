@@ -6,12 +6,13 @@ Two packs:
   plan and expected bottleneck class; roofline; bandwidth lens (the mapping against the same
   model with every fusion rule off); MFU and stall fraction by layer type; owners; debug
   branches; validation matrix; rollback criteria;
-* **a regression** (:func:`comparison_html`; data from
-  :func:`workbench.review.pack.comparison_pack`): decision, headline, first failing mechanism
-  with its proving sheet rows, declared change, counterfactual attribution, per-kernel diff,
-  one layer's before/after timeline, the bandwidth lens across baseline, counterfactual steps
-  and candidate, ownership with the owner marked, debug branches, validation matrix with
-  pass/fail per slice, rollback criteria, reproducer commands.
+* **a regression** (:func:`comparison_html`, rendered by :mod:`workbench.report._comparison`;
+  data from :func:`workbench.review.pack.comparison_pack`): a static page (tables and inline
+  SVG, no script) that fits a 1,366 px screen: title naming the change, decision, headline,
+  material causes with their proving sheet rows, declared change, counterfactual attribution,
+  kernel diff by family, per-stream timelines, temporal breakdown of measured runs, bandwidth
+  lens, owners assigned, debug branches, validation matrix, rollback criteria, reproducer
+  commands, provenance, the ownership roster in an appendix.
 
 Every string that comes from outside (model, hardware and kernel names, file contents) is escaped:
 :func:`html.escape` in HTML, chart JSON with unicode escapes for ``<`` (see
