@@ -184,14 +184,13 @@ def chart_html_fragment(chart: Any, *, div_id: str | None = None) -> str:
     )
 
 
-def offline_page(title: str, sections: Sequence[tuple[str, str]], *, css: str = "") -> str:
+def offline_page(title: str, sections: Sequence[tuple[str, str]]) -> str:
     """A standalone HTML page with the Vega JavaScript inlined once and the given sections.
 
     Args:
         title: Page title (escaped).
         sections: ``(heading, html)`` pairs; the heading is escaped, the HTML is inserted as
             given (e.g. :func:`chart_html_fragment` output or a mapping-sheet table).
-        css: Extra style rules, after the defaults (trusted text, not escaped).
 
     Returns:
         The page's HTML text (no script is loaded from the network).
@@ -206,7 +205,7 @@ def offline_page(title: str, sections: Sequence[tuple[str, str]], *, css: str = 
         f"<title>{html.escape(title)}</title>\n"
         "<style>body{font-family:sans-serif;margin:1.5em}section{margin-bottom:2em}"
         "table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ccc;"
-        f"padding:2px 4px}}{css}</style>\n"
+        "padding:2px 4px}</style>\n"
         f"<script>{bundle}</script>\n</head><body><h1>{html.escape(title)}</h1>\n{body}"
         "</body></html>\n"
     )
