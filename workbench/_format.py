@@ -9,7 +9,16 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["fmt_bytes", "fmt_capacity", "fmt_rate", "fmt_si", "fmt_time"]
+__all__ = [
+    "fmt_bytes",
+    "fmt_capacity",
+    "fmt_change",
+    "fmt_percent",
+    "fmt_quantity",
+    "fmt_rate",
+    "fmt_si",
+    "fmt_time",
+]
 
 _PREFIX = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
 
@@ -34,8 +43,10 @@ def fmt_time(seconds: float) -> str:
     >>> fmt_time(1.24e-5)
     '12.4 us'
     """
-    if seconds == 0 or not math.isfinite(seconds):
+    if not math.isfinite(seconds):
         return f"{seconds:g} s"
+    if abs(seconds) < 1e-12:  # below a picosecond: floating-point dust, not a duration
+        return "0 s"
     for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns")):
         if abs(seconds) >= scale:
             return f"{seconds / scale:.3g} {unit}"
@@ -83,3 +94,62 @@ def fmt_peak(ops_per_s: float, fmt: str) -> str:
     if fmt.startswith("int"):
         return f"{ops_per_s / 1e12:,.0f} TOPS"
     return fmt_si(ops_per_s, "FLOP/s")
+
+
+def fmt_percent(fraction: float, digits: int = 3) -> str:
+    """Format a fraction (0..1, a utilisation or a share) as a percentage.
+
+    >>> fmt_percent(0.707), fmt_percent(0.0004), fmt_percent(1.459)
+    ('70.7%', '0.04%', '146%')
+    """
+    if not math.isfinite(fraction):
+        return f"{fraction:g}"
+    pct = fraction * 100
+    if abs(pct) < 0.005:
+        return "0%"
+    if abs(pct) >= 10 ** (digits - 1):
+        return f"{pct:.0f}%"
+    return f"{pct:.{digits}g}%"
+
+
+def fmt_change(relative: float) -> str:
+    """Format a relative change (``(new - old) / old``) as a signed percentage.
+
+    >>> fmt_change(2.177), fmt_change(-0.295), fmt_change(1e-9)
+    ('+218%', '-29.5%', '0%')
+    """
+    text = fmt_percent(relative)
+    return text if text == "0%" or text.startswith("-") or "%" not in text else "+" + text
+
+
+#: Unit names :func:`fmt_quantity` understands.
+QUANTITY_UNITS = ("s", "%", "tokens/s", "req/s", "B", "B/s", "FLOP/s", "FLOP", "")
+
+
+def fmt_quantity(value: float | int | None, unit: str) -> str:
+    """Format ``value`` (SI base units) for a reader: a time, a percentage, a rate.
+
+    ``unit`` is one of :data:`QUANTITY_UNITS`: ``s`` (a duration), ``%`` (``value`` is a
+    fraction 0..1), ``tokens/s``, ``req/s``, ``B``, ``B/s``, ``FLOP/s``, ``FLOP``, or ``""``
+    (a plain number, three significant figures). None is ``-``.
+
+    >>> fmt_quantity(0.04026, "s"), fmt_quantity(0.2225, "%"), fmt_quantity(1332.4, "tokens/s")
+    ('40.3 ms', '22.2%', '1,332 tokens/s')
+    """
+    if value is None:
+        return "-"
+    v = float(value)
+    if not math.isfinite(v):
+        return f"{v:g}"
+    if unit == "s":
+        text = fmt_time(abs(v))
+        return "-" + text if v < 0 and text != "0 s" else text
+    if unit == "%":
+        return fmt_percent(v)
+    if unit in ("tokens/s", "req/s"):
+        return f"{v:,.0f} {unit}" if abs(v) >= 100 else f"{v:.3g} {unit}"
+    if unit in ("B", "B/s", "FLOP/s", "FLOP"):
+        return fmt_si(v, unit)
+    if unit:
+        return f"{v:.3g} {unit}"
+    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}"

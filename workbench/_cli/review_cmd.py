@@ -102,7 +102,13 @@ def _compare(args: argparse.Namespace) -> int:
         )
     (base, run_b), (cand, run_c) = (_load_run(p, args) for p in args.runs)
     pack = comparison_pack(
-        base, cand, changed=args.changed, simulate=not args.no_simulate, traces=(run_b, run_c)
+        base,
+        cand,
+        changed=args.changed,
+        simulate=not args.no_simulate,
+        traces=(run_b, run_c),
+        inputs=(args.runs[0], args.runs[1]),
+        out=args.out,
     )
     first, twin = write_comparison(pack, args.out)
     print(f"wrote {first} and {twin}: decision {pack.report.decision}")

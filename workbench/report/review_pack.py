@@ -6,12 +6,13 @@ Two packs:
   plan and expected bottleneck class; roofline; bandwidth lens (the mapping against the same
   model with every fusion rule off); MFU and stall fraction by layer type; owners; debug
   branches; validation matrix; rollback criteria;
-* **a regression** (:func:`comparison_html`; data from
-  :func:`workbench.review.pack.comparison_pack`): decision, headline, first failing mechanism
-  with its proving sheet rows, declared change, counterfactual attribution, per-kernel diff,
-  one layer's before/after timeline, the bandwidth lens across baseline, counterfactual steps
-  and candidate, ownership with the owner marked, debug branches, validation matrix with
-  pass/fail per slice, rollback criteria, reproducer commands.
+* **a regression** (:func:`comparison_html`, rendered by :mod:`workbench.report._comparison`;
+  data from :func:`workbench.review.pack.comparison_pack`): a static page (tables and inline
+  SVG, no script) that fits a 1,366 px screen: title naming the change, decision, headline,
+  material causes with their proving sheet rows, declared change, counterfactual attribution,
+  kernel diff by family, per-stream timelines, temporal breakdown of measured runs, bandwidth
+  lens, owners assigned, debug branches, validation matrix, rollback criteria, reproducer
+  commands, provenance, the ownership roster in an appendix.
 
 Every string that comes from outside (model, hardware and kernel names, file contents) is escaped:
 :func:`html.escape` in HTML, chart JSON with unicode escapes for ``<`` (see
@@ -24,17 +25,19 @@ from __future__ import annotations
 
 import dataclasses
 import html
-import math
 import re
 from pathlib import Path
 from typing import Any
 
 from workbench._files import write_text_safely
-from workbench._format import fmt_time
+from workbench._format import fmt_quantity, fmt_time
 from workbench.errors import WorkbenchError
 from workbench.mapper import ModelMapping, map_model
 from workbench.options import FUSION_RULES
+from workbench.report._cells import cell_text, md_escape
+from workbench.report._comparison import comparison_html, comparison_markdown, write_comparison
 from workbench.report.sheet import sheet_rows
+from workbench.review._pack_rows import check_rows, metric_unit
 from workbench.review.records import RunRecord, record_from_mapping
 from workbench.review.triage import TriageReport, triage
 
@@ -91,17 +94,17 @@ def _grouped_sheet(mapping: ModelMapping) -> list[dict[str, Any]]:
     return list(groups.values())
 
 
+#: One-run pack columns that hold fractions (shown as %) or rates, beside ``*_s`` times.
+_PERCENT_COLS = ("mfu", "hfu", "mbu", "stall_fraction")
+
+
 def _cell(v: Any, col: str = "") -> str:
-    """One table cell: times (columns ending ``_s``) with units, shares as percent."""
-    if isinstance(v, float):
-        if col.endswith("_s") and math.isfinite(v):
-            return ("-" if v < 0 else "") + fmt_time(abs(v))
-        if col.endswith("share") and math.isfinite(v):
-            return f"{v:.1%}"
-        return f"{v:.4g}"
-    if isinstance(v, (list, tuple)):
-        return "+".join(str(x) for x in v) or "-"
-    return "" if v is None else str(v)
+    """One table cell: times with units, utilisations and shares as %, rates per second."""
+    if isinstance(v, float) and col in _PERCENT_COLS:
+        return fmt_quantity(v, "%")
+    if isinstance(v, float) and col == "tokens_per_s":
+        return fmt_quantity(v, "tokens/s")
+    return cell_text(v, col)
 
 
 def _table(rows: list[dict[str, Any]], cols: tuple[str, ...] | list[str]) -> str:
@@ -113,36 +116,17 @@ def _table(rows: list[dict[str, Any]], cols: tuple[str, ...] | list[str]) -> str
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>\n"
 
 
-_MD_SPECIAL = str.maketrans(
-    {
-        "&": "&amp;",
-        "<": "&lt;",
-        ">": "&gt;",
-        "|": "\\|",
-        "`": "\\`",
-        "[": "\\[",
-        "]": "\\]",
-        "*": "\\*",
-        "\\": "\\\\",
-        "\n": " ",
-        "\r": " ",
-    }
-)
-
-
-def md_escape(text: str) -> str:
-    """Text safe inside a Markdown table cell or heading: no HTML, links, code or emphasis.
-
-    >>> md_escape("a <!--<script>")
-    'a &lt;!--&lt;script&gt;'
-    """
-    return text.translate(_MD_SPECIAL)
-
-
 def _md_table(rows: list[dict[str, Any]], cols: tuple[str, ...] | list[str]) -> str:
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     lines += ["| " + " | ".join(md_escape(_cell(r.get(c), c)) for c in cols) + " |" for r in rows]
     return "\n".join(lines) + "\n"
+
+
+def _figure(v: Any, metric: str) -> Any:
+    """A metric's value in its unit (numbers only; anything else as it is)."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return fmt_quantity(v, metric_unit(metric))
+    return v
 
 
 def _tables(mapping: ModelMapping, report: TriageReport) -> list[tuple[str, list, tuple]]:
@@ -188,11 +172,11 @@ def _tables(mapping: ModelMapping, report: TriageReport) -> list[tuple[str, list
                     "slice": row["slice"],
                     "source": row["source"],
                     "metric": metric,
-                    "baseline": row["baseline"].get(metric),
-                    "candidate": value,
+                    "baseline": _figure(row["baseline"].get(metric), metric),
+                    "candidate": _figure(value, metric),
                 }
             )
-    checks = [dataclasses.asdict(c) for c in report.checks]
+    checks = check_rows(report)
     return [
         ("Summary", summary, tuple(summary[0])),
         (
@@ -308,86 +292,4 @@ def write_review(
     return write_pack(out, review_pack(mapping, record), review_markdown(mapping, record))
 
 
-# --- the regression pack ----------------------------------------------------------------------
-_PRINT_CSS = (
-    "<style>@media print{section{break-inside:avoid-page}.wb-chart{break-inside:avoid}"
-    "body{margin:0}}td{vertical-align:top;max-width:40em}</style>\n"
-)
-
-
-def _timeline_chart(pack: Any) -> Any:
-    import altair as alt
-
-    rows = [
-        {**r, "start_us": r["start_s"] * 1e6, "end_us": r["end_s"] * 1e6} for r in pack.timeline
-    ]
-    return (
-        alt.Chart(alt.Data(values=rows))
-        .mark_bar()
-        .encode(
-            x=alt.X("start_us:Q", title="time from layer start (us)"),
-            x2="end_us:Q",
-            y=alt.Y("side:N", sort=["baseline", "candidate"], title=None),
-            color=alt.Color("kernel:N", legend=alt.Legend(orient="bottom", columns=3)),
-            tooltip=["side:N", "kernel:N", "start_us:Q", "end_us:Q", "source:N"],
-        )
-        .properties(width=640, height=90, title=f"{pack.layer}: kernels end to end")
-    )
-
-
-def _comparison_charts(pack: Any) -> list[tuple[str, str]]:
-    from workbench.report.charts import bandwidth_lens
-    from workbench.report.export import chart_html_fragment
-
-    out = []
-    if pack.timeline:
-        sources = sorted({r["source"] for r in pack.timeline})
-        stamped = all(src.startswith("trace timestamps") for src in sources)
-        how = (
-            "at the traces' own timestamps, gaps included"
-            if stamped
-            else f"{' and '.join(sources)} kernel times laid end to end; gaps between kernels "
-            "are in the diff's remainder row"
-        )
-        out.append(
-            (
-                f"Before/after timeline of {pack.layer} ({how})",
-                chart_html_fragment(_timeline_chart(pack)),
-            )
-        )
-    if pack.lens:
-        out.append(
-            (
-                "Bandwidth lens: baseline, each declared change reverted alone, candidate",
-                chart_html_fragment(bandwidth_lens(list(pack.lens))),
-            )
-        )
-    return out
-
-
-def comparison_html(pack: Any) -> str:
-    """The regression pack (a :class:`~workbench.review.pack.ComparisonPack`) as one page."""
-    from workbench.report.export import offline_page
-
-    sections = [(h, _table(rows, cols)) for h, rows, cols in pack.tables]
-    if sections:
-        sections[0] = (sections[0][0], _PRINT_CSS + sections[0][1])
-    at = next((i for i, (h, _) in enumerate(sections) if h.startswith("Per layer type")), None)
-    if at is not None:
-        sections[at + 1 : at + 1] = _comparison_charts(pack)
-    return offline_page(pack.title, sections)
-
-
-def comparison_markdown(pack: Any) -> str:
-    """The Markdown twin of :func:`comparison_html` (every cell and the title escaped)."""
-    out = [f"# {md_escape(pack.title)}\n"]
-    for heading, rows, cols in pack.tables:
-        out.append(f"## {heading}\n\n{_md_table(rows, cols)}")
-    if pack.timeline or pack.lens:
-        out.append("## Charts\n\nLayer timeline and bandwidth lens: see the HTML page.\n")
-    return "\n".join(out)
-
-
-def write_comparison(pack: Any, out: str | Path) -> tuple[Path, Path]:
-    """Write the regression pack at ``out`` (format by suffix) and its twin beside it."""
-    return write_pack(out, comparison_html(pack), comparison_markdown(pack))
+# --- the regression pack: rendered in workbench.report._comparison ---------------------------

@@ -49,8 +49,9 @@ def layer_timeline(
                 continue
             d, src = _duration(k)
             rows.append(
-                {"side": side, "kernel": k.name, "start_s": t, "end_s": t + d, "source": src}
-            )
+                {"side": side, "kernel": k.name, "start_s": t, "end_s": t + d, "source": src,
+                 "stream": f"in order ({src})"}
+            )  # fmt: skip
             t += d
     return layer, tuple(rows)
 
@@ -82,6 +83,7 @@ def _trace_rows(side: str, rec: RunRecord, run: MeasuredRun, layer: str) -> list
             "start_s": k.start_s - t0,
             "end_s": k.end_s - t0,
             "source": f"trace timestamps (iteration {m.iteration})",
+            "stream": f"stream {k.stream}" if k.stream is not None else "stream (unknown)",
         }
         for name, k in picked
     ]

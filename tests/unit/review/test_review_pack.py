@@ -51,7 +51,9 @@ def test_markdown_twin_has_sections_and_computed_figures(evil_mapping):
     md = review_markdown(evil_mapping, simulate=False)
     assert "## Rollback criteria" in md
     assert "ML compiler engineer" in md
-    assert f"{evil_mapping.mfu:.4g}" in md
+    from workbench._format import fmt_percent
+
+    assert fmt_percent(evil_mapping.mfu) in md  # MFU as a percentage, not a raw fraction
 
 
 # --- the regression pack ----------------------------------------------------------------------
@@ -115,17 +117,18 @@ def test_regression_pack_content_is_computed(regression_pack):
     r = regression_pack.report
     assert r.decision == "roll back"
     assert r.first_failing.mechanism == "fusion_broken"
-    tables = {h: rows for h, rows, _ in regression_pack.tables}
+    tables = {h.split(":")[0]: rows for h, rows, _ in regression_pack.tables}
     headline = {row["metric"]: row for row in tables["Headline"]}
-    assert {"step time (s)", "MFU", "p99 latency (s)"} <= set(headline)
-    assert "bootstrap" in headline["p99 latency (s)"]["evidence"]
+    assert {"step time", "MFU", "p99 latency"} <= set(headline)
+    assert "bootstrap" in headline["p99 latency"]["evidence"]
     assert headline["quality error"]["evidence"].startswith("missing")
     owners = [row for row in tables["Ownership"] if row["owner"] == "assigned"]
     assert [o["role"] for o in owners] == ["ML compiler engineer"]
     matrix = tables["Validation matrix (pass/fail per slice)"]
     assert {row["status"] for row in matrix} <= {"pass", "fail", "unknown"}
     assert matrix[0]["status"] == "fail"
-    commands = [row["command"] for row in tables["Reproducer commands"]]
+    reproducers = tables["Reproducer commands (run from the pack's folder)"]
+    commands = [row["command"] for row in reproducers]
     assert commands[1].startswith("workbench run --model gpt2")
     assert "--no-fusion gemm_epilogue" in commands[1]
     assert {v for v, _ in regression_pack.lens} >= {"baseline", "candidate"}
@@ -162,13 +165,13 @@ def test_review_cli_out_md_does_not_clobber(tmp_path, capsys):
     assert code == 1  # roll back
     assert "pack.md and" in capsys.readouterr().out
     md, page = out.read_text(), (tmp_path / "pack.html").read_text()
-    assert md.startswith("# Regression review")
+    assert md.startswith("# gemm_epilogue fusion off: step time +")  # the title names the change
     assert page.startswith("<!doctype html>")
     assert "## First failing mechanism" in md
     html_out = tmp_path / "other.html"
     assert main(["review", str(b), str(c), "--changed", "compiler", "--out", str(html_out)]) == 1
     assert html_out.read_text().startswith("<!doctype html>")
-    assert (tmp_path / "other.md").read_text().startswith("# Regression review")
+    assert (tmp_path / "other.md").read_text().startswith("# gemm_epilogue fusion off")
 
 
 def test_one_run_review_md_suffix_does_not_clobber(tmp_path, capsys):
