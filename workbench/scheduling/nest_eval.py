@@ -106,11 +106,15 @@ class LevelMap:
         level: The :class:`Level`.
         temporal: ``(dim, bound)`` loops at this level, outermost first.
         spatial: ``(dim, bound)`` loops across the instances below this level.
+        window_reuse: One read feeds every instance below whose window covers the word (the
+            diagonal input reuse of Eyeriss's row-stationary array). Timeloop's tutorial model
+            does not: it counts a read per distinct child tile, multicast only for exact copies.
     """
 
     level: Level
     temporal: tuple[tuple[str, int], ...] = ()
     spatial: tuple[tuple[str, int], ...] = ()
+    window_reuse: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +182,13 @@ def _touches(tensor: Tensor, above: list[tuple[str, int]], tile: list[tuple[str,
     return total
 
 
+def _window_share(t: Tensor, between: list[tuple[str, int]], below: list[list]) -> float:
+    """Distinct words / words delivered when overlapping windows below share one read."""
+    child = [lp for ls in below for lp in ls]
+    copies = math.prod(b for d, b in between if d in t.dims())
+    return tile_words(t, [*between, *child]) / (tile_words(t, child) * copies)
+
+
 def _check(problem: Problem, nest: tuple[LevelMap, ...]) -> None:
     for dim, bound in problem.bounds:
         got = math.prod(b for lm in nest for d, b in (*lm.temporal, *lm.spatial) if d == dim)
@@ -236,6 +247,8 @@ def evaluate(problem: Problem, nest: tuple[LevelMap, ...], mac_pj: float = 0.0) 
             else:
                 moved = touches[child, t.name] * inst[child] // inst[i]
                 served = moved - fresh[child, t.name] * inst[child] // inst[i]
+                if not t.read_write and any(lm.window_reuse for lm in nest[i:child]):
+                    served = round(served * _window_share(t, between, loops_at[child:]))
             reads[name, t.name] = served // fan
             updates[name, t.name] = moved // fan if t.read_write else 0
             top = n == 0
