@@ -9,6 +9,8 @@ against Timeloop's reference outputs): energy per level is words accessed x 2 by
 
 from __future__ import annotations
 
+import functools
+
 import pandas as pd
 
 from workbench.errors import WorkbenchError
@@ -23,6 +25,8 @@ from workbench.scheduling.loopnest import (
     SPAD_WORDS,
     WORD_BYTES,
     ConvShape,
+    LoopNest,
+    NestCost,
     cost,
     loop_nest,
 )
@@ -120,13 +124,19 @@ def profile_claim() -> Claim:
 _LEVELS = ("mac", "spad", "noc", "glb", "dram")
 
 
+@functools.cache
+def _nest_and_cost(layer: str, dataflow: str) -> tuple[LoopNest, NestCost]:
+    """The mapped nest and its cost (cached: the widget redraws the same layers)."""
+    hw = hardware(HW)
+    nest = loop_nest(_shape(layer), dataflow, hw)
+    return nest, cost(nest, hw)
+
+
 def energy_rows(layer: str) -> list[dict[str, object]]:
     """Energy (µJ) per dataflow and level (``mac``, ``spad``, ``noc``, ``glb``, ``dram``)."""
-    hw = hardware(HW)
-    shape = _shape(layer)
     rows: list[dict[str, object]] = []
     for df in DATAFLOWS:
-        c = cost(loop_nest(shape, df, hw), hw)
+        c = _nest_and_cost(layer, df)[1]
         rows += [
             {"dataflow": df, "level": lv, "energy_uj": c.energy_pj[lv] / 1e6} for lv in _LEVELS
         ]
@@ -140,7 +150,6 @@ def energy_table(layer: str) -> pd.DataFrame:
     ``cycles`` are MACs per PE or a level's bandwidth if longer; ``latency_ms`` at the profile's
     clock; ``utilisation`` is useful MACs / (PEs x cycles), spatial and temporal together.
     """
-    hw = hardware(HW)
     shape = _shape(layer)
     frame = pd.DataFrame(energy_rows(layer)).pivot(
         index="dataflow", columns="level", values="energy_uj"
@@ -148,7 +157,7 @@ def energy_table(layer: str) -> pd.DataFrame:
     frame = frame[list(_LEVELS)]
     frame["total"] = frame.sum(axis=1)
     frame["pj_per_mac"] = frame["total"] * 1e6 / shape.macs
-    costs = {df: cost(loop_nest(shape, df, hw), hw) for df in frame.index}
+    costs = {df: _nest_and_cost(layer, df)[1] for df in frame.index}
     frame["pes_used"] = [costs[df].pes_used for df in frame.index]
     frame["pe_utilisation"] = [costs[df].spatial_utilisation for df in frame.index]
     frame["cycles"] = [costs[df].cycles for df in frame.index]
@@ -172,7 +181,10 @@ def utilisation_claim(table: pd.DataFrame, layer: str) -> Claim:
 
 def nest_text(layer: str, dataflow: str) -> Claim:
     """The loop nest the library maps for ``layer`` with ``dataflow``, as a Markdown code block."""
-    return Claim(f"```python\n{loop_nest(_shape(layer), dataflow, hardware(HW)).text()}\n```")
+    _shape(layer)
+    if dataflow not in DATAFLOWS:
+        raise WorkbenchError(f"dataflow {dataflow!r}: expected one of {', '.join(DATAFLOWS)}")
+    return Claim(f"```python\n{_nest_and_cost(layer, dataflow)[0].text()}\n```")
 
 
 def energy_chart(layer: str, highlight: str | None = None) -> object:
@@ -205,6 +217,7 @@ def energy_claim(table: pd.DataFrame, layer: str) -> Claim:
 
 def check_pes_used(answer: object, *, layer: str, dataflow: str) -> CheckResult:
     """PEs the spatial loops of the mapped nest occupy (product of ``parallel_for`` bounds)."""
+    _shape(layer)
     nest = loop_nest(_shape(layer), dataflow, hardware(HW))
     return compare(
         "PEs used",
