@@ -38,8 +38,6 @@ __all__ = [
     "check_best_dataflow",
     "check_hand_count",
     "check_pes_used",
-    "check_prediction",
-    "commit_prediction",
     "energy_chart",
     "energy_claim",
     "energy_figure",
@@ -176,7 +174,9 @@ def utilisation_claim(table: pd.DataFrame, layer: str) -> Claim:
         f"{int(table.loc[df, 'cycles']):,} cycles ({table.loc[df, 'latency_ms']:g} ms)"
         for df in table.index
     )
-    return Claim(f"On {layer}: {lines}. Fastest: **{fast}**.")
+    least = table["total"].idxmin()
+    same = "the same dataflow" if least == fast else "a different one: energy and speed disagree"
+    return Claim(f"On {layer}: {lines}. Fastest: **{fast}**; lowest energy: **{least}**, {same}.")
 
 
 def nest_text(layer: str, dataflow: str) -> Claim:
@@ -281,20 +281,3 @@ def check_hand_count(answer: object) -> CheckResult:
         "changes from the previous iteration",
         hint2="W is indexed by k only, I by p only: count the changes of each index separately",
     )
-
-
-_PREDICTIONS: dict[str, object] = {}
-
-
-def commit_prediction(answer: object, *, layer: str) -> str:
-    """Record a prediction of the lowest-energy dataflow on ``layer`` before the widget shows it."""
-    _shape(layer)
-    if answer is None:
-        return "no prediction yet: replace None with a dataflow name"
-    _PREDICTIONS[layer] = answer
-    return f"prediction for {layer} recorded: {answer}; now open the widget at {layer}"
-
-
-def check_prediction(*, layer: str) -> CheckResult:
-    """Check the prediction :func:`commit_prediction` recorded for ``layer``."""
-    return check_best_dataflow(_PREDICTIONS.get(layer), layer=layer)
