@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from workbench.errors import WorkbenchError
@@ -47,6 +48,7 @@ __all__ = [
     "cost",
     "loop_nest",
     "problem",
+    "refusal",
     "tile_words",
 ]
 
@@ -277,7 +279,9 @@ def _spad_fits(loops: list[Loop], spad: dict[str, int], stride: int) -> bool:
     return all(tile_words(tuple(loops), t, stride) <= spad[t] for t in "WIO")
 
 
-def _fill(order: tuple[str, ...], rem: dict[str, int], fits, level: str) -> list[Loop]:
+def _fill(
+    order: tuple[str, ...], rem: dict[str, int], fits: Callable[[list[Loop]], bool], level: str
+) -> list[Loop]:
     """Loops of one level, innermost first, each the largest dividing bound that fits."""
     out: list[Loop] = []
     for d in order:

@@ -98,3 +98,10 @@ def test_profile_claim_reads_the_profile():
     assert list(table.loc[["ifmap_spad", "filter_spad", "psum_spad"], "capacity_words"]) == [
         12, 224, 24
     ]  # fmt: skip
+
+
+def test_chart_keeps_table_order_and_short_ticks():
+    spec = lesson13.energy_chart("alexnet conv1").to_dict()
+    assert spec["encoding"]["y"]["sort"] == list(DATAFLOWS)
+    assert spec["encoding"]["x"]["axis"]["format"] == "~s"
+    assert "noc" in spec["encoding"]["color"]["scale"]["domain"]
