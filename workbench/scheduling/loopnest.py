@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from workbench.errors import WorkbenchError
-from workbench.hw.schema import Hardware
+from workbench.hw.schema import Hardware, MemoryLevel
 from workbench.scheduling.nest_eval import Level, LevelMap, NestStats, Problem, Tensor, evaluate
 
 __all__ = [
@@ -192,9 +192,9 @@ def _levels(nest: LoopNest, hw: Hardware) -> tuple[LevelMap, ...]:
     rf, glb, dram = hw.memory[0], hw.sram, hw.offchip
     clock = hw.matrix_engine.clock_hz
 
-    def lv(name: str, keeps: str, mem: object, cap: int | None) -> Level:
-        pj = WORD_BYTES * mem.energy_pj_per_byte  # type: ignore[attr-defined]
-        bw = mem.bandwidth_bytes_per_s / clock / WORD_BYTES  # type: ignore[attr-defined]
+    def lv(name: str, keeps: str, mem: MemoryLevel, cap: int | None) -> Level:
+        pj = WORD_BYTES * mem.energy_pj_per_byte
+        bw = mem.bandwidth_bytes_per_s / clock / WORD_BYTES
         bw_limit = None if mem is rf else bw
         return Level(name, frozenset(keeps), 1, pj, pj, cap, bw_limit)
 
