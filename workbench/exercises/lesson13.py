@@ -33,8 +33,10 @@ from workbench.scheduling.loopnest import (
 from workbench.scheduling.nest_eval import Level, LevelMap, Problem, Tensor, evaluate
 
 __all__ = [
+    "ENERGY_COLUMNS",
     "HW",
     "LAYERS",
+    "TIME_COLUMNS",
     "check_best_dataflow",
     "check_hand_count",
     "check_pes_used",
@@ -120,6 +122,9 @@ def profile_claim() -> Claim:
 
 
 _LEVELS = ("mac", "spad", "noc", "glb", "dram")
+#: The energy half and the time half of :func:`energy_table` (each fits a notebook cell).
+ENERGY_COLUMNS = [*_LEVELS, "total", "pj_per_mac"]
+TIME_COLUMNS = ["pes_used", "pe_utilisation", "cycles", "latency_ms", "utilisation"]
 
 
 @functools.cache
