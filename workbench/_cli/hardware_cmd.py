@@ -119,6 +119,19 @@ def _section(title: str, lines: Iterable[str]) -> list[str]:
     return ["", title, *(f"  {line}" for line in lines)]
 
 
+def _loopnest_line(hw: Hardware) -> list[str]:
+    """The loop-nest model's dataflows and scratchpads, for a profile it has a split for."""
+    from workbench.scheduling.loopnest import DATAFLOWS, SPAD_WORDS
+
+    spad = SPAD_WORDS.get(hw.name)
+    if spad is None:
+        return []
+    return [
+        f"loop-nest model (lesson 13): dataflows {', '.join(DATAFLOWS)}; scratchpads per PE "
+        f"{spad['I']} ifmap / {spad['W']} filter / {spad['O']} psum words"
+    ]
+
+
 def _engines(hw: Hardware) -> list[str]:
     me = hw.matrix_engine
     lines = [
@@ -129,6 +142,7 @@ def _engines(hw: Hardware) -> list[str]:
         f"{_seconds(me.kstep_overhead_s)}, cluster of {me.cluster_size} core(s) sharing loads, "
         f"conv layout {me.preferred_layout}",
     ]
+    lines += _loopnest_line(hw)
     if me.call_rates:
         rates = ", ".join(f"{n}: {_si(r, 'FLOP/s')}" for n, r in me.call_rates)
         lines.append(f"library call rate by side: {rates}")

@@ -1,11 +1,15 @@
 """Lesson 13, dataflows and energy on a spatial accelerator: loop nests, tables and checks.
 
 Conv layers are mapped on the Eyeriss-like profile (``hardware/eyeriss.yaml``) with
-:mod:`workbench.scheduling.loopnest`; energy per level is words accessed x 2 bytes x the level's
-``energy_pj_per_byte``, and the MACs cost ``power.energy_pj_per_flop`` x 2 FLOPs each.
+:mod:`workbench.scheduling.loopnest` and costed by :mod:`workbench.scheduling.nest_eval` (checked
+against Timeloop's reference outputs): energy per level is words accessed x 2 bytes x the level's
+``energy_pj_per_byte``, the NoC 2x a scratchpad word per word moved, and the MACs cost
+``power.energy_pj_per_flop`` x 2 FLOPs each.
 """
 
 from __future__ import annotations
+
+import functools
 
 import pandas as pd
 
@@ -17,16 +21,24 @@ from workbench.exercises._shared import hardware
 from workbench.report.charts.dataflow import energy_by_level_chart
 from workbench.scheduling.loopnest import (
     DATAFLOWS,
+    NOC_X_RF,
+    SPAD_WORDS,
     WORD_BYTES,
     ConvShape,
-    access_words,
+    LoopNest,
+    NestCost,
+    cost,
     loop_nest,
 )
+from workbench.scheduling.nest_eval import Level, LevelMap, Problem, Tensor, evaluate
 
 __all__ = [
+    "ENERGY_COLUMNS",
     "HW",
     "LAYERS",
+    "TIME_COLUMNS",
     "check_best_dataflow",
+    "check_hand_count",
     "check_pes_used",
     "energy_chart",
     "energy_claim",
@@ -36,16 +48,18 @@ __all__ = [
     "nest_text",
     "profile_claim",
     "profile_table",
+    "tiny_nest_text",
+    "utilisation_claim",
 ]
 
 #: The profile every cell uses.
 HW = "eyeriss"
 
 #: AlexNet's conv layers (Krizhevsky et al., NeurIPS 2012; the layers Eyeriss reports on, Chen et
-#: al., JSSC 2017), batch 1, stride 1 as modelled here (conv1 really has stride 4: its output is
-#: 55 x 55 either way; conv2's groups are folded into C = 48), plus a ResNet-style 3x3 layer.
+#: al., JSSC 2017), batch 1; conv1 at its real stride 4 (227 x 227 input -> 55 x 55 output),
+#: conv2's groups folded into C = 48; plus a ResNet-style 3x3 layer.
 LAYERS: dict[str, ConvShape] = {
-    "alexnet conv1": ConvShape(K=96, C=3, P=55, Q=55, R=11, S=11),
+    "alexnet conv1": ConvShape(K=96, C=3, P=55, Q=55, R=11, S=11, U=4),
     "alexnet conv2": ConvShape(K=256, C=48, P=27, Q=27, R=5, S=5),
     "alexnet conv3": ConvShape(K=384, C=256, P=13, Q=13, R=3, S=3),
     "alexnet conv5": ConvShape(K=256, C=192, P=13, Q=13, R=3, S=3),
@@ -65,18 +79,29 @@ def _shape(layer: str) -> ConvShape:
 
 
 def profile_table() -> pd.DataFrame:
-    """The profile's storage levels: capacity (bytes; per PE for the scratchpad) and pJ/byte."""
+    """The storage levels the loop-nest model uses: capacity (words; per PE for the scratchpads).
+
+    The scratchpads are split by operand as on the Eyeriss chip (:data:`SPAD_WORDS`); the NoC
+    row is the cost of moving one word between the global buffer and a PE.
+    """
     hw = hardware(HW)
-    pes = hw.matrix_engine.native_tile_m * hw.matrix_engine.native_tile_n
+    rf, glb, dram = hw.memory[0], hw.sram, hw.offchip
+    spad = SPAD_WORDS[HW]
     rows = [
-        {
-            "level": name,
-            "capacity_bytes": round(lvl.capacity_bytes / (pes if name == "spad" else 1)),
-            "pj_per_byte": lvl.energy_pj_per_byte,
-        }
-        for name, lvl in zip(("spad", "glb", "dram"), hw.memory, strict=True)
+        {"level": f"{name}_spad", "capacity_words": spad[t], "pj_per_word": rf.energy_pj_per_byte}
+        for name, t in (("ifmap", "I"), ("filter", "W"), ("psum", "O"))
     ]
-    return pd.DataFrame(rows).set_index("level")
+    rows += [
+        {"level": "noc", "capacity_words": 0, "pj_per_word": NOC_X_RF * rf.energy_pj_per_byte},
+        {"level": "glb", "capacity_words": glb.capacity_bytes / WORD_BYTES,
+         "pj_per_word": glb.energy_pj_per_byte},
+        {"level": "dram", "capacity_words": dram.capacity_bytes / WORD_BYTES,
+         "pj_per_word": dram.energy_pj_per_byte},
+    ]  # fmt: skip
+    frame = pd.DataFrame(rows).set_index("level")
+    frame["pj_per_word"] *= WORD_BYTES
+    frame["capacity_words"] = frame["capacity_words"].astype(int)
+    return frame
 
 
 def profile_claim() -> Claim:
@@ -84,52 +109,87 @@ def profile_claim() -> Claim:
     hw = hardware(HW)
     me = hw.matrix_engine
     t = profile_table()
-    ratio = {n: t.loc[n, "pj_per_byte"] / t.loc["spad", "pj_per_byte"] for n in ("glb", "dram")}
+    base = t.loc["ifmap_spad", "pj_per_word"]
+    ratio = {n: t.loc[n, "pj_per_word"] / base for n in ("noc", "glb", "dram")}
+    spad = SPAD_WORDS[HW]
     return Claim(
         f"The {HW} array is {me.native_tile_m} x {me.native_tile_n} = "
-        f"{me.native_tile_m * me.native_tile_n} PEs. A byte from the global buffer costs "
-        f"x{ratio['glb']:g} a scratchpad byte, a byte from DRAM x{ratio['dram']:g}; a MAC costs "
-        f"{2 * hw.power.energy_pj_per_flop['fp16']:g} pJ."
+        f"{me.native_tile_m * me.native_tile_n} PEs, each with {spad['I']} ifmap, {spad['W']} "
+        f"filter and {spad['O']} psum words of scratchpad. A word over the NoC costs "
+        f"x{ratio['noc']:g} a scratchpad word, from the global buffer x{ratio['glb']:g}, from DRAM "
+        f"x{ratio['dram']:g}; a MAC costs {2 * hw.power.energy_pj_per_flop['fp16']:g} pJ."
     )
 
 
-def energy_rows(layer: str) -> list[dict[str, object]]:
-    """Energy (µJ) per dataflow and level (``mac``, then the profile's levels) for ``layer``."""
+_LEVELS = ("mac", "spad", "noc", "glb", "dram")
+#: The energy half and the time half of :func:`energy_table` (each fits a notebook cell).
+ENERGY_COLUMNS = [*_LEVELS, "total", "pj_per_mac"]
+TIME_COLUMNS = ["pes_used", "pe_utilisation", "cycles", "latency_ms", "utilisation"]
+
+
+@functools.cache
+def _nest_and_cost(layer: str, dataflow: str) -> tuple[LoopNest, NestCost]:
+    """The mapped nest and its cost (cached: the widget redraws the same layers)."""
     hw = hardware(HW)
-    shape = _shape(layer)
-    pj_mac = 2 * hw.power.energy_pj_per_flop["fp16"]
-    levels = dict(zip(("spad", "glb", "dram"), hw.memory, strict=True))
+    nest = loop_nest(_shape(layer), dataflow, hw)
+    return nest, cost(nest, hw)
+
+
+def energy_rows(layer: str) -> list[dict[str, object]]:
+    """Energy (µJ) per dataflow and level (``mac``, ``spad``, ``noc``, ``glb``, ``dram``)."""
     rows: list[dict[str, object]] = []
     for df in DATAFLOWS:
-        nest = loop_nest(shape, df, hw)
-        words = access_words(nest)
-        rows.append({"dataflow": df, "level": "mac", "energy_uj": nest.padded_macs * pj_mac / 1e6})
-        for name, lvl in levels.items():
-            uj = words[name] * WORD_BYTES * lvl.energy_pj_per_byte / 1e6
-            rows.append({"dataflow": df, "level": name, "energy_uj": uj})
+        c = _nest_and_cost(layer, df)[1]
+        rows += [
+            {"dataflow": df, "level": lv, "energy_uj": c.energy_pj[lv] / 1e6} for lv in _LEVELS
+        ]
     return rows
 
 
 def energy_table(layer: str) -> pd.DataFrame:
-    """One row per dataflow: µJ per level, total, pJ per useful MAC and the array's utilisation.
+    """One row per dataflow: µJ per level, total, pJ per MAC, PEs, cycles and utilisation.
 
-    Utilisation is useful MACs / executed MACs (uneven splits pad the loops).
+    ``pes_used`` is what the spatial loops occupy; ``pe_utilisation`` is ``pes_used`` / PEs;
+    ``cycles`` are MACs per PE or a level's bandwidth if longer; ``latency_ms`` at the profile's
+    clock; ``utilisation`` is useful MACs / (PEs x cycles), spatial and temporal together.
     """
-    hw = hardware(HW)
     shape = _shape(layer)
     frame = pd.DataFrame(energy_rows(layer)).pivot(
         index="dataflow", columns="level", values="energy_uj"
     )
-    frame = frame[["mac", "spad", "glb", "dram"]]
+    frame = frame[list(_LEVELS)]
     frame["total"] = frame.sum(axis=1)
     frame["pj_per_mac"] = frame["total"] * 1e6 / shape.macs
-    frame["utilisation"] = [shape.macs / loop_nest(shape, df, hw).padded_macs for df in frame.index]
+    costs = {df: _nest_and_cost(layer, df)[1] for df in frame.index}
+    frame["pes_used"] = [costs[df].pes_used for df in frame.index]
+    frame["pe_utilisation"] = [costs[df].spatial_utilisation for df in frame.index]
+    frame["cycles"] = [costs[df].cycles for df in frame.index]
+    frame["latency_ms"] = [costs[df].latency_s * 1e3 for df in frame.index]
+    frame["utilisation"] = [costs[df].utilisation for df in frame.index]
+    frame.columns.name = None
     return frame.round(3).loc[list(DATAFLOWS)]
+
+
+def utilisation_claim(table: pd.DataFrame, layer: str) -> Claim:
+    """PEs used, cycles and the fastest dataflow, read from :func:`energy_table`."""
+    pes = hardware(HW).matrix_engine.native_tile_m * hardware(HW).matrix_engine.native_tile_n
+    fast = table["cycles"].idxmin()
+    lines = "; ".join(
+        f"{df} uses {int(table.loc[df, 'pes_used'])} of {pes} PEs and takes "
+        f"{int(table.loc[df, 'cycles']):,} cycles ({table.loc[df, 'latency_ms']:g} ms)"
+        for df in table.index
+    )
+    least = table["total"].idxmin()
+    same = "the same dataflow" if least == fast else "a different one: energy and speed disagree"
+    return Claim(f"On {layer}: {lines}. Fastest: **{fast}**; lowest energy: **{least}**, {same}.")
 
 
 def nest_text(layer: str, dataflow: str) -> Claim:
     """The loop nest the library maps for ``layer`` with ``dataflow``, as a Markdown code block."""
-    return Claim(f"```python\n{loop_nest(_shape(layer), dataflow, hardware(HW)).text()}\n```")
+    _shape(layer)
+    if dataflow not in DATAFLOWS:
+        raise WorkbenchError(f"dataflow {dataflow!r}: expected one of {', '.join(DATAFLOWS)}")
+    return Claim(f"```python\n{_nest_and_cost(layer, dataflow)[0].text()}\n```")
 
 
 def energy_chart(layer: str, highlight: str | None = None) -> object:
@@ -146,7 +206,7 @@ def energy_figure(layer: str) -> Figure:
 
 def energy_claim(table: pd.DataFrame, layer: str) -> Claim:
     """Which dataflow spends least, by how much, and where each spends most (from the table)."""
-    levels = ["mac", "spad", "glb", "dram"]
+    levels = list(_LEVELS)
     best, worst = table["total"].idxmin(), table["total"].idxmax()
     ratio = table.loc[worst, "total"] / table.loc[best, "total"]
     top = "; ".join(
@@ -162,6 +222,7 @@ def energy_claim(table: pd.DataFrame, layer: str) -> Claim:
 
 def check_pes_used(answer: object, *, layer: str, dataflow: str) -> CheckResult:
     """PEs the spatial loops of the mapped nest occupy (product of ``parallel_for`` bounds)."""
+    _shape(layer)
     nest = loop_nest(_shape(layer), dataflow, hardware(HW))
     return compare(
         "PEs used",
@@ -182,4 +243,46 @@ def check_best_dataflow(answer: object, *, layer: str) -> CheckResult:
         hint="set the widget to the layer and compare the bars' total length",
         hint2="answer with a dataflow name, e.g. 'weight_stationary'",
         synonyms=_SYNONYMS,
+    )
+
+
+# --- a tiny nest to count by hand -------------------------------------------------------------
+#: ``for k in range(2): for p in range(3): O[k][p] += W[k] * I[p]`` with all loops at DRAM and a
+#: one-word buffer per operand next to the MAC.
+_TINY = Problem(
+    bounds=(("K", 2), ("P", 3)),
+    tensors=(
+        Tensor("W", ((("K", 1),),)),
+        Tensor("I", ((("P", 1),),)),
+        Tensor("O", ((("K", 1),), (("P", 1),)), read_write=True),
+    ),
+)
+_TINY_NEST = (
+    LevelMap(Level("dram", frozenset("WIO")), (("K", 2), ("P", 3))),
+    LevelMap(Level("buffer", frozenset("WIO"), capacity_words=3)),
+)
+
+
+def tiny_nest_text() -> Claim:
+    """The tiny nest of the hand-count exercise, as a code block."""
+    return Claim(
+        "```python\nfor k in range(2):      # dram\n  for p in range(3):    # dram\n"
+        "    O[k][p] += W[k] * I[p]   # operands come from a 1-word buffer per tensor\n```"
+    )
+
+
+def check_hand_count(answer: object) -> CheckResult:
+    """Words the buffer fills from DRAM for W and I together in :func:`tiny_nest_text`.
+
+    The expected value is computed by the evaluator the Timeloop golden tests check.
+    """
+    st = evaluate(_TINY, _TINY_NEST)
+    want = st.fills["buffer", "W"] + st.fills["buffer", "I"]
+    return compare(
+        "words filled from DRAM (W + I)",
+        answer,
+        want,
+        hint="walk the six iterations in order; an operand is fetched again only when its index "
+        "changes from the previous iteration",
+        hint2="W is indexed by k only, I by p only: count the changes of each index separately",
     )

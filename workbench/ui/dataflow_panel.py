@@ -1,8 +1,8 @@
-"""The dataflow widget: pick a conv layer and a dataflow; see its loop nest and energy by level.
+"""The dataflow widget: pick a conv layer and a dataflow; see its loop nest, PE use and energy.
 
-Each callback makes one library call for the nest (:func:`workbench.exercises.lesson13.nest_text`)
-and one chart call (:func:`workbench.exercises.lesson13.energy_chart`, the chosen dataflow
-highlighted among all three).
+Each callback makes one library call for the nest (:func:`workbench.exercises.lesson13.nest_text`),
+one for the PEs, cycles and latency (:func:`workbench.exercises.lesson13.energy_table`) and one
+chart call (:func:`workbench.exercises.lesson13.energy_chart`, the chosen dataflow highlighted).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from workbench.exercises.lesson13 import LAYERS, energy_chart, nest_text
+from workbench.exercises.lesson13 import LAYERS, energy_chart, energy_table, nest_text
 from workbench.scheduling.loopnest import DATAFLOWS
 from workbench.ui._live import LiveChart, Panel, ShowsWidget
 
@@ -36,6 +36,7 @@ class DataflowPanel(ShowsWidget):
             "dataflow": widgets.ToggleButtons(options=list(DATAFLOWS), value=dataflow),
         }
         self._nest = widgets.HTML()
+        self._status = widgets.HTML()
         self._chart = LiveChart(self._make_chart())
         self._fill()
         self._widget: Panel | None = None
@@ -55,6 +56,12 @@ class DataflowPanel(ShowsWidget):
             "<pre style='font-size:11px;max-width:100%;overflow-x:auto'>"
             f"{html.escape(code.strip())}</pre>"
         )
+        row = energy_table(c["layer"].value).loc[c["dataflow"].value]
+        self._status.value = html.escape(
+            f"{c['dataflow'].value}: {int(row['pes_used'])} PEs in use "
+            f"({row['pe_utilisation']:.0%} of the array), {int(row['cycles']):,} cycles = "
+            f"{row['latency_ms']:g} ms, {row['total']:g} µJ"
+        )
 
     def update(self) -> Any:
         """Redraw the nest and the chart with the current controls; returns the chart."""
@@ -68,6 +75,11 @@ class DataflowPanel(ShowsWidget):
         return self._chart.chart
 
     @property
+    def status_text(self) -> str:
+        """The PEs, cycles, latency and energy line shown for the chosen dataflow (HTML)."""
+        return str(self._status.value)
+
+    @property
     def nest_html(self) -> str:
         """The loop nest shown (HTML)."""
         return str(self._nest.value)
@@ -79,8 +91,8 @@ class DataflowPanel(ShowsWidget):
             c = self.controls
             wrap = widgets.Layout(display="flex", flex_flow="row wrap", width="100%")
             self._widget = Panel(
-                [widgets.HBox([c["layer"], c["dataflow"]], layout=wrap), self._nest,
-                 self._chart.widget],
+                [widgets.HBox([c["layer"], c["dataflow"]], layout=wrap), self._status,
+                 self._nest, self._chart.widget],
                 charts=lambda: (self._chart.chart,),
                 caption=lambda: f"{c['layer'].value}, {c['dataflow'].value}",
                 layout=widgets.Layout(width="100%", max_width="100%"),

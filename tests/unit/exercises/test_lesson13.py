@@ -6,19 +6,42 @@ from workbench.errors import WorkbenchError
 from workbench.exercises import lesson13
 from workbench.hw import load_hardware
 from workbench.report.charts.dataflow import energy_by_level_chart
-from workbench.scheduling.loopnest import DATAFLOWS, access_words, loop_nest
+from workbench.scheduling.loopnest import DATAFLOWS, access_words, cost, loop_nest
 from workbench.ui.dataflow_panel import DataflowPanel
 
 
 def test_energy_is_words_times_pj_per_byte():
     hw = load_hardware("eyeriss")
     table = lesson13.energy_table("alexnet conv3")
-    words = access_words(loop_nest(lesson13.LAYERS["alexnet conv3"], "row_stationary", hw))
+    nest = loop_nest(lesson13.LAYERS["alexnet conv3"], "row_stationary", hw)
+    words = access_words(nest, hw)
     want = words["dram"] * 2 * hw.offchip.energy_pj_per_byte / 1e6
     assert table.loc["row_stationary", "dram"] == pytest.approx(want, abs=1e-3)
     assert list(table.index) == list(DATAFLOWS)
-    assert (table[["mac", "spad", "glb", "dram"]] >= 0).all().all()
+    assert (table[["mac", "spad", "noc", "glb", "dram"]] >= 0).all().all()
     assert ((table["utilisation"] > 0) & (table["utilisation"] <= 1)).all()
+    c = cost(nest, hw)
+    assert table.loc["row_stationary", "cycles"] == c.cycles
+    assert table.loc["row_stationary", "pes_used"] == c.pes_used
+
+
+def test_conv1_runs_at_stride_4_and_the_table_shows_pe_use():
+    assert lesson13.LAYERS["alexnet conv1"].U == 4
+    table = lesson13.energy_table("alexnet conv1")
+    pes = table.loc["weight_stationary", "pes_used"]
+    assert table.loc["weight_stationary", "pe_utilisation"] == pytest.approx(pes / 168, abs=1e-3)
+    text = str(lesson13.utilisation_claim(table, "alexnet conv1"))
+    assert f"weight_stationary uses {int(pes)} of 168 PEs" in text
+    assert f"Fastest: **{table['cycles'].idxmin()}**" in text
+    assert f"lowest energy: **{table['total'].idxmin()}**" in text
+
+
+def test_hand_count_exercise():
+    # for k in 2: for p in 3 with a 1-word buffer: W changes twice, I every iteration
+    assert lesson13.check_hand_count(2 + 6).passed
+    wrong = lesson13.check_hand_count(12)
+    assert not wrong.passed
+    assert "8" not in repr(wrong)
 
 
 def test_claim_follows_the_table():
@@ -56,7 +79,10 @@ def test_chart_rejects_bad_energy_and_panel_redraws():
     panel.controls["layer"].value = "alexnet conv1"
     assert panel.nest_html != nest
     assert panel.chart.to_dict() != chart
+    status = panel.status_text
     panel.controls["dataflow"].value = "weight_stationary"
+    assert panel.status_text != status
+    assert "of the array" in panel.status_text
     assert "weight_stationary" in str(panel.chart.to_dict()["encoding"]["opacity"])
 
 
@@ -67,4 +93,15 @@ def test_profile_claim_reads_the_profile():
     assert f"= {me.native_tile_m * me.native_tile_n} PEs" in text
     ratio = hw.offchip.energy_pj_per_byte / hw.memory[0].energy_pj_per_byte
     assert f"DRAM x{ratio:g}" in text
-    assert list(lesson13.profile_table().index) == ["spad", "glb", "dram"]
+    table = lesson13.profile_table()
+    assert list(table.index) == ["ifmap_spad", "filter_spad", "psum_spad", "noc", "glb", "dram"]
+    assert list(table.loc[["ifmap_spad", "filter_spad", "psum_spad"], "capacity_words"]) == [
+        12, 224, 24
+    ]  # fmt: skip
+
+
+def test_chart_keeps_table_order_and_short_ticks():
+    spec = lesson13.energy_chart("alexnet conv1").to_dict()
+    assert spec["encoding"]["y"]["sort"] == list(DATAFLOWS)
+    assert spec["encoding"]["x"]["axis"]["format"] == "~s"
+    assert "noc" in spec["encoding"]["color"]["scale"]["domain"]

@@ -12,7 +12,7 @@ from workbench.errors import WorkbenchError
 __all__ = ["LEVEL_ORDER", "energy_by_level_chart"]
 
 #: Stack order, innermost first; MAC is the arithmetic itself.
-LEVEL_ORDER = ("mac", "spad", "glb", "dram")
+LEVEL_ORDER = ("mac", "spad", "noc", "glb", "dram")
 
 
 def energy_by_level_chart(
@@ -46,8 +46,17 @@ def energy_by_level_chart(
         .transform_calculate(order=f"indexof({list(LEVEL_ORDER)!r}, datum.level)")
         .mark_bar()
         .encode(
-            y=alt.Y("dataflow:N", title=None),
-            x=alt.X("energy_uj:Q", stack="zero", title="energy per layer (µJ)"),
+            # dataflows in the order the rows give them (the table's), not alphabetical
+            y=alt.Y(
+                "dataflow:N", title=None, sort=list(dict.fromkeys(r["dataflow"] for r in rows))
+            ),
+            # few, short ticks: long labels such as "2,000" ran into each other at 420 px
+            x=alt.X(
+                "energy_uj:Q",
+                stack="zero",
+                title="energy per layer (µJ)",
+                axis=alt.Axis(tickCount=5, format="~s", labelOverlap=True),
+            ),
             color=alt.Color(
                 "level:N",
                 scale=alt.Scale(domain=list(LEVEL_ORDER), scheme="tableau10"),
