@@ -197,7 +197,9 @@ def validate(
         # kernel (a calibration costs ~2 s of CPU; the full run's per-kernel probes dominate).
         per_kernel = probing and not quick
         calibrations = 1 if quick else 3
-        base = best_of([_calibrate(light=False) for _ in range(calibrations)]) if probing else hw
+        base: Hardware = (
+            best_of([_calibrate(light=False) for _ in range(calibrations)]) if hw is None else hw
+        )
         runs = []
         for case, build, options in cases:
             graph = build()

@@ -168,7 +168,7 @@ def test_workload_change_reads_without_none():
     assert not re.search(r"[bsc]None|\bNone\b", md)
 
 
-def test_provenance_and_relative_reproducers(tmp_path, compound):
+def test_provenance_and_relative_reproducers(tmp_path, compound, monkeypatch):
     from workbench import __version__
     from workbench.cli import main
 
@@ -192,7 +192,7 @@ def test_provenance_and_relative_reproducers(tmp_path, compound):
     assert base.tags.hardware.hardware_hash in md
     commit = re.search(r"git commit \(this pack\) \| ([0-9a-f]{40}|not a checkout) \|", md)
     assert commit is not None
-    os.chdir(out_dir)  # the commands resolve from the pack's folder
+    monkeypatch.chdir(out_dir)  # the commands resolve from the pack's folder
     assert os.path.exists(os.path.join("..", "runs", "b.json"))
 
 
