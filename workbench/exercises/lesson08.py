@@ -6,18 +6,22 @@ all computed by the mapper on a hardware profile.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
 
+from workbench.errors import WorkbenchError
 from workbench.exercises._check import CheckResult, compare
 from workbench.exercises._claims import BOTTLENECK_SYNONYMS, Claim
 from workbench.exercises._shared import hardware, mapping
 from workbench.models import build_graph
 from workbench.models.presets import PRESETS
 from workbench.options import MapOptions
-from workbench.platform.fit import fit_check, kv_bytes_per_token
+from workbench.platform.fit import fit_check, kv_bytes_per_token, setting_refusal
 from workbench.report.charts import roofline_points
 
 __all__ = [
+    "WidgetMove",
     "check_decode_bottleneck",
     "check_kv_bytes",
     "fit_claim",
@@ -29,6 +33,7 @@ __all__ = [
     "phase_table",
     "roofline_move_table",
     "widget_claim",
+    "widget_moves",
 ]
 
 
@@ -227,6 +232,61 @@ def _moves(a: float, b: float) -> str:
     return f"moves {'right' if r > 1 else 'left'} (x{r:.2g})"
 
 
+@dataclass(frozen=True, slots=True)
+class WidgetMove:
+    """One instruction a lesson gives for the explorer: move ``slider`` from ``start`` to ``end``.
+
+    Attributes:
+        slider: ``seq`` (context, tokens) or ``batch`` (sequences).
+        start: Where the drag starts.
+        end: Where it ends: the farthest power of two towards the wanted end that the explorer
+            accepts for the model (its context length and one chip's memory,
+            :func:`workbench.platform.fit.setting_refusal`).
+        batch: The batch held while ``seq`` moves (or the batch itself).
+        seq: The context held while ``batch`` moves (or the context itself).
+    """
+
+    slider: str
+    start: int
+    end: int
+    batch: int
+    seq: int
+
+    def settings(self) -> tuple[tuple[int, int], tuple[int, int]]:
+        """The two ``(batch, context)`` settings the move goes between."""
+        if self.slider == "seq":
+            return (self.batch, self.start), (self.batch, self.end)
+        return (self.start, self.seq), (self.end, self.seq)
+
+
+def _farthest(model: str, hw: str, slider: str, start: int, want: int, held: int) -> int:
+    """The largest power of two in ``(start, want]`` the explorer accepts, else a refusal."""
+    hwo = hardware(hw)
+    ends = [2**i for i in range(20) if start < 2**i <= want]
+    for end in reversed(ends):
+        batch, seq = (held, end) if slider == "seq" else (end, held)
+        if not setting_refusal(model, hwo, phase="decode", batch=batch, seq=seq):
+            return end
+    batch, seq = (held, start * 2) if slider == "seq" else (start * 2, held)
+    why = setting_refusal(model, hwo, phase="decode", batch=batch, seq=seq)
+    raise WorkbenchError(f"no {slider} drag from {start} is reachable for {model} on {hw}: {why}")
+
+
+def widget_moves(model: str, hw: str, *, batch: int = 8) -> tuple[WidgetMove, WidgetMove]:
+    """The two drags the roofline sentence instructs, clipped to what the explorer accepts.
+
+    The sentence asks for context 512 -> 8,192 at ``batch`` and batch 1 -> 64 at context 2,048;
+    a model with a shorter context, or a chip that cannot hold the KV cache, gets the farthest
+    reachable end instead, so every instruction is one the widget carries out.
+    """
+    seq_end = _farthest(model, hw, "seq", 512, 8192, batch)
+    batch_end = _farthest(model, hw, "batch", 1, 64, 2048)
+    return (
+        WidgetMove("seq", 512, seq_end, batch, 512),
+        WidgetMove("batch", 1, batch_end, 1, 2048),
+    )
+
+
 def widget_claim(model: str, hw: str, *, batch: int = 8) -> Claim:
     """What the explorer's roofline does when you drag context and batch in decode.
 
@@ -236,26 +296,27 @@ def widget_claim(model: str, hw: str, *, batch: int = 8) -> Claim:
         batch: The batch the seq drag happens at.
 
     Returns:
-        Markdown sentences computed from :func:`roofline_move_table` (context 512 -> 8192 at
-        ``batch``; batch 1 -> 64 at context 2048).
+        Markdown sentences computed from :func:`roofline_move_table` at exactly the settings of
+        :func:`widget_moves` (each accepted by the explorer's own check).
     """
-    t = roofline_move_table(
-        model, hw, settings=((batch, 512), (batch, 8192), (1, 2048), (64, 2048))
-    )
+    seq_move, batch_move = widget_moves(model, hw, batch=batch)
+    (s0, s1), (b0, b1) = seq_move.settings(), batch_move.settings()
+    t = roofline_move_table(model, hw, settings=(s0, s1, b0, b1))
     a = t.loc["attn.sdpa"]
     g = t.loc["mlp.up_proj"]
-    seq_a = _moves(a.loc[(batch, 512), "intensity"], a.loc[(batch, 8192), "intensity"])
-    seq_g = _moves(g.loc[(batch, 512), "intensity"], g.loc[(batch, 8192), "intensity"])
-    grow = a.loc[(batch, 8192), "time_us"] / a.loc[(batch, 512), "time_us"]
-    b_a = _moves(a.loc[(1, 2048), "intensity"], a.loc[(64, 2048), "intensity"])
-    b_g = _moves(g.loc[(1, 2048), "intensity"], g.loc[(64, 2048), "intensity"])
+    seq_a = _moves(a.loc[s0, "intensity"], a.loc[s1, "intensity"])
+    seq_g = _moves(g.loc[s0, "intensity"], g.loc[s1, "intensity"])
+    grow = a.loc[s1, "time_us"] / a.loc[s0, "time_us"]
+    b_a = _moves(a.loc[b0, "intensity"], a.loc[b1, "intensity"])
+    b_g = _moves(g.loc[b0, "intensity"], g.loc[b1, "intensity"])
     return Claim(
-        f"Drag **seq** from 512 to 8192 at batch {batch}: the attention point {seq_a} on the "
-        f"roofline (intensity {a.loc[(batch, 8192), 'intensity']:g} FLOP/byte: every cached "
-        "token brings its FLOPs and its bytes), but its time grows "
+        f"Drag **seq** from {seq_move.start:,} to {seq_move.end:,} at batch {batch}: the "
+        f"attention point {seq_a} on the roofline (intensity {a.loc[s1, 'intensity']:g} "
+        "FLOP/byte: every cached token brings its FLOPs and its bytes), but its time grows "
         f"x{grow:.3g} (watch the time-by-layer-type bars); the `up_proj` point {seq_g}. "
-        f"Raise **batch** from 1 to 64: `up_proj` {b_g} (more tokens share each weight read), "
-        f"attention {b_a} (each sequence reads its own cache)."
+        f"Raise **batch** from 1 to {batch_move.end} at seq {batch_move.seq:,}: `up_proj` {b_g} "
+        f"(more tokens share each weight read), attention {b_a} (each sequence reads its own "
+        "cache)."
     )
 
 
@@ -278,7 +339,14 @@ def check_kv_bytes(
 def check_decode_bottleneck(
     answer: str, *, model: str, hw: str, context: int, strict: bool | None = None
 ) -> CheckResult:
-    """Check the bottleneck class of the first decode attention kernel at ``context``."""
+    """Check the bottleneck class of the first decode attention kernel at ``context``.
+
+    The setting must be one the explorer accepts (the model's context length, one chip's
+    memory): an exercise never asks about a step the widget would refuse.
+    """
+    why = setting_refusal(model, hardware(hw), phase="decode", batch=1, seq=context)
+    if why:
+        raise WorkbenchError(f"check_decode_bottleneck: {why}")
     m = mapping(model, hw, phase="decode", batch=1, seq=context)
     expected = m.kernel("layers.0.attn.sdpa").cost.bottleneck
     return compare(

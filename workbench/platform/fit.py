@@ -26,7 +26,7 @@ from workbench.ir.dtypes import dtype_info
 from workbench.models import build_graph
 from workbench.models.presets import PRESETS
 
-__all__ = ["FitReport", "fit_check", "kv_bytes_per_token", "max_kv_tokens"]
+__all__ = ["FitReport", "fit_check", "kv_bytes_per_token", "max_kv_tokens", "setting_refusal"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -194,3 +194,41 @@ def max_kv_tokens(report: FitReport, model: str, dtype: str = "bf16") -> int | N
         return None
     free = report.capacity_bytes - report.weights_bytes - report.activation_bytes
     return max(0, free // per_token)
+
+
+def setting_refusal(
+    model: str, hw: Hardware, *, phase: str, batch: int, seq: int, dtype: str = "bf16"
+) -> str:
+    """Why a (model, batch, seq) setting has no meaningful step time on ``hw`` ('' when it has one).
+
+    One check for every place that offers a setting (the explorer's sliders, a lesson's
+    instruction "drag seq to N"): the model's context length, then the memory fit of
+    :func:`fit_check` (weights + KV cache + activations against one chip's off-chip capacity).
+
+    Args:
+        model: Preset name.
+        hw: Platform.
+        phase: ``prefill`` or ``decode`` (names the limit: prompt or context).
+        batch: Sequences resident at once.
+        seq: Prompt or context length, tokens.
+        dtype: Activation, weight and KV format.
+
+    Returns:
+        One line naming the limit and the numbers (binary units), or ''.
+    """
+    cfg = PRESETS.get(model)
+    limit = getattr(cfg, "max_seq", 0) or 0
+    if limit and seq > limit:
+        what = "context" if phase == "decode" else "prompt"
+        return f"{what} of {seq:,} tokens exceeds {model}'s context length of {limit:,} tokens"
+    try:
+        fit = fit_check(model, hw, batch=batch, context=seq, dtype=dtype)
+    except WorkbenchError:
+        return ""
+    if fit.fits:
+        return ""
+    return (
+        f"does not fit on one {hw.name}: weights {fmt_capacity(fit.weights_bytes)} + KV cache "
+        f"{fmt_capacity(fit.kv_bytes)} + activations {fmt_capacity(fit.activation_bytes)} > "
+        f"{fmt_capacity(fit.capacity_bytes)}"
+    )

@@ -14,15 +14,14 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from workbench._format import fmt_capacity, fmt_time
+from workbench._format import fmt_time
 from workbench.errors import WorkbenchError
 from workbench.hw import list_hardware, load_hardware
 from workbench.hw.schema import Hardware
 from workbench.mapper import ModelMapping, map_model
 from workbench.models import build_graph, list_models
-from workbench.models.presets import PRESETS
 from workbench.options import FUSION_RULES, MapOptions
-from workbench.platform.fit import fit_check
+from workbench.platform.fit import setting_refusal
 from workbench.report.charts import group_name, layer_type_bars, roofline
 from workbench.report.sheet import sheet_rows
 from workbench.ui._live import LiveChart, Panel, ShowsWidget
@@ -55,27 +54,14 @@ def _steps(options: tuple[int, ...], value: int) -> tuple[int, ...]:
 def refusal(model: str, hardware: str, phase: str, batch: int, seq: int, dtype: str) -> str:
     """Why a setting has no meaningful step time ('' when it has one).
 
-    Checks the model's context length and the memory fit (weights + KV cache + activations
-    against the off-chip capacity of one chip), as :func:`workbench.platform.fit.fit_check` does.
+    The explorer's sliders and the lessons' instructions share one check,
+    :func:`workbench.platform.fit.setting_refusal`.
 
     Returns:
         One line naming the limit and the numbers (binary units), or ''.
     """
-    cfg = PRESETS.get(model)
-    limit = getattr(cfg, "max_seq", 0) or 0
-    if limit and seq > limit:
-        what = "context" if phase == "decode" else "prompt"
-        return f"{what} of {seq:,} tokens exceeds {model}'s context length of {limit:,} tokens"
-    try:
-        fit = fit_check(model, _hardware(hardware), batch=batch, context=seq, dtype=dtype)
-    except WorkbenchError:
-        return ""
-    if fit.fits:
-        return ""
-    return (
-        f"does not fit on one {hardware}: weights {fmt_capacity(fit.weights_bytes)} + KV cache "
-        f"{fmt_capacity(fit.kv_bytes)} + activations {fmt_capacity(fit.activation_bytes)} > "
-        f"{fmt_capacity(fit.capacity_bytes)}"
+    return setting_refusal(
+        model, _hardware(hardware), phase=phase, batch=batch, seq=seq, dtype=dtype
     )
 
 
