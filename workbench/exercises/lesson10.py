@@ -11,6 +11,7 @@ from workbench.exercises._claims import Claim
 from workbench.exercises._shared import hardware
 from workbench.models.presets import PRESETS
 from workbench.serving import (
+    TAIL_KNEE_FACTOR,
     LoadPoint,
     batcher_grid,
     find_knee,
@@ -19,6 +20,7 @@ from workbench.serving import (
     saturation_rate,
     simulate,
     sweep_load,
+    tail_knee,
 )
 from workbench.serving.step_time import TableStepTime
 
@@ -120,13 +122,32 @@ def knee_claim(points: tuple[LoadPoint, ...], sla_s: float) -> Claim:
     ok, bad = knee.last_ok, knee.first_break
     if ok is None:
         return Claim(f"Every swept rate breaks the {sla_s:g} s p99 SLA.")
-    text = (
-        f"At a {sla_s:g} s p99 SLA the knee is at **{ok.offered_rate_per_s:.3g} requests/s** "
-        f"offered (p99 {ok.p99_e2e_s:.3g} s)"
+    if bad is None:
+        text = (
+            f"Every swept rate up to **{ok.offered_rate_per_s:.3g} requests/s** meets the "
+            f"{sla_s:g} s p99 SLA (p99 {ok.p99_e2e_s:.3g} s there): the sweep never reached the "
+            "knee, so that rate is a lower bound on capacity, not the knee; sweep higher"
+        )
+    else:
+        text = (
+            f"At a {sla_s:g} s p99 SLA the knee is at **{ok.offered_rate_per_s:.3g} requests/s**"
+            f" offered (p99 {ok.p99_e2e_s:.3g} s); at {bad.offered_rate_per_s:.3g} requests/s "
+            f"the p99 is {bad.p99_e2e_s:.3g} s"
+        )
+    return Claim(text + ". " + _tail_sentence(points))
+
+
+def _tail_sentence(points: tuple[LoadPoint, ...]) -> str:
+    """Where the p99 leaves its low-load level (x :data:`TAIL_KNEE_FACTOR`), as a sentence."""
+    low = min(points, key=lambda p: p.offered_rate_per_s)
+    past = tail_knee(points)
+    rise = f"x{TAIL_KNEE_FACTOR:g} its low-load {low.p99_e2e_s:.3g} s"
+    if past is None:
+        return f"The p99 never rises past {rise} in this sweep: no tail knee was reached."
+    return (
+        f"The p99 leaves its low-load level (past {rise}) at "
+        f"{past.offered_rate_per_s:.3g} requests/s."
     )
-    if bad is not None:
-        text += f"; at {bad.offered_rate_per_s:.3g} requests/s the p99 is {bad.p99_e2e_s:.3g} s"
-    return Claim(text + ".")
 
 
 def tail_claim(points: tuple[LoadPoint, ...]) -> Claim:

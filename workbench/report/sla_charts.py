@@ -66,9 +66,12 @@ def latency_throughput_chart(
     layers: list[Any] = [lines, sla]
     if ok:
         knee = max(ok, key=lambda p: p.offered_rate_per_s)
+        # NOTE: a sweep whose every load meets the SLA has no knee: its last point is marked as
+        # the highest load swept, not as a knee.
+        label = "knee" if len(ok) < len(points) else "highest swept (no knee)"
         kdf = pd.DataFrame([{"throughput": knee.achieved_rate_per_s,
                              "latency_ms": getattr(knee, f"p99_{metric}_s") * 1e3,
-                             "label": "knee"}])  # fmt: skip
+                             "label": label}])  # fmt: skip
         base = alt.Chart(kdf).encode(x="throughput:Q", y="latency_ms:Q")
         layers += [base.mark_point(shape="diamond", size=160, filled=True, color="black"),
                    base.mark_text(dy=-14, fontWeight="bold").encode(text="label:N")]  # fmt: skip

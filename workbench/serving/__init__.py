@@ -27,7 +27,15 @@ from workbench.serving.mapper_steps import (
 )
 from workbench.serving.result import LatencyStats, SimResult
 from workbench.serving.step_time import AnalyticStepTime, StepTimeModel, TableStepTime
-from workbench.serving.sweep import Knee, LoadPoint, find_knee, sweep_image_load, sweep_load
+from workbench.serving.sweep import (
+    TAIL_KNEE_FACTOR,
+    Knee,
+    LoadPoint,
+    find_knee,
+    sweep_image_load,
+    sweep_load,
+    tail_knee,
+)
 from workbench.serving.traces import (
     TRACE_SCHEMA_VERSION,
     list_traces,
@@ -44,6 +52,7 @@ from workbench.serving.workload import (
 )
 
 __all__ = [
+    "TAIL_KNEE_FACTOR",
     "TRACE_SCHEMA_VERSION",
     "AnalyticStepTime",
     "BatchTimeTable",
@@ -74,4 +83,5 @@ __all__ = [
     "step_seconds",
     "sweep_image_load",
     "sweep_load",
+    "tail_knee",
 ]

@@ -18,12 +18,14 @@ from workbench.serving.step_time import StepTimeModel
 from workbench.serving.workload import Workload
 
 __all__ = [
+    "TAIL_KNEE_FACTOR",
     "THROUGHPUT_TOLERANCE",
     "Knee",
     "LoadPoint",
     "find_knee",
     "sweep_image_load",
     "sweep_load",
+    "tail_knee",
 ]
 
 #: A load level keeps up when its sustained completion rate is at least this fraction below its
@@ -31,6 +33,10 @@ __all__ = [
 #: in steady state the two differ only by sampling noise, far below 5% at the default 2,000
 #: requests per level.
 THROUGHPUT_TOLERANCE = 0.05
+#: How far above its low-load level the p99 must rise for the tail to have "left" it: x2.
+#: An assumption (no standard figure exists): at twice the unloaded tail, queueing time equals
+#: the service time itself, the usual reading of where an M/G/1-like queue turns steep.
+TAIL_KNEE_FACTOR = 2.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -261,3 +267,35 @@ def find_knee(
             return dataclasses.replace(knee, last_ok=last_ok, first_break=point)
         last_ok = point
     return dataclasses.replace(knee, last_ok=last_ok)
+
+
+def tail_knee(
+    points: Sequence[LoadPoint], metric: str = "p99_e2e_s", *, factor: float = TAIL_KNEE_FACTOR
+) -> LoadPoint | None:
+    """The lowest load whose tail has left its low-load level: ``metric > factor x`` the lightest.
+
+    The knee of the curve itself, independent of any SLA: below it latency is flat (service
+    time), above it queueing dominates. None when the sweep never reaches it (then the highest
+    swept rate is not a knee, and a lesson or panel must say the sweep stopped short).
+
+    Args:
+        points: Load points (any order).
+        metric: A latency field of :class:`LoadPoint`, seconds.
+        factor: Rise over the lightest load's figure that marks the knee (> 1).
+
+    Returns:
+        The first point past the knee, or None.
+    """
+    if not factor > 1:
+        raise ServingError(f"tail_knee: factor must be > 1, got {factor}")
+    ordered = sorted(points, key=lambda p: p.offered_rate_per_s)
+    if not ordered:
+        return None
+    base = getattr(ordered[0], metric)
+    if base is None:
+        raise ServingError(f"tail_knee: {metric} is not measured for {ordered[0].workload!r}")
+    for point in ordered[1:]:
+        value = getattr(point, metric)
+        if value is not None and value > factor * base:
+            return point
+    return None

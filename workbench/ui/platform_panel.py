@@ -138,9 +138,15 @@ class LatencyPanel(ShowsWidget):
         return latency_throughput_chart(self.points, c["sla_ms"].value / 1e3, title=title)
 
     def _fill(self) -> None:
-        knee = find_knee(self.points, self.controls["sla_ms"].value / 1e3).last_ok
+        found = find_knee(self.points, self.controls["sla_ms"].value / 1e3)
+        knee = found.last_ok
         if knee is None:
             text = "every swept load breaks the SLA"
+        elif found.first_break is None:
+            text = (
+                f"no knee in the swept range: every load up to {knee.offered_rate_per_s:.3g} "
+                f"requests/s meets the SLA (p99 {knee.p99_e2e_s:.3g} s); sweep higher"
+            )
         else:
             text = (
                 f"knee: {knee.offered_rate_per_s:.3g} requests/s offered "

@@ -95,3 +95,29 @@ def test_bad_rates():
         sweep_load([], lambda r: poisson_arrivals(r, 5), AnalyticStepTime())
     with pytest.raises(ServingError, match="rates"):
         sweep_load([-1.0], lambda r: poisson_arrivals(1, 5), AnalyticStepTime())
+
+
+def test_tail_knee_is_where_p99_leaves_its_low_load_level(points):
+    from workbench.serving import TAIL_KNEE_FACTOR, tail_knee
+
+    past = tail_knee(points)
+    low = points[0].p99_e2e_s
+    if past is not None:
+        assert past.p99_e2e_s > TAIL_KNEE_FACTOR * low
+        before = [p for p in points if p.offered_rate_per_s < past.offered_rate_per_s]
+        assert all(p.p99_e2e_s <= TAIL_KNEE_FACTOR * low for p in before)
+    assert tail_knee(points[:1]) is None  # one load has no knee
+    assert tail_knee(points, factor=1e9) is None
+    with pytest.raises(ServingError, match="factor"):
+        tail_knee(points, factor=1.0)
+
+
+def test_a_sweep_that_never_breaks_says_it_found_no_knee(points):
+    from workbench.exercises.lesson10 import knee_claim
+
+    text = knee_claim(points[:2], sla_s=1e9).text
+    assert "never reached the knee" in text
+    assert "lower bound" in text
+    assert "knee is at" not in text
+    broken = knee_claim(points, sla_s=points[1].p99_e2e_s * 1.0001).text
+    assert "knee is at" in broken
