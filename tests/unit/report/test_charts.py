@@ -244,3 +244,15 @@ def test_platform_bars():
     assert {r["metric"] for r in values(spec, spec)} == {"tokens/s", "MFU (%)"}
     with pytest.raises(WorkbenchError, match="row 0 lacks value"):
         C.platform_bars([{"platform": "a", "metric": "m"}])
+
+
+def test_roofline_legends_name_the_profiles_levels():
+    # issue 20: the legend said `dram` where the profile says `hbm`
+    import json
+
+    from workbench.exercises._shared import mapping
+    from workbench.report.charts import roofline
+
+    spec = json.dumps(roofline(mapping("gpt2", "h100-sxm", phase="decode", seq=128)).to_dict())
+    assert '\\"dram\\": \\"dram (hbm)\\"' in spec
+    assert '\\"cache\\": \\"cache (l2)\\"' in spec

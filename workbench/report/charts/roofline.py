@@ -11,6 +11,7 @@ bound by L2 sits on the L2 roof, not the HBM one. Roof line styles are fixed per
 from __future__ import annotations
 
 import functools
+import json
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -162,14 +163,27 @@ def _x_range(points: list[dict[str, Any]], ridges: list[float]) -> tuple[float, 
     return lo, hi
 
 
+def _legend_labels(names: tuple[tuple[str, str], ...]) -> str:
+    """A Vega label expression naming each level kind by the profile's levels: ``dram (hbm)``."""
+    cases = ", ".join(f"{json.dumps(k)}: {json.dumps(f'{k} ({n})' if n != k else k)}"
+                      for k, n in names)  # fmt: skip
+    return f"({{{cases}}})[datum.label] || datum.label"
+
+
 @functools.lru_cache(maxsize=64)
 def _roofline_templates(
-    domain: tuple[str, ...], kinds: tuple[str, ...], unit: str
+    domain: tuple[str, ...],
+    kinds: tuple[str, ...],
+    unit: str,
+    names: tuple[tuple[str, str], ...] = (),
 ) -> tuple[alt.Chart, alt.Chart, alt.Chart]:
     """The three roofline layers without data, built once per (classes, level kinds, unit).
 
     Altair's encoding inference is the slow part of a live update, so it is done once.
+    ``names`` pairs each level kind with the profile's own level names, so the legends say
+    ``hbm`` where the profile does (the kind stays the key that fixes dash and shape).
     """
+    label = _legend_labels(names)
     x = alt.X(
         "intensity:Q",
         scale=alt.Scale(type="log"),
@@ -181,7 +195,7 @@ def _roofline_templates(
         "kind:N",
         title="roof",
         scale=alt.Scale(domain=roof_kinds, range=[LEVEL_DASH[k] for k in roof_kinds]),
-        legend=alt.Legend(orient="bottom", direction="vertical"),
+        legend=alt.Legend(orient="bottom", direction="vertical", labelExpr=label),
     )
     roof = (
         alt.Chart()
@@ -223,7 +237,8 @@ def _roofline_templates(
             shape=alt.Shape("level_kind:N", title="bytes at",
                             scale=alt.Scale(domain=list(kinds),
                                             range=[LEVEL_SHAPE[k] for k in kinds]),
-                            legend=alt.Legend(orient="bottom", direction="vertical")),
+                            legend=alt.Legend(orient="bottom", direction="vertical",
+                                              labelExpr=label)),
             tooltip=tooltip,
         )
     )  # fmt: skip
@@ -252,7 +267,8 @@ def roofline(mapping: ModelMapping, levels: Sequence[str] | None = None) -> alt.
     domain = tuple(sorted({p["bottleneck"] for p in points}))
     kinds = tuple(k for k in LEVEL_SHAPE if k in {hw.level(n).kind for n in names})
     unit = "TOPS" if _is_int(mapping.dtype) else "TFLOP/s"
-    roof_t, ridge_t, kernels_t = _roofline_templates(domain, kinds, unit)
+    level_names = tuple((k, ", ".join(n for n in names if hw.level(n).kind == k)) for k in kinds)
+    roof_t, ridge_t, kernels_t = _roofline_templates(domain, kinds, unit, level_names)
     roof = with_values(roof_t, roofs)
     ridge = with_values(ridge_t, [r for r in roofs if r["ridge"]])
     kernels = with_values(kernels_t, points)
