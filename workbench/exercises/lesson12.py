@@ -22,8 +22,10 @@ __all__ = [
     "SETTINGS",
     "check_first_saturated",
     "check_speedup",
+    "headroom_claim",
     "lens_chart",
     "lens_figure",
+    "queue_claim",
     "serving_claim",
     "trajectory_claim",
     "trajectory_table",
@@ -59,7 +61,7 @@ def trajectory_table(model: str, hw: str, level: str | None = None) -> pd.DataFr
     Returns:
         Index ``step``; columns step_ms, pressure_pct (% of sustained bandwidth at ``level``,
         default off-chip), saturated (pressure >= :data:`SATURATION`), p99_s, serving
-        (``ok``/``sla``/``saturated``).
+        (``ok``/``sla``/``saturated``), gb (bytes moved at ``level`` per step, 1e9 bytes).
     """
     rows = bandwidth_lens_points(
         variants(model, hw),
@@ -77,6 +79,7 @@ def trajectory_table(model: str, hw: str, level: str | None = None) -> pd.DataFr
                 "saturated": bool(r["saturated"]),
                 "p99_s": round(serve[r["variant"]][0], 2),
                 "serving": serve[r["variant"]][1],
+                "gb": round(r["bytes"] / 1e9, 2),
             }
             for r in rows
         ]
@@ -190,3 +193,81 @@ def check_first_saturated(answer: object, *, model: str, hw: str, level: str) ->
 
 
 assert len(TRAJECTORY) >= 5  # the lesson promises a trajectory of at least five steps
+
+
+#: Two steps "keep the bytes" when their bytes at the level differ by less than this fraction.
+SAME_BYTES = 0.02
+
+
+def _kept_bytes(table: pd.DataFrame) -> list[tuple[str, float, float]]:
+    """Each step that kept the bytes and got faster.
+
+    Returns:
+        ``(step, speedup over the step before, bound 1/pressure of the step before)`` tuples.
+    """
+    out = []
+    for i in range(1, len(table)):
+        prev, row = table.iloc[i - 1], table.iloc[i]
+        same = abs(row["gb"] / prev["gb"] - 1) < SAME_BYTES if prev["gb"] else False
+        if same and row["step_ms"] < prev["step_ms"]:
+            out.append(
+                (table.index[i], prev["step_ms"] / row["step_ms"], 100 / prev["pressure_pct"])
+            )
+    return out
+
+
+def headroom_claim(table: pd.DataFrame, level: str) -> Claim:
+    """What the pressure bounds: a change that keeps the bytes wins at most ``1 / pressure``.
+
+    The step time cannot fall below bytes / sustained bandwidth, so at pressure ``p`` a change
+    that moves the same bytes shortens the step by at most ``x 1/p``. Read from
+    :func:`trajectory_table`: the byte-preserving steps of the trajectory, their wins against
+    that bound, and the headroom the last step leaves.
+    """
+    kept = _kept_bytes(table)
+    last = table.iloc[-1]
+    left = 100 / last["pressure_pct"]
+    if kept:
+        wins = join_names([f"{s} x{w:.3g}" for s, w, _ in kept])
+        bounds = join_names([f"x{b:.3g}" for *_, b in kept])
+        within = all(w <= b for _, w, b in kept)
+        first = (
+            f"The steps that kept the bytes at {level} still got faster ({wins}), "
+            f"{'each within' if within else 'not all within'} the bound the step before left "
+            f"({bounds}, 1 / its pressure): saturation does not end byte-preserving wins, it "
+            "caps them. "
+        )
+    else:
+        first = "No step of this trajectory kept the bytes at this level. "
+    return Claim(
+        first + f"At **{table.index[-1]}** {level} sits at {last['pressure_pct']:g} % of its "
+        f"sustained rate: a change that keeps the bytes can win at most **x{left:.3g}** more; "
+        "past that the bytes must go (fusion, smaller formats, a leaner K/V layout) or the "
+        "bandwidth must grow."
+    )
+
+
+def queue_claim(table: pd.DataFrame) -> Claim:
+    """Whether the serving verdict follows the step time (the queue) or the pressure."""
+    bad = table[table["serving"] != "ok"]
+    good = table[table["serving"] == "ok"]
+    rate = SETTINGS["rate_per_s"]
+    if bad.empty or good.empty:
+        verdict = "every step" if good.empty else "no step"
+        return Claim(f"At {rate:g} requests/s {verdict} breaks the tail: nothing to separate.")
+    by_time = bad["step_ms"].min() > good["step_ms"].max()
+    most = table["pressure_pct"].idxmax()
+    pressure = (
+        f"the most pressured step (**{most}**, {table.loc[most, 'pressure_pct']:g} %) is "
+        f"{'unstable' if most in bad.index else 'stable'}"
+    )
+    follows = (
+        f"The unstable steps are the slowest ones (from {bad['step_ms'].min():g} ms a step; "
+        f"the stable ones take at most {good['step_ms'].max():g} ms), and {pressure}: at a "
+        "fixed offered rate the tail is a property of the request queue (arrivals against the "
+        "step's service rate), not of how hard the memory level works."
+        if by_time
+        else f"The unstable steps are not simply the slowest, and {pressure}: read the replay, "
+        "not the lens, for the tail."
+    )
+    return Claim(follows)

@@ -1,10 +1,10 @@
 """The bandwidth lens as a table and a static SVG, for pages that load no chart library.
 
 The same reading as :func:`workbench.report.charts.bandwidth_lens_points` (pressure = achieved
-off-chip bandwidth over the level's peak; the first variant is the ``baseline behaviour``, a
-later one at or above the saturation band an ``unstable tail latency`` risk, any other a
-``tuning candidate``), computed here so the review pack needs neither Altair nor the Vega
-JavaScript (together about 8 s of start-up on 2 cores).
+off-chip bandwidth over the level's peak; readings by
+:func:`workbench.report._lens_rule.lens_label` without a serving replay: baseline,
+``saturated`` or ``headroom left``), computed here so the review pack needs neither Altair
+nor the Vega JavaScript (together about 8 s of start-up on 2 cores).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 
 from workbench._format import fmt_percent, fmt_si
 from workbench.mapper import ModelMapping
+from workbench.report._lens_rule import lens_label
 
 __all__ = ["SATURATION", "lens_rows", "lens_svg"]
 
@@ -35,13 +36,7 @@ def lens_rows(variants: Sequence[tuple[str, ModelMapping]]) -> list[dict[str, An
         moved = m.total.bytes_at(level.name)
         achieved = moved / m.time_s if m.time_s else 0.0
         p = achieved / level.bandwidth_bytes_per_s
-        reading = (
-            "baseline behaviour"
-            if i == 0
-            else "unstable tail latency"
-            if p >= SATURATION
-            else "tuning candidate"
-        )
+        reading = lens_label(i, p, SATURATION, None)
         rows.append(
             {
                 "variant": name,
@@ -72,7 +67,7 @@ def lens_svg(rows: Sequence[dict[str, Any]]) -> str:
     ]
     for i, r in enumerate(rows):
         y = 10 + i * row_h
-        colour = {"baseline behaviour": "#1f77b4", "unstable tail latency": "#d62728"}.get(
+        colour = {"baseline behaviour": "#1f77b4", "saturated": "#ff7f0e"}.get(
             r["reading"], "#2ca02c"
         )
         parts.append(

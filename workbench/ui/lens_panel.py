@@ -9,12 +9,15 @@ as soon as the steps are mapped, and the unstable-step rings follow when the rep
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 import ipywidgets as widgets
 
-from workbench.exercises.lesson12 import lens_chart
+from workbench.errors import WorkbenchError
+from workbench.exercises.lesson12 import SETTINGS, lens_chart
 from workbench.hw import list_hardware, load_hardware
+from workbench.platform.fit import setting_refusal
 from workbench.ui._live import LiveChart, Panel, ShowsWidget, busy
 from workbench.ui.platform_panel import PANEL_MODELS
 
@@ -52,12 +55,28 @@ class LensPanel(ShowsWidget):
             ),
         }
         self._status = widgets.HTML()
+        self._refusal = widgets.HTML()
+        why = self.refusal()
+        if why:
+            raise WorkbenchError(f"LensPanel: {why}")
         self._chart = LiveChart(self._make_chart())
         self._widget: Panel | None = None
         self._relevelling = False
         self.controls["hardware"].observe(self._on_hardware, names="value")
         self.controls["model"].observe(lambda _change: self._on_workload(), names="value")
         self.controls["level"].observe(lambda _change: self._on_level(), names="value")
+
+    def refusal(self) -> str:
+        """Why the current model and hardware have no lens ('' when they have one).
+
+        The same check as ``workbench map`` and the explorer
+        (:func:`workbench.platform.fit.setting_refusal`) at the lesson's batch and context: a
+        model that does not fit one chip is refused with the reason, never drawn.
+        """
+        c = self.controls
+        batch, seq = int(SETTINGS["batch"]), int(SETTINGS["seq"])
+        hw = load_hardware(c["hardware"].value)
+        return setting_refusal(c["model"].value, hw, phase="decode", batch=batch, seq=seq)
 
     def _make_chart(self, *, serving: bool = True) -> Any:
         c = {k: w.value for k, w in self.controls.items()}
@@ -83,6 +102,10 @@ class LensPanel(ShowsWidget):
         """A new model or hardware: map the steps and draw, then replay and mark (seconds)."""
         c = self.controls
         what = f"{c['model'].value} on {c['hardware'].value}"
+        why = self.refusal()
+        self._refusal.value = f"<b>not drawn: {html.escape(why)}</b>" if why else ""
+        if why:
+            return
         controls = list(c.values())
         with busy(self._status, controls, f"mapping the optimisation steps of {what}"):
             self._chart.chart = self._make_chart(serving=False)
@@ -90,9 +113,16 @@ class LensPanel(ShowsWidget):
             self.update()
 
     def update(self) -> Any:
-        """Redraw with the current controls; returns the new chart."""
+        """Redraw with the current controls; returns the new chart (the old one if refused)."""
+        if self.refusal():
+            return self._chart.chart
         self._chart.chart = self._make_chart()
         return self._chart.chart
+
+    @property
+    def refusal_text(self) -> str:
+        """The refusal line shown under the controls (HTML; '' when the lens is drawn)."""
+        return str(self._refusal.value)
 
     @property
     def chart(self) -> Any:
@@ -107,7 +137,7 @@ class LensPanel(ShowsWidget):
             wrap = widgets.Layout(display="flex", flex_flow="row wrap", width="100%")
             self._widget = Panel(
                 [widgets.HBox([c["model"], c["hardware"], c["level"]], layout=wrap),
-                 self._status, self._chart.widget],
+                 self._status, self._refusal, self._chart.widget],
                 charts=lambda: (self._chart.chart,),
                 caption=lambda: f"{c['model'].value} on {c['hardware'].value}, {c['level'].value}",
                 layout=widgets.Layout(width="100%", max_width="100%"),

@@ -51,7 +51,9 @@ def test_lens_chart_marks_unstable_steps_from_the_simulation():
         {"filter": "datum.p99_unstable"} in layer.get("transform", []) for layer in spec["layer"]
     )
     for step in table.index[1:]:
-        want = "unstable tail latency" if table.loc[step, "serving"] != "ok" else "tuning candidate"
+        saturated = table.loc[step, "saturated"]
+        stable = "saturated" if saturated else "headroom left"
+        want = "unstable tail latency" if table.loc[step, "serving"] != "ok" else stable
         assert labels[step] == want
 
 
@@ -92,3 +94,36 @@ def test_panel_model_change_draws_the_lens_first_then_the_same_final_chart():
     assert any("mapping the optimisation steps" in s for s in seen)
     assert any("replaying the serving trace" in s for s in seen)
     assert seen[-1] == ""
+
+
+def test_panel_refuses_a_model_that_does_not_fit_with_the_reason():
+    # issue 20: llama2-7b on tpu-v5e (16 GiB) was drawn with p99 up to 378,573 s
+    import pytest
+
+    from workbench.errors import WorkbenchError
+
+    panel = LensPanel(model="llama2-7b", hardware="h100-sxm", level="hbm")
+    before = panel.chart
+    panel.controls["hardware"].value = "tpu-v5e"
+    assert "does not fit on one tpu-v5e" in panel.refusal_text
+    assert panel.chart is before  # kept, not redrawn with a meaningless step
+    assert panel.update() is before
+    panel.controls["hardware"].value = "h100-sxm"
+    assert panel.refusal_text == ""
+    with pytest.raises(WorkbenchError, match="does not fit"):
+        LensPanel(model="llama2-7b", hardware="tpu-v5e")
+
+
+def test_headroom_and_queue_claims_follow_the_table():
+    table = lesson12.trajectory_table(M, HW, "hbm")
+    text = lesson12.headroom_claim(table, "hbm").text
+    left = 100 / table.iloc[-1]["pressure_pct"]
+    assert f"x{left:.3g}" in text
+    for step, win, bound in lesson12._kept_bytes(table):
+        assert win <= bound
+        assert f"{step} x{win:.3g}" in text
+    queue = lesson12.queue_claim(table).text
+    bad = table[table["serving"] != "ok"]
+    good = table[table["serving"] == "ok"]
+    if len(bad) and len(good) and bad["step_ms"].min() > good["step_ms"].max():
+        assert "property of the request queue" in queue

@@ -1,13 +1,10 @@
 """The bandwidth lens: memory-level pressure across a sequence of optimization variants.
 
-Each variant (baseline, fusion on, tile tuned ...) is placed at its achieved bandwidth at one
-memory level over that level's peak. Near the peak the level is saturated: requests queue, and
-latency grows with load and becomes erratic (the tail). Labels come from the data:
-
-* the first variant is the ``baseline behaviour``;
-* a later variant inside the saturation band (pressure >= ``saturation``) is an
-  ``unstable tail latency`` risk (queueing at a saturated level);
-* any other variant is a ``tuning candidate`` (headroom left at this level).
+Each variant (baseline, fusion on, tile tuned ...) is placed at its pressure at one memory
+level: achieved bandwidth over the level's peak, or over its sustained rate. Readings come from
+the data (:mod:`workbench.report._lens_rule`): the baseline, ``unstable tail latency`` only
+where a serving replay saw it, ``saturated`` in the band (a byte-preserving change has at most
+``1 / pressure`` left), ``headroom left`` below it.
 
 When the caller ran the serving simulation, it passes the variants whose p99 went unstable
 (``unstable=...``): those, and only those, get the ``unstable tail latency`` label, so the
@@ -25,11 +22,9 @@ import altair as alt
 
 from workbench.errors import WorkbenchError
 from workbench.mapper import ModelMapping
+from workbench.report._lens_rule import LENS_LABELS, lens_label
 
 __all__ = ["LENS_LABELS", "bandwidth_lens", "bandwidth_lens_layer_points", "bandwidth_lens_points"]
-
-#: The three labels, in the order of the rules above.
-LENS_LABELS = ("baseline behaviour", "unstable tail latency", "tuning candidate")
 
 
 def _rate(mapping: ModelMapping, level: str, against: str) -> float:
@@ -91,14 +86,7 @@ def bandwidth_lens_points(
         row.update(_pressure(mapping, name, against))
         row["saturated"] = row["pressure"] >= saturation
         row["p99_unstable"] = None if unstable is None else variant in unstable
-        if i == 0:
-            row["label"] = LENS_LABELS[0]
-        elif unstable is not None:
-            row["label"] = LENS_LABELS[1] if variant in unstable else LENS_LABELS[2]
-        elif row["pressure"] >= saturation:
-            row["label"] = LENS_LABELS[1]
-        else:
-            row["label"] = LENS_LABELS[2]
+        row["label"] = lens_label(i, row["pressure"], saturation, row["p99_unstable"])
         rows.append(row)
     return rows
 
@@ -162,16 +150,19 @@ def bandwidth_lens(
         A layered chart: a red band from ``saturation`` to the top, a line through the
         variants, points coloured and shaped by label with the reading as a legend (y axis in %
         of the ``against`` bandwidth); with ``unstable``, a red ring on each unstable variant
-        (the subtitle says so); with ``by_layer_type``, thin grey dashed lines per layer type.
+        (the subtitle says so); with ``by_layer_type``, a thin line per layer type, told apart by
+        colour (in the legend) and marker shape (a static copy shows both).
     """
     rows = bandwidth_lens_points(variants, level, saturation, against=against, unstable=unstable)
     lvl = rows[0]["level"]
     top = max(1.0, max(r["pressure"] for r in rows) * 1.05)
     order = [r["variant"] for r in rows]
+    offchip = variants[0][1].hardware.offchip.name
+    mbu = " = MBU" if lvl == offchip and against == "sustained" else ""  # mapper.mbu's ratio
     x = alt.X("variant:N", sort=order, title="optimization iteration", axis=alt.Axis(labelAngle=0))
     y = alt.Y(
         "pressure_pct:Q",
-        title=f"achieved {lvl} bandwidth (% of {against})",
+        title=f"{lvl} pressure{mbu} (% of {against} bandwidth)",
         scale=alt.Scale(domain=[0, top * 100]),
     )
     band = (
@@ -194,12 +185,16 @@ def bandwidth_lens(
     ]  # fmt: skip
     colour = alt.Color(
         "label:N",
-        scale=alt.Scale(domain=list(LENS_LABELS), range=["#1f77b4", "#d62728", "#2ca02c"]),
+        scale=alt.Scale(
+            domain=list(LENS_LABELS), range=["#1f77b4", "#d62728", "#ff7f0e", "#2ca02c"]
+        ),
         title="reading",
     )
     shape = alt.Shape(
         "label:N",
-        scale=alt.Scale(domain=list(LENS_LABELS), range=["circle", "diamond", "square"]),
+        scale=alt.Scale(
+            domain=list(LENS_LABELS), range=["circle", "diamond", "triangle-up", "square"]
+        ),
         title="reading",
     )
     # NOTE: the reading is a legend (colour and shape), not a text label over each point: six
@@ -208,8 +203,8 @@ def bandwidth_lens(
         x=x, y=y, color=colour, shape=shape, tooltip=tooltip
     )
     subtitle = [
-        f"band: >= {saturation:.0%} of {against} bandwidth (saturated: queueing makes the tail "
-        "latency erratic)"
+        f"band: >= {saturation:.0%} of {against} bandwidth (an assumption): there a change "
+        f"that keeps the bytes has at most x{1 / saturation:.3g} left"
     ]
     if unstable is not None:
         subtitle.append("red ring: the serving replay's p99 is unstable at that step")
@@ -225,11 +220,17 @@ def bandwidth_lens(
         per = bandwidth_lens_layer_points(variants, lvl, against=against)
         layers.insert(1, alt.Chart({"values": per})
                       .transform_calculate(pressure_pct="datum.pressure * 100")
-                      .mark_line(strokeWidth=1, opacity=0.7, color="#7f7f7f",
-                                 point=alt.OverlayMarkDef(color="#7f7f7f", size=12))
-                      .encode(x=x, y=y, strokeDash=alt.StrokeDash("layer_type:N",
-                                                                  title="layer type"),
+                      .mark_line(strokeWidth=1.2, opacity=0.8, point=alt.OverlayMarkDef(size=24))
+                      .encode(x=x, y=y,
+                              color=alt.Color("layer_type:N", title="layer type",
+                                              scale=alt.Scale(scheme="dark2")),
+                              shape=alt.Shape("layer_type:N", legend=None),
                               detail="layer_type:N",
                               tooltip=["variant:N", "layer_type:N",
                                        alt.Tooltip("pressure_pct:Q", format=".1f")]))  # fmt: skip
-    return alt.LayerChart(layer=layers, title=title, width=420, height=300)
+    chart = alt.LayerChart(layer=layers, title=title, width=420, height=300)
+    # NOTE: the layer-type lines and the readings both use colour and shape: separate scales
+    # and legends, or Vega-Lite would merge the two domains into one legend.
+    return chart.resolve_scale(color="independent", shape="independent").resolve_legend(
+        color="independent", shape="independent"
+    )
