@@ -192,17 +192,19 @@ def _graded(got: object, expected: object) -> str:
     r = g / e
     word = "high" if r > 1 else "low"
     big = max(r, 1 / r)
+    # NOTE: the direction and the kind of slip, never the factor itself: "too low by a factor
+    # of 2" hands over the answer (issue 20).
     for factor in (1024**3, 1e9, 1024**2, 1e6, 1024, 1e3):
         if math.isclose(big, factor, rel_tol=0.01):
-            return f"too {word} by a factor of {factor:,.0f}: check the units (B/KiB/GB, s/ms)"
+            return f"too {word}, by a whole unit step: check the units (B/KiB/GB, s/ms)"
     for factor in (2, 4, 8, 3):
         if math.isclose(big, factor, rel_tol=0.02):
-            return f"too {word} by a factor of {factor}: a count or a bytes-per-element is off"
+            return f"too {word}, by a small whole factor: a count or a bytes-per-element is off"
     if big < 1.1:
-        return f"close (within 10 %) but a bit too {word}: check rounding and the exact inputs"
+        return f"close but a bit too {word}: check rounding and the exact inputs"
     if big < 2:
-        return f"too {word} by less than 2x: one term is missing or extra"
-    return f"too {word} by about 10^{round(math.log10(big))}: check the formula and the units"
+        return f"too {word}: one term is missing or extra"
+    return f"too {word}, far off: check the formula and the units"
 
 
 def _strict_default() -> bool:

@@ -34,7 +34,8 @@ def check_first_failing(
         expected,
         hint="walk the kernels in execution order; the first changed group whose class carries "
         "a material share of the regression; look its class up in the ownership table",
-        hint2="the first failing group is listed by triage_scenario(...).first_failing; names "
-        "match without regard to case, spaces or underscores",
+        hint2="compare the group's kernels before and after: did their engine, format, tile, "
+        "count or launch change? That change names the class; names match without regard to "
+        "case, spaces or underscores",
         strict=strict,
     )

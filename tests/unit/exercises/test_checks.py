@@ -176,7 +176,8 @@ def test_wrong_answer_never_prints_the_expected_value_and_hints_are_graded():
     assert len(first.hints) == 1
     assert second.attempt == 2
     assert len(second.hints) == 2
-    assert "too low by a factor of 2" in second.hints[1]
+    assert "too low, by a small whole factor" in second.hints[1]
+    assert "2" not in second.hints[1].split(";")[0]  # the factor itself would give it away
     assert f"{expected:,}" in second.reveal()
     assert f"{expected:,}" in reveal("linear_flops")
     assert f"{expected:,}" in reveal()
