@@ -21,6 +21,7 @@ __all__ = [
     "SATURATION",
     "SETTINGS",
     "check_first_saturated",
+    "check_headroom",
     "check_speedup",
     "headroom_claim",
     "lens_chart",
@@ -189,6 +190,33 @@ def check_first_saturated(answer: object, *, model: str, hw: str, level: str) ->
         hint=f"read pressure_pct against {SATURATION:.0%} of sustained, in step order",
         hint2="the step name as the table's index spells it",
         synonyms={"none": ("no step", "never")},
+    )
+
+
+def check_headroom(
+    answer: object,
+    *,
+    model: str,
+    hw: str,
+    level: str,
+    step: str = "searched tiles",
+    strict: bool | None = None,
+) -> CheckResult:
+    """The largest speedup a change that keeps ``step``'s bytes at ``level`` could still give.
+
+    From first principles: the step cannot take less than bytes / sustained bandwidth, and it
+    takes ``bytes / (pressure x sustained)``, so the bound is ``1 / pressure`` (within 1 %).
+    """
+    rows = bandwidth_lens_points(variants(model, hw), level, SATURATION, against="sustained")
+    pressure = next(r["pressure"] for r in rows if r["variant"] == step)
+    return compare(
+        f"byte-preserving headroom at {step}",
+        answer,
+        1 / pressure,
+        rel_tol=0.01,
+        hint="the step cannot move its bytes faster than the level's sustained rate",
+        hint2="time now = bytes / (pressure x sustained); the floor = bytes / sustained",
+        strict=strict,
     )
 
 

@@ -127,3 +127,10 @@ def test_headroom_and_queue_claims_follow_the_table():
     good = table[table["serving"] == "ok"]
     if len(bad) and len(good) and bad["step_ms"].min() > good["step_ms"].max():
         assert "property of the request queue" in queue
+
+
+def test_headroom_exercise_is_one_over_the_pressure():
+    table = lesson12.trajectory_table(M, HW, "hbm")
+    want = 100 / table.loc["searched tiles", "pressure_pct"]
+    assert lesson12.check_headroom(want, model=M, hw=HW, level="hbm", strict=False)
+    assert not lesson12.check_headroom(want * 1.1, model=M, hw=HW, level="hbm", strict=False)
