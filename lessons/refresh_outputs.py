@@ -20,6 +20,7 @@ def refresh(path: Path, timeout_s: int = 180) -> int:
     """Execute ``path`` in place; strip every output but the checked ones. Returns errors."""
     nb = nbformat.read(path, as_version=4)
     NotebookClient(nb, timeout=timeout_s, store_widget_state=False,
+                   extra_arguments=["--IPKernelApp.log_level=ERROR"],
                    resources={"metadata": {"path": str(LESSONS)}}).execute()  # fmt: skip
     errors = 0
     for cell in nb.cells:

@@ -74,3 +74,15 @@ def test_a_remote_image_in_a_cell_is_refused():
     )
     with pytest.raises(WorkbenchError, match="loads from the network"):
         notebook_html(nb)
+
+
+def test_a_widget_shows_its_static_copy_not_its_text_repr(executed, exported):
+    # issue 20: the page printed `Panel(children=(HBox(...` above the static figure
+    reprs = [
+        o["data"]["text/plain"]
+        for c in executed.cells
+        for o in c.get("outputs", [])
+        if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
+    ]
+    assert reprs  # the executed notebook has the fallback text ...
+    assert "Panel(children" not in exported  # ... and the page does not show it

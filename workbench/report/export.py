@@ -97,6 +97,27 @@ def _check_offline(page: str, what: str = "offline HTML export") -> str:
     return page
 
 
+_WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def _without_widget_text(nb: Any) -> Any:
+    """A copy of ``nb`` whose widget outputs lose their ``text/plain`` fallback.
+
+    Without saved widget state a page cannot draw the live widget, and nbconvert falls back to
+    its text repr (``Panel(children=(HBox(...``) above the static copy the widget emitted
+    itself; the static copy is what the reader should see (issue 20).
+    """
+    import copy
+
+    out = copy.deepcopy(nb)
+    for cell in out.cells:
+        for o in cell.get("outputs", []):
+            data = o.get("data", {})
+            if _WIDGET_VIEW in data:
+                data.pop("text/plain", None)
+    return out
+
+
 def notebook_html(nb: Any, name: str = "Notebook") -> str:
     """A notebook (an ``nbformat`` node) as one HTML page that loads nothing from the network.
 
@@ -117,6 +138,7 @@ def notebook_html(nb: Any, name: str = "Notebook") -> str:
     """
     from nbconvert import HTMLExporter
 
+    nb = _without_widget_text(nb)
     exporter = HTMLExporter(template_name="offline", extra_template_basedirs=[str(TEMPLATES)])
     body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": name}})
     return _check_offline(body, what="notebook export")
@@ -149,7 +171,10 @@ def export_notebook(
     if execute:
         from nbclient import NotebookClient
 
+        # NOTE: the kernel's start-up warning about TCP without encryption concerns a local,
+        # loopback kernel run for the export; it is not the reader's business (issue 20).
         NotebookClient(nb, timeout=300, store_widget_state=False,
+                       extra_arguments=["--IPKernelApp.log_level=ERROR"],
                        resources={"metadata": {"path": str(source.parent)}}).execute()  # fmt: skip
     out = Path(dest)
     _write_atomic(out, notebook_html(nb, name=source.stem).encode())
