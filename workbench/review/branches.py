@@ -176,7 +176,7 @@ def _representative(cand: RunRecord) -> BranchNode:
     from workbench.serving import load_builtin_trace
 
     w = cand.tags.workload
-    q = "is the slice production-like (shape mix, sequence lengths)?"
+    q = "does the slice's length sit inside the production mix (p10..p90 of its lengths)?"
     if w.phase not in ("prefill", "decode"):
         return BranchNode(
             id="representative",
@@ -196,10 +196,12 @@ def _representative(cand: RunRecord) -> BranchNode:
     p10, p50, p90 = (float(v) for v in np.percentile(lengths, (10, 50, 90)))
     n = (w.seq if w.phase == "prefill" else w.context) or 0
     ok = p10 <= n <= p90
+    where = "inside" if ok else "outside"
     evidence = (
-        f"slice {w.phase} at {n} tokens, batch {w.batch}; {_TRACE} "
-        f"{'prompt' if w.phase == 'prefill' else 'context'} lengths p10 {p10:.0f}, "
-        f"p50 {p50:.0f}, p90 {p90:.0f} tokens over {len(trace)} requests; one shape vs a mix"
+        f"slice {w.phase} at {n} tokens, batch {w.batch}: {where} {_TRACE}'s "
+        f"{'prompt' if w.phase == 'prefill' else 'context'} lengths (p10 {p10:.0f}, "
+        f"p50 {p50:.0f}, p90 {p90:.0f} tokens over {len(trace)} requests); it is one shape "
+        "standing in for the mix, not the mix itself"
     )
     return BranchNode(
         id="representative",
