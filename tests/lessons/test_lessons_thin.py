@@ -108,7 +108,22 @@ def test_live_widget_and_exercise_triads(path):
                 f"{path.name}: the cell after exercise cell {i} does not call a check_...()"
             )
             triads += 1
-    assert 2 <= triads <= 3, f"{path.name}: {triads} exercises (want two or three)"
+    # two or three exercises, plus at most one "predict first" committed before the reveal
+    assert 2 <= triads <= 4, f"{path.name}: {triads} exercises (want two to four)"
+
+
+PREDICTS = {"01", "03", "04", "05", "13"}
+
+
+@pytest.mark.parametrize(
+    "path", [p for p in ALL if p.name[:2] in PREDICTS], ids=lambda p: p.name[:2]
+)
+def test_a_prediction_is_committed_before_the_lesson_reveals_it(path):
+    # issue 20: at least one prediction the student commits before the widget or table shows it
+    nb = nbformat.read(path, as_version=4)
+    text = [c.source for c in nb.cells]
+    asks = [i for i, t in enumerate(text) if re.search(r"(?i)predict", t) and "###" in t]
+    assert asks, f"{path.name}: no prediction exercise"
 
 
 @pytest.mark.parametrize("path", ALL, ids=lambda p: p.name[:2])

@@ -269,3 +269,50 @@ def compare(
     if not ok and (_strict_default() if strict is None else strict):
         raise ExerciseError(repr(result).replace("\n", " "))
     return result
+
+
+#: Accepted spellings of the three answers of a "which way does it move?" prediction.
+DIRECTION_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "faster": ("quicker", "shorter", "less time", "down", "lower"),
+    "slower": ("longer", "more time", "up", "higher"),
+    "same": ("unchanged", "no change", "equal", "no effect", "nothing"),
+}
+
+
+def direction(before_s: float, after_s: float, *, same_within: float = 0.005) -> str:
+    """``faster``, ``slower`` or ``same`` (within ``same_within``, a fraction) for two times."""
+    if before_s <= 0 or abs(after_s / before_s - 1) <= same_within:
+        return "same"
+    return "faster" if after_s < before_s else "slower"
+
+
+def check_direction(
+    name: str,
+    answer: object,
+    before_s: float,
+    after_s: float,
+    *,
+    hint: str,
+    hint2: str = "",
+    strict: bool | None = None,
+) -> CheckResult:
+    """A prediction: does the change make the step ``faster``, ``slower`` or the ``same``?
+
+    Args:
+        name: Exercise name.
+        answer: The learner's prediction (one of the three words or a synonym).
+        before_s: Step time before the change, seconds (computed by the library).
+        after_s: Step time after it, seconds.
+        hint: Shown at the first wrong try (what to reason about, not the answer).
+        hint2: Shown from the second try.
+        strict: Raise on a wrong answer.
+    """
+    return compare(
+        name,
+        answer,
+        direction(before_s, after_s),
+        hint=hint,
+        hint2=hint2 or "one of faster, slower, same (within 0.5 %)",
+        synonyms=DIRECTION_SYNONYMS,
+        strict=strict,
+    )

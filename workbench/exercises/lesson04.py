@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from workbench.exercises._check import CheckResult, compare
+from workbench.exercises._check import CheckResult, check_direction, compare
 from workbench.exercises._claims import Claim, join_names
 from workbench.exercises._shared import mapping, mapping_summary
 from workbench.ir import Attention, bytes_for
@@ -13,6 +13,7 @@ from workbench.options import FUSION_RULES, MapOptions
 
 __all__ = [
     "attention_traffic",
+    "check_fusion_effect",
     "check_fusion_savings",
     "check_score_matrix_bytes",
     "flash_claim",
@@ -244,5 +245,28 @@ def check_fusion_savings(
         hint="map twice (rule on, rule off) and subtract total.bytes_at('hbm')",
         hint2="bytes with the rule off minus bytes with it on (MapOptions(fusion=...)); the "
         "result is positive",
+        strict=strict,
+    )
+
+
+def check_fusion_effect(
+    answer: object,
+    *,
+    rule: str,
+    model: str = "llama2-7b",
+    hw: str = "h100-sxm",
+    phase: str = "decode",
+    seq: int = 2048,
+    strict: bool | None = None,
+) -> CheckResult:
+    """A prediction: with fusion ``rule`` switched off, is the step faster, slower or the same?"""
+    on = mapping(model, hw, phase=phase, seq=seq)
+    off = mapping(model, hw, phase=phase, seq=seq, options=MapOptions(disabled_fusion=(rule,)))
+    return check_direction(
+        f"without {rule} ({model} {phase})",
+        answer,
+        on.time_s,
+        off.time_s,
+        hint="what does the rule keep on chip, and does this model have anything for it to fuse?",
         strict=strict,
     )

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.execution.quant import error_metrics, fake_quantize
-from workbench.exercises._check import CheckResult, compare
+from workbench.exercises._check import CheckResult, check_direction, compare
 from workbench.exercises._claims import Claim
 from workbench.exercises._shared import hardware, mapping
 from workbench.ir import Linear
@@ -16,6 +16,7 @@ from workbench.options import MapOptions
 
 __all__ = [
     "FORMATS",
+    "check_format_effect",
     "check_int8_bytes",
     "check_layout_transforms",
     "dtype_claim",
@@ -291,5 +292,29 @@ def check_layout_transforms(
         expected,
         hint="without propagation every conv converts its input and converts its output back",
         hint2="read the transforms column of the layout table for this layout and propagation",
+        strict=strict,
+    )
+
+
+def check_format_effect(
+    answer: object,
+    *,
+    weight_dtype: str,
+    model: str = "llama2-7b",
+    hw: str = "h100-sxm",
+    phase: str = "prefill",
+    seq: int = 2048,
+    strict: bool | None = None,
+) -> CheckResult:
+    """A prediction: with weights in ``weight_dtype`` (activations bf16), faster, slower, same?"""
+    base = mapping(model, hw, phase=phase, seq=seq)
+    quant = mapping(model, hw, phase=phase, seq=seq, options=MapOptions(weight_dtype=weight_dtype))
+    return check_direction(
+        f"{weight_dtype} weights ({model} {phase})",
+        answer,
+        base.time_s,
+        quant.time_s,
+        hint="fewer weight bytes help only where weight bytes set the time; what else does a "
+        "weight-only format add to every GEMM?",
         strict=strict,
     )
