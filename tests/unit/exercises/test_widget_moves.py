@@ -60,3 +60,19 @@ def test_a_batch_drag_stops_where_the_cache_still_fits():
 def test_an_exercise_at_a_refused_setting_is_an_error():
     with pytest.raises(WorkbenchError, match="context length"):
         lesson08.check_decode_bottleneck("compute", model="llama2-7b", hw="h100-sxm", context=8192)
+
+
+@pytest.mark.parametrize(("model", "hw", "batch", "lesson"), CALLS)
+def test_the_explorer_carries_out_every_instructed_drag(model, hw, batch, lesson):
+    # the instruction performed on the lesson's own widget: the chart changes, no refusal
+    from workbench.ui import MappingExplorer
+
+    for move in lesson08.widget_moves(model, hw, batch=batch):
+        (b0, s0), (b1, s1) = move.settings()
+        ex = MappingExplorer(model=model, hardware=hw, phase="decode", batch=b0, seq=s0)
+        before = ex.mapping.time_s
+        slider = ex.controls[move.slider]
+        slider.value = move.end
+        assert ex.error == "", (lesson, move, ex.error)
+        assert (ex.controls["batch"].value, ex.controls["seq"].value) == (b1, s1)
+        assert ex.mapping.time_s != before
