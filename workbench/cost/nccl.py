@@ -47,8 +47,8 @@ _PROTOCOLS = ("LL", "LL128", "Simple")
 
 # NOTE: tuning.cc at the commit above: baseLat[algorithm][protocol] (us) and
 # hwLat[NVLINK][algorithm][protocol] (us per step; NVLS: once per call).
-_BASE_LAT = {"tree": (6.8, 14.0, 0.0), "ring": (6.6, 14.0, 8.4), "nvls": (0.0, 0.0, 0.0)}
-_HOP_LAT = {"tree": (0.6, 1.25, 28.0), "ring": (0.6, 1.9, 3.4), "nvls": (0.0, 0.0, 23.0)}
+_BASE_LAT = {"tree": (6.8, 14.0, 0.0), "ring": (6.6, 14.0, 8.4), "NVLS": (0.0, 0.0, 0.0)}
+_HOP_LAT = {"tree": (0.6, 1.25, 28.0), "ring": (0.6, 1.9, 3.4), "NVLS": (0.0, 0.0, 23.0)}
 
 #: LL protocol's bus-bandwidth cap on one node (llMaxBws[compute capability][one node]), bytes/s.
 LL_CAP_BYTES_PER_S = {"volta": 39.0e9, "ampere": 87.7e9, "hopper": 87.7e9}
@@ -59,7 +59,7 @@ class NcclChoice:
     """The pair NCCL's model picks and what it predicts.
 
     Attributes:
-        algorithm: ``ring``, ``tree`` or ``nvls``.
+        algorithm: ``ring``, ``tree`` or ``NVLS``.
         protocol: ``LL``, ``LL128`` or ``Simple``.
         time_s: Predicted time of the call, seconds.
         latency_s: Its size-independent part, seconds.
@@ -78,7 +78,7 @@ class NcclChoice:
 
 def _busbw(op: str, algo: str, proto: str, bus: float, ll_cap: float) -> float:
     """Bus bandwidth (bytes/s) one (algorithm, protocol) reaches out of the fabric's ``bus``."""
-    if algo == "nvls":
+    if algo == "NVLS":
         return bus
     if algo == "tree":
         tree = 0.92 * bus
@@ -93,7 +93,7 @@ def _candidates(op: str, in_network: bool) -> list[tuple[str, str]]:
     if op == "all_reduce":
         pairs += [("tree", p) for p in _PROTOCOLS]
         if in_network:
-            pairs.append(("nvls", "Simple"))
+            pairs.append(("NVLS", "Simple"))
     return pairs
 
 
@@ -118,13 +118,13 @@ def nccl_collective_s(
     >>> c.name, round(c.time_s * 1e6, 1)
     ('NCCL ring/LL', 15.9)
     >>> nccl_collective_s("all_reduce", 2**30, 8, 378e9, "hopper", True).name
-    'NCCL nvls/Simple'
+    'NCCL NVLS/Simple'
     """
     ll_cap = LL_CAP_BYTES_PER_S[generation]
     best: NcclChoice | None = None
     for algo, proto in _candidates(op, in_network):
         i = _PROTOCOLS.index(proto)
-        if algo == "nvls":
+        if algo == "NVLS":
             steps, share = 1, 5.0 / 6.0
         elif algo == "tree":
             steps, share = 2 * (chips - 1), 0.5
