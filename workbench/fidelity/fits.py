@@ -163,10 +163,10 @@ def _solve_one(fit: Fit, row: PublishedRow, profiles: Mapping[str, Hardware]) ->
         return _bisect(rate, row.measured_si, 0.0, 1.0)
     if fit.kind == "warp_mma_fraction":
 
-        def rate(f: float) -> float:
+        def warp_rate(f: float) -> float:
             return reproduce(row, _warp(hw, f)).predicted
 
-        return _bisect(rate, row.measured_si, 0.05, 1.0)
+        return _bisect(warp_rate, row.measured_si, 0.05, 1.0)
     return fit_step_overhead(row, hw)
 
 
