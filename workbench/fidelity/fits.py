@@ -42,7 +42,7 @@ from workbench.hw._schema_engines import FormatEfficiency
 from workbench.hw.schema import Hardware
 from workbench.mapper import clear_cache
 
-__all__ = ["FITS", "Fit", "FitState", "applied", "solve_fits"]
+__all__ = ["FITS", "Fit", "FitState", "applied", "shipped", "solve_fits"]
 
 _FP8 = "fp8_e4m3"
 _NEMO = "NeMo inference (TensorRT-LLM)"
