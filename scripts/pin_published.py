@@ -1,9 +1,10 @@
-"""Pin every published-corpus row's current prediction (tests/golden/published_pins.json).
+"""Pin each published-corpus row's in-sample and cross-validated error (published_pins.json).
 
 Run it after an intended change to the cost model or the corpus; the golden test
 tests/golden/test_published_corpus.py fails when a prediction moves more than the pinned
-tolerance from its pin, so a model change shows up as a reviewed diff of this file, not as silent
-drift.
+tolerance from its pin (in sample, and predicted without its own publication by the
+leave-one-source-out re-fit, workbench/fidelity/crossval.py), so a model change shows up as a
+reviewed diff of tests/golden/published_pins.json, not as silent drift.
 
     python scripts/pin_published.py            # rewrite the pins
     python scripts/pin_published.py --check    # exit 1 if any pin would change by > tolerance
@@ -18,22 +19,44 @@ import sys
 import tempfile
 from pathlib import Path
 
-from workbench.fidelity import run_corpus
+from workbench.fidelity.crossval import CrossValidation, cross_validate
 
 PINS = Path(__file__).resolve().parents[1] / "tests" / "golden" / "published_pins.json"
 #: Relative move of a prediction that fails the golden test.
 TOLERANCE = 0.03
 
 
-def current() -> dict[str, object]:
-    """The pins document for the model and corpus as they are now."""
-    report = run_corpus()
+def current(cv: CrossValidation | None = None) -> dict[str, object]:
+    """The pins document for the model and corpus as they are now (``cv``: already computed)."""
+    cv = cv or cross_validate()
+    loso = {r.id: r for r in cv.loso.rows}
     return {
-        "schema_version": 1,
+        "schema_version": 2,
         "tolerance": TOLERANCE,
-        "note": "predictions in each row's published unit; rewrite: scripts/pin_published.py",
-        "pins": {r.id: {"predicted": r.predicted, "unit": r.unit} for r in report.rows},
+        "note": "predictions in each row's published unit; error = predicted / measured - 1, "
+        "in sample and leave-one-source-out (loso_); rewrite: scripts/pin_published.py",
+        "pins": {
+            r.id: {
+                "predicted": r.predicted,
+                "error": r.error,
+                "loso_predicted": loso[r.id].predicted,
+                "loso_error": loso[r.id].error,
+                "unit": r.unit,
+            }
+            for r in cv.in_sample.rows
+        },
     }
+
+
+def moves(doc: dict[str, object], old: dict[str, dict[str, float]]) -> list[str]:
+    """Rows whose in-sample or cross-validated prediction moved more than the tolerance."""
+    out = []
+    for rid, pin in doc["pins"].items():  # type: ignore[attr-defined]
+        for key in ("predicted", "loso_predicted"):
+            was = old.get(rid, {}).get(key)
+            if was is None or abs(pin[key] / was - 1) > TOLERANCE:
+                out.append(f"{rid} {key}: {was} -> {pin[key]:.4g}")
+    return out
 
 
 def write(doc: dict[str, object], path: Path) -> None:
@@ -56,12 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     doc = current()
     if args.check:
-        old = json.loads(PINS.read_text(encoding="utf-8"))["pins"]
-        moved = []
-        for rid, pin in doc["pins"].items():  # type: ignore[attr-defined]
-            was = old.get(rid, {}).get("predicted")
-            if was is None or abs(pin["predicted"] / was - 1) > TOLERANCE:
-                moved.append(f"{rid}: {was} -> {pin['predicted']:.4g}")
+        moved = moves(doc, json.loads(PINS.read_text(encoding="utf-8"))["pins"])
         print("\n".join(moved) or "all pins hold")
         return 1 if moved else 0
     write(doc, PINS)

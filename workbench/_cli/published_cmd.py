@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from workbench.errors import WorkbenchError
 
 __all__ = ["validate_published"]
@@ -19,18 +21,37 @@ def validate_published(split: str, fmt: str, chart: str | None) -> int:
         Exit status 0 (errors raise :class:`WorkbenchError`, which the CLI prints with exit 2).
     """
     from workbench.fidelity import run_corpus
+    from workbench.fidelity.crossval import cross_validate
 
     if chart is not None and not chart.lower().endswith((".html", ".svg", ".png")):
         raise WorkbenchError(f"--chart {chart}: use a .html, .svg or .png file")
-    report = run_corpus(split=split)
+    # NOTE: the cross-validated headline needs every row (each fold re-fits on the others), so
+    # it is computed for the whole corpus only.
+    cv = cross_validate() if split == "all" else None
+    report = cv.in_sample if cv is not None else run_corpus(split=split)
     if not report.rows:
         raise WorkbenchError(f"--split {split}: no rows in the corpus")
     if fmt == "json":
-        print(report.to_json())
+        doc = report.as_dict()
+        if cv is not None:
+            doc["cross_validation"] = cv.as_dict()
+        print(json.dumps(doc, indent=1))
     elif fmt == "csv":
         print(report.to_csv(), end="")
     else:
         print(report.table())
+        if cv is not None:
+            print(
+                "\n".join(
+                    [
+                        "",
+                        "== headline: leave-one-source-out cross-validation ==",
+                        *cv.summary_lines(),
+                    ]
+                )
+            )
+        else:
+            print("(leave-one-source-out cross-validation runs with --split all only)")
     if chart is not None:
         from workbench.report.charts.fidelity import fidelity_chart
         from workbench.report.export import save_chart

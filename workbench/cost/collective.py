@@ -23,6 +23,11 @@ pays once, whatever its step count)::
         S_d = S / (n_1 ... n_{d-1})
 
 with ``N = n_1 x ... x n_k`` as near-equal factors (a 2x2 slice for 4 chips on a 2-D torus).
+
+A GPU profile that names its ``interconnect.nccl_generation`` on a switch fabric is costed by
+NCCL's own model instead (workbench/cost/nccl.py): the fastest of ring, tree and NVLS with the
+LL, LL128 and Simple protocols, each with its fixed and per-step latency and its share of the
+bus bandwidth.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from dataclasses import replace
 from workbench._format import fmt_bytes, fmt_time
 from workbench.cost.bottleneck import classify
 from workbench.cost.model import Cost, energy, launch_and_sync
+from workbench.cost.nccl import nccl_collective_s
 from workbench.hw.schema import Hardware
 from workbench.lowering.kernel import Kernel
 from workbench.scheduling.tiling import Tiling
@@ -81,11 +87,24 @@ def _ring(nbytes: float, n: int, hw: Hardware) -> tuple[float, float]:
     return lat + 2 * (n - 1) / n * nbytes / (ic.links * _link_bw(hw)), lat
 
 
+def _nccl(op: str, nbytes: float, n: int, hw: Hardware) -> tuple[float, float, str] | None:
+    """NCCL's own choice and time on a one-node NVLink fabric, or None where it does not apply."""
+    ic = hw.interconnect
+    if ic.nccl_generation is None or ic.topology != "switch":
+        return None
+    bus = ic.links * _link_bw(hw)
+    c = nccl_collective_s(op, nbytes, n, bus, ic.nccl_generation, ic.in_network_reduction)
+    return c.time_s, c.latency_s, c.name
+
+
 def _all_reduce(nbytes: float, n: int, hw: Hardware) -> tuple[float, float, str]:
     """(time, latency part, algorithm) of the all-reduce the fabric runs (see module doc)."""
     ic = hw.interconnect
     b, lat = _link_bw(hw), ic.latency_s
     topo = ic.topology
+    nccl = _nccl("all_reduce", nbytes, n, hw)
+    if nccl is not None:
+        return nccl
     if topo == "switch" and ic.in_network_reduction:
         ring, ring_lat = _ring(nbytes, n, hw)
         nvls_lat = ic.in_network_latency_s + 2 * lat
@@ -128,10 +147,10 @@ def all_reduce_s(nbytes: float, chips: int, hw: Hardware) -> tuple[float, str]:
     >>> from workbench.hw import load_hardware
     >>> t, algo = all_reduce_s(1e9, 8, load_hardware("h100-sxm"))
     >>> algo, round(t * 1e3, 2)
-    ('NVLink-switch in-network reduction (NVLS)', 2.67)
+    ('NCCL NVLS/Simple', 3.2)
     >>> t, algo = all_reduce_s(8192, 8, load_hardware("h100-sxm"))  # a decode step's activations
     >>> algo, round(t * 1e6, 1)
-    ('ring over all links', 15.0)
+    ('NCCL ring/LL', 15.2)
     """
     ic = hw.interconnect
     if chips <= 1:
@@ -150,6 +169,9 @@ def all_gather_s(out_bytes: float, chips: int, hw: Hardware) -> float:
         return 0.0
     if ic.links <= 0 or b <= 0:
         return float("inf")
+    nccl = _nccl("all_gather", out_bytes, n, hw)
+    if nccl is not None:
+        return nccl[0]
     net = (n - 1) / n * out_bytes / (ic.links * b)
     return ic.collective_latency_s + net + (n - 1) * ic.latency_s
 

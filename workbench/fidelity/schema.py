@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
-from workbench.errors import WorkbenchError
+from workbench.fidelity._input import CorpusError, StrictLoader, StrictModel, check_data
 from workbench.fidelity.schema_kinds import CollectiveSetup, EncoderSetup
 
 __all__ = [
@@ -69,14 +69,20 @@ UNITS: dict[str, tuple[str, float]] = {
 }
 
 _SOURCE_KEY = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+_PROFILE_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 
 
-class CorpusError(WorkbenchError):
-    """A corpus file that cannot be read, or a row that does not validate."""
+def _known(name: str) -> str:
+    """``name`` if it is a hardware profile's name (never a path a data file could point at)."""
+    from workbench.hw.loader import list_hardware
+
+    if not _PROFILE_NAME.match(name) or name not in list_hardware():
+        raise ValueError(f"hardware {name!r} is not a known profile (see: workbench hardware)")
+    return name
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class _Model(StrictModel):
+    """Frozen, extra fields refused, booleans never read as numbers."""
 
 
 class GemmSetup(_Model):
@@ -184,6 +190,29 @@ class TrainingSetup(_Model):
     )
 
 
+#: Fields that a model row's kind does not read (workbench/fidelity/reproduce.py): setting one
+#: would change nothing, so it is refused rather than silently ignored.
+_IGNORED: dict[str, frozenset[str]] = {
+    "cnn": frozenset(
+        (
+            "arch",
+            "seq",
+            "output_len",
+            "weight_dtype",
+            "attention_dtype",
+            "tensor_parallel",
+            "recompute",
+            "step_overhead_s",
+            "gqa_kv_sharing",
+        )
+    ),
+    "training": frozenset(
+        ("output_len", "weight_dtype", "attention_dtype", "step_overhead_s", "gqa_kv_sharing")
+    ),
+    "llm": frozenset(("recompute",)),
+}
+
+
 class ModelSetup(_Model):
     """A whole model: a decode step, a prefill, a static-batch serving run, training or a CNN."""
 
@@ -227,6 +256,7 @@ class ModelSetup(_Model):
     step_overhead_s: float | None = Field(
         default=None,
         ge=0.0,
+        le=1.0,  # NOTE: a serving stack's host time per step is micro- to milliseconds
         allow_inf_nan=False,
         description="Host time of that software stack per prefill/decode step outside its "
         "kernels, seconds (a property of the stack, not the chip; sourced, or fitted to one "
@@ -260,6 +290,14 @@ class ModelSetup(_Model):
                 raise ValueError("batch must equal training.micro_batch")
         if self.kind in ("generate", "serving") and self.output_len < 1:
             raise ValueError(f"kind {self.kind!r} needs output_len >= 1")
+        if self.tensor_parallel > self.chips:
+            raise ValueError(
+                f"tensor_parallel {self.tensor_parallel} splits a replica over more chips than "
+                f"the measurement's {self.chips}"
+            )
+        ignored = sorted(self.model_fields_set & _IGNORED.get(self.kind, _IGNORED["llm"]))
+        if ignored:
+            raise ValueError(f"kind {self.kind!r} does not use {', '.join(ignored)}")
         return self
 
 
@@ -274,6 +312,8 @@ class RunSpec(_Model):
 
     hardware: str = Field(description="Hardware profile name of this run (hardware/*.yaml).")
     setup: RunSetup = Field(description="Configuration of this run.")
+
+    _known_hardware = field_validator("hardware")(classmethod(lambda cls, v: _known(v)))
     unit: Literal[tuple(k for k in UNITS if k != "x")] = Field(  # type: ignore[valid-type]
         description="Unit of the metric whose ratio the source reports (e.g. tokens/s)."
     )
@@ -329,6 +369,8 @@ class PublishedRow(_Model):
         description="Software stack measured (a stacks/*.yaml name, e.g. vllm, nccl).",
     )
     setup: Setup = Field(description="Configuration measured, and so reproduced.")
+
+    _known_hardware = field_validator("hardware")(classmethod(lambda cls, v: _known(v)))
     measured: float = Field(gt=0, description="The published figure, in `unit`.")
     unit: Literal[tuple(UNITS)] = Field(description="Unit of `measured`.")  # type: ignore[valid-type]
     expected_bottleneck: Literal["compute", "bandwidth", "overhead", "interconnect"] = Field(
@@ -384,21 +426,6 @@ DEFAULT_PATH = Path(__file__).with_name("data") / "published.yaml"
 EXTRA_DIR = DEFAULT_PATH.with_name("published.d")
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that rejects a key repeated in one mapping."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        """Build a mapping, raising on a duplicate key."""
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=True)
-            if key in seen:
-                line = key_node.start_mark.line + 1
-                raise CorpusError(f"line {line}: duplicate key {key!r}")
-            seen.add(key)
-        return dict(super().construct_mapping(node, deep=deep))
-
-
 def _where(loc: tuple[int | str, ...], data: Any) -> str:
     """``row <id>: field.path`` for a validation error location."""
     parts = list(loc)
@@ -445,9 +472,12 @@ def parse_corpus(text: str, where: str = "corpus") -> Corpus:
         CorpusError: One line naming the file, the row and the field.
     """
     try:
-        data = yaml.load(text, Loader=_StrictLoader)  # NOTE: a SafeLoader subclass
+        data = yaml.load(text, Loader=StrictLoader)  # NOTE: a SafeLoader subclass
+        check_data(data)
     except CorpusError as exc:
         raise CorpusError(f"{where}: {exc}") from None
+    except RecursionError:
+        raise CorpusError(f"{where}: nested too deeply to read") from None
     except yaml.YAMLError as exc:
         raise CorpusError(f"{where}: YAML error: {str(exc).splitlines()[0]}") from None
     if not isinstance(data, dict):

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from workbench.fidelity._input import StrictModel
 
 __all__ = ["BUS_FACTOR", "CollectiveSetup", "EncoderSetup"]
 
@@ -23,8 +25,8 @@ BUS_FACTOR = {
 }
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class _Model(StrictModel):
+    """Frozen, extra fields refused, booleans never read as numbers."""
 
 
 class CollectiveSetup(_Model):

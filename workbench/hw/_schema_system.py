@@ -68,6 +68,10 @@ class Interconnect(_Model):
         ge=0,
         description="Fixed latency of one in-network (NVLS) all-reduce, seconds; where it exceeds the ring's latency, small messages run the ring (the library picks the faster algorithm).",
     )
+    nccl_generation: Literal["volta", "ampere", "hopper"] | None = Field(
+        default=None,
+        description="The row of NCCL's tuning tables (src/graph/tuning.cc) this GPU's collectives use, by compute capability: one-node collectives on a 'switch' fabric are then costed by NCCL's own model, the fastest of ring/tree/NVLS x LL/LL128/Simple (workbench/cost/nccl.py), and collective_latency_s / latency_s are not used for them. None: the fabric does not run NCCL (the generic ring model).",
+    )
     mesh_size: int = Field(
         default=0,
         ge=0,

@@ -225,6 +225,10 @@ def test_all_reduce_runs_the_topologys_algorithm(name, chips, algorithm):
     small, _ = all_reduce_s(16e3, chips, hw)  # decode-sized: latency steps dominate
     ic = hw.interconnect
     bw = ic.bandwidth_bytes_per_s * ic.sustained_fraction
+    if ic.nccl_generation is not None:
+        # NOTE: NCCL's LL protocol (the small-message choice) reaches a quarter of the bus
+        # bandwidth, capped at 87.7 GB/s on one node (workbench/cost/nccl.py)
+        bw = min(87.7e9, bw / 4)
     assert small <= ic.collective_latency_s + 2 * (chips - 1) * ic.latency_s + 2 * 16e3 / bw
 
 

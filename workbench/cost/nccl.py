@@ -1,0 +1,140 @@
+"""NCCL's own cost model of a one-node collective: the (algorithm, protocol) it runs, and its time.
+
+NCCL predicts the time of every (algorithm, protocol) pair it may run and picks the fastest
+(NVIDIA/nccl src/graph/tuning.cc, ncclTopoTuneModel and ncclTopoGetAlgoTime, read at commit
+b6475625fbcaa2c3c0e50eed2fa1255d7514d4a2, release 2.20.3 of 2024-02-13, the generation the
+corpus's nccl-tests measurements ran). This module expresses that model for chips on one NVLink
+fabric; it is used for profiles whose ``interconnect.nccl_generation`` is set.
+
+For ``N`` chips, ``B`` the fabric's bus bandwidth (``links x link_bandwidth x sustained_fraction``,
+the figure NCCL's topology search calls ``nChannels x bwIntra``) and ``S`` bytes::
+
+    time(a, p) = base_lat[a][p] + steps(a) x hop_lat[a][p] + S / algbw(a, p)
+
+* ring: ``steps`` = 2 (N-1) for an all-reduce, N-1 for an all-gather or reduce-scatter;
+  ``algbw = busbw x N / steps``.
+* tree (an all-reduce only; one node is a chain): ``steps`` = 2 (N-1), ``algbw = busbw / 2``.
+* NVLS (an all-reduce reduced in the NVSwitch, Simple protocol only): no per-step latency, a
+  fixed ``hop_lat`` of its own; ``algbw = busbw x 5/6``.
+
+and the bus bandwidth each protocol reaches out of ``B``:
+
+========  ===========================  ===========================  ===================
+protocol  ring                         tree                         what it is
+========  ===========================  ===========================  ===================
+LL        min(LL cap, B / 4) all-       min(LL cap, 0.92 B / 3.8)    8-byte stores, half
+          reduce, B / 3 the others                                   of them flags
+LL128     0.92 B                       0.92 B x 7/9                 128-byte lines, 8 of
+                                                                     them flags
+Simple    B                            0.92 B                       plain copies, a
+                                                                     memory fence per step
+========  ===========================  ===========================  ===================
+
+NVLS's busbw is ``B`` (NCCL: ``nChannels x min(bwIntra, bwInter)`` on one node). The per-channel
+caps NCCL also applies (perChMaxRingLL128Bw, perChMaxTreeBw: 20-39 GB/s a channel) bind only
+with fewer channels than NCCL opens on an NVSwitch node and are left out, as are the tree's
+size-dependent correction factors (a tree never wins on one node in this model).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["LL_CAP_BYTES_PER_S", "NcclChoice", "nccl_collective_s"]
+
+_US = 1e-6
+_PROTOCOLS = ("LL", "LL128", "Simple")
+
+# NOTE: tuning.cc at the commit above: baseLat[algorithm][protocol] (us) and
+# hwLat[NVLINK][algorithm][protocol] (us per step; NVLS: once per call).
+_BASE_LAT = {"tree": (6.8, 14.0, 0.0), "ring": (6.6, 14.0, 8.4), "NVLS": (0.0, 0.0, 0.0)}
+_HOP_LAT = {"tree": (0.6, 1.25, 28.0), "ring": (0.6, 1.9, 3.4), "NVLS": (0.0, 0.0, 23.0)}
+
+#: LL protocol's bus-bandwidth cap on one node (llMaxBws[compute capability][one node]), bytes/s.
+LL_CAP_BYTES_PER_S = {"volta": 39.0e9, "ampere": 87.7e9, "hopper": 87.7e9}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NcclChoice:
+    """The pair NCCL's model picks and what it predicts.
+
+    Attributes:
+        algorithm: ``ring``, ``tree`` or ``NVLS``.
+        protocol: ``LL``, ``LL128`` or ``Simple``.
+        time_s: Predicted time of the call, seconds.
+        latency_s: Its size-independent part, seconds.
+    """
+
+    algorithm: str
+    protocol: str
+    time_s: float
+    latency_s: float
+
+    @property
+    def name(self) -> str:
+        """Readable label, e.g. ``NCCL ring/LL128``."""
+        return f"NCCL {self.algorithm}/{self.protocol}"
+
+
+def _busbw(op: str, algo: str, proto: str, bus: float, ll_cap: float) -> float:
+    """Bus bandwidth (bytes/s) one (algorithm, protocol) reaches out of the fabric's ``bus``."""
+    if algo == "NVLS":
+        return bus
+    if algo == "tree":
+        tree = 0.92 * bus
+        return {"LL": min(ll_cap, tree / 3.8), "LL128": tree * 7 / 9, "Simple": tree}[proto]
+    if proto == "LL":
+        return min(ll_cap, bus / (4.0 if op == "all_reduce" else 3.0))
+    return 0.92 * bus if proto == "LL128" else bus
+
+
+def _candidates(op: str, in_network: bool) -> list[tuple[str, str]]:
+    pairs = [("ring", p) for p in _PROTOCOLS]
+    if op == "all_reduce":
+        pairs += [("tree", p) for p in _PROTOCOLS]
+        if in_network:
+            pairs.append(("NVLS", "Simple"))
+    return pairs
+
+
+def nccl_collective_s(
+    op: str, nbytes: float, chips: int, bus_bytes_per_s: float, generation: str, in_network: bool
+) -> NcclChoice:
+    """The fastest (algorithm, protocol) by NCCL's model, and its time.
+
+    Args:
+        op: ``all_reduce``, ``all_gather`` or ``reduce_scatter``.
+        nbytes: Bytes of the call as NCCL counts them (an all-reduce's buffer; an all-gather's
+            whole output), bytes.
+        chips: Ranks on the node (>= 2).
+        bus_bytes_per_s: The fabric's bus bandwidth ``B``, bytes/s (> 0).
+        generation: ``volta``, ``ampere`` or ``hopper`` (NCCL's tuning row).
+        in_network: Whether the switch reduces (NVLS is a candidate).
+
+    Returns:
+        The :class:`NcclChoice` of least predicted time.
+
+    >>> c = nccl_collective_s("all_reduce", 32768, 8, 252e9, "ampere", False)
+    >>> c.name, round(c.time_s * 1e6, 1)
+    ('NCCL ring/LL', 15.9)
+    >>> nccl_collective_s("all_reduce", 2**30, 8, 378e9, "hopper", True).name
+    'NCCL NVLS/Simple'
+    """
+    ll_cap = LL_CAP_BYTES_PER_S[generation]
+    best: NcclChoice | None = None
+    for algo, proto in _candidates(op, in_network):
+        i = _PROTOCOLS.index(proto)
+        if algo == "NVLS":
+            steps, share = 1, 5.0 / 6.0
+        elif algo == "tree":
+            steps, share = 2 * (chips - 1), 0.5
+        else:
+            steps = 2 * (chips - 1) if op == "all_reduce" else chips - 1
+            share = chips / steps
+        lat = (_BASE_LAT[algo][i] + steps * _HOP_LAT[algo][i]) * _US
+        algbw = _busbw(op, algo, proto, bus_bytes_per_s, ll_cap) * share
+        t = lat + nbytes / algbw
+        if best is None or t < best.time_s:
+            best = NcclChoice(algorithm=algo, protocol=proto, time_s=t, latency_s=lat)
+    assert best is not None
+    return best

@@ -1,0 +1,144 @@
+"""Defensive reading of corpus files: the YAML loader and the checks before the schema sees data.
+
+Every problem becomes one :class:`CorpusError` line (issue 19, "Bad input to the corpus"):
+
+* a key repeated in one mapping, or a key that is not a plain scalar (a list or mapping key);
+* a YAML 1.1 base-60 number (``1:30`` would load as 90): quote it or write the number;
+* nesting deeper than :data:`MAX_DEPTH` levels (a corpus row is at most a few levels deep);
+* a number beyond :data:`MAX_MAGNITUDE` (``10**30`` would overflow the runner's arithmetic),
+  or a float that is not finite;
+* a boolean where the schema wants a number (:class:`StrictModel`).
+"""
+
+from __future__ import annotations
+
+import math
+import typing
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from workbench.errors import WorkbenchError
+
+__all__ = ["MAX_DEPTH", "MAX_MAGNITUDE", "CorpusError", "StrictLoader", "StrictModel", "check_data"]
+
+#: Deepest nesting a corpus document may have (a ratio row's setup is 5 levels down).
+MAX_DEPTH = 16
+#: Largest magnitude of any number in a corpus file: no count, byte size or published figure of
+#: the corpus comes near it (the largest are nccl-tests messages of ~1.7e10 bytes).
+MAX_MAGNITUDE = 1e15
+
+
+class CorpusError(WorkbenchError):
+    """A corpus file that cannot be read, or a row that does not validate."""
+
+
+class StrictLoader(yaml.SafeLoader):
+    """SafeLoader that rejects repeated keys, non-scalar keys and base-60 numbers."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        """Build a mapping, raising on a duplicate or a non-scalar key."""
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            line = key_node.start_mark.line + 1
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise CorpusError(
+                    f"line {line}: a mapping key must be a plain name, not a list or map"
+                )
+            key = self.construct_object(key_node, deep=True)
+            if key in seen:
+                raise CorpusError(f"line {line}: duplicate key {key!r}")
+            seen.add(key)
+        return dict(super().construct_mapping(node, deep=deep))
+
+    def _no_base60(self, node: yaml.ScalarNode) -> None:
+        if ":" in str(node.value):
+            line = node.start_mark.line + 1
+            raise CorpusError(
+                f"line {line}: {node.value!r} is a YAML 1.1 base-60 number; quote it or write "
+                "the number"
+            )
+
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
+        """An integer, refusing the base-60 form."""
+        self._no_base60(node)
+        return int(super().construct_yaml_int(node))
+
+    def construct_yaml_float(self, node: yaml.ScalarNode) -> float:
+        """A float, refusing the base-60 form."""
+        self._no_base60(node)
+        return float(super().construct_yaml_float(node))
+
+
+StrictLoader.add_constructor("tag:yaml.org,2002:int", StrictLoader.construct_yaml_int)
+StrictLoader.add_constructor("tag:yaml.org,2002:float", StrictLoader.construct_yaml_float)
+
+
+def _number_problem(v: float) -> str | None:
+    if isinstance(v, float) and not math.isfinite(v):
+        return f"{v} is not a finite number"
+    if abs(v) > MAX_MAGNITUDE:
+        return f"{v:.3g} is beyond the largest figure a corpus row may hold ({MAX_MAGNITUDE:.0e})"
+    return None
+
+
+def check_data(data: Any) -> None:
+    """Walk a loaded document (without recursion) for depth, key and number problems.
+
+    Raises:
+        CorpusError: The first problem, naming its path (``rows[3].setup.m``).
+    """
+    stack: list[tuple[Any, str, int]] = [(data, "", 0)]
+    while stack:
+        node, path, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise CorpusError(f"{path or 'document'}: nested deeper than {MAX_DEPTH} levels")
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if not isinstance(k, str):
+                    raise CorpusError(f"{path or 'document'}: key {k!r} is not a name")
+                stack.append((v, f"{path}.{k}" if path else k, depth + 1))
+        elif isinstance(node, list):
+            stack.extend((v, f"{path}[{i}]", depth + 1) for i, v in enumerate(node))
+        elif isinstance(node, int | float) and not isinstance(node, bool):
+            problem = _number_problem(node)
+            if problem:
+                raise CorpusError(f"{path}: {problem}")
+
+
+def _numeric(annotation: Any) -> bool:
+    """Whether a field's type is a number (int or float, optionally None)."""
+    if annotation in (int, float):
+        return True
+    args = typing.get_args(annotation)
+    return (
+        bool(args)
+        and all(a in (int, float, type(None)) for a in args)
+        and bool({int, float} & set(args))
+    )
+
+
+class StrictModel(BaseModel):
+    """Frozen, ``extra="forbid"``, and a boolean is never taken for a number."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_boolean_numbers(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for name, field in cls.model_fields.items():
+                v = data.get(name)
+                if not _numeric(field.annotation):
+                    continue
+                if isinstance(v, bool):
+                    raise ValueError(f"{name}: {v} is a boolean, not a number")
+                if isinstance(v, str):  # NOTE: YAML 1.1 reads 1e300 (no dot) as text
+                    try:
+                        problem = _number_problem(float(v))
+                    except ValueError:
+                        continue  # not a number at all: the field's own check says so
+                    if problem:
+                        raise ValueError(f"{name}: {problem}")
+        return data

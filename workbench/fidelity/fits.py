@@ -1,0 +1,313 @@
+"""Fits as code: every figure of the model that is fitted to corpus rows, and its re-fit.
+
+A figure is *fitted* when its value is solved from a published-corpus row, so that the row is
+reproduced (these rows are the corpus's ``calibration`` rows). Each one is a :class:`Fit`: the
+rows it may be solved from (the first one present wins), how it is solved, and what the model
+uses when none of its rows is available (``fallback``). Leave-one-source-out cross-validation
+(:mod:`workbench.fidelity.crossval`) re-solves them without one publication's rows.
+
+=====================================  ===========================================  =========
+figure                                 row(s), first present wins                    fallback
+=====================================  ===========================================  =========
+matrix_engine.efficiency (a100, h100)  gemm.mamf.<hw>, then gemm.azure.a100 8192^3   pool
+format_efficiency.fp8_e4m3 (h100,      gemm.azure.<hw>.8192x8192x8192                pool
+h200, mi300x)
+offchip sustained_fraction (4 chips)   stream.copy.azure.<hw>                        pool
+fa2 softmax_exposed                    attn.fa2.a100.peak                            pool
+fa3 softmax_exposed                    attn.fa3.h100.s16k                            pool
+attention_warp_mma_fraction            attn.fa2.h100.peak                            unfitted
+(h100-sxm, h200)
+NeMo step_overhead_s                   gen.nemo.h100.llama2-7b.bs1                   unfitted
+=====================================  ===========================================  =========
+
+``pool``: the median of the same kind of figure solved for the other targets in the same fold
+(e.g. another chip's sustained fraction); when none is left, ``unfitted``. ``unfitted``: the
+schema's meaning of "not fitted" (efficiency and sustained fraction 1.0, no FP8 entry, the
+profile's ``legacy_mma_fraction``, the profile's own step overhead). Figures copied from a
+publication that is not a corpus row (e.g. the h200 and mi300x MAMF efficiencies) are sourced,
+not fitted, and are not re-solved.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+
+from workbench.cost import attention_class as ac
+from workbench.fidelity.reproduce import fit_step_overhead, reproduce
+from workbench.fidelity.schema import GemmSetup, ModelSetup, PublishedRow
+from workbench.hw._schema_engines import FormatEfficiency
+from workbench.hw.schema import Hardware
+from workbench.mapper import clear_cache
+
+__all__ = ["FITS", "Fit", "FitState", "applied", "shipped", "solve_fits"]
+
+_FP8 = "fp8_e4m3"
+_NEMO = "NeMo inference (TensorRT-LLM)"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Fit:
+    """One fitted figure.
+
+    Attributes:
+        name: Unique label, e.g. ``h100-sxm sustained_fraction``.
+        kind: What is fitted (``efficiency``, ``fp8_efficiency``, ``sustained_fraction``,
+            ``softmax_exposed``, ``warp_mma_fraction``, ``step_overhead_s``); ``pool`` fallbacks
+            take the median over the fits of the same kind.
+        targets: Hardware profiles (or the attention class, or the stack's software name) the
+            value is written to.
+        rows: Corpus row ids the figure may be solved from, preferred first.
+        pool: Whether a fit with none of its rows left takes the median of its kind.
+    """
+
+    name: str
+    kind: str
+    targets: tuple[str, ...]
+    rows: tuple[str, ...]
+    pool: bool = True
+
+
+def _hw(kind: str, hw: str, rows: tuple[str, ...], pool: bool = True) -> Fit:
+    return Fit(name=f"{hw} {kind}", kind=kind, targets=(hw,), rows=rows, pool=pool)
+
+
+_AZURE_A100_GEMM = "gemm.azure.a100-80gb.8192x8192x8192"
+
+#: Every fitted figure, in solving order (a later fit is solved on the earlier ones' values).
+FITS: tuple[Fit, ...] = (
+    _hw("efficiency", "a100-80gb", ("gemm.mamf.a100", _AZURE_A100_GEMM)),
+    _hw("efficiency", "h100-sxm", ("gemm.mamf.h100",)),
+    *(
+        _hw("fp8_efficiency", hw, (f"gemm.azure.{hw}.8192x8192x8192",))
+        for hw in ("h100-sxm", "h200", "mi300x")
+    ),
+    *(
+        _hw("sustained_fraction", hw, (f"stream.copy.azure.{hw}",))
+        for hw in ("a100-80gb", "h100-sxm", "h200", "mi300x")
+    ),
+    Fit(
+        name="fa2 softmax_exposed",
+        kind="softmax_exposed",
+        targets=("fa2",),
+        rows=("attn.fa2.a100.peak",),
+    ),
+    Fit(
+        name="h100-sxm attention_warp_mma_fraction",
+        kind="warp_mma_fraction",
+        targets=("h100-sxm", "h200"),  # NOTE: h200 carries the h100 figure (same SMs and kernel)
+        rows=("attn.fa2.h100.peak",),
+        pool=False,
+    ),
+    Fit(
+        name="fa3 softmax_exposed",
+        kind="softmax_exposed",
+        targets=("fa3",),
+        rows=("attn.fa3.h100.s16k",),
+    ),
+    Fit(
+        name="NeMo step_overhead_s",
+        kind="step_overhead_s",
+        targets=(_NEMO,),
+        rows=("gen.nemo.h100.llama2-7b.bs1",),
+        pool=False,
+    ),
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FitState:
+    """The fitted figures of one fold: a value (None = unfitted) and where it came from.
+
+    Attributes:
+        values: Fit name -> fitted value (fraction, or seconds for a step overhead), or None.
+        shapes: Fit name -> GEMM shape (m, n, k) the efficiency was measured at, if any.
+        origin: Fit name -> the row id it was solved from, ``pooled`` or ``unfitted``.
+    """
+
+    values: Mapping[str, float | None]
+    shapes: Mapping[str, tuple[int, int, int]]
+    origin: Mapping[str, str]
+
+
+def _bisect(rate: Callable[[float], float], target: float, lo: float, hi: float) -> float:
+    """The x in [lo, hi] where a monotone ``rate(x)`` meets ``target`` (either direction)."""
+    rising = rate(hi) > rate(lo)
+    for _ in range(30):
+        mid = (lo + hi) / 2
+        if (rate(mid) < target) == rising:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def _solve_one(fit: Fit, row: PublishedRow, profiles: Mapping[str, Hardware]) -> float:
+    """The value of ``fit`` that reproduces ``row`` on ``profiles`` (earlier fits applied)."""
+    hw = profiles[row.hardware]
+    s = row.setup
+    if fit.kind in ("efficiency", "fp8_efficiency"):
+        assert isinstance(s, GemmSetup)
+        return row.measured_si / hw.peak_flops(s.dtype)
+    if fit.kind == "sustained_fraction":
+        return row.measured_si / hw.offchip.bandwidth_bytes_per_s
+    if fit.kind == "softmax_exposed":
+        name = fit.targets[0]
+
+        def rate(e: float) -> float:
+            with _classes({name: e}):
+                return reproduce(row, hw).predicted
+
+        return _bisect(rate, row.measured_si, 0.0, 1.0)
+    if fit.kind == "warp_mma_fraction":
+
+        def warp_rate(f: float) -> float:
+            return reproduce(row, _warp(hw, f)).predicted
+
+        return _bisect(warp_rate, row.measured_si, 0.05, 1.0)
+    return fit_step_overhead(row, hw)
+
+
+def solve_fits(
+    rows: tuple[PublishedRow, ...], profiles: Mapping[str, Hardware], fits: tuple[Fit, ...] = FITS
+) -> FitState:
+    """Solve every fit from ``rows`` (the training rows of a fold), in order.
+
+    Args:
+        rows: The rows a fit may use; a fit whose rows are all absent falls back.
+        profiles: Hardware profiles by name as shipped (every fitted field is overwritten).
+        fits: The fits to solve.
+
+    Returns:
+        The :class:`FitState`.
+    """
+    by_id = {r.id: r for r in rows}
+    values: dict[str, float | None] = {}
+    shapes: dict[str, tuple[int, int, int]] = {}
+    origin: dict[str, str] = {}
+    for fit in fits:
+        state = FitState(values=values, shapes=shapes, origin=origin)
+        row = next((by_id[i] for i in fit.rows if i in by_id), None)
+        if row is not None:
+            with applied(state, profiles) as (fitted, _):
+                values[fit.name] = _solve_one(fit, row, fitted)
+            origin[fit.name] = row.id
+            if isinstance(row.setup, GemmSetup):
+                shapes[fit.name] = (row.setup.m, row.setup.n, row.setup.k)
+            continue
+        values[fit.name], origin[fit.name] = None, "unfitted"
+    # NOTE: a pooled figure is filled in once every fit of its kind with a row is solved; a fit
+    # solved before that saw it unfitted.
+    for fit in fits:
+        same = [
+            v
+            for f in fits
+            if f.kind == fit.kind and origin[f.name] in f.rows and (v := values[f.name]) is not None
+        ]
+        if fit.pool and origin[fit.name] == "unfitted" and same:
+            values[fit.name], origin[fit.name] = statistics.median(same), "pooled"
+    return FitState(values=values, shapes=shapes, origin=origin)
+
+
+def shipped(profiles: Mapping[str, Hardware], rows: tuple[PublishedRow, ...]) -> dict[str, float]:
+    """The value each fit has in the shipped profiles, attention classes and corpus rows."""
+    out: dict[str, float] = {}
+    for fit in FITS:
+        t = fit.targets[0]
+        if fit.kind == "efficiency":
+            out[fit.name] = profiles[t].matrix_engine.efficiency
+        elif fit.kind == "fp8_efficiency":
+            out[fit.name] = profiles[t].matrix_engine.format_efficiency[_FP8].efficiency
+        elif fit.kind == "sustained_fraction":
+            out[fit.name] = profiles[t].offchip.sustained_fraction
+        elif fit.kind == "softmax_exposed":
+            out[fit.name] = ac.CLASSES[t].softmax_exposed
+        elif fit.kind == "warp_mma_fraction":
+            out[fit.name] = profiles[t].software.attention_warp_mma_fraction or 0.0
+        else:
+            row = next(r for r in rows if r.id == fit.rows[0])
+            assert isinstance(row.setup, ModelSetup)
+            out[fit.name] = row.setup.step_overhead_s or 0.0
+    return out
+
+
+def _warp(hw: Hardware, f: float | None) -> Hardware:
+    sw = hw.software.model_copy(update={"attention_warp_mma_fraction": f})
+    return hw.model_copy(update={"software": sw})
+
+
+def _patch(hw: Hardware, fit: Fit, v: float | None, shape: tuple[int, int, int] | None) -> Hardware:
+    """``hw`` with ``fit``'s field set to ``v`` (None: the field's unfitted meaning)."""
+    me = hw.matrix_engine
+    if fit.kind == "efficiency":
+        upd: dict[str, object] = {"efficiency": v if v is not None else 1.0}
+        if shape is not None or v is None:
+            upd["efficiency_shape"] = shape
+        return hw.model_copy(update={"matrix_engine": me.model_copy(update=upd)})
+    if fit.kind == "fp8_efficiency":
+        fe = dict(me.format_efficiency)
+        if v is None:
+            fe.pop(_FP8, None)
+        else:
+            old = fe.get(_FP8)
+            fe[_FP8] = FormatEfficiency(efficiency=min(v, 1.0), shape=shape or old.shape)  # type: ignore[union-attr]
+        return hw.model_copy(
+            update={"matrix_engine": me.model_copy(update={"format_efficiency": fe})}
+        )
+    if fit.kind == "sustained_fraction":
+        level = hw.offchip.model_copy(update={"sustained_fraction": min(v or 1.0, 1.0)})
+        return hw.model_copy(update={"memory": (*hw.memory[:-1], level)})
+    return _warp(hw, v)
+
+
+@contextmanager
+def _classes(values: Mapping[str, float | None]) -> Iterator[None]:
+    """Attention classes with their ``softmax_exposed`` replaced, restored on exit."""
+    saved = dict(ac.CLASSES)
+    for name, v in values.items():
+        ac.CLASSES[name] = replace(saved[name], softmax_exposed=1.0 if v is None else v)
+    clear_cache()  # NOTE: cached schedules were costed with the classes as they were
+    try:
+        yield
+    finally:
+        ac.CLASSES.clear()
+        ac.CLASSES.update(saved)
+        clear_cache()
+
+
+@contextmanager
+def applied(
+    state: FitState, profiles: Mapping[str, Hardware]
+) -> Iterator[tuple[dict[str, Hardware], Callable[[PublishedRow], PublishedRow]]]:
+    """Profiles, attention classes and a row rewriter with ``state``'s figures in force.
+
+    Yields:
+        (patched profiles by name, a function that rewrites a row of a fitted stack).
+    """
+    out = dict(profiles)
+    classes: dict[str, float | None] = {}
+    overhead: dict[str, float | None] = {}
+    for fit in FITS:
+        if fit.name not in state.values:
+            continue
+        v = state.values[fit.name]
+        if fit.kind == "softmax_exposed":
+            classes[fit.targets[0]] = v
+        elif fit.kind == "step_overhead_s":
+            overhead[fit.targets[0]] = v
+        else:
+            for t in fit.targets:
+                if t in out:
+                    out[t] = _patch(out[t], fit, v, state.shapes.get(fit.name))
+
+    def rewrite(row: PublishedRow) -> PublishedRow:
+        s = row.setup
+        if isinstance(s, ModelSetup) and s.step_overhead_s is not None and s.software in overhead:
+            new = s.model_copy(update={"step_overhead_s": overhead[s.software]})
+            return row.model_copy(update={"setup": new})
+        return row
+
+    with _classes(classes):
+        yield out, rewrite
