@@ -140,11 +140,18 @@ def assemble(
             f"{source}: the trace has step annotations, but no GPU activity falls inside any of "
             "them"
         )
-    warnings = ()
+    warnings: tuple[str, ...] = ()
+    unplaced = [k for k in kernels if k.iteration is None and k.correlation not in launch_s]
+    if annotated and launch_s and unplaced:
+        warnings += (
+            f"{len(unplaced)} GPU activities ({sum(k.duration_s for k in unplaced) * 1e3:.3g} ms) "
+            "have no runtime launch event in the trace: left out of the iterations and the "
+            "breakdown, as Holistic Trace Analysis does",
+        )
     if not annotated:
         window = iterations[0]
         idle = 100.0 * window.gap_s / window.wall_s if window.wall_s > 0 else 0.0
-        warnings = (
+        warnings += (
             f"no step markers: one {window.wall_s:.3g} s window, {idle:.1f}% idle (figures are "
             "for the whole trace, warm-up and autotuning included)",
         )
@@ -183,6 +190,8 @@ def _iteration(
         found = gpu.find(a.start_s)
         if found is not None:
             return found
-    if launch is None and cpu:
+    if launch is None and cpu and not launch_s:
+        # NOTE: only a trace with no launch events at all is placed by the activity's own start;
+        # where launches were recorded, one without its launch is left out, as HTA does.
         return cpu.find(a.start_s)
     return None

@@ -18,7 +18,10 @@ The breakdown uses Holistic Trace Analysis's definitions (``hta.analyzers.breakd
     overlap     = |compute intersect comm|            (HTA's comm/comp overlap: overlap / comm)
 
 Per rank, the span is the union of its step windows (first step's first GPU activity to the end of
-the last), which is HTA's span with ``include_last_profiler_step=True``. All times are seconds.
+the last), which is HTA's span with ``include_last_profiler_step=True``. Like HTA, only activities
+that belong to a step count: one launched outside every step, or whose runtime launch the trace
+did not record (a trace that records launches), is left out (the run's warnings count them).
+All times are seconds.
 """
 
 from __future__ import annotations
@@ -100,7 +103,8 @@ class Busy:
 
     @classmethod
     def of(cls, kernels: Sequence[MeasuredKernel]) -> Busy:
-        """Build the unions from activities (any iteration, or none)."""
+        """Build the unions from the activities that belong to a step (any step)."""
+        kernels = [k for k in kernels if k.iteration is not None]
         comm = Intervals((k.start_s, k.end_s) for k in kernels if _is_comm(k))
         compute = Intervals((k.start_s, k.end_s) for k in kernels if _is_compute(k))
         return cls(
@@ -125,8 +129,8 @@ def step_windows(kernels: Sequence[MeasuredKernel]) -> list[tuple[int, float, fl
     """Non-overlapping GPU step windows ``(index, start_s, end_s)`` of one device, in time order.
 
     Args:
-        kernels: One device's (or rank's) activities; those with ``iteration`` None open no
-            window (they still count as busy time where they fall in one).
+        kernels: One device's (or rank's) activities; those with ``iteration`` None (launched
+            outside every step, or with no launch event recorded) are left out, as HTA does.
     """
     firsts: dict[int, float] = {}
     last_end: float | None = None
