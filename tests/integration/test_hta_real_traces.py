@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from hta_oracle import hta_breakdown, hta_load, hta_step_periods
 
-from workbench.evidence import MeasuredRun, read_trace, temporal_breakdown
+from workbench.evidence import CATEGORIES, MeasuredRun, read_trace, temporal_breakdown
 
 DATA = Path(__file__).parents[1] / "data" / "hta"
 pytestmark = pytest.mark.filterwarnings(
@@ -83,3 +83,17 @@ def test_alexnet_without_profilerstep_uses_measure_ranges_and_matches_hta_whole(
     )
     for key in ("idle_pct", "compute_pct", "non_compute_pct"):
         assert getattr(ours, key) == pytest.approx(ref[key], abs=1.0)
+
+
+def test_dlrm_v100_kernel_time_left_in_other_is_under_5_percent():
+    run = read_trace(DATA / "dlrm_v100_rank1.json.gz")
+    kernels = [k for k in run.kernels if k.kind == "kernel"]
+    total = sum(k.duration_s for k in kernels)
+    by = {c: sum(k.duration_s for k in kernels if k.category == c) / total for c in CATEGORIES}
+    print("DLRM V100 kernel time by category (%):", {c: round(100 * v, 1) for c, v in by.items()})
+    assert by["other"] < 0.05
+    # The TBE kernels, the bulk of DLRM's non-GEMM compute, are embedding, not other or gemm.
+    assert by["embedding"] > 0.10
+    assert all(
+        k.category == "embedding" for k in kernels if k.name.startswith("void split_embedding")
+    )

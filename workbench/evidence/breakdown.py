@@ -11,7 +11,7 @@ The breakdown uses Holistic Trace Analysis's definitions (``hta.analyzers.breakd
 
     busy        = |union of every GPU activity|       (kernels, memcpys, memsets; all streams)
     idle        = span - busy
-    compute     = |union of compute kernels|          (kernels that are not collectives)
+    compute     = |union of compute kernels|          (kernels not collectives or memcpy-named)
     non_compute = busy - compute                      (communication and memory not under compute)
     comm        = |union of collective kernels|       (NCCL/RCCL)
     memory      = |union of memcpy/memset|
@@ -122,7 +122,9 @@ def _is_comm(k: MeasuredKernel) -> bool:
 
 
 def _is_compute(k: MeasuredKernel) -> bool:
-    return k.kind == "kernel" and k.category not in ("collective", "copy")
+    # NOTE: as HTA, a kernel is compute unless it is a collective or a memcpy/memset by name; a
+    # copy kernel such as CatArrayBatchedCopy computes nothing but is compute time to HTA.
+    return k.kind == "kernel" and k.category != "collective" and k.rule != "name~memcpy"
 
 
 def step_windows(kernels: Sequence[MeasuredKernel]) -> list[tuple[int, float, float]]:

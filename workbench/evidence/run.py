@@ -50,6 +50,8 @@ CATEGORIES = (
     "reduction",
     "copy",
     "collective",
+    "embedding",
+    "layout",
     "other",
 )
 #: What the profiler recorded: a kernel launch, a memory copy or a memory set.
