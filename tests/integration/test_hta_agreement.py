@@ -67,7 +67,13 @@ def test_breakdown_matches_hta(tmp_path, kind):
 
 def test_two_ranks_match_hta_per_rank(tmp_path):
     paths = [nccl_overlap(rank=0).write(tmp_path), nccl_overlap(steps=4, rank=1).write(tmp_path)]
-    _agree(_ours(read_rank_traces(paths)), hta_breakdown(tmp_path), "two ranks")
+    run = read_rank_traces(paths)
+    _agree(_ours(run), hta_breakdown(tmp_path), "two ranks")
+    # Per rank and per iteration: each rank's own step windows, adding up to its figures.
+    for b in temporal_breakdown(run):
+        assert len(b.iterations) == (5 if b.rank == 0 else 4)
+        assert sum(it.gap_s for it in b.iterations) == pytest.approx(b.idle_s)
+        assert sum(it.overlap_s or 0.0 for it in b.iterations) == pytest.approx(b.overlap_s)
 
 
 def test_nccl_overlap_is_the_share_of_comm_under_compute(tmp_path):

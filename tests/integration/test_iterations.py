@@ -100,3 +100,12 @@ def test_warnings_and_breakdown_fields_round_trip(tmp_path):
     back = MeasuredRun.from_dict(json.loads(json.dumps(run.to_dict())))
     assert back == run
     assert back.iterations[0].compute_s is not None
+
+
+def test_merged_ranks_keep_each_ranks_warnings(tmp_path):
+    from workbench.evidence import read_rank_traces
+
+    paths = [no_steps(rank=0).write(tmp_path / "a"), no_steps(rank=1).write(tmp_path / "b")]
+    merged = read_rank_traces(paths)
+    assert len(merged.warnings) == 2
+    assert all(w.split(": ", 1)[1].startswith("no step markers") for w in merged.warnings)

@@ -31,9 +31,16 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from workbench.evidence.run import MeasuredKernel, MeasuredRun
+from workbench.evidence.run import IterationStats, MeasuredKernel, MeasuredRun
 
-__all__ = ["Busy", "Intervals", "RankBreakdown", "step_windows", "temporal_breakdown"]
+__all__ = [
+    "Busy",
+    "Intervals",
+    "RankBreakdown",
+    "step_windows",
+    "temporal_breakdown",
+    "window_stats",
+]
 
 
 class Intervals:
@@ -150,9 +157,29 @@ def step_windows(kernels: Sequence[MeasuredKernel]) -> list[tuple[int, float, fl
     return out
 
 
+def window_stats(index: int, busy: Busy, start: float, end: float) -> IterationStats:
+    """The figures of one step window ``[start, end]`` (s) from a device's busy unions."""
+    wall = end - start
+    return IterationStats(
+        index=index,
+        wall_s=wall,
+        kernel_s=busy.kernel.within(start, end),
+        gap_s=max(wall - busy.all.within(start, end), 0.0),
+        copy_s=busy.memory.within(start, end),
+        start_s=start,
+        compute_s=busy.compute.within(start, end),
+        comm_s=busy.comm.within(start, end),
+        overlap_s=busy.overlap.within(start, end),
+    )
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RankBreakdown:
-    """HTA's temporal breakdown of one rank over its step windows (see the module doc), s."""
+    """HTA's temporal breakdown of one rank over its step windows (see the module doc), s.
+
+    ``iterations`` holds the same figures per step window of this rank, in time order; they add
+    up to the rank's (``idle_s`` is the sum of their ``gap_s``, and so on).
+    """
 
     rank: int | None
     span_s: float
@@ -162,6 +189,7 @@ class RankBreakdown:
     comm_s: float
     memory_s: float
     overlap_s: float
+    iterations: tuple[IterationStats, ...] = ()
 
     def pct(self, seconds: float) -> float:
         """``seconds`` as a percentage of the span (0 for an empty span)."""
@@ -213,6 +241,7 @@ def temporal_breakdown(run: MeasuredRun) -> tuple[RankBreakdown, ...]:
                 comm_s=busy.comm.within(lo, hi),
                 memory_s=busy.memory.within(lo, hi),
                 overlap_s=busy.overlap.within(lo, hi),
+                iterations=tuple(window_stats(i, busy, s, e) for i, s, e in windows),
             )
         )
     return tuple(out)

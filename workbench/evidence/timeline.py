@@ -26,7 +26,7 @@ import bisect
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
-from workbench.evidence.breakdown import Busy, step_windows
+from workbench.evidence.breakdown import Busy, step_windows, window_stats
 from workbench.evidence.run import IterationStats, MeasuredKernel, MeasuredRun
 
 __all__ = ["StepWindows", "derive_step_windows", "iteration_stats", "time_by_name", "union_s"]
@@ -94,25 +94,10 @@ def iteration_stats(kernels: Sequence[MeasuredKernel]) -> tuple[IterationStats, 
     for group in devices.values():
         busy = Busy.of(group)
         for index, start, end in step_windows(group):
-            stats = _one(index, busy, start, end)
+            stats = window_stats(index, busy, start, end)
             if index not in best or stats.wall_s > best[index].wall_s:
                 best[index] = stats
     return tuple(best[i] for i in sorted(best))
-
-
-def _one(index: int, busy: Busy, start: float, end: float) -> IterationStats:
-    wall = end - start
-    return IterationStats(
-        index=index,
-        wall_s=wall,
-        kernel_s=busy.kernel.within(start, end),
-        gap_s=max(wall - busy.all.within(start, end), 0.0),
-        copy_s=busy.memory.within(start, end),
-        start_s=start,
-        compute_s=busy.compute.within(start, end),
-        comm_s=busy.comm.within(start, end),
-        overlap_s=busy.overlap.within(start, end),
-    )
 
 
 def derive_step_windows(
