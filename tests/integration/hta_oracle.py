@@ -19,11 +19,13 @@ hta_analysis = pytest.importorskip(
 )
 
 
-def hta_load(directory: Path) -> Any:
-    """HTA's ``TraceAnalysis`` of every rank file in ``directory`` (last step included)."""
+def hta_load(directory: Path, *, include_last_step: bool = True) -> Any:
+    """HTA's ``TraceAnalysis`` of every rank file in ``directory`` (last step included or not)."""
     logging.disable(logging.WARNING)  # HTA logs each file it parses
     try:
-        return hta_analysis.TraceAnalysis(trace_dir=str(directory), include_last_profiler_step=True)
+        return hta_analysis.TraceAnalysis(
+            trace_dir=str(directory), include_last_profiler_step=include_last_step
+        )
     finally:
         logging.disable(logging.NOTSET)
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import pytest
-from hta_oracle import hta_breakdown
+from hta_oracle import hta_breakdown, hta_load
 from kineto_writer import KINDS, nccl_overlap
 
 from workbench.evidence import read_rank_traces, read_trace
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.filterwarnings(
 )
 
 
-def _ours(run):
+def _ours(run, include_last_step=True):
     return {
         b.rank: {
             "idle_pct": b.idle_pct,
@@ -25,7 +25,7 @@ def _ours(run):
             "comm_overlap_pct": b.comm_overlap_pct,
             "span_us": b.span_s * 1e6,
         }
-        for b in temporal_breakdown(run)
+        for b in temporal_breakdown(run, include_last_step=include_last_step)
     }
 
 
@@ -80,3 +80,10 @@ def test_nccl_overlap_is_the_share_of_comm_under_compute(tmp_path):
     # The all-reduce (2 ms) runs 1 ms under the GEMM and 0.4 ms under the add: 70% overlapped.
     (b,) = temporal_breakdown(read_trace(nccl_overlap().write(tmp_path)))
     assert b.comm_overlap_pct == pytest.approx(70.0)
+
+
+@pytest.mark.parametrize("kind", ["gpu_bound", "nccl_overlap", "memcpy_heavy"])
+def test_breakdown_without_the_last_step_matches_htas_default(tmp_path, kind):
+    run = read_trace(KINDS[kind]().write(tmp_path / kind))
+    ref = hta_breakdown(hta_load(tmp_path / kind, include_last_step=False))
+    _agree(_ours(run, include_last_step=False), ref, f"{kind} (HTA default)")

@@ -216,14 +216,27 @@ class RankBreakdown:
         return 100.0 * self.overlap_s / self.comm_s if self.comm_s > 0 else None
 
 
-def temporal_breakdown(run: MeasuredRun) -> tuple[RankBreakdown, ...]:
-    """The temporal breakdown of each rank of ``run`` (one entry, rank None, if unknown)."""
+def temporal_breakdown(
+    run: MeasuredRun, *, include_last_step: bool = True
+) -> tuple[RankBreakdown, ...]:
+    """The temporal breakdown of each rank of ``run`` (one entry, rank None, if unknown).
+
+    Args:
+        run: The measured run.
+        include_last_step: Count the last step's activities (HTA's ``include_last_profiler_step``;
+            HTA's default is False: the last step is often cut short by the profiler stopping).
+            Without it, the span ends at the last activity of the other steps.
+    """
     ranks: dict[int | None, list[MeasuredKernel]] = defaultdict(list)
     for k in run.kernels:
         ranks[k.rank].append(k)
     out = []
     for rank in sorted(ranks, key=lambda r: (r is None, r or 0)):
         kernels = ranks[rank]
+        steps = {k.iteration for k in kernels if k.iteration is not None}
+        if not include_last_step and run.steps_annotated and len(steps) > 1:
+            last = max(steps)
+            kernels = [k for k in kernels if k.iteration != last]
         busy = Busy.of(kernels)
         windows = step_windows(kernels)
         if not windows:
