@@ -8,6 +8,7 @@ Modules: :mod:`~workbench.evidence.run` (the types, statistics over repeats, JSO
 :mod:`~workbench.evidence.kineto` and :mod:`~workbench.evidence.nsys` (readers and test writers),
 :mod:`~workbench.evidence.categories` (kernel classification rules),
 :mod:`~workbench.evidence.timeline` (per-iteration wall, kernel, copy and gap time),
+:mod:`~workbench.evidence.breakdown` (GPU step windows; HTA's temporal breakdown per rank),
 :mod:`~workbench.evidence.merge` (per-rank traces of one job) and
 :mod:`~workbench.evidence.compare` (the shift between two runs, beyond noise or not).
 
@@ -25,6 +26,7 @@ from __future__ import annotations
 import os
 
 from workbench.evidence._source import DEFAULT_MAX_BYTES, check_trace_file, sniff
+from workbench.evidence.breakdown import RankBreakdown, temporal_breakdown
 from workbench.evidence.categories import classify
 from workbench.evidence.compare import Shift, compare_runs, shift_interval95
 from workbench.evidence.kineto import read_kineto, write_kineto_trace
@@ -45,6 +47,7 @@ __all__ = [
     "IterationStats",
     "MeasuredKernel",
     "MeasuredRun",
+    "RankBreakdown",
     "Shift",
     "TraceError",
     "classify",
@@ -55,6 +58,7 @@ __all__ = [
     "read_rank_traces",
     "read_trace",
     "shift_interval95",
+    "temporal_breakdown",
     "time_by_name",
     "union_s",
     "write_kineto_trace",

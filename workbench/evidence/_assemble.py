@@ -14,9 +14,23 @@ from workbench.evidence.categories import classify
 from workbench.evidence.run import MeasuredKernel, MeasuredRun, TraceError
 from workbench.evidence.timeline import StepWindows, iteration_stats
 
-__all__ = ["Activity", "assemble", "choose_steps", "step_index"]
+__all__ = ["Activity", "assemble", "choose_steps", "is_measure_range", "step_index"]
 
 _STEP = re.compile(r"^\s*(?:ProfilerStep#|iteration[ _#:]?|step[ _#:]?)(\d+)\s*$", re.IGNORECASE)
+_MEASURE = re.compile(r"^\[param\|.*\|measure(?:\|.*)?\]$")
+#: The index a reader gives a step marker that carries no number (numbered in time order).
+UNNUMBERED = -1
+
+
+def is_measure_range(name: object) -> bool:
+    """Whether ``name`` is a benchmark's timed-iteration range (``[param|...|measure|...]``).
+
+    >>> is_measure_range("[param|pytorch.model.alex_net|0|0|0|measure|forward]")
+    True
+    >>> is_measure_range("[param|pytorch.model.alex_net|0|0|0|warmup|forward]")
+    False
+    """
+    return isinstance(name, str) and _MEASURE.match(name) is not None
 
 
 def step_index(name: object) -> int | None:
@@ -37,13 +51,25 @@ def choose_steps(
     """``(index, start_s, end_s)`` step windows from ``(name, index, start_s, end_s)`` annotations.
 
     PyTorch's own ``ProfilerStep#N`` annotations win: when any is present, a user's ``step N`` or
-    ``iteration N`` ranges (often nested inside them, with another numbering) are ignored.
+    ``iteration N`` ranges (often nested inside them, with another numbering) are ignored. Those
+    come next; failing both, a benchmark's ``[param|...|measure|...]`` ranges (index
+    :data:`UNNUMBERED`) are the steps, numbered 0, 1... in time order, the innermost of nested
+    ones (an outer range also times the cache clearing around it).
 
     >>> choose_steps([("ProfilerStep#3", 3, 0.0, 1.0), ("step_7", 7, 0.1, 0.9)])
     [(3, 0.0, 1.0)]
     """
     profiler = [w for w in windows if w[0].lstrip().startswith("ProfilerStep#")]
-    return [(i, s, e) for _, i, s, e in (profiler or windows)]
+    numbered = [w for w in windows if w[1] != UNNUMBERED]
+    if profiler or numbered:
+        return [(i, s, e) for _, i, s, e in (profiler or numbered)]
+    ranges = sorted({(s, e) for _, _, s, e in windows})
+    inner = [
+        (s, e)
+        for s, e in ranges
+        if not any(s <= s2 and e2 <= e and (s2, e2) != (s, e) for s2, e2 in ranges)
+    ]
+    return [(n, s, e) for n, (s, e) in enumerate(inner)]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -108,11 +134,26 @@ def assemble(
                 bytes=a.bytes,
             )
         )
-    iterations = iteration_stats(kernels, _step_ends(cpu_steps) if annotated else None)
+    iterations = iteration_stats(kernels)
     if not iterations:
         raise TraceError(
             f"{source}: the trace has step annotations, but no GPU activity falls inside any of "
             "them"
+        )
+    warnings: tuple[str, ...] = ()
+    unplaced = [k for k in kernels if k.iteration is None and k.correlation not in launch_s]
+    if annotated and launch_s and unplaced:
+        warnings += (
+            f"{len(unplaced)} GPU activities ({sum(k.duration_s for k in unplaced) * 1e3:.3g} ms) "
+            "have no runtime launch event in the trace: left out of the iterations and the "
+            "breakdown, as Holistic Trace Analysis does",
+        )
+    if not annotated:
+        window = iterations[0]
+        idle = 100.0 * window.gap_s / window.wall_s if window.wall_s > 0 else 0.0
+        warnings += (
+            f"no step markers: one {window.wall_s:.3g} s window, {idle:.1f}% idle (figures are "
+            "for the whole trace, warm-up and autotuning included)",
         )
     return MeasuredRun(
         source=source,
@@ -121,6 +162,7 @@ def assemble(
         kernels=tuple(kernels),
         iterations=iterations,
         steps_annotated=annotated,
+        warnings=warnings,
     )
 
 
@@ -148,14 +190,8 @@ def _iteration(
         found = gpu.find(a.start_s)
         if found is not None:
             return found
-    if launch is None and cpu:
+    if launch is None and cpu and not launch_s:
+        # NOTE: only a trace with no launch events at all is placed by the activity's own start;
+        # where launches were recorded, one without its launch is left out, as HTA does.
         return cpu.find(a.start_s)
     return None
-
-
-def _step_ends(steps: StepWindows) -> dict[int, float]:
-    """CPU-side end of each step, s (the latest, if a step is annotated twice)."""
-    ends: dict[int, float] = {}
-    for index, end in zip(steps.indexes, steps.ends, strict=True):
-        ends[index] = max(end, ends.get(index, end))
-    return ends

@@ -8,7 +8,10 @@ cuBLAS/CUTLASS ``gemm``/``xmma``, cuDNN ``implicit_gemm``/``winograd``, FlashAtt
 only applies when no name rule did. Order matters where names overlap: an ``implicit_gemm`` is a
 convolution, and a CUTLASS FlashAttention kernel is attention, so conv and attention come before
 gemm; cuDNN batch-norm kernels are norms, so norm comes before conv. Look-aheads keep ``normal``
-(random init) out of norm and ``convert`` out of conv.
+(random init) out of norm and ``convert`` out of conv. ``fbgemm`` is a library name, not a GEMM:
+FBGEMM-GPU's embedding (TBE ``split_embedding_*``) and permute kernels are embedding and layout;
+``permute_pooled_embs`` is a permute, not a pooling reduction; ``CatArrayBatchedCopy``
+(``torch.cat``) is a copy; cuDNN's ``nchwToNhwc``/``nhwcToNchw`` are layout transforms.
 
 >>> classify("ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_stages_32x5_nn")
 ('gemm', 'name~gemm')
@@ -29,13 +32,25 @@ RULES: tuple[tuple[str, str, str], ...] = (
     ("collective", "name~nccl", r"nccl|all_?reduce|all_?gather|reduce_?scatter|all_?to_?all"),
     ("copy", "name~memcpy", r"memcpy|memset"),
     ("attention", "name~attention", r"flash|fmha|sdpa|attention|attn|xformers|\bmha"),
-    ("norm", "name~norm", r"norm(?!al)|bn_fw|bn_bw"),
+    ("norm", "name~norm", r"norm(?!al)|bn_fw|bn_bw|gammabetabackward"),
     ("conv", "name~conv", r"conv(?!ert)|implicit_gemm|winograd|dgrad|wgrad|fprop|[sh]cudnn"),
     (
         "gemm",
         "name~gemm",
-        r"gemm|gemv|cutlass|xmma|cublas|nvjet|wgmma|hmma|matmul|triton_tem_|[hs]\d{3,5}(gemm|_)",
+        r"(?<!fb)gemm|gemv|cutlass|xmma|cublas|nvjet|wgmma|hmma|matmul|triton_tem_"
+        r"|[hs]\d{3,5}(gemm|_)",
     ),
+    (
+        "layout",
+        "name~layout",
+        r"nchw_?to_?nhwc|nhwc_?to_?nchw|permute|transpose|channels_?last",
+    ),
+    (
+        "embedding",
+        "name~embedding",
+        r"split_embedding|embedding|index_?select|bounds_check_indices|lxu_cache",
+    ),
+    ("copy", "name~copy", r"catarraybatchedcopy|concat|recat_copy"),
     (
         "reduction",
         "name~reduction",

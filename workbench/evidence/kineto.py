@@ -18,7 +18,8 @@ reads it::
 ``ts`` and ``dur`` are microseconds; older traces count ``ts`` from the Unix epoch, and their
 times are read relative to the first timed event (``start_s`` is then seconds since it).
 ``gpu_memcpy``/``gpu_memset`` are copies; ``cpu_op``, ``user_annotation`` and
-``gpu_user_annotation`` events named ``ProfilerStep#N`` mark iterations.
+``gpu_user_annotation`` events named ``ProfilerStep#N`` mark iterations (failing those, ranges
+named ``step N`` / ``iteration N``, then a benchmark's ``[param|...|measure|...]`` ranges).
 Older PyTorch versions spell the categories ``Kernel``, ``Memcpy``, ``Memset``, ``Runtime``,
 ``Operator``; both spellings are read.
 
@@ -38,7 +39,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from workbench.evidence._assemble import Activity, assemble, choose_steps, step_index
+from workbench.evidence._assemble import (
+    UNNUMBERED,
+    Activity,
+    assemble,
+    choose_steps,
+    is_measure_range,
+    step_index,
+)
 from workbench.evidence._jsonstream import ChromeTraceStream
 from workbench.evidence._source import (
     DEFAULT_MAX_BYTES,
@@ -138,6 +146,8 @@ class _EventReader:
         elif cat in _CPU_STEP_CATS or cat in _GPU_STEP_CATS:
             name = ev.get("name")
             step = step_index(name)
+            if step is None and is_measure_range(name):
+                step = UNNUMBERED
             if step is not None:
                 start, dur = self._times(index, ev)
                 windows = self.gpu_steps if cat in _GPU_STEP_CATS else self.cpu_steps

@@ -62,6 +62,7 @@ def merge_runs(runs: Sequence[MeasuredRun]) -> MeasuredRun:
         kernels=kernels,
         iterations=tuple(best[i] for i in sorted(best)),
         steps_annotated=all(r.steps_annotated for r in runs),
+        warnings=tuple(f"{r.source}: {w}" for r in runs for w in r.warnings),
     )
 
 

@@ -9,6 +9,8 @@ a :class:`TraceError`, never a half-built run).
 
 Statistics over repeats (one repeat = one ``ProfilerStep#N`` iteration):
 
+- the first iteration is warm-up (allocator, autotuning, caches): it is reported apart
+  (:attr:`MeasuredRun.warmup_s`) and the statistics are over the steady-state ones after it;
 - the median iteration time is the sample median of the per-iteration wall times;
 - the 95% interval is the distribution-free order-statistic interval for the median (binomial
   ranks, as in Conover, *Practical Nonparametric Statistics*): the widest ranks ``j`` and
@@ -48,6 +50,8 @@ CATEGORIES = (
     "reduction",
     "copy",
     "collective",
+    "embedding",
+    "layout",
     "other",
 )
 #: What the profiler recorded: a kernel launch, a memory copy or a memory set.
@@ -111,11 +115,16 @@ class IterationStats:
 
     Attributes:
         index: The ``ProfilerStep#N`` number (0 for an unannotated trace's single window).
-        wall_s: Step period: from the iteration's first GPU activity to the next iteration's
-            (the last one: to its CPU-side step end), never less than its own span, s.
-        kernel_s: Union of kernel intervals over all streams (overlap counted once), s.
+        wall_s: Step period on the GPU timeline: from the iteration's first GPU activity to the
+            next iteration's (the last one: to the end of its GPU span); windows never overlap, s.
+        kernel_s: Union of kernel intervals in the window over all streams (overlap counted
+            once), whichever step launched them, s.
         gap_s: Wall time with no GPU activity at all (launch gaps, idle between steps), s.
-        copy_s: Union of memcpy/memset intervals, s.
+        copy_s: Union of memcpy/memset intervals in the window (HTA's "memory"), s.
+        start_s: Window start on the trace's clock, s (None in records that predate it).
+        compute_s: Union of compute kernels (not collectives, not copies) in the window, s.
+        comm_s: Union of collective (NCCL) kernels in the window, s.
+        overlap_s: Time in the window when compute and collectives run together, s.
     """
 
     index: int
@@ -123,6 +132,17 @@ class IterationStats:
     kernel_s: float
     gap_s: float
     copy_s: float
+    start_s: float | None = None
+    compute_s: float | None = None
+    comm_s: float | None = None
+    overlap_s: float | None = None
+
+    @property
+    def non_compute_s(self) -> float | None:
+        """Busy time with no compute kernel running (HTA's "non-compute"), s."""
+        if self.compute_s is None:
+            return None
+        return max(self.wall_s - self.gap_s - self.compute_s, 0.0)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -138,6 +158,7 @@ class MeasuredRun:
         iterations: One entry per repeat, in index order.
         steps_annotated: Whether the trace carried step annotations; if not, the whole trace is one
             iteration (index 0) and there are no repeats to build an interval from.
+        warnings: What a reader should know before trusting the figures (one line each).
     """
 
     source: str
@@ -146,6 +167,7 @@ class MeasuredRun:
     kernels: tuple[MeasuredKernel, ...]
     iterations: tuple[IterationStats, ...]
     steps_annotated: bool = True
+    warnings: tuple[str, ...] = ()
 
     def tag(self, name: str) -> str:
         """The value of tag ``name``, or ``"unknown"``."""
@@ -153,12 +175,22 @@ class MeasuredRun:
 
     @property
     def repeats(self) -> int:
-        """Number of measured iterations."""
+        """Number of measured iterations (the warm-up one included)."""
         return len(self.iterations)
 
+    @property
+    def steady_iterations(self) -> tuple[IterationStats, ...]:
+        """The iterations after the first (warm-up) one; all of them when there is only one."""
+        return self.iterations[1:] if len(self.iterations) > 1 else self.iterations
+
+    @property
+    def warmup_s(self) -> float | None:
+        """Wall time of the first (warm-up) iteration, s; None when it is the only one."""
+        return self.iterations[0].wall_s if len(self.iterations) > 1 else None
+
     def median_iteration_s(self) -> float:
-        """Median wall time of one iteration over the repeats, s."""
-        return statistics.median(it.wall_s for it in self.iterations)
+        """Steady-state iteration time: the median wall time over :attr:`steady_iterations`, s."""
+        return statistics.median(it.wall_s for it in self.steady_iterations)
 
     def interval95_s(self) -> tuple[float, float]:
         """Distribution-free 95% interval for the median iteration time, s (see module doc).
@@ -166,35 +198,35 @@ class MeasuredRun:
         Raises:
             TraceError: With fewer than 2 repeats there is no interval to give.
         """
-        walls = sorted(it.wall_s for it in self.iterations)
+        walls = sorted(it.wall_s for it in self.steady_iterations)
         if len(walls) < 2:
             raise TraceError(
-                f"{self.source}: a 95% interval needs at least 2 repeats (ProfilerStep#N "
-                f"iterations); the trace has {len(walls)}"
+                f"{self.source}: a 95% interval needs at least 2 steady-state repeats "
+                f"(ProfilerStep#N iterations after the warm-up one); the trace has {len(walls)}"
             )
         j = _lower_rank(len(walls))
         return walls[j - 1], walls[len(walls) - j]
 
     def interval_coverage(self) -> float:
         """The coverage the interval of :meth:`interval95_s` actually has (0.95 or more at n>=6)."""
-        n = len(self.iterations)
+        n = len(self.steady_iterations)
         j = _lower_rank(n)
         return 1.0 - 2.0 * _binom_cdf(j - 1, n)
 
     @property
     def kernel_time_s(self) -> float:
-        """Median over repeats of the per-iteration kernel time, s."""
-        return statistics.median(it.kernel_s for it in self.iterations)
+        """Median over steady-state repeats of the per-iteration kernel time, s."""
+        return statistics.median(it.kernel_s for it in self.steady_iterations)
 
     @property
     def gap_s(self) -> float:
-        """Median over repeats of the per-iteration idle/launch gap time, s."""
-        return statistics.median(it.gap_s for it in self.iterations)
+        """Median over steady-state repeats of the per-iteration idle/launch gap time, s."""
+        return statistics.median(it.gap_s for it in self.steady_iterations)
 
     @property
     def copy_s(self) -> float:
-        """Median over repeats of the per-iteration memcpy/memset time, s."""
-        return statistics.median(it.copy_s for it in self.iterations)
+        """Median over steady-state repeats of the per-iteration memcpy/memset time, s."""
+        return statistics.median(it.copy_s for it in self.steady_iterations)
 
     def time_by_category(self) -> dict[str, float]:
         """Summed kernel durations per category, per iteration (mean over repeats), s.
@@ -220,6 +252,7 @@ class MeasuredRun:
             "format": self.format,
             "tags": [[k, v] for k, v in self.tags],
             "steps_annotated": self.steps_annotated,
+            "warnings": list(self.warnings),
             "kernels": [_kernel_to_dict(k) for k in self.kernels],
             "iterations": [
                 {
@@ -228,6 +261,10 @@ class MeasuredRun:
                     "kernel_s": it.kernel_s,
                     "gap_s": it.gap_s,
                     "copy_s": it.copy_s,
+                    "start_s": it.start_s,
+                    "compute_s": it.compute_s,
+                    "comm_s": it.comm_s,
+                    "overlap_s": it.overlap_s,
                 }
                 for it in self.iterations
             ],
@@ -262,6 +299,9 @@ class MeasuredRun:
         )
         if not iterations:
             raise TraceError("measured run: 'iterations' is empty")
+        warnings = data.get("warnings", [])
+        if not (isinstance(warnings, list) and all(isinstance(w, str) for w in warnings)):
+            raise TraceError("measured run: 'warnings' is not a list of strings")
         return cls(
             source=r.get("source", str),
             format=fmt,
@@ -269,6 +309,7 @@ class MeasuredRun:
             kernels=kernels,
             iterations=iterations,
             steps_annotated=r.get("steps_annotated", bool),
+            warnings=tuple(warnings),
         )
 
 
@@ -340,6 +381,10 @@ def _iteration_from_dict(r: _Reader) -> IterationStats:
         kernel_s=r.time("kernel_s"),
         gap_s=r.time("gap_s"),
         copy_s=r.time("copy_s"),
+        start_s=r.optional_time("start_s", allow_negative=True),
+        compute_s=r.optional_time("compute_s"),
+        comm_s=r.optional_time("comm_s"),
+        overlap_s=r.optional_time("overlap_s"),
     )
 
 
@@ -372,6 +417,11 @@ class _Reader:
         if not math.isfinite(value) or (value < 0 and not allow_negative):
             raise TraceError(f"{self.where}: {key!r} is {value!r}, not a finite time >= 0")
         return float(value)
+
+    def optional_time(self, key: str, *, allow_negative: bool = False) -> float | None:
+        if self.data.get(key) is None:
+            return None
+        return self.time(key, allow_negative=allow_negative)
 
     def optional_int(self, key: str) -> int | None:
         value = self.data.get(key)

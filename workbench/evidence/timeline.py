@@ -1,16 +1,20 @@
 """Per-iteration statistics from GPU activity intervals: wall, kernel, copy and gap time.
 
-For one iteration on one device (its kernels, memcpys and memsets)::
+For one iteration on one device, over its GPU step window (see
+:mod:`workbench.evidence.breakdown`: from the step's first GPU activity to the next step's, the
+last one to the end of its GPU span; windows never overlap)::
 
-    wall   = end - first start, where end = the next iteration's first start on this device
-             (or, for the last one, its CPU-side step end), and never before its own last end
-    kernel = |union of kernel intervals|             (all streams; overlap counted once)
-    copy   = |union of memcpy/memset intervals|
-    gap    = wall - |union of all intervals|         (the GPU did nothing: idle or launch gaps)
+    wall    = window end - window start            (the step period on the GPU timeline)
+    kernel  = |union of kernel intervals in it|    (all streams; overlap counted once)
+    copy    = |union of memcpy/memset intervals in it|
+    gap     = wall - |union of all intervals in it| (the GPU did nothing: idle or launch gaps)
+    compute, comm, overlap: HTA's compute kernels, collectives, and their intersection
 
-So ``wall`` is the step *period*: idle time between iterations (a slow data loader, a host-side
-optimizer step, a synchronisation) counts as gap, as it costs throughput, rather than falling
-between iterations where no statistic would see it.
+Activities count in the window they run in, whichever step launched them: when the GPU lags the
+host, step N's kernels running after step N+1's first one are busy time of N+1's window, so no
+step's work is ever counted as another step's idle, and the windows add up to the measured span.
+Idle time between iterations (a slow data loader, a host-side optimizer step, a synchronisation)
+counts as gap, as it costs throughput.
 
 An iteration that ran on several devices (or ranks) is reported on its busiest one (the longest
 wall), since that device bounds the step. All results are >= 0 by construction.
@@ -20,8 +24,9 @@ from __future__ import annotations
 
 import bisect
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 
+from workbench.evidence.breakdown import Busy, step_windows, window_stats
 from workbench.evidence.run import IterationStats, MeasuredKernel, MeasuredRun
 
 __all__ = ["StepWindows", "derive_step_windows", "iteration_stats", "time_by_name", "union_s"]
@@ -71,50 +76,28 @@ class StepWindows:
         return None
 
 
-def iteration_stats(
-    kernels: Sequence[MeasuredKernel], step_ends: Mapping[int, float] | None = None
-) -> tuple[IterationStats, ...]:
+def iteration_stats(kernels: Sequence[MeasuredKernel]) -> tuple[IterationStats, ...]:
     """One :class:`IterationStats` per iteration index carried by ``kernels``, in index order.
 
+    Each iteration's figures are taken over its GPU step window
+    (:func:`workbench.evidence.breakdown.step_windows`: from its first GPU activity to the next
+    step's, the last one to the end of its GPU span), counting every activity that runs in the
+    window, whichever step launched it.
+
     Args:
-        kernels: The activities, with their iteration (None: left out).
-        step_ends: CPU-side end of each step, s (closes the last iteration's period).
+        kernels: The activities, with their iteration (None: opens no window).
     """
-    devices: dict[tuple[int | None, int | None], dict[int, list[MeasuredKernel]]] = defaultdict(
-        lambda: defaultdict(list)
-    )
+    devices: dict[tuple[int | None, int | None], list[MeasuredKernel]] = defaultdict(list)
     for k in kernels:
-        if k.iteration is not None:
-            devices[(k.rank, k.device)][k.iteration].append(k)
+        devices[(k.rank, k.device)].append(k)
     best: dict[int, IterationStats] = {}
-    for groups in devices.values():
-        firsts = sorted((min(k.start_s for k in g), index) for index, g in groups.items())
-        for n, (first, index) in enumerate(firsts):
-            if n + 1 < len(firsts):
-                period_end = firsts[n + 1][0]
-            else:
-                period_end = (step_ends or {}).get(index, first)
-            stats = _one(index, groups[index], first, period_end)
+    for group in devices.values():
+        busy = Busy.of(group)
+        for index, start, end in step_windows(group):
+            stats = window_stats(index, busy, start, end)
             if index not in best or stats.wall_s > best[index].wall_s:
                 best[index] = stats
     return tuple(best[i] for i in sorted(best))
-
-
-def _one(
-    index: int, group: Sequence[MeasuredKernel], first: float, period_end: float
-) -> IterationStats:
-    spans = [(k.start_s, k.end_s) for k in group]
-    wall = max(max(e for _, e in spans), period_end) - first
-    busy = union_s(spans)
-    kernel = union_s((k.start_s, k.end_s) for k in group if k.kind == "kernel")
-    copy = union_s((k.start_s, k.end_s) for k in group if k.kind != "kernel")
-    return IterationStats(
-        index=index,
-        wall_s=wall,
-        kernel_s=kernel,
-        gap_s=max(wall - busy, 0.0),
-        copy_s=copy,
-    )
 
 
 def derive_step_windows(

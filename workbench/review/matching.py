@@ -66,8 +66,8 @@ COMPATIBLE: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "attention": (frozenset({"attention"}), frozenset({"gemm"})),
     "row": (frozenset({"norm", "reduction"}), frozenset({"elementwise", "other"})),
     "elementwise": (frozenset({"elementwise"}), frozenset({"other", "reduction"})),
-    "layout": (frozenset({"elementwise"}), frozenset({"other"})),
-    "gather": (frozenset({"other", "elementwise"}), frozenset()),
+    "layout": (frozenset({"layout", "elementwise"}), frozenset({"copy", "other"})),
+    "gather": (frozenset({"embedding", "other", "elementwise"}), frozenset()),
     "collective": (frozenset({"collective"}), frozenset()),
 }
 _NEAR = 4.0  # a measured time within this factor of the expected one supports the match

@@ -38,6 +38,22 @@ NAMES = [
     ("ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, ncclWork*)", "collective"),
     ("ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", "collective"),
     ("void at_cuda_detail::cub::DeviceRadixSortOnesweepKernel<Policy, false>", "other"),
+    # DLRM on V100/A100 (HTA's test traces): FBGEMM-GPU is a library, not a GEMM (issue 17).
+    ("void split_embedding_backward_codegen_rowwise_adagrad_unweighted_kernel_cta_per_row_1<float, float, float, 5ul, 32ul>(at::GenericPackedTensorAccessor<float, 1ul, at::RestrictPtrTraits, long>)", "embedding"),
+    ("void split_embedding_codegen_forward_unweighted_kernel<float, float, float, long, 5ul>(at::GenericPackedTensorAccessor<float, 1ul, at::RestrictPtrTraits, long>)", "embedding"),
+    ("void fbgemm_gpu::split_embedding_codegen_forward_unweighted_small_kernel<float, float, long>", "embedding"),
+    ("void bounds_check_indices_kernel<long>(at::GenericPackedTensorAccessor<long, 1ul, at::RestrictPtrTraits, int>)", "embedding"),
+    ("void at::native::(anonymous namespace)::indexSelectLargeIndex<float, long, unsigned int, 2, 2, -2, true>", "embedding"),
+    ("void at::native::(anonymous namespace)::embedding_backward_feature_kernel<float, float, long>", "embedding"),
+    ("void fbgemm_gpu::permute_indices_weights_kernel<false, int, decltype(nullptr)>(int, int, int, int const*)", "layout"),
+    ("void permute_pooled_embs_kernel<float>(float const*, long const*, long const*, long const*, float*, long, long)", "layout"),
+    ("void cudnn::ops::nchwToNhwcKernel<float, float, float, true, false, (cudnnKernelDataType_t)2>(cudnn::ops::nchw2nhwc_params_t<float>)", "layout"),
+    ("void cudnn::ops::nhwcToNchwKernel<float, float, float, true, false, (cudnnKernelDataType_t)0>(cudnn::ops::nhwc2nchw_params_t<float>)", "layout"),
+    ("void at::native::(anonymous namespace)::CatArrayBatchedCopy<float, unsigned int, 2, 128, 1>(float*, at::native::(anonymous namespace)::CatArrInputTensorMetadata<float, unsigned int, 128, 1>)", "copy"),
+    ("void recat_copy_async_kernel<float>(long const*, long const*, float const*, float*, long, long, long)", "copy"),
+    ("void at::native::(anonymous namespace)::GammaBetaBackwardCUDAKernel<float, float>(long, long, float const*)", "norm"),
+    # A real GEMM from FBGEMM-GPU is still a GEMM.
+    ("void fbgemm_gpu::f8f8bf16_rowwise_gemm_kernel<cutlass::gemm::GemmShape<128, 128, 64>>", "gemm"),
 ]  # fmt: skip
 
 

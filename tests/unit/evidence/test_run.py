@@ -26,8 +26,11 @@ def _run(walls, kernels=()):
 
 
 def test_median_and_distribution_free_interval():
+    # The first iteration is warm-up: reported apart, left out of the statistics.
     walls = [1.0, 1.1, 0.9, 1.05, 0.95, 1.2, 0.85, 1.0, 1.02, 0.98]
-    run = _run(walls)
+    run = _run([7.5, *walls])
+    assert run.warmup_s == 7.5
+    assert len(run.steady_iterations) == len(walls)
     assert run.median_iteration_s() == pytest.approx(1.0)
     lo, hi = run.interval95_s()
     # n=10: ranks 2 and 9 (P(B<=1) = 11/1024 <= 0.025 < P(B<=2) = 56/1024).
@@ -38,14 +41,19 @@ def test_median_and_distribution_free_interval():
 
 
 def test_small_samples_give_min_max_and_say_their_coverage():
-    run = _run([1.0, 2.0, 3.0])
+    run = _run([9.0, 1.0, 2.0, 3.0])
     assert run.interval95_s() == (1.0, 3.0)
     assert run.interval_coverage() == pytest.approx(0.75)
 
 
 def test_one_repeat_has_no_interval():
-    with pytest.raises(TraceError, match="at least 2 repeats"):
+    with pytest.raises(TraceError, match="at least 2 steady-state repeats"):
         _run([1.0]).interval95_s()
+    with pytest.raises(TraceError, match="at least 2 steady-state repeats"):
+        _run([5.0, 1.0]).interval95_s()
+    one = _run([1.0])
+    assert one.warmup_s is None
+    assert one.median_iteration_s() == 1.0
 
 
 def test_round_trip_through_json(tmp_path, kernels):

@@ -133,7 +133,7 @@ def test_a_convolutional_net_matches_convs_pools_and_layout(tmp_path):
         by_kind.setdefault(resnet.kernels[m.sheet_index].kernel.kind, set()).add(m.confidence)
     assert by_kind["conv"] == {1.0}
     assert by_kind["row"] == {1.0}  # pooling is a reduction, a row kernel's own category
-    assert by_kind["layout"] == {0.7}  # an unclassified transpose stands in, with less confidence
+    assert by_kind["layout"] == {1.0}  # cuDNN's nchwToNhwc is a layout transform (issue 17)
 
 
 def test_layer_type_totals_add_up_on_both_sides(gpt2, tmp_path):

@@ -1,0 +1,260 @@
+"""Step windows on the GPU timeline and the temporal breakdown of GPU time in them.
+
+Step windows (one per iteration, per rank and device): step N's window opens at the start of its
+first GPU activity (an activity belongs to the step whose host-side ``ProfilerStep#N`` holds its
+runtime launch) and closes where step N+1's opens; the last one closes at the end of the last
+activity of any step. So the windows never overlap and tile the measured span: when the GPU lags
+the host, step N's work running after step N+1's first kernel is busy time of N+1's window, never
+idle time of it.
+
+The breakdown uses Holistic Trace Analysis's definitions (``hta.analyzers.breakdown_analysis``)::
+
+    busy        = |union of every GPU activity|       (kernels, memcpys, memsets; all streams)
+    idle        = span - busy
+    compute     = |union of compute kernels|          (kernels not collectives or memcpy-named)
+    non_compute = busy - compute                      (communication and memory not under compute)
+    comm        = |union of collective kernels|       (NCCL/RCCL)
+    memory      = |union of memcpy/memset|
+    overlap     = |compute intersect comm|            (HTA's comm/comp overlap: overlap / comm)
+
+Per rank, the span is the union of its step windows (first step's first GPU activity to the end of
+the last), which is HTA's span with ``include_last_profiler_step=True``. Like HTA, only activities
+that belong to a step count: one launched outside every step, or whose runtime launch the trace
+did not record (a trace that records launches), is left out (the run's warnings count them).
+All times are seconds.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from workbench.evidence.run import IterationStats, MeasuredKernel, MeasuredRun
+
+__all__ = [
+    "Busy",
+    "Intervals",
+    "RankBreakdown",
+    "step_windows",
+    "temporal_breakdown",
+    "window_stats",
+]
+
+
+class Intervals:
+    """The union of ``(start, end)`` intervals, merged once, queried by window in O(log n).
+
+    >>> Intervals([(0.0, 2.0), (1.0, 3.0), (5.0, 6.0)]).within(2.0, 5.5)
+    1.5
+    """
+
+    def __init__(self, spans: Iterable[tuple[float, float]]) -> None:
+        merged: list[list[float]] = []
+        for start, end in sorted(spans):
+            if merged and start <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], end)
+            else:
+                merged.append([start, end])
+        self.starts = [m[0] for m in merged]
+        self.ends = [m[1] for m in merged]
+        self.prefix = [0.0]
+        for s, e in zip(self.starts, self.ends, strict=True):
+            self.prefix.append(self.prefix[-1] + (e - s))
+
+    @property
+    def total_s(self) -> float:
+        """Length of the union, s."""
+        return self.prefix[-1]
+
+    def within(self, lo: float, hi: float) -> float:
+        """Length of the union inside ``[lo, hi]``, s (0 for an empty window)."""
+        if hi <= lo or not self.starts:
+            return 0.0
+        i = bisect.bisect_right(self.ends, lo)  # first interval ending after lo
+        j = bisect.bisect_left(self.starts, hi)  # intervals [i, j) start before hi
+        if j <= i:
+            return 0.0
+        total = self.prefix[j] - self.prefix[i]
+        total -= max(lo - self.starts[i], 0.0)
+        total -= max(self.ends[j - 1] - hi, 0.0)
+        return max(total, 0.0)
+
+    def intersect(self, other: Intervals) -> Intervals:
+        """The intersection of two unions (two-pointer sweep)."""
+        out = []
+        i = j = 0
+        while i < len(self.starts) and j < len(other.starts):
+            lo = max(self.starts[i], other.starts[j])
+            hi = min(self.ends[i], other.ends[j])
+            if hi > lo:
+                out.append((lo, hi))
+            if self.ends[i] < other.ends[j]:
+                i += 1
+            else:
+                j += 1
+        return Intervals(out)
+
+
+@dataclass(frozen=True, slots=True)
+class Busy:
+    """The busy-time unions of one device's (or rank's) activities, by HTA's kernel types."""
+
+    all: Intervals
+    kernel: Intervals
+    memory: Intervals
+    compute: Intervals
+    comm: Intervals
+    overlap: Intervals
+
+    @classmethod
+    def of(cls, kernels: Sequence[MeasuredKernel]) -> Busy:
+        """Build the unions from the activities that belong to a step (any step)."""
+        kernels = [k for k in kernels if k.iteration is not None]
+        comm = Intervals((k.start_s, k.end_s) for k in kernels if _is_comm(k))
+        compute = Intervals((k.start_s, k.end_s) for k in kernels if _is_compute(k))
+        return cls(
+            all=Intervals((k.start_s, k.end_s) for k in kernels),
+            kernel=Intervals((k.start_s, k.end_s) for k in kernels if k.kind == "kernel"),
+            memory=Intervals((k.start_s, k.end_s) for k in kernels if k.kind != "kernel"),
+            compute=compute,
+            comm=comm,
+            overlap=compute.intersect(comm),
+        )
+
+
+def _is_comm(k: MeasuredKernel) -> bool:
+    return k.kind == "kernel" and k.category == "collective"
+
+
+def _is_compute(k: MeasuredKernel) -> bool:
+    # NOTE: as HTA, a kernel is compute unless it is a collective or a memcpy/memset by name; a
+    # copy kernel such as CatArrayBatchedCopy computes nothing but is compute time to HTA.
+    return k.kind == "kernel" and k.category != "collective" and k.rule != "name~memcpy"
+
+
+def step_windows(kernels: Sequence[MeasuredKernel]) -> list[tuple[int, float, float]]:
+    """Non-overlapping GPU step windows ``(index, start_s, end_s)`` of one device, in time order.
+
+    Args:
+        kernels: One device's (or rank's) activities; those with ``iteration`` None (launched
+            outside every step, or with no launch event recorded) are left out, as HTA does.
+    """
+    firsts: dict[int, float] = {}
+    last_end: float | None = None
+    for k in kernels:
+        if k.iteration is None:
+            continue
+        firsts[k.iteration] = min(k.start_s, firsts.get(k.iteration, k.start_s))
+        last_end = k.end_s if last_end is None else max(last_end, k.end_s)
+    ordered = sorted((t, i) for i, t in firsts.items())
+    out = []
+    for n, (start, index) in enumerate(ordered):
+        end = ordered[n + 1][0] if n + 1 < len(ordered) else last_end
+        assert end is not None
+        out.append((index, start, max(end, start)))
+    return out
+
+
+def window_stats(index: int, busy: Busy, start: float, end: float) -> IterationStats:
+    """The figures of one step window ``[start, end]`` (s) from a device's busy unions."""
+    wall = end - start
+    return IterationStats(
+        index=index,
+        wall_s=wall,
+        kernel_s=busy.kernel.within(start, end),
+        gap_s=max(wall - busy.all.within(start, end), 0.0),
+        copy_s=busy.memory.within(start, end),
+        start_s=start,
+        compute_s=busy.compute.within(start, end),
+        comm_s=busy.comm.within(start, end),
+        overlap_s=busy.overlap.within(start, end),
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RankBreakdown:
+    """HTA's temporal breakdown of one rank over its step windows (see the module doc), s.
+
+    ``iterations`` holds the same figures per step window of this rank, in time order; they add
+    up to the rank's (``idle_s`` is the sum of their ``gap_s``, and so on).
+    """
+
+    rank: int | None
+    span_s: float
+    idle_s: float
+    compute_s: float
+    non_compute_s: float
+    comm_s: float
+    memory_s: float
+    overlap_s: float
+    iterations: tuple[IterationStats, ...] = ()
+
+    def pct(self, seconds: float) -> float:
+        """``seconds`` as a percentage of the span (0 for an empty span)."""
+        return 100.0 * seconds / self.span_s if self.span_s > 0 else 0.0
+
+    @property
+    def idle_pct(self) -> float:
+        """Idle share of the span, %."""
+        return self.pct(self.idle_s)
+
+    @property
+    def compute_pct(self) -> float:
+        """Compute share of the span, %."""
+        return self.pct(self.compute_s)
+
+    @property
+    def non_compute_pct(self) -> float:
+        """Non-compute (communication + memory not under compute) share of the span, %."""
+        return self.pct(self.non_compute_s)
+
+    @property
+    def comm_overlap_pct(self) -> float | None:
+        """Share of communication time overlapped by compute, % (None without communication)."""
+        return 100.0 * self.overlap_s / self.comm_s if self.comm_s > 0 else None
+
+
+def temporal_breakdown(
+    run: MeasuredRun, *, include_last_step: bool = True
+) -> tuple[RankBreakdown, ...]:
+    """The temporal breakdown of each rank of ``run`` (one entry, rank None, if unknown).
+
+    Args:
+        run: The measured run.
+        include_last_step: Count the last step's activities (HTA's ``include_last_profiler_step``;
+            HTA's default is False: the last step is often cut short by the profiler stopping).
+            Without it, the span ends at the last activity of the other steps.
+    """
+    ranks: dict[int | None, list[MeasuredKernel]] = defaultdict(list)
+    for k in run.kernels:
+        ranks[k.rank].append(k)
+    out = []
+    for rank in sorted(ranks, key=lambda r: (r is None, r or 0)):
+        kernels = ranks[rank]
+        steps = {k.iteration for k in kernels if k.iteration is not None}
+        if not include_last_step and run.steps_annotated and len(steps) > 1:
+            last = max(steps)
+            kernels = [k for k in kernels if k.iteration != last]
+        busy = Busy.of(kernels)
+        windows = step_windows(kernels)
+        if not windows:
+            continue
+        lo, hi = windows[0][1], windows[-1][2]
+        all_s = busy.all.within(lo, hi)
+        compute = busy.compute.within(lo, hi)
+        out.append(
+            RankBreakdown(
+                rank=rank,
+                span_s=hi - lo,
+                idle_s=max(hi - lo - all_s, 0.0),
+                compute_s=compute,
+                non_compute_s=max(all_s - compute, 0.0),
+                comm_s=busy.comm.within(lo, hi),
+                memory_s=busy.memory.within(lo, hi),
+                overlap_s=busy.overlap.within(lo, hi),
+                iterations=tuple(window_stats(i, busy, s, e) for i, s, e in windows),
+            )
+        )
+    return tuple(out)
