@@ -46,7 +46,9 @@ MAX_SPAN_S = 86_400.0
 MAX_INT = 2**63
 #: Largest magnitude of a Kineto time, us (~3,000 years after the Unix epoch).
 MAX_CLOCK_US = 1e17
+MAX_SPAN_US = MAX_SPAN_S * 1e6
 _GPU_CATS = {"kernel", "Kernel", "gpu_memcpy", "Memcpy", "gpu_memset", "Memset"}
+_RUNTIME_CATS = {"cuda_runtime", "Runtime", "cuda_driver", "Driver"}
 _WINDOW_END = "Record Window End"
 
 
@@ -102,9 +104,10 @@ class TraceBounds:
         self._names: dict[str, str] = {}
         self._name_chars = 0
         self._cut: tuple[str, int] | None = None
-        self._first: tuple[float, str] | None = None
-        self._last: tuple[float, str] | None = None
-        self._longest_gpu: tuple[float, str] | None = None
+        # NOTE: (time in us, event index, event name); names are formatted only for a message
+        self._first: tuple[float, int, object] | None = None
+        self._last: tuple[float, int, object] | None = None
+        self._longest_gpu: tuple[float, int, object] = (-1.0, -1, None)
         self._window: list[float] = []
 
     def meta(self, sink: Callable[[str, Any], None]) -> Callable[[str, Any], None]:
@@ -150,35 +153,38 @@ class TraceBounds:
 
     def event(self, index: int, ev: Any) -> None:
         """Check one event's numbers and clean its name in place (a non-object is left alone)."""
-        if not isinstance(ev, dict):
+        if type(ev) is not dict:
             return
         name = ev.get("name")
-        if isinstance(name, str):
-            ev["name"] = name = self.name(name, index)
+        if type(name) is str:
+            kept = self._names.get(name)
+            ev["name"] = name = kept if kept is not None else self.name(name, index)
         ph = ev.get("ph")
-        if ph == "i" and name == _WINDOW_END:
-            ts = self._number(index, ev, "ts")
-            if ts is not None:
-                self._window.append(ts * 1e-6)
-            return
         if ph != "X":
+            if ph == "i" and name == _WINDOW_END:
+                ts = self._number(index, ev, "ts")
+                if ts is not None:
+                    self._window.append(ts)
             return
+        ts, dur = ev.get("ts"), ev.get("dur")
+        if not (_plain(ts) and _plain(dur)):
+            ts, dur = self._number(index, ev, "ts"), self._number(index, ev, "dur")
+            if ts is None or dur is None:
+                return  # NOTE: the reader says what is missing, if it needs the event
+        if dur < 0:
+            return  # NOTE: the reader names it as clock skew
+        if dur > MAX_SPAN_US:
+            check_interval(self.where, _label(index, name), ts * 1e-6, dur * 1e-6)
+        self._extend(index, name, ts, ts + dur)
         cat = ev.get("cat")
-        ts, dur = self._number(index, ev, "ts"), self._number(index, ev, "dur")
-        if ts is None or dur is None or dur < 0:
-            return  # NOTE: the reader says what is wrong (missing, clock skew), if it needs it
-        label = f"traceEvents[{index}] {shown(name)}"
-        start, length = ts * 1e-6, dur * 1e-6
-        check_interval(self.where, label, start, length)
-        self._extend(label, start, start + length)
-        if cat == "Trace":
-            self._window += [start, start + length]
-        elif cat in _GPU_CATS:
-            self._ints(label, ev)
-            if self._longest_gpu is None or length > self._longest_gpu[0]:
-                self._longest_gpu = (length, label)
-        elif isinstance(cat, str) and cat.endswith("runtime"):
-            self._ints(label, ev)
+        if cat in _GPU_CATS:
+            self._ints(index, ev)
+            if dur > self._longest_gpu[0]:
+                self._longest_gpu = (dur, index, name)
+        elif cat in _RUNTIME_CATS:
+            self._ints(index, ev)
+        elif cat == "Trace":
+            self._window += [ts, ts + dur]
 
     def _number(self, index: int, ev: Mapping[str, Any], key: str) -> float | None:
         v = ev.get(key)
@@ -186,47 +192,51 @@ class TraceBounds:
             return None
         if isinstance(v, int) and not -MAX_INT < v < MAX_INT:
             raise TraceError(
-                f"{self.where}: traceEvents[{index}] {shown(ev.get('name'))}: {key!r} is an "
-                f"integer of {_digits(v)} digits, beyond any clock (microseconds fit in 64 bits)"
+                f"{self.where}: {_label(index, ev.get('name'))}: {key!r} is an integer of "
+                f"{_digits(v)} digits, beyond any clock (microseconds fit in 64 bits)"
             )
         if not math.isfinite(v):
             return None  # NOTE: the reader names the event (no finite numeric 'ts')
         if key == "ts" and abs(v) > MAX_CLOCK_US:
             raise TraceError(
-                f"{self.where}: traceEvents[{index}] {shown(ev.get('name'))}: {key!r} is "
-                f"{float(v):.6g}, not a time in microseconds on any clock"
+                f"{self.where}: {_label(index, ev.get('name'))}: {key!r} is {float(v):.6g}, "
+                "not a time in microseconds on any clock"
             )
         return float(v)
 
-    def _ints(self, label: str, ev: Mapping[str, Any]) -> None:
+    def _ints(self, index: int, ev: Mapping[str, Any]) -> None:
         """Integers the readers keep (pid, tid and every ``args`` value) fit in 64 bits."""
         args = ev.get("args")
-        fields = [("pid", ev.get("pid")), ("tid", ev.get("tid"))]
-        if isinstance(args, dict):
-            fields += [(f"args[{shown(k)}]", v) for k, v in args.items()]
-        for key, v in fields:
-            for x in v if isinstance(v, list) else (v,):
-                if isinstance(x, int) and not -MAX_INT < x < MAX_INT:
+        values = [("pid", ev.get("pid")), ("tid", ev.get("tid"))]
+        if type(args) is dict:
+            values += [(k, v) for k, v in args.items()]
+        for key, v in values:
+            for x in v if type(v) is list else (v,):
+                if type(x) is int and not -MAX_INT < x < MAX_INT:
+                    where = key if key in ("pid", "tid") else f"args[{shown(key)}]"
                     raise TraceError(
-                        f"{self.where}: {label}: {key} is an integer of {_digits(x)} digits "
-                        "(ids, sizes and counts fit in 64 bits)"
+                        f"{self.where}: {_label(index, ev.get('name'))}: {where} is an integer "
+                        f"of {_digits(x)} digits (ids, sizes and counts fit in 64 bits)"
                     )
 
-    def _extend(self, label: str, start: float, end: float) -> None:
-        if self._first is None or self._last is None:
-            self._first, self._last = (start, label), (end, label)
+    def _extend(self, index: int, name: object, start: float, end: float) -> None:
+        first, last = self._first, self._last
+        if first is None or last is None:
+            self._first, self._last = (start, index, name), (end, index, name)
             return
-        moved = False
-        if start < self._first[0]:
-            self._first, moved = (start, label), True
-        if end > self._last[0]:
-            self._last, moved = (end, label), True
-        span = self._last[0] - self._first[0]
-        if moved and span > MAX_SPAN_S:
-            other = self._last if self._first[1] == label else self._first
+        if start >= first[0] and end <= last[0]:
+            return
+        if start < first[0]:
+            self._first = first = (start, index, name)
+        if end > last[0]:
+            self._last = last = (end, index, name)
+        span = last[0] - first[0]
+        if span > MAX_SPAN_US:
+            other = last if first[1] == index else first
             raise TraceError(
-                f"{self.where}: {label} lies {_days(span)} from {other[1]}: a trace spans "
-                "seconds, never more than a day (a timestamp that jumps?)"
+                f"{self.where}: {_label(index, name)} lies {_days(span * 1e-6)} from "
+                f"{_label(other[1], other[2])}: a trace spans seconds, never more than a day "
+                "(a timestamp that jumps?)"
             )
 
     def finish(self) -> None:
@@ -237,14 +247,26 @@ class TraceBounds:
                 f"{self.where}: names longer than {MAX_NAME_CHARS} characters are cut to that "
                 f"length (first: {at}, {size} characters)"
             )
-        if len(self._window) >= 2 and self._longest_gpu is not None:
+        if len(self._window) >= 2:
             window = max(self._window) - min(self._window)
-            length, label = self._longest_gpu
-            if length > window + 1e-3:
+            length, index, name = self._longest_gpu
+            if length > window + 1e3:  # NOTE: 1 ms of slack, us
                 raise TraceError(
-                    f"{self.where}: {label} lasts {length:.6g} s, longer than the "
-                    f"{window:.6g} s window the profiler recorded (a corrupt 'dur'?)"
+                    f"{self.where}: {_label(index, name)} lasts {length * 1e-6:.6g} s, longer "
+                    f"than the {window * 1e-6:.6g} s window the profiler recorded (a corrupt "
+                    "'dur'?)"
                 )
+
+
+def _plain(v: object) -> bool:
+    """A float or int a clock can hold (the fast path; anything else is looked at closely)."""
+    if type(v) is float:
+        return -MAX_CLOCK_US < v < MAX_CLOCK_US
+    return type(v) is int and -MAX_INT < v < MAX_INT and -MAX_CLOCK_US < v < MAX_CLOCK_US
+
+
+def _label(index: int, name: object) -> str:
+    return f"traceEvents[{index}] {shown(name)}"
 
 
 def _digits(v: int) -> int:
