@@ -79,10 +79,18 @@ def match_trace(run: MeasuredRun, mapping: ModelMapping) -> TraceMatch:
     Uses :func:`workbench.review.matching.match_kernels` (order-preserving alignment by kind,
     on the median iteration; measured times are medians over the repeats). Unmatched measured
     kernels of the aligned iteration are summed by name.
+
+    Raises:
+        MatchRefused: The trace does not run the sheet's model (summary match score below
+            :data:`workbench.review._match_score.MIN_MATCH_SCORE`; the line gives score and why).
     """
+    from workbench.review._match_score import require_match
     from workbench.review.matching import match_kernels
 
     m = match_kernels(run, mapping)
+    if m.score is not None:
+        require_match(m.score, run.source, str(mapping.graph.meta_dict().get("model") or
+                                                mapping.graph.name))  # fmt: skip
     measured = {
         r.name: r.measured_s for r in m.sheet_rows if r.measured_s is not None and r.measured_s > 0
     }
