@@ -20,7 +20,7 @@ a hundred kernels hold a hundred strings; the distinct names of one trace may to
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from workbench._warn import warn
@@ -33,6 +33,8 @@ __all__ = [
     "MAX_SPAN_S",
     "TraceBounds",
     "check_interval",
+    "check_span",
+    "clean_name",
     "shown",
 ]
 
@@ -67,6 +69,25 @@ def _days(seconds: float) -> str:
     if seconds < MAX_SPAN_S * 365:
         return f"{seconds / MAX_SPAN_S:.3g} days"
     return f"{seconds / (MAX_SPAN_S * 365.25):.3g} years"
+
+
+def clean_name(text: str) -> str:
+    """A name from a trace, escaped (:func:`workbench.errors.printable`) and cut to
+    :data:`MAX_NAME_CHARS` (for readers that warn on their own, e.g. Nsight Systems)."""
+    return printable(text[: MAX_NAME_CHARS + 1])[:MAX_NAME_CHARS]
+
+
+def check_span(where: str, spans: Sequence[tuple[str, float, float]]) -> None:
+    """Refuse a trace whose ``(event, start s, end s)`` spans reach more than a day apart."""
+    if not spans:
+        return
+    first = min(spans, key=lambda x: x[1])
+    last = max(spans, key=lambda x: x[2])
+    if last[2] - first[1] > MAX_SPAN_S:
+        raise TraceError(
+            f"{where}: {last[0]} lies {_days(last[2] - first[1])} from {first[0]}: a trace "
+            "spans seconds, never more than a day (a timestamp that jumps?)"
+        )
 
 
 def check_interval(where: str, event: str, start_s: float, duration_s: float) -> None:

@@ -154,3 +154,21 @@ def test_a_long_string_is_decoded_in_linear_time(tmp_path, monkeypatch):
         assert len(read_trace(path).kernels[0].name) == MAX_NAME_CHARS
     assert len(scanned) < 40
     assert sum(scanned) < 4 * size
+
+
+def _nsys(tmp_path, name="k", duration_s=1e-3, start_s=1.0, late_s=None):
+    from workbench.evidence import MeasuredKernel, write_nsys_sqlite
+
+    ks = [MeasuredKernel(name=name, category="gemm", rule="", start_s=start_s,
+                         duration_s=duration_s, device=0, stream=7, iteration=0)]  # fmt: skip
+    if late_s is not None:
+        ks.append(MeasuredKernel(name="late", category="gemm", rule="", start_s=late_s,
+                                 duration_s=1e-3, device=0, stream=7, iteration=0))  # fmt: skip
+    return write_nsys_sqlite(tmp_path / "t.sqlite", ks)
+
+
+def test_nsys_rows_are_bounded_and_escaped(tmp_path):
+    refused(_nsys(tmp_path, duration_s=2 * 86_400.0), r"KERNEL row 1 lasts 1\.73e\+05 s")
+    refused(_nsys(tmp_path, late_s=5 * 86_400.0), r"KERNEL row 2 lies 5 days from .*row 1")
+    run = read_trace(_nsys(tmp_path, name="k\x1b[2J\n"))
+    assert run.kernels[0].name == "k\\x1b[2J\\n"
