@@ -76,7 +76,8 @@ def _check(folder: Path, trace: Path) -> None:
     assert not _RAW_CONTROL.search(outcome.out + outcome.err), (outcome.out, outcome.err)
     if outcome.code == 0:
         loaded = load_record(record)  # NOTE: whatever the tool writes, it reads back
-        assert math.isfinite(loaded.model.time_s) and loaded.model.time_s > 0
+        assert math.isfinite(loaded.model.time_s)
+        assert loaded.model.time_s > 0
         doc = json.loads(record.read_text())
         assert_sane_numbers(doc)
         for k in doc["kernels"]:

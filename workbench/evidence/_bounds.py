@@ -55,10 +55,10 @@ _WINDOW_END = "Record Window End"
 
 
 def shown(value: object, limit: int = 120) -> str:
-    """A name as an error line shows it: escaped, quoted and cut to ``limit`` characters.
+    r"""A name as an error line shows it: escaped, quoted and cut to ``limit`` characters.
 
-    >>> shown("k\\x1b[2J")
-    "'k\\\\x1b[2J'"
+    >>> shown("k\x1b[2J")
+    "'k\\x1b[2J'"
     """
     text = printable(value) if isinstance(value, str) else printable(repr(value))
     text = text if len(text) <= limit else text[: limit - 3] + "..."
@@ -72,8 +72,11 @@ def _days(seconds: float) -> str:
 
 
 def clean_name(text: str) -> str:
-    """A name from a trace, escaped (:func:`workbench.errors.printable`) and cut to
-    :data:`MAX_NAME_CHARS` (for readers that warn on their own, e.g. Nsight Systems)."""
+    """A name from a trace, escaped and cut to :data:`MAX_NAME_CHARS` (no interning, no warning).
+
+    Escaped by :func:`workbench.errors.printable`; for readers without a :class:`TraceBounds`
+    (Nsight Systems exports, whose names come from a string table).
+    """
     return printable(text[: MAX_NAME_CHARS + 1])[:MAX_NAME_CHARS]
 
 

@@ -140,8 +140,11 @@ def _unmatched_kernel(name: str, seconds: float, category: str) -> KernelResult:
 
 
 def _bounded(rows: list[tuple[str, float, str]], keep: int = MAX_RECORD_KERNELS):
-    """Record rows of ``(name, s per iteration, category)``: the ``keep`` longest by name, the
-    rest summed into one row per category (``(N other <category> kernels)``), in input order."""
+    """Record rows of ``(name, s per iteration, category)``, at most ``keep`` of them by name.
+
+    The ``keep`` longest keep their names (in input order); the rest are summed into one row per
+    category, ``(N more kernels, category C)``, so the record stays bounded.
+    """
     keep = max(keep, 0)
     if len(rows) <= keep:
         return tuple(_unmatched_kernel(*r) for r in rows)
@@ -153,7 +156,8 @@ def _bounded(rows: list[tuple[str, float, str]], keep: int = MAX_RECORD_KERNELS)
         rest[rows[i][2]][1] += rows[i][1]
     out = [_unmatched_kernel(*rows[i]) for i in sorted(kept)]
     out += [
-        _unmatched_kernel(f"({int(n)} more kernels, category {cat})", t, cat) for cat, (n, t) in rest.items()
+        _unmatched_kernel(f"({int(n)} more kernels, category {cat})", t, cat)
+        for cat, (n, t) in rest.items()
     ]
     return tuple(out)
 

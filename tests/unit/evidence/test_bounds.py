@@ -73,7 +73,8 @@ def test_a_timestamp_that_jumps_by_years_names_both_events(tmp_path):
 
 
 def test_a_trace_longer_than_a_day_is_refused(tmp_path):
-    later = '{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": %d, "dur": 1}' % (1.5 * DAY_US)
+    ts = f"{1.5 * DAY_US:.0f}"
+    later = f'{{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": {ts}, "dur": 1}}'
     refused(write(tmp_path, events(extra=[later])), r"lies 1\.5 days from .*never more than a day")
 
 
@@ -98,13 +99,14 @@ def test_a_kernel_longer_than_the_recorded_window_is_refused(tmp_path):
 )
 def test_ids_beyond_64_bits_are_refused(tmp_path, where, match):
     kernel = '{"ph": "X", "cat": "kernel", "name": "k", "ts": 100, "dur": 5, ' + where + "}"
-    evs = events()[:2] + [kernel % ("0" * 30)]
+    evs = [*events()[:2], kernel % ("0" * 30)]
     refused(write(tmp_path, evs), r"traceEvents\[2\] 'k': " + match)
 
 
 def test_names_are_escaped_in_the_run_and_its_record(tmp_path):
     hostile = "\x1b[31mred\x1b[0m\nnext\u202eevil"
-    meta = '"deviceProperties": [{"id": 0, "name": %s}], ' % json.dumps("GPU\x1b]0;x\x07")
+    device = json.dumps("GPU\x1b]0;x\x07")
+    meta = f'"deviceProperties": [{{"id": 0, "name": {device}}}], '
     run = read_trace(write(tmp_path, events(kernel=hostile), meta=meta))
     assert run.kernels[0].name == printable(hostile) == "\\x1b[31mred\\x1b[0m\\nnext\\u202eevil"
     assert run.tag("device") == "GPU\\x1b]0;x\\x07"
@@ -127,8 +129,8 @@ def test_repeated_names_are_interned(tmp_path):
     evs = events()[:1]
     for i in range(200):
         evs.append(
-            '{"ph": "X", "cat": "kernel", "name": "k%d", "ts": %d, "dur": 1, '
-            '"args": {"device": 0, "stream": 7}}' % (i % 4, 95 + i * 0.1)
+            f'{{"ph": "X", "cat": "kernel", "name": "k{i % 4}", "ts": {95 + i * 0.1:.1f}, '
+            '"dur": 0.05, "args": {"device": 0, "stream": 7}}'
         )
     run = read_trace(write(tmp_path, evs))
     assert len({id(k.name) for k in run.kernels}) == 4

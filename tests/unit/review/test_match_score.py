@@ -57,8 +57,10 @@ def _write(tmp_path, steps):
     kernels, t = [], 1.0
     for it, step in enumerate(steps):
         for name, dur_s in step:
-            kernels.append(MeasuredKernel(name=name, category="other", rule="", start_s=t,
-                                          duration_s=dur_s, device=0, stream=7, iteration=it))  # fmt: skip
+            kernels.append(
+                MeasuredKernel(name=name, category="other", rule="", start_s=t,
+                               duration_s=dur_s, device=0, stream=7, iteration=it)
+            )  # fmt: skip
             t += dur_s + 3e-6
         t += 2e-5
     return write_kineto_trace(tmp_path / "t.json", kernels)
@@ -125,6 +127,8 @@ def test_score_parts_follow_the_definition():
     half = match_score(["gemm"], [1.0], ["conv"], [1.0], [(0, 0, False)])
     assert half.matched_share == 0.5
     assert half.profile_similarity == 0.0
-    assert "conv 100%" in half.reason() and "gemm 100%" in half.reason()
+    assert "conv 100%" in half.reason()
+    assert "gemm 100%" in half.reason()
     none = match_score(["gemm"], [1.0], ["gemm", "elementwise"], [1.0, 3.0], [])
-    assert none.matched_share == 0.0 and none.profile_similarity == pytest.approx(0.25)
+    assert none.matched_share == 0.0
+    assert none.profile_similarity == pytest.approx(0.25)

@@ -59,7 +59,8 @@ def _trace(tmp_path):
 def _one_error(capsys, needle):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1, err
-    assert err[0].startswith("workbench: error: ") and needle in err[0], err[0]
+    assert err[0].startswith("workbench: error: "), err[0]
+    assert needle in err[0], err[0]
 
 
 @pytest.mark.parametrize("path", ["", "  "])
