@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from workbench._warn import warn
 from workbench.errors import printable
@@ -190,11 +190,14 @@ class TraceBounds:
                 if ts is not None:
                     self._window.append(ts)
             return
-        ts, dur = ev.get("ts"), ev.get("dur")
-        if not (_plain(ts) and _plain(dur)):
-            ts, dur = self._number(index, ev, "ts"), self._number(index, ev, "dur")
-            if ts is None or dur is None:
+        raw_ts, raw_dur = ev.get("ts"), ev.get("dur")
+        if _plain(raw_ts) and _plain(raw_dur):
+            ts, dur = float(raw_ts), float(raw_dur)
+        else:
+            checked = self._number(index, ev, "ts"), self._number(index, ev, "dur")
+            if checked[0] is None or checked[1] is None:
                 return  # NOTE: the reader says what is missing, if it needs the event
+            ts, dur = checked[0], checked[1]
         if dur < 0:
             return  # NOTE: the reader names it as clock skew
         if dur > MAX_SPAN_US:
@@ -282,7 +285,7 @@ class TraceBounds:
                 )
 
 
-def _plain(v: object) -> bool:
+def _plain(v: object) -> TypeGuard[float]:
     """A float or int a clock can hold (the fast path; anything else is looked at closely)."""
     if type(v) is float:
         return -MAX_CLOCK_US < v < MAX_CLOCK_US
