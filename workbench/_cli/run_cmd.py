@@ -47,11 +47,14 @@ def register(subs: argparse._SubParsersAction) -> None:
 
 
 def _from_trace(args: argparse.Namespace) -> int:
+    from workbench._cli.trace_paths import check_input_path, check_output_not_input
     from workbench.evidence import read_trace
     from workbench.review.from_trace import record_from_trace
 
     if args.execute:
         raise WorkbenchError("--from-trace and --execute: choose one (a trace is the measurement)")
+    check_input_path(args.from_trace, "--from-trace")
+    check_output_not_input(args.record, [args.from_trace], "--record")
     measured = read_trace(args.from_trace)
     given = args.model or args.hf_config or args.onnx
     mapping = map_from_args(args) if given else None
@@ -74,7 +77,7 @@ def _from_trace(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Handle ``workbench run``."""
-    if args.from_trace:
+    if args.from_trace is not None:  # NOTE: an empty path is an error, not "no trace"
         return _from_trace(args)
     mapping = map_from_args(args)
     if args.execute:

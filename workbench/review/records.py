@@ -104,6 +104,11 @@ def save_record(record: RunRecord, path: str | Path) -> Path:
     if not path.parent.is_dir():
         raise RecordError(f"{path}: folder {path.parent} does not exist")
     text = json.dumps(record_to_dict(record), indent=1, allow_nan=False) + "\n"
+    if len(text) > MAX_RECORD_BYTES:  # NOTE: ASCII JSON, one byte a character
+        raise RecordError(
+            f"{path}: the record would be {len(text) / 2**20:.1f} MiB, over the "
+            f"{MAX_RECORD_BYTES // 2**20} MiB that load_record reads; nothing written"
+        )
     write_text_safely(path, text, what="record")
     return path
 
