@@ -181,7 +181,7 @@ def _measurement(run: MeasuredRun, unmatched: int) -> Measurement:
     n = run.repeats
     window = "ProfilerStep# iterations" if run.steps_annotated else "unannotated: one window"
     interval = ""
-    if n >= 2:
+    if len(run.steady_iterations) >= 2:
         lo, hi = run.interval95_s()
         interval = f", interval {lo:.6g}..{hi:.6g} s ({run.interval_coverage():.0%} coverage)"
     names = tuple(dict.fromkeys(k.name for k in run.kernels))
@@ -250,7 +250,7 @@ def record_from_trace(run: MeasuredRun, mapping: ModelMapping | None = None) -> 
         The :class:`RunRecord` (``measurement`` set, ``model.time_s`` the median iteration).
     """
     t = run.median_iteration_s()
-    interval = run.interval95_s() if run.repeats >= 2 else ()
+    interval = run.interval95_s() if len(run.steady_iterations) >= 2 else ()
     if mapping is None:
         per, category = _per_iteration(run)
         kernels = _bounded([(n, s, category[n]) for n, s in per.items()])
