@@ -268,7 +268,7 @@ def record_from_mapping(
         measured_time_s=sum(measured.values()) if measured else None,
         latency=tuple(sorted((latency or {}).items())),
         quality_error=quality_error,
-        hfu=max(mapping.hfu, mapping.mfu),
+        hfu=mapping.hfu,
     )
     kernels = tuple(_kernel_result(k, measured) for k in mapping.kernels)
     return RunRecord(

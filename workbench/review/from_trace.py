@@ -262,7 +262,7 @@ def record_from_trace(run: MeasuredRun, mapping: ModelMapping | None = None) -> 
     model = dataclasses.replace(
         _model(t, interval, run, tuple(by_type.items())),
         mfu=mapping.mfu * scale,
-        hfu=max(mapping.hfu, mapping.mfu) * scale,
+        hfu=mapping.hfu * scale,
         tokens_per_s=mapping.items_per_step / t,
         model_flops=int(mapping.model_flops),
         peak_flops=float(mapping.peak_flops),
