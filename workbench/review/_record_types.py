@@ -28,7 +28,7 @@ __all__ = [
     "record_from_mapping",
 ]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 RECORD_KIND = "workbench.run_record"
 
 
@@ -113,6 +113,12 @@ class ModelResult:
             version-1 records).
         time_interval_s: ``(low, high)`` 95 % interval of the step time over measured
             repeats, seconds; empty when not measured over repeats.
+        mbu: Model bandwidth utilisation: off-chip bytes moved per step / (``time_s`` x the
+            sustained off-chip bandwidth, B/s), 0..1 (None before version 3, or unknown).
+        kernel_count: How many kernels the run had (None before version 3): ``kernels`` must
+            list exactly that many, each name once.
+        step_overhead_s: Time of the step outside its kernels, seconds (None before version 3):
+            ``time_s`` = the kernels' predicted times + this, for predicted runs.
     """
 
     time_s: float
@@ -128,6 +134,9 @@ class ModelResult:
     quality_error: float | None = None
     hfu: float | None = None
     time_interval_s: tuple[float, ...] = ()
+    mbu: float | None = None
+    kernel_count: int | None = None
+    step_overhead_s: float | None = None
 
     def stall(self) -> dict[str, float]:
         """Stall fraction by layer type as a dict."""
@@ -269,6 +278,9 @@ def record_from_mapping(
         latency=tuple(sorted((latency or {}).items())),
         quality_error=quality_error,
         hfu=mapping.hfu,
+        mbu=mapping.mbu,
+        kernel_count=len(mapping.kernels),
+        step_overhead_s=mapping.step_overhead_s,
     )
     kernels = tuple(_kernel_result(k, measured) for k in mapping.kernels)
     return RunRecord(

@@ -28,8 +28,15 @@ from dataclasses import dataclass
 from workbench import __version__
 from workbench.evidence import MeasuredRun, TraceError
 from workbench.mapper import ModelMapping
+from workbench.review._consistency import consistency_problems
 from workbench.review._sanity import physical_problems
-from workbench.review.records import KernelResult, Measurement, RunRecord, record_from_mapping
+from workbench.review.records import (
+    SCHEMA_VERSION,
+    KernelResult,
+    Measurement,
+    RunRecord,
+    record_from_mapping,
+)
 from workbench.review.tags import (
     CompilerTags,
     HardwareTags,
@@ -223,10 +230,12 @@ def record_from_trace(run: MeasuredRun, mapping: ModelMapping | None = None) -> 
             by_type[k.kind] += k.measured_s or 0.0
         return _checked(
             RunRecord(
-                schema_version=2,
+                schema_version=SCHEMA_VERSION,
                 tags=_bare_tags(run),
                 kernels=kernels,
-                model=_model(t, interval, run, tuple(by_type.items())),
+                model=dataclasses.replace(
+                    _model(t, interval, run, tuple(by_type.items())), kernel_count=len(kernels)
+                ),
                 measurement=_measurement(run, len(kernels)),
                 command=trace_command(run, None),
             ),
@@ -267,6 +276,8 @@ def record_from_trace(run: MeasuredRun, mapping: ModelMapping | None = None) -> 
         model_flops=int(mapping.model_flops),
         peak_flops=float(mapping.peak_flops),
         offchip_level=mapping.hardware.offchip.name,
+        mbu=mapping.mbu * scale,
+        kernel_count=len(kernels),
     )
     return _checked(
         dataclasses.replace(
@@ -281,10 +292,10 @@ def record_from_trace(run: MeasuredRun, mapping: ModelMapping | None = None) -> 
 
 def _checked(record: RunRecord, run: MeasuredRun) -> RunRecord:
     """Refuse a record the trace makes physically impossible (e.g. faster than the peak)."""
-    problems = physical_problems(record)
+    problems = physical_problems(record) + consistency_problems(record)
     if problems:
         hint = ""
-        if record.model.mfu > 1 or (record.model.hfu or 0) > 1:
+        if max(record.model.mfu, record.model.hfu or 0, record.model.mbu or 0) > 1:
             hint = " (the trace ran faster than the profile's peak allows: wrong --hardware?)"
         raise TraceError(f"{run.source}: {problems[0]}{hint}")
     return record
