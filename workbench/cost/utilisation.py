@@ -98,7 +98,7 @@ def busy_s(k: _Mapped, hw: Hardware) -> float:
 
 
 def credit_s(k: _Mapped, hw: Hardware, p_model: float) -> float:
-    """``credit_k``: the kernel's model FLOPs at ``max(P_model, P_k)``, capped at its busy time, s."""
+    """``credit_k``: model FLOPs at ``max(P_model, P_k)``, capped at the busy time, seconds."""
     if not k.kernel.matmul_flops or p_model <= 0:
         return 0.0
     own = engine_peak(k.kernel, hw)

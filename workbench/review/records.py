@@ -21,10 +21,10 @@ What the hash proves: the SHA-256 locks are **unkeyed**, so they prove integrity
 edited after writing without re-locking), not authenticity (whoever edits a record can recompute
 them). A record is therefore also checked for physical plausibility on read
 (:func:`workbench.review._sanity.physical_problems`: negative/zero/NaN/inf times, MFU > 1,
-HFU < MFU ...) and for internal consistency (:func:`workbench.review._consistency.
-consistency_problems`: duplicated or missing kernels, per-kernel sums that disagree with the
-totals, implausible chip counts), and refused whatever its hashes say. The embedded hardware profile must hash to
-the recorded ``hardware_hash``, so a record re-maps alone (:func:`embedded_hardware`).
+HFU < MFU ...) and for internal consistency
+(:func:`workbench.review._consistency.consistency_problems`: duplicated or missing kernels,
+per-kernel sums that disagree with the totals, implausible chip counts), and refused whatever its
+hashes say. The embedded hardware profile must hash to the recorded ``hardware_hash``, so a record re-maps alone (:func:`embedded_hardware`).
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from workbench._files import read_text_bounded, write_text_safely
 from workbench.errors import WorkbenchError
 from workbench.hw.loader import hardware_hash
 from workbench.hw.schema import Hardware
+from workbench.review._consistency import consistency_problems
 from workbench.review._record_types import (
     RECORD_KIND,
     SCHEMA_VERSION,
@@ -51,7 +52,6 @@ from workbench.review._record_types import (
     RunRecord,
     record_from_mapping,
 )
-from workbench.review._consistency import consistency_problems
 from workbench.review._sanity import physical_problems
 from workbench.review.tags import (
     TAG_GROUPS,

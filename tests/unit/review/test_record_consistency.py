@@ -147,7 +147,8 @@ def test_triage_cli_refuses_a_forged_record_exit_2_one_line(tmp_path, record, ca
     code = main(["triage", str(base), str(forged)])
     out, err = capsys.readouterr()
     assert code == 2
-    assert err.count("\n") <= 1 and "b.json: inconsistent run record" in err
+    assert err.count("\n") <= 1
+    assert "b.json: inconsistent run record" in err
     assert "ship" not in out
 
 
