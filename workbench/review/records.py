@@ -24,7 +24,8 @@ them). A record is therefore also checked for physical plausibility on read
 HFU < MFU ...) and for internal consistency
 (:func:`workbench.review._consistency.consistency_problems`: duplicated or missing kernels,
 per-kernel sums that disagree with the totals, implausible chip counts), and refused whatever its
-hashes say. The embedded hardware profile must hash to the recorded ``hardware_hash``, so a record re-maps alone (:func:`embedded_hardware`).
+hashes say. The embedded hardware profile must hash to the recorded ``hardware_hash``, so a
+record re-maps alone (:func:`embedded_hardware`).
 """
 
 from __future__ import annotations
