@@ -172,3 +172,12 @@ def test_every_record_the_tool_writes_loads_and_is_consistent(tmp_path, model, k
     path = save_record(rec, tmp_path / "r.json")
     assert load_record(path) == rec
     assert record_to_dict(load_record(path)) == json.loads(path.read_text())
+
+
+@pytest.mark.parametrize("chips", [64, 1_000_000])
+def test_the_api_refuses_more_chips_than_heads_or_systems(chips):
+    # The issue: `--chips 1000000` mapped to 130 s per step at MFU 0%.
+    from workbench.errors import WorkbenchError
+
+    with pytest.raises(WorkbenchError, match="at most 32 chips"):
+        build_graph("llama2-7b", phase="decode", context=128, tensor_parallel=chips)
