@@ -114,7 +114,8 @@ class ModelResult:
         time_interval_s: ``(low, high)`` 95 % interval of the step time over measured
             repeats, seconds; empty when not measured over repeats.
         mbu: Model bandwidth utilisation: off-chip bytes moved per step / (``time_s`` x the
-            sustained off-chip bandwidth, B/s), 0..1 (None before version 3, or unknown).
+            sustained off-chip bandwidth, B/s), 0..1 (None before version 3, or unknown: a
+            trace that moved the predicted bytes faster than the sustained rate).
         kernel_count: How many kernels the run had (None before version 3): ``kernels`` must
             list exactly that many, each name once.
         step_overhead_s: Time of the step outside its kernels, seconds (None before version 3):
