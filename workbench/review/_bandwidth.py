@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from workbench.review.records import embedded_hardware
+from workbench.review.reproduce import hardware_for
 
 __all__ = ["BANDWIDTH_BOUND_SHARE", "bandwidth_bound", "bandwidth_share", "record_mbu"]
 
@@ -20,11 +20,15 @@ BANDWIDTH_BOUND_SHARE = 0.5
 
 
 def record_mbu(record: Any) -> float | None:
-    """The record's MBU, 0..1: recorded (version 3), else from its embedded profile, else None."""
+    """The record's MBU, 0..1: recorded, else from its profile, else None.
+
+    Version-3 records carry it; older ones get it from the embedded profile (or the named one
+    when it still has the recorded hash); a trace without them has none.
+    """
     m = record.model
     if m.mbu is not None:
         return float(m.mbu)
-    hw = embedded_hardware(record)
+    hw = hardware_for(record)
     if hw is None or m.time_s <= 0 or record.tags.runtime.backend.startswith("trace:"):
         return None
     try:
