@@ -10,6 +10,7 @@ from typing import Any
 
 from workbench.errors import WorkbenchError
 from workbench.mapper import ModelMapping
+from workbench.review._consistency import consistency_problems
 from workbench.review.tags import (
     RunTags,
     build_tags,
@@ -262,6 +263,10 @@ def record_from_mapping(
 
     Returns:
         The :class:`RunRecord`.
+
+    Raises:
+        RecordError: The record would contradict itself (:mod:`workbench.review._consistency`),
+            e.g. ``options.chips`` above the model's attention heads.
     """
     measured = measured or {}
     backend = measurement.backend if measurement else "predicted"
@@ -284,7 +289,7 @@ def record_from_mapping(
         step_overhead_s=mapping.step_overhead_s,
     )
     kernels = tuple(_kernel_result(k, measured) for k in mapping.kernels)
-    return RunRecord(
+    record = RunRecord(
         schema_version=SCHEMA_VERSION,
         tags=tags,
         kernels=kernels,
@@ -293,3 +298,8 @@ def record_from_mapping(
         hardware_profile=canonical_json(mapping.hardware.model_dump(mode="json")),
         command=command or reproducer_command(tags),
     )
+    # NOTE: never write a record that reading would refuse (e.g. more chips than heads)
+    problems = consistency_problems(record)
+    if problems:
+        raise RecordError(f"run record of {record.label}: {problems[0]}")
+    return record

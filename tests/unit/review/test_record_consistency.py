@@ -181,3 +181,13 @@ def test_the_api_refuses_more_chips_than_heads_or_systems(chips):
 
     with pytest.raises(WorkbenchError, match="at most 32 chips"):
         build_graph("llama2-7b", phase="decode", context=128, tensor_parallel=chips)
+
+
+def test_the_tool_never_writes_a_record_it_would_refuse():
+    m = map_model(
+        build_graph("gpt2", seq=64),
+        load_hardware("h100-sxm"),
+        MapOptions(chips=64, search="heuristic"),
+    )
+    with pytest.raises(RecordError, match="gpt2 has 12 attention heads"):
+        record_from_mapping(m)
