@@ -100,18 +100,19 @@ class ModelResult:
 
     Attributes:
         time_s: Predicted time of one step, seconds.
-        mfu: Model FLOPs utilisation, 0..1.
+        mfu: Model FLOPs utilisation, 0..1 (:mod:`workbench.cost.utilisation`).
         tokens_per_s: Tokens (or images) per second.
         model_flops: Model FLOPs of one step.
-        peak_flops: MFU denominator, FLOP/s.
+        peak_flops: MFU denominator, FLOP/s: the peak of the model's format, fixed per model.
         offchip_level: Name of the off-chip memory level.
         stall_fraction_by_layer_type: ``(layer type, fraction)`` pairs, 0..1.
         time_by_layer_type: ``(layer type, seconds)`` pairs.
         measured_time_s: Sum of measured kernel times, or None.
         latency: ``(percentile name, seconds)`` pairs (p50_s, p95_s, p99_s) when simulated.
         quality_error: Relative output error against a float64 reference, when measured.
-        hfu: Hardware FLOPs utilisation (padded matrix work), 0..1, >= ``mfu`` (None in
-            version-1 records).
+        hfu: Hardware FLOPs utilisation, 0..1, >= ``mfu``: engine-seconds of the FLOPs executed
+            (padding, recompute, other engines and formats at their own peaks) / ``time_s``
+            (None in version-1 records; version 1-2 records counted padded GEMM work only).
         time_interval_s: ``(low, high)`` 95 % interval of the step time over measured
             repeats, seconds; empty when not measured over repeats.
         mbu: Model bandwidth utilisation: off-chip bytes moved per step / (``time_s`` x the
