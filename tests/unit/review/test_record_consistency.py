@@ -191,3 +191,15 @@ def test_the_tool_never_writes_a_record_it_would_refuse():
     )
     with pytest.raises(RecordError, match="gpt2 has 12 attention heads"):
         record_from_mapping(m)
+
+
+def test_a_consistent_version_2_record_still_loads(tmp_path, record):
+    def to_v2(d):
+        d["schema_version"] = 2
+        for key in ("mbu", "kernel_count", "step_overhead_s"):
+            d["model"].pop(key)
+
+    old = load_record(_forge(save_record(record, tmp_path / "v2.json"), to_v2))
+    assert old.schema_version == 2
+    assert old.model.kernel_count is None
+    assert old.kernels == record.kernels
