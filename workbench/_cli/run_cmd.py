@@ -95,7 +95,12 @@ def run(args: argparse.Namespace) -> int:
         record = record_from_mapping(mapping)
     path = save_record(record, args.record)
     line = f"wrote {path}: {record.label}, {fmt_time(record.model.time_s)} predicted, "
-    line += f"MFU {record.model.mfu:.1%}, {len(record.kernels)} kernels"
+    m = record.model
+    util = f"MFU {m.mfu:.1%}, HFU {m.hfu or 0:.1%}"
+    if m.mbu is not None:  # NOTE: MBU leads for decode (bandwidth is its KPI)
+        mbu = f"MBU {m.mbu:.1%}"
+        util = f"{mbu}, {util}" if record.tags.workload.phase == "decode" else f"{util}, {mbu}"
+    line += f"{util}, {len(record.kernels)} kernels"
     if record.measurement:
         line += f"; measured {len(record.measurement.kernels)} kernel(s) on "
         line += f"{record.measurement.backend} in {record.measurement.wall_s:.1f} s"

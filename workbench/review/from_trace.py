@@ -28,8 +28,15 @@ from dataclasses import dataclass
 from workbench import __version__
 from workbench.evidence import MeasuredRun, TraceError
 from workbench.mapper import ModelMapping
+from workbench.review._consistency import consistency_problems
 from workbench.review._sanity import physical_problems
-from workbench.review.records import KernelResult, Measurement, RunRecord, record_from_mapping
+from workbench.review.records import (
+    SCHEMA_VERSION,
+    KernelResult,
+    Measurement,
+    RunRecord,
+    record_from_mapping,
+)
 from workbench.review.tags import (
     CompilerTags,
     HardwareTags,
@@ -259,10 +266,12 @@ def record_from_trace(run: MeasuredRun, mapping: ModelMapping | None = None) -> 
             by_type[k.kind] += k.measured_s or 0.0
         return _checked(
             RunRecord(
-                schema_version=2,
+                schema_version=SCHEMA_VERSION,
                 tags=_bare_tags(run),
                 kernels=kernels,
-                model=_model(t, interval, run, tuple(by_type.items())),
+                model=dataclasses.replace(
+                    _model(t, interval, run, tuple(by_type.items())), kernel_count=len(kernels)
+                ),
                 measurement=_measurement(run, len(kernels)),
                 command=trace_command(run, None),
             ),
@@ -298,11 +307,15 @@ def record_from_trace(run: MeasuredRun, mapping: ModelMapping | None = None) -> 
     model = dataclasses.replace(
         _model(t, interval, run, tuple(by_type.items())),
         mfu=mapping.mfu * scale,
-        hfu=max(mapping.hfu, mapping.mfu) * scale,
+        hfu=mapping.hfu * scale,
         tokens_per_s=mapping.items_per_step / t,
         model_flops=int(mapping.model_flops),
         peak_flops=float(mapping.peak_flops),
         offchip_level=mapping.hardware.offchip.name,
+        # NOTE: MBU is on the profile's *sustained* bandwidth, which a real run can beat; such a
+        # run has no MBU on that scale (None), rather than being refused as impossible.
+        mbu=mapping.mbu * scale if mapping.mbu * scale <= 1 else None,
+        kernel_count=len(kernels),
     )
     return _checked(
         dataclasses.replace(
@@ -317,10 +330,10 @@ def record_from_trace(run: MeasuredRun, mapping: ModelMapping | None = None) -> 
 
 def _checked(record: RunRecord, run: MeasuredRun) -> RunRecord:
     """Refuse a record the trace makes physically impossible (e.g. faster than the peak)."""
-    problems = physical_problems(record)
+    problems = physical_problems(record) + consistency_problems(record)
     if problems:
         hint = ""
-        if record.model.mfu > 1 or (record.model.hfu or 0) > 1:
+        if max(record.model.mfu, record.model.hfu or 0) > 1:
             hint = " (the trace ran faster than the profile's peak allows: wrong --hardware?)"
         raise TraceError(f"{run.source}: {problems[0]}{hint}")
     return record

@@ -13,6 +13,7 @@ import math
 from typing import Any
 
 from workbench._format import fmt_time
+from workbench.review._bandwidth import BANDWIDTH_BOUND_SHARE, bandwidth_bound, record_mbu
 from workbench.review.attribution import attribution_rows
 from workbench.review.mechanisms import MECHANISMS
 from workbench.review.triage import TriageReport
@@ -85,6 +86,38 @@ def _mfu(r: Any) -> str:
     return f"{r.model.mfu:.1%}" if r.model.peak_flops > 0 else "unknown"
 
 
+def _util(b: Any, c: Any) -> str:
+    """``MFU a -> b``, led by ``MBU x -> y`` when either run is bandwidth-bound (decode)."""
+    mfu = f"MFU {_mfu(b)} -> {_mfu(c)}"
+    if not (bandwidth_bound(b) or bandwidth_bound(c)):
+        return mfu
+    mb, mc = record_mbu(b), record_mbu(c)
+    pct = [f"{v:.1%}" if v is not None else "unknown" for v in (mb, mc)]
+    return f"MBU {pct[0]} -> {pct[1]}   {mfu}"
+
+
+def _bandwidth_lines(report: TriageReport) -> list[str]:
+    """MBU of every bandwidth-bound slice of the validation matrix (decode, or mostly memory)."""
+    rows = [
+        r
+        for r in report.matrix
+        if "mbu" in r["baseline"]
+        and "mbu" in r["candidate"]
+        and (
+            " decode " in f" {r['slice']} "
+            or max(r[s].get("bandwidth_fraction", 0.0) for s in ("baseline", "candidate"))
+            >= BANDWIDTH_BOUND_SHARE
+        )
+    ]
+    if not rows:
+        return []
+    return ["bandwidth-bound slices (MBU = off-chip bytes / (time x sustained bandwidth)):"] + [
+        f"  {r['slice']:<36} MBU {r['baseline']['mbu']:.1%} -> {r['candidate']['mbu']:.1%}  "
+        f"({r['source']})"
+        for r in rows
+    ]
+
+
 def _headline_lines(report: TriageReport) -> list[str]:
     b, c = report.baseline, report.candidate
     h = report.headline()
@@ -93,8 +126,7 @@ def _headline_lines(report: TriageReport) -> list[str]:
         hb, hc = h["baseline"], h["candidate"]
         lines = [
             f"time per token   {fmt_time(hb['time_per_token_s'])} -> "
-            f"{fmt_time(hc['time_per_token_s'])} ({h['change']:+.1%}{noise})   "
-            f"MFU {_mfu(b)} -> {_mfu(c)}",
+            f"{fmt_time(hc['time_per_token_s'])} ({h['change']:+.1%}{noise})   {_util(b, c)}",
             f"  per request {fmt_time(hb['time_per_request_s'])} -> "
             f"{fmt_time(hc['time_per_request_s'])}; step time {fmt_time(b.model.time_s)} -> "
             f"{fmt_time(c.model.time_s)} (workload changed: not a regression figure)",
@@ -102,7 +134,7 @@ def _headline_lines(report: TriageReport) -> list[str]:
     else:
         lines = [
             f"time       {fmt_time(b.model.time_s)} -> {fmt_time(c.model.time_s)} "
-            f"({h['change']:+.1%}{noise})   MFU {_mfu(b)} -> {_mfu(c)}"
+            f"({h['change']:+.1%}{noise})   {_util(b, c)}"
         ]
     sb, sc = b.model.stall(), c.model.stall()
     if sb or sc:  # NOTE: measured runs carry no predicted stall fractions
@@ -178,6 +210,7 @@ def triage_text(report: TriageReport) -> str:
                 f"  owner: {report.owner.role} (closure artifact: {report.owner.closure_artifact})"
             )
     lines += _attribution_lines(report)
+    lines += _bandwidth_lines(report)
     lines.append("debug branches:")
     lines += [
         f"  [{n.status:<7}] {n.question}\n            {n.evidence}\n            next: "
