@@ -47,7 +47,8 @@ from workbench.review.closure import (
     load_guardrails,
     validation_matrix,
 )
-from workbench.review.mechanisms import FirstFailing, find_first_failing
+from workbench.review.headline import MechanismShare, headline_sentence, mechanism_shares
+from workbench.review.mechanisms import FirstFailing, align, find_first_failing, time_field
 from workbench.review.owners import OwnerRole, OwnershipTable, load_owners
 from workbench.review.records import RunRecord, load_record
 from workbench.review.signoff import (
@@ -109,6 +110,7 @@ class TriageReport:
         missing: Evidence a sign-off lacks.
         per_item: Whether the workload changed (times compared per token and per request).
         noise: Relative step-time noise of measured runs (0 for predicted ones).
+        mechanisms: Every material mechanism with its share, the headline first.
     """
 
     baseline: RunRecord
@@ -131,6 +133,7 @@ class TriageReport:
     missing: tuple[str, ...] = ()
     per_item: bool = False
     noise: float = 0.0
+    mechanisms: tuple[MechanismShare, ...] = ()
 
     def headline(self) -> dict[str, Any]:
         """MFU, time (per token and per request too), latency, quality, before and after.
@@ -244,6 +247,53 @@ def _checks(base, cand, matrix, sla, guardrails, *, per_item: bool, noise: float
     return evaluate_guardrails(values, guardrails, noise=noises, sources=sources, skip=skip)
 
 
+def _anchor(ff: FirstFailing) -> str:
+    return f"{ff.family} x{ff.count}" if ff.family and ff.count > 1 else ff.kernel
+
+
+def _headline(
+    base: RunRecord,
+    cand: RunRecord,
+    attribution: Attribution | None,
+    *,
+    per_item: bool,
+    noise: float,
+) -> tuple[tuple[MechanismShare, ...], FirstFailing | None]:
+    """The material mechanisms (largest share first) and the headline built from them.
+
+    With the workload changed, nothing is owned unless time per token regressed beyond the
+    noise and a mechanism other than the workload's own cost carries it.
+    """
+    b, c = base.model, cand.model
+    if per_item and not 1 / c.tokens_per_s > 1 / b.tokens_per_s * (1 + noise):
+        return (), None
+    total = c.time_s - b.time_s
+    noise_s = noise * b.time_s
+    measured = time_field(base, cand) == "measured_s"
+    shares = mechanism_shares(
+        align(base, cand), total, attribution=attribution, noise_s=noise_s, measured=measured
+    )
+    if not shares:
+        if per_item and attribution is not None:
+            return (), None
+        return (), find_first_failing(base, cand, noise_s=noise_s)
+    top = shares[0]
+    first = FirstFailing(
+        kernel=top.kernel,
+        mechanism=top.mechanism,
+        level=top.level,
+        evidence=headline_sentence(top, total),
+        delta_s=top.delta_s,
+        class_delta_s=top.share_s,
+        total_delta_s=total,
+        rows=top.rows,
+        family=top.family,
+        count=top.count,
+        share=top.share,
+    )
+    return shares, first
+
+
 def triage(
     base: RunRecord,
     cand: RunRecord,
@@ -277,9 +327,8 @@ def triage(
         return _refused(base, cand, label, owners, mismatched)
     per_item = workload_changed(base, cand)
     noise = time_noise(base, cand)
-    first = None
-    if not per_item or 1 / cand.model.tokens_per_s > 1 / base.model.tokens_per_s * (1 + noise):
-        first = find_first_failing(base, cand, noise_s=noise * base.model.time_s)
+    attribution = counterfactual(base, cand)
+    shares, first = _headline(base, cand, attribution, per_item=per_item, noise=noise)
     owner = owners.owner_for(first.mechanism) if first else None
     sla = simulate_sla(base, cand) if simulate else None
     flag = next((g.flag_at for g in guardrails.guardrails if g.metric == "p99_s"), 0.02)
@@ -291,8 +340,8 @@ def triage(
     if first is not None:
         reasons = (
             *reasons,
-            f"first failing mechanism: {first.mechanism} at {first.kernel} "
-            f"(owner: {owner.role if owner else '?'})",
+            f"first failing mechanism: {first.mechanism} at {_anchor(first)}, "
+            f"{first.share:.1%} of the regression (owner: {owner.role if owner else '?'})",
         )
     return TriageReport(
         baseline=base,
@@ -310,11 +359,12 @@ def triage(
         reasons=reasons,
         declared=declared_changes(base, cand),
         diff=diff_table(base, cand),
-        attribution=counterfactual(base, cand),
+        attribution=attribution,
         sla=sla,
         missing=missing,
         per_item=per_item,
         noise=noise,
+        mechanisms=shares,
     )
 
 

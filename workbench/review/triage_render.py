@@ -45,7 +45,23 @@ def _first(report: TriageReport) -> dict[str, Any] | None:
         "delta_s": ff.delta_s,
         "class_delta_s": ff.class_delta_s,
         "total_delta_s": ff.total_delta_s,
+        "family": ff.family,
+        "count": ff.count,
+        "share": ff.share,
         "sheet_rows": list(ff.rows),
+        "mechanisms": [
+            {
+                "mechanism": m.mechanism,
+                "level": m.level,
+                "change": m.change,
+                "share": m.share,
+                "share_s": m.share_s,
+                "family": m.family,
+                "count": m.count,
+                "kernel": m.kernel,
+            }
+            for m in report.mechanisms
+        ],
     }
 
 
@@ -167,12 +183,21 @@ def triage_text(report: TriageReport) -> str:
     if ff is None:
         lines.append("first failing mechanism: none (no material regression)")
     else:
+        where = f"{ff.family} x{ff.count}" if ff.family and ff.count > 1 else ff.kernel
         lines.append(
             f"first failing mechanism: {ff.mechanism}"
             + (f" ({ff.level})" if ff.level else "")
-            + f" at {ff.kernel}"
+            + f" at {where}, {ff.share:.1%} of the regression"
         )
         lines.append(f"  evidence: {ff.evidence}")
+        if len(report.mechanisms) > 1:
+            lines.append("  mechanisms (share of the regression):")
+            lines += [
+                f"    {m.share:>7.1%}  {m.mechanism}"
+                + (f" ({m.level})" if m.level else "")
+                + f" at {m.anchor}  [{m.change}]"
+                for m in report.mechanisms
+            ]
         if report.owner:
             lines.append(
                 f"  owner: {report.owner.role} (closure artifact: {report.owner.closure_artifact})"
