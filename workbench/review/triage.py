@@ -269,7 +269,8 @@ def _headline(
         return (), None
     total = c.time_s - b.time_s
     noise_s = noise * b.time_s
-    measured = time_field(base, cand) == "measured_s"
+    mapped = any(k.predicted_s > 0 for k in (*base.kernels, *cand.kernels))
+    measured = mapped and time_field(base, cand) == "measured_s"
     shares = mechanism_shares(
         align(base, cand), total, attribution=attribution, noise_s=noise_s, measured=measured
     )
