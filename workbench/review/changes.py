@@ -14,7 +14,7 @@ from typing import Any
 from workbench.hw.schema import Hardware
 from workbench.review.records import RunRecord, embedded_hardware
 from workbench.review.reproduce import hardware_for
-from workbench.review.tags import TAG_GROUPS
+from workbench.review.tags import TAG_GROUPS, normalised_group
 
 __all__ = ["SET_LABELS", "Change", "changed_hardware_parts", "declared_changes", "profile_diff"]
 
@@ -111,7 +111,7 @@ def declared_changes(
         "tiles": SET_LABELS["tiles"],
     }
     for group in groups:
-        a, b = base.tags.group(group), cand.tags.group(group)
+        a, b = normalised_group(base.tags, group), normalised_group(cand.tags, group)
         for f in dataclasses.fields(a):
             va, vb = getattr(a, f.name), getattr(b, f.name)
             if va == vb or f.name in skip:

@@ -45,15 +45,16 @@ def workload_changed(base: RunRecord, cand: RunRecord) -> bool:
 
 
 def precision_changed(base: RunRecord, cand: RunRecord) -> bool:
-    """Whether any numeric format changed (model format, weight format, per-kernel formats)."""
-    cb, cc = base.tags.compiler, cand.tags.compiler
-    if (cb.dtype, cb.weight_dtype, cb.dtype_overrides) != (
-        cc.dtype,
-        cc.weight_dtype,
-        cc.dtype_overrides,
-    ):
+    """Whether some kernel's numeric format actually changed (or the weights' format did).
+
+    A kernel present in both runs computing in another format, or another weight-only format.
+    A changed set of kernel names (flash attention on or off, fusion split) is a graph change,
+    not a precision change; a format override that matches no kernel changes nothing.
+    """
+    if base.tags.compiler.weight_dtype != cand.tags.compiler.weight_dtype:
         return True
-    return {(k.name, k.dtype) for k in base.kernels} != {(k.name, k.dtype) for k in cand.kernels}
+    before = {k.name: k.dtype for k in base.kernels}
+    return any(k.name in before and before[k.name] != k.dtype for k in cand.kernels)
 
 
 def time_noise(base: RunRecord, cand: RunRecord) -> float:

@@ -38,6 +38,7 @@ __all__ = [
     "digest",
     "git_commit",
     "host_facts",
+    "normalised_group",
     "reproducer_command",
 ]
 
@@ -145,6 +146,34 @@ class RunTags:
     def group(self, name: str) -> Any:
         """The tag group called ``name`` (one of :data:`TAG_GROUPS`)."""
         return getattr(self, name)
+
+
+def normalised_group(tags: RunTags, name: str) -> Any:
+    """Tag group ``name`` with explicit defaults spelled the default way (for comparisons).
+
+    ``--dtype bf16`` on a bf16 model is the model's own format (``dtype`` None); set-valued
+    options (format overrides, forced tiles, fusion rules off) compare as sorted sets. The stored
+    tags (and their hashes) are left as they were written.
+
+    >>> from workbench.review import build_scenario
+    >>> base, _ = build_scenario("eager-launch")
+    >>> t = dataclasses.replace(base.tags.compiler, dtype=base.tags.workload.dtype)
+    >>> tags = dataclasses.replace(base.tags, compiler=t)
+    >>> normalised_group(tags, "compiler") == normalised_group(base.tags, "compiler")
+    True
+    """
+    group = tags.group(name)
+    if name != "compiler":
+        return group
+    c: CompilerTags = group
+    dtype = None if c.dtype == tags.workload.dtype else c.dtype
+    return dataclasses.replace(
+        c,
+        dtype=dtype,
+        fusion_disabled=tuple(sorted(set(c.fusion_disabled))),
+        tiles=tuple(sorted(set(c.tiles))),
+        dtype_overrides=tuple(sorted(set(c.dtype_overrides))),
+    )
 
 
 def canonical_json(data: Any) -> str:

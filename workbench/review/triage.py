@@ -57,7 +57,7 @@ from workbench.review.signoff import (
     time_noise,
     workload_changed,
 )
-from workbench.review.tags import TAG_GROUPS
+from workbench.review.tags import TAG_GROUPS, normalised_group
 
 __all__ = [
     "JSON_KEYS",
@@ -199,7 +199,7 @@ def compare_tags(
     for group in TAG_GROUPS:
         if group in groups:
             continue
-        a, b = base.tags.group(group), cand.tags.group(group)
+        a, b = normalised_group(base.tags, group), normalised_group(cand.tags, group)
         for f in dataclasses.fields(a):
             if group == "workload" and f.name in ("model", "phase"):
                 continue
@@ -207,6 +207,16 @@ def compare_tags(
             if va != vb:
                 out.append(f"{group}.{f.name}: {va!r} != {vb!r}")
     return tuple(out)
+
+
+def _group_hint(mismatched: tuple[str, ...]) -> tuple[str, ...]:
+    """``tags differ in compiler, runtime: declare --changed compiler,runtime`` (if declarable)."""
+    groups = [g for g in TAG_GROUPS if any(m.startswith(f"{g}.") for m in mismatched)]
+    identity = any(m.startswith(("workload.model", "workload.phase")) for m in mismatched)
+    if not groups or identity:
+        return ()
+    names = ", ".join(groups)
+    return (f"tags differ in {names}: if deliberate, declare --changed {','.join(groups)}",)
 
 
 def _refused(base, cand, changed, owners, mismatched) -> TriageReport:
@@ -227,6 +237,7 @@ def _refused(base, cand, changed, owners, mismatched) -> TriageReport:
         reasons=(
             f"evidence captured under mismatched tags ({len(mismatched)}): "
             + "; ".join(mismatched),
+            *_group_hint(mismatched),
         ),
     )
 

@@ -176,7 +176,10 @@ def triage_text(report: TriageReport) -> str:
     if not report.comparable:
         lines.append("REFUSED: evidence captured under mismatched tags:")
         lines += [f"  {m}" for m in report.mismatched_tags]
-        lines.append("re-capture both runs under the same tags, or declare --changed GROUP")
+        hint = [r for r in report.reasons if r.startswith("tags differ in")]
+        lines.append(
+            hint[0] if hint else "re-capture both runs under the same tags (the models differ)"
+        )
         return "\n".join(lines) + "\n"
     lines += _headline_lines(report)
     ff = report.first_failing
