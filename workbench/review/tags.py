@@ -152,7 +152,8 @@ def normalised_group(tags: RunTags, name: str) -> Any:
     """Tag group ``name`` with explicit defaults spelled the default way (for comparisons).
 
     ``--dtype bf16`` on a bf16 model is the model's own format (``dtype`` None); set-valued
-    options (format overrides, forced tiles, fusion rules off) compare as sorted sets. The stored
+    options (format overrides, forced tiles, fusion rules off) compare as sorted sets; the graph's
+    ``tensor_parallel`` fact is ``runtime.chips`` (one change, in one group). The stored
     tags (and their hashes) are left as they were written.
 
     >>> from workbench.review import build_scenario
@@ -163,6 +164,9 @@ def normalised_group(tags: RunTags, name: str) -> Any:
     True
     """
     group = tags.group(name)
+    if name == "workload":  # NOTE: tensor parallel is runtime.chips, not a workload change
+        extra = tuple(kv for kv in group.extra if kv[0] != "tensor_parallel")
+        return dataclasses.replace(group, extra=extra)
     if name != "compiler":
         return group
     c: CompilerTags = group

@@ -50,6 +50,7 @@ from workbench.review.closure import (
 from workbench.review.headline import MechanismShare, headline_sentence, mechanism_shares
 from workbench.review.mechanisms import FirstFailing, align, find_first_failing, time_field
 from workbench.review.owners import OwnerRole, OwnershipTable, load_owners
+from workbench.review.policy import change_kinds, needs, skipped_metrics
 from workbench.review.records import RunRecord, load_record
 from workbench.review.signoff import (
     identity_mismatch,
@@ -242,20 +243,28 @@ def _refused(base, cand, changed, owners, mismatched) -> TriageReport:
     )
 
 
-def _checks(base, cand, matrix, sla, guardrails, *, per_item: bool, noise: float):
+def _checks(base, cand, matrix, sla, guardrails, *, per_item: bool, noise: float, kinds):
     values, sources = guardrail_inputs(
         matrix, time_key="time_per_token_s" if per_item else "time_s"
     )
-    skip: dict[str, str] = {}
-    if base.tags.hardware.hardware_hash != cand.tags.hardware.hardware_hash:
-        why = "each platform's own peak: not comparable across hardware (compare time)"
-        skip |= {"mfu": f"MFU is against {why}", "stall_fraction": f"stall is against {why}"}
-    if per_item:
-        skip["stall_fraction"] = "stall fraction moves with the workload slice"
+    skip = skipped_metrics(kinds)
     noises = {"time_s": noise, "mfu": noise}
     if sla is not None:
         noises |= {m: sla.noise(m) for m in ("p95_s", "p99_s")}
     return evaluate_guardrails(values, guardrails, noise=noises, sources=sources, skip=skip)
+
+
+def _trade_off(base: RunRecord, cand: RunRecord) -> str:
+    """The tensor-parallel trade-off: per-request latency against throughput per chip."""
+    b, c = base.model, cand.model
+    nb, nc = base.tags.runtime.chips, cand.tags.runtime.chips
+    lat = (c.time_s - b.time_s) / b.time_s if b.time_s else 0.0
+    per_b, per_c = b.tokens_per_s / nb, c.tokens_per_s / nc
+    per = (per_c - per_b) / per_b if per_b else 0.0
+    return (
+        f"tensor parallel {nb} -> {nc} chips: per-request latency {lat:+.1%}, throughput per "
+        f"chip {per:+.1%} ({per_b:,.0f} -> {per_c:,.0f} tokens/s per chip): the trade-off"
+    )
 
 
 def _anchor(ff: FirstFailing) -> str:
@@ -346,9 +355,14 @@ def triage(
     flag = next((g.flag_at for g in guardrails.guardrails if g.metric == "p99_s"), 0.02)
     branches = debug_branches(base, cand, comparable=True, mismatched=(), sla=sla, flag_at=flag)
     matrix = validation_matrix(base, cand, sla)
-    checks = _checks(base, cand, matrix, sla, guardrails, per_item=per_item, noise=noise)
-    missing = missing_evidence(base, cand, simulated_p99=sla is not None)
+    kinds = change_kinds(base, cand, matrix, per_item=per_item)
+    checks = _checks(
+        base, cand, matrix, sla, guardrails, per_item=per_item, noise=noise, kinds=kinds
+    )
+    missing = missing_evidence(base, cand, simulated_p99=sla is not None, needs=needs(kinds))
     decision, reasons = decide(checks, missing)
+    if "tensor_parallel" in kinds:
+        reasons = (*reasons, _trade_off(base, cand))
     if first is not None:
         reasons = (
             *reasons,

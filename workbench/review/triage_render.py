@@ -169,6 +169,34 @@ def _check_line(k: Any, first_slice: str) -> str:
     )
 
 
+def _cell(row: dict[str, Any], side: str, key: str) -> str:
+    v = row[side].get(key)
+    if v is None:
+        return "-"
+    return f"{v:.1%}" if key == "mfu" else fmt_time(v)
+
+
+def _matrix_lines(report: TriageReport) -> list[str]:
+    """The validation matrix (slice x time, MFU) and the slice each guardrail was judged on."""
+    if not report.matrix:
+        return []
+    key = "time_per_token_s" if report.per_item else "time_s"
+    lines = [f"validation matrix ({'time per token' if report.per_item else 'step time'}, MFU):"]
+    for row in report.matrix:
+        b, c = row["baseline"].get(key), row["candidate"].get(key)
+        change = f"{(c - b) / b:+.1%}" if b and c is not None else "n/a"
+        lines.append(
+            f"  {row['slice']:<40} {_cell(row, 'baseline', key):>9} -> "
+            f"{_cell(row, 'candidate', key):>9} {change:>8}   MFU {_cell(row, 'baseline', 'mfu')}"
+            f" -> {_cell(row, 'candidate', 'mfu')}  ({row['source']})"
+        )
+    drove = [k for k in report.checks if k.status in ("rollback", "flag") and k.source]
+    if drove:
+        k = drove[0]
+        lines.append(f"  decision driven by {k.metric} on slice {k.source}")
+    return lines
+
+
 def triage_text(report: TriageReport) -> str:
     """A readable triage report (the ``table`` format)."""
     b, c = report.baseline, report.candidate
@@ -212,9 +240,13 @@ def triage_text(report: TriageReport) -> str:
         f"{n.next_action}"
         for n in report.branches
     ]
+    lines += _matrix_lines(report)
     lines.append("rollback criteria:")
     first_slice = report.matrix[0]["slice"] if report.matrix else ""
     lines += [_check_line(k, first_slice) for k in report.checks]
+    if report.missing:
+        lines.append("missing evidence (blocks a sign-off):")
+        lines += [f"  - {m}" for m in report.missing]
     lines.append(f"decision: {report.decision}")
     lines += [f"  - {r}" for r in report.reasons]
     return "\n".join(lines) + "\n"
