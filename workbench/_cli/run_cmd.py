@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 
 from workbench._cli.common import (
     add_model_args,
@@ -39,6 +40,15 @@ def register(subs: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--backend", choices=("numpy", "cupy"), default=None, help="for --execute")
     p.add_argument(
+        "--quality-metric",
+        type=_quality,
+        default=None,
+        metavar="quality_error=VALUE",
+        help="quality evidence measured elsewhere, stored in the record: quality_error is the "
+        "relative output error against a float64 reference (finite, >= 0); triage asks for it "
+        "on both runs when a kernel's format changed",
+    )
+    p.add_argument(
         "--from-trace",
         metavar="TRACE",
         help="profiler trace of a real run (Kineto JSON/.gz or Nsight Systems SQLite)",
@@ -72,6 +82,25 @@ def _from_trace(args: argparse.Namespace) -> int:
     return 0
 
 
+_QUALITY_NAMES = ("quality_error",)
+
+
+def _quality(text: str) -> float:
+    """``quality_error=0.002`` -> 0.002; anything else is a usage error (exit 2)."""
+    name, sep, value = text.partition("=")
+    if not sep or name.strip() not in _QUALITY_NAMES:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected NAME=VALUE with NAME one of {', '.join(_QUALITY_NAMES)}"
+        )
+    try:
+        number = float(value)
+    except ValueError:
+        number = float("nan")
+    if not math.isfinite(number) or number < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: VALUE must be a finite number >= 0")
+    return number
+
+
 def run(args: argparse.Namespace) -> int:
     """Handle ``workbench run``."""
     if args.from_trace:
@@ -87,9 +116,10 @@ def run(args: argparse.Namespace) -> int:
             measured=measured,
             backend_versions=versions,
             host=host_facts(),
+            quality_error=args.quality_metric,
         )
     else:
-        record = record_from_mapping(mapping)
+        record = record_from_mapping(mapping, quality_error=args.quality_metric)
     path = save_record(record, args.record)
     line = f"wrote {path}: {record.label}, {fmt_time(record.model.time_s)} predicted, "
     line += f"MFU {record.model.mfu:.1%}, {len(record.kernels)} kernels"
