@@ -82,6 +82,12 @@ NOT_JUDGED: tuple[NotJudged, ...] = (
     NotJudged(kind="hardware", metric="stall_fraction", why=f"stall is against {_PLATFORM}"),
     NotJudged(kind="tensor_parallel", metric="mfu", why=_TP),
     NotJudged(kind="tensor_parallel", metric="stall_fraction", why=_TP),
+    NotJudged(
+        kind="format_changed",
+        metric="mfu",
+        why="MFU is against the peak of the format the GEMMs run in: a format change moves the "
+        "denominator (compare time)",
+    ),
     NotJudged(kind="workload", metric="stall_fraction", why="stall moves with the workload slice"),
     NotJudged(kind="workload_only", metric="time_s", why=_ALONE),
     NotJudged(kind="workload_only", metric="mfu", why=_ALONE),

@@ -151,7 +151,8 @@ class RunTags:
 def normalised_group(tags: RunTags, name: str) -> Any:
     """Tag group ``name`` with explicit defaults spelled the default way (for comparisons).
 
-    ``--dtype bf16`` on a bf16 model is the model's own format (``dtype`` None); set-valued
+    ``--dtype bf16`` on a bf16 model is the model's own format (``dtype`` None is read as the
+    format the run used, ``workload.dtype``, which is compared here and not again); set-valued
     options (format overrides, forced tiles, fusion rules off) compare as sorted sets; the graph's
     ``tensor_parallel`` fact is ``runtime.chips`` (one change, in one group). The stored
     tags (and their hashes) are left as they were written.
@@ -164,16 +165,17 @@ def normalised_group(tags: RunTags, name: str) -> Any:
     True
     """
     group = tags.group(name)
-    if name == "workload":  # NOTE: tensor parallel is runtime.chips, not a workload change
+    if name == "workload":
+        # NOTE: tensor parallel is runtime.chips and the run's format is compiler.dtype: each
+        # change is compared once, in the group that makes it
         extra = tuple(kv for kv in group.extra if kv[0] != "tensor_parallel")
-        return dataclasses.replace(group, extra=extra)
+        return dataclasses.replace(group, extra=extra, dtype="")
     if name != "compiler":
         return group
     c: CompilerTags = group
-    dtype = None if c.dtype == tags.workload.dtype else c.dtype
     return dataclasses.replace(
         c,
-        dtype=dtype,
+        dtype=c.dtype if c.dtype is not None else tags.workload.dtype,
         fusion_disabled=tuple(sorted(set(c.fusion_disabled))),
         tiles=tuple(sorted(set(c.tiles))),
         dtype_overrides=tuple(sorted(set(c.dtype_overrides))),

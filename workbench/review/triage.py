@@ -285,9 +285,13 @@ def _headline(
     noise and a mechanism other than the workload's own cost carries it.
     """
     b, c = base.model, cand.model
-    if per_item and not 1 / c.tokens_per_s > 1 / b.tokens_per_s * (1 + noise):
-        return (), None
     total = c.time_s - b.time_s
+    if per_item and attribution is not None:
+        # NOTE: the workload's own cost is no regression: judge what the other changes add
+        # to the candidate's step (their shares), per token as much as per step
+        total = sum(s.share_s for s in attribution.shares if s.change.group != "workload")
+    elif per_item and not 1 / c.tokens_per_s > 1 / b.tokens_per_s * (1 + noise):
+        return (), None
     noise_s = noise * b.time_s
     mapped = any(k.predicted_s > 0 for k in (*base.kernels, *cand.kernels))
     measured = mapped and time_field(base, cand) == "measured_s"
