@@ -88,14 +88,16 @@ def classify_all(
     lost = sorted(bf - cf - {"layout_fold"})
     if lost:
         split = ", ".join(k.name for k in c if k.name not in {x.name for x in b})
-        found.append((
-            "fusion_broken",
-            None,
+        found.append(
             (
-                f"fusion rule(s) {', '.join(lost)} no longer applied; {times}"
-                + (f"; split out: {split}" if split else "")
-            ),
-        ))
+                "fusion_broken",
+                None,
+                (
+                    f"fusion rule(s) {', '.join(lost)} no longer applied; {times}"
+                    + (f"; split out: {split}" if split else "")
+                ),
+            )
+        )
     new_layout = [k for k in c if k.kind == "layout" and k.name not in {x.name for x in b}]
     if new_layout or ("layout_fold" in bf and "layout_fold" not in cf):
         what = ", ".join(f"{k.name} ({k.engine_reason})" for k in new_layout) or (
@@ -105,14 +107,16 @@ def classify_all(
     pairs = [(x, y) for x in b for y in c if x.name == y.name]
     for x, y in pairs:
         if _bits(y.dtype) > _bits(x.dtype):
-            found.append((
-                "precision_fallback",
-                None,
+            found.append(
                 (
-                    f"{y.name} computes in {y.dtype} instead of {x.dtype} on the {y.engine} engine "
-                    f"(was {x.engine}); {times}"
-                ),
-            ))
+                    "precision_fallback",
+                    None,
+                    (
+                        f"{y.name} computes in {y.dtype} instead of {x.dtype} on the {y.engine} "
+                        f"engine (was {x.engine}); {times}"
+                    ),
+                )
+            )
             break
     for x, y in pairs:
         if x.engine == "matrix" and y.engine != "matrix":
@@ -120,30 +124,35 @@ def classify_all(
             break
     for x, y in pairs:
         if x.fits and not y.fits:
-            found.append((
-                "tile_spills_sram",
-                None,
+            found.append(
                 (
-                    f"{y.name} tile {x.tile} -> {y.tile} needs {y.sram_bytes / 1024:.0f} KiB of "
-                    f"{y.sram_capacity_bytes / 1024:.0f} KiB SRAM, spills "
-                    f"{y.spill_bytes / 1e6:.3g} MB ({x.bottleneck} -> {y.bottleneck}); {times}"
-                ),
-            ))
+                    "tile_spills_sram",
+                    None,
+                    (
+                        f"{y.name} tile {x.tile} -> {y.tile} needs {y.sram_bytes / 1024:.0f} KiB "
+                        f"of {y.sram_capacity_bytes / 1024:.0f} KiB SRAM, spills "
+                        f"{y.spill_bytes / 1e6:.3g} MB ({x.bottleneck} -> {y.bottleneck}); {times}"
+                    ),
+                )
+            )
             break
     if hardware_changed and ct > bt and c:
         found.append(_hardware_rate(pairs, c, times, parts))
     dl = total(c, "launch_s") - total(b, "launch_s")
     ds = total(c, "sync_s") - total(b, "sync_s")
     if dl > 1e-12 or ds > 1e-12:
-        found.append((
-            "launch_sync_overhead",
-            None,
+        found.append(
             (
-                f"launch {fmt_time(total(b, 'launch_s'))} -> {fmt_time(total(c, 'launch_s'))}, "
-                f"barriers {int(total(b, 'barriers'))} -> {int(total(c, 'barriers'))} "
-                f"(sync {fmt_time(total(b, 'sync_s'))} -> {fmt_time(total(c, 'sync_s'))}); {times}"
-            ),
-        ))
+                "launch_sync_overhead",
+                None,
+                (
+                    f"launch {fmt_time(total(b, 'launch_s'))} -> "
+                    f"{fmt_time(total(c, 'launch_s'))}, barriers {int(total(b, 'barriers'))} -> "
+                    f"{int(total(c, 'barriers'))} (sync {fmt_time(total(b, 'sync_s'))} -> "
+                    f"{fmt_time(total(c, 'sync_s'))}); {times}"
+                ),
+            )
+        )
     levels = {lvl for k in (*b, *c) for lvl, _ in k.traffic}
     grow = {
         lvl: sum(k.traffic_at(lvl) for k in c) - sum(k.traffic_at(lvl) for k in b) for lvl in levels
@@ -153,22 +162,26 @@ def classify_all(
     if hot and ct > bt:
         lvl = hot[0]
         was = sum(k.traffic_at(lvl) for k in b)
-        found.append((
-            "bandwidth_saturation",
-            lvl,
+        found.append(
             (
-                f"{lvl} traffic {was / 1e6:.3g} MB -> {(was + grow[lvl]) / 1e6:.3g} MB and {lvl} "
-                f"bounds the kernel; {times}"
-            ),
-        ))
+                "bandwidth_saturation",
+                lvl,
+                (
+                    f"{lvl} traffic {was / 1e6:.3g} MB -> {(was + grow[lvl]) / 1e6:.3g} MB and "
+                    f"{lvl} bounds the kernel; {times}"
+                ),
+            )
+        )
     for x, y in pairs:
         if x.tile != y.tile and y.fits and ct > bt:
-            found.append((
-                "tile_wave_quantization",
-                None,
-                f"{y.name} tile {x.tile} -> {y.tile} (fits SRAM both times): padded tiles or a "
-                f"partial last wave over the cores; {x.bottleneck} -> {y.bottleneck}; {times}",
-            ))
+            found.append(
+                (
+                    "tile_wave_quantization",
+                    None,
+                    f"{y.name} tile {x.tile} -> {y.tile} (fits SRAM both times): padded tiles or a "
+                    f"partial last wave over the cores; {x.bottleneck} -> {y.bottleneck}; {times}",
+                )
+            )
             break
     if len(b) != len(c) or {k.name for k in b} != {k.name for k in c}:
         found.append(("graph_changed", None, f"kernels differ; {times}"))

@@ -98,8 +98,10 @@ def missing_evidence(
     out = []
     if "p99" in want and not simulated_p99 and not (_has_p99(base) and _has_p99(cand)):
         out.append("p99 latency (no serving simulation and no recorded p99 on both runs)")
-    if "quality" in want and precision_changed(base, cand) and (
-        base.model.quality_error is None or cand.model.quality_error is None
+    if (
+        "quality" in want
+        and precision_changed(base, cand)
+        and (base.model.quality_error is None or cand.model.quality_error is None)
     ):
         out.append("a quality metric for the precision change (quality_error on both runs)")
     for side, r in (("baseline", base), ("candidate", cand)):
