@@ -9,6 +9,9 @@ baselines are mapped once. ``python tests/golden/test_triage_golden.py`` prints
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
+import fnmatch
 import shlex
 import sys
 from pathlib import Path
@@ -52,9 +55,47 @@ class Runner:
             self.records[argv] = load_record(path)
         return self.records[argv]
 
+    def measured(self, flags: str, trace: dict[str, Any]) -> Any:
+        """A measured run: a synthetic trace of the mapping, a family stretched, read back."""
+        from workbench._cli.common import add_model_args, add_options_args, map_from_args
+        from workbench.evidence import write_kineto_trace
+        from workbench.review.synthetic import synthetic_kernels
+
+        argv = tuple(shlex.split(flags))
+        key = (*argv, repr(sorted(trace.items())))
+        if key in self.records:
+            return self.records[key]
+        parser = argparse.ArgumentParser()
+        add_model_args(parser)
+        add_options_args(parser)
+        mapping = map_from_args(parser.parse_args(argv))
+        ks = synthetic_kernels(mapping, seed=trace["seed"], jitter=trace.get("jitter", 0.03))
+        names = [km.kernel.name for km in mapping.kernels]
+        glob, factor = trace.get("stretch", "-"), trace.get("factor", 1.0)
+        laid, t, end = [], 0.0, 0.0
+        for i, k in enumerate(ks):  # NOTE: re-laid end to end, each kernel's gap kept
+            hit = glob == "*" or fnmatch.fnmatchcase(names[i % len(names)], glob)
+            t += k.start_s - end
+            end = k.start_s + k.duration_s
+            duration = k.duration_s * (factor if hit else 1.0)
+            laid.append(dataclasses.replace(k, start_s=t, duration_s=duration))
+            t += duration
+        ks = laid
+        n = len(self.records)
+        path = write_kineto_trace(self.folder / f"trace{n}.json", ks)
+        rec = self.folder / f"run{n}.json"
+        assert cli_main(["run", *argv, "--from-trace", str(path), "--record", str(rec)]) == 0
+        self.records[key] = load_record(rec)
+        return self.records[key]
+
     def triage(self, case: dict[str, Any]) -> TriageReport:
-        base = self.record(f"{case['common']} {case['base']}")
-        cand = self.record(f"{case['common']} {case['cand']}")
+        flags = [f"{case['common']} {case[side]}" for side in ("base", "cand")]
+        if "trace" in case:
+            base, cand = (
+                self.measured(f, case["trace"][s]) for f, s in zip(flags, ("base", "cand"))
+            )
+        else:
+            base, cand = (self.record(f) for f in flags)
         return triage(base, cand, changed=case["changed"])
 
 
