@@ -31,6 +31,7 @@ from typing import Any
 
 from workbench._format import fmt_time
 from workbench.review.attribution import Attribution, Change
+from workbench.review.changes import change_label
 from workbench.review.mechanisms import MATERIAL_SHARE, GroupChange
 
 __all__ = ["MechanismShare", "family_of", "mechanism_shares", "natural_key"]
@@ -196,7 +197,7 @@ def _from_attribution(
     for mech, items in per.items():
         share_s = sum(s.share_s for s, _ in items)
         touched = [g for _, gs in items for g in gs]
-        change = " + ".join(s.change.name for s, _ in items)
+        change = " + ".join(change_label(s.change) for s, _ in items)
         found = _share(mech, None, change, share_s, total, touched or groups, floor_s)
         if found is not None:
             out.append(found)
