@@ -185,6 +185,9 @@ def _from_attribution(
     att: Attribution, groups: Sequence[GroupChange], total: float, floor_s: float
 ) -> list[MechanismShare]:
     per: dict[str, list[tuple[Any, list[GroupChange]]]] = defaultdict(list)
+    work = any(s.change.group == "workload" for s in att.shares)
+    ref = sum(s.share_s for s in att.shares if s.change.group != "workload") if work else 0.0
+    ref = ref if work else att.total_s
     for s in att.shares:
         if s.change.group == "workload" or s.share_s <= 0:
             continue  # NOTE: the workload's own cost is no mechanism (owned by nobody)
@@ -195,7 +198,10 @@ def _from_attribution(
             per[mech].append((s, touched))
     out = []
     for mech, items in per.items():
-        share_s = sum(s.share_s for s, _ in items)
+        # NOTE: counterfactual shares are predicted seconds: scaled to the compared delta
+        # (measured runs) as their fraction of what the attribution explains (without the
+        # workload's own cost when the workload changed too)
+        share_s = sum(s.share_s for s, _ in items) / ref * total if ref else 0.0
         touched = [g for _, gs in items for g in gs]
         change = " + ".join(change_label(s.change) for s, _ in items)
         found = _share(mech, None, change, share_s, total, touched or groups, floor_s)
