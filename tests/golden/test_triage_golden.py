@@ -92,7 +92,8 @@ class Runner:
         flags = [f"{case['common']} {case[side]}" for side in ("base", "cand")]
         if "trace" in case:
             base, cand = (
-                self.measured(f, case["trace"][s]) for f, s in zip(flags, ("base", "cand"))
+                self.measured(f, case["trace"][s])
+                for f, s in zip(flags, ("base", "cand"), strict=True)
             )
         else:
             base, cand = (self.record(f) for f in flags)
