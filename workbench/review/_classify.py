@@ -77,8 +77,11 @@ def classify_all(
 ) -> list[tuple[str, str | None, str]]:
     """Every mechanism that applies to one group's change, as (mechanism, level, evidence).
 
-    A group can carry several (fusion lost and a wider format on the same kernels); the list is
-    in the classes' order. Empty when the group did not change.
+    A group can carry several causes (fusion lost and a wider format on the same kernels): the
+    classes up to ``tile_spills_sram`` are each checked; the later ones (hardware rate, launch,
+    bandwidth, tile waves, graph) only when no cause above applies, since they follow from it.
+    Same format but off the matrix engine counts only without a wider format. In the classes'
+    order; empty when the group did not change.
     """
     found: list[tuple[str, str | None, str]] = []
     bt, ct = total(b, field), total(c, field)
@@ -119,7 +122,7 @@ def classify_all(
             )
             break
     for x, y in pairs:
-        if x.engine == "matrix" and y.engine != "matrix":
+        if x.engine == "matrix" and y.engine != "matrix" and not found:
             found.append(("off_matrix_engine", None, f"{y.name}: {y.engine_reason}; {times}"))
             break
     for x, y in pairs:
@@ -136,6 +139,8 @@ def classify_all(
                 )
             )
             break
+    if found:  # NOTE: what follows is a consequence of a cause above, not a cause of its own
+        return found
     if hardware_changed and ct > bt and c:
         found.append(_hardware_rate(pairs, c, times, parts))
     dl = total(c, "launch_s") - total(b, "launch_s")

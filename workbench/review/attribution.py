@@ -24,6 +24,7 @@ from workbench.hw.schema import Hardware
 from workbench.ir.graph import Graph
 from workbench.mapper import map_model
 from workbench.options import MapOptions, TileOverride
+from workbench.review._families import natural_key
 from workbench.review.changes import SET_LABELS, Change, declared_changes, profile_diff
 from workbench.review.mechanisms import align, time_field
 from workbench.review.records import RunRecord
@@ -54,6 +55,7 @@ class DiffRow:
         delta_s: ``candidate_s - baseline_s``, seconds.
         share: ``delta_s`` over the model's total delta (0 when the total is 0).
         mechanism: The group's mechanism class (kernel rows), else None.
+        mechanisms: Every mechanism that applies to the group (kernel rows), first one first.
     """
 
     name: str
@@ -63,6 +65,7 @@ class DiffRow:
     delta_s: float
     share: float
     mechanism: str | None = None
+    mechanisms: tuple[str, ...] = ()
 
 
 def _snap(value: float, scale: float) -> float:
@@ -99,6 +102,7 @@ def diff_table(base: RunRecord, cand: RunRecord) -> tuple[DiffRow, ...]:
                 delta_s=ct - bt,
                 share=_share(ct - bt, total),
                 mechanism=g.mechanism,
+                mechanisms=tuple(dict.fromkeys(m for m, _, _ in g.mechanisms)),
             )
         )
     by_type: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
@@ -125,7 +129,7 @@ def diff_table(base: RunRecord, cand: RunRecord) -> tuple[DiffRow, ...]:
         delta_s=total - explained,
         share=_share(total - explained, total),
     )
-    order = lambda r: (-r.delta_s, r.name)  # noqa: E731
+    order = lambda r: (-r.delta_s, natural_key(r.name))  # noqa: E731
     return (*sorted(kernels, key=order), *sorted(types, key=order), remainder)
 
 

@@ -23,20 +23,18 @@ Anchors name kernel families (``layers.*.mlp.down_proj`` x32), with natural sort
 from __future__ import annotations
 
 import fnmatch
-import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from workbench._format import fmt_time
+from workbench.review._families import family_of, natural_key
 from workbench.review.attribution import Attribution, Change
 from workbench.review.changes import change_label
 from workbench.review.mechanisms import MATERIAL_SHARE, GroupChange
 
 __all__ = ["MechanismShare", "family_of", "mechanism_shares", "natural_key"]
-
-_LAYER = re.compile(r"\.(\d+)\.")
 
 #: The mechanism a change of one of these options or groups works through.
 _BY_NAME = {
@@ -46,24 +44,6 @@ _BY_NAME = {
     "barrier_per_layer": "launch_sync_overhead",
     "hardware profile": "hardware_rate",
 }
-
-
-def natural_key(name: str) -> tuple[Any, ...]:
-    """Sort key that orders digit runs as numbers (``layers.2`` before ``layers.10``).
-
-    >>> sorted(["layers.10.x", "layers.2.x", "embed"], key=natural_key)
-    ['embed', 'layers.2.x', 'layers.10.x']
-    """
-    return tuple((0, int(t)) if t.isdigit() else (1, t) for t in re.split(r"(\d+)", name))
-
-
-def family_of(name: str) -> str:
-    """A kernel's family: the layer index starred (``layers.*.mlp.down_proj``).
-
-    >>> family_of("layers.12.mlp.down_proj")
-    'layers.*.mlp.down_proj'
-    """
-    return _LAYER.sub(".*.", name, count=1)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

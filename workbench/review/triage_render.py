@@ -13,6 +13,7 @@ import math
 from typing import Any
 
 from workbench._format import fmt_time
+from workbench.review._families import family_of, natural_key
 from workbench.review.attribution import attribution_rows
 from workbench.review.mechanisms import MECHANISMS
 from workbench.review.triage import TriageReport
@@ -141,17 +142,55 @@ def _attribution_lines(report: TriageReport) -> list[str]:
         lines.append(f"attribution of {fmt_time(att.total_s)} ({att.method}):")
         for row in attribution_rows(att):
             lines.append(f"  {row['share']:>7.1%}  {fmt_time(row['share_s']):>10}  {row['change']}")
-    top = [r for r in report.diff if r.level == "kernel"][:5]
+    families = _family_rows([r for r in report.diff if r.level == "kernel"])[:5]
     rest = [r for r in report.diff if r.level != "kernel"]
-    if top:
-        lines.append("diff by kernel (top 5 by delta), by layer type, unexplained remainder:")
-        for r in (*top, *rest):
-            mech = f"  [{r.mechanism}]" if r.mechanism else ""
+    if families:
+        lines.append(
+            "diff by kernel family (top 5 by delta), by layer type, unexplained remainder:"
+        )
+        for name, count, bt, ct, delta, share, mechs in families:
+            label = f"{name} x{count}" if count > 1 else name
+            mech = f"  [{mechs}]" if mechs else ""
             lines.append(
-                f"  {r.level:<10} {r.name:<28} {fmt_time(r.baseline_s):>9} -> "
-                f"{fmt_time(r.candidate_s):>9}  {fmt_time(r.delta_s):>10} {r.share:>7.1%}{mech}"
+                f"  {'family':<10} {label:<32} {fmt_time(bt):>9} -> {fmt_time(ct):>9}  "
+                f"{fmt_time(delta):>10} {share:>7.1%}{mech}"
+            )
+        for r in rest:
+            lines.append(
+                f"  {r.level:<10} {r.name:<32} {fmt_time(r.baseline_s):>9} -> "
+                f"{fmt_time(r.candidate_s):>9}  {fmt_time(r.delta_s):>10} {r.share:>7.1%}"
             )
     return lines
+
+
+def _family_rows(rows: list[Any]) -> list[tuple[str, int, float, float, float, float, str]]:
+    """Kernel rows summed by family: (family, count, before, after, delta, share, mechanisms).
+
+    Largest delta first, ties in natural order; families whose time did not move are left out.
+    """
+    fams: dict[str, list[Any]] = {}
+    for r in rows:
+        fams.setdefault(family_of(r.name), []).append(r)
+    out = []
+    for fam, members in fams.items():
+        delta = sum(r.delta_s for r in members)
+        if delta == 0:
+            continue
+        found = [m for r in members for m in (r.mechanisms or (r.mechanism,)) if m]
+        mechs = ", ".join(dict.fromkeys(found))
+        out.append(
+            (
+                fam,
+                len(members),
+                sum(r.baseline_s for r in members),
+                sum(r.candidate_s for r in members),
+                delta,
+                sum(r.share for r in members),
+                mechs,
+            )
+        )
+    out.sort(key=lambda f: (-round(f[4], 15), natural_key(f[0])))
+    return out
 
 
 def _check_line(k: Any, first_slice: str) -> str:

@@ -128,3 +128,18 @@ def test_a_kernel_under_the_noise_never_anchors(run):
     noisy = dataclasses.replace(cand, model=wide)
     r = triage(base, noisy, changed="compiler", simulate=False)
     assert r.first_failing is None or r.first_failing.delta_s > r.noise * base.model.time_s
+
+
+def test_text_diff_is_grouped_by_family_with_counts_in_natural_order(run):
+    base = run()
+    cand = run(disabled_fusion=("gemm_epilogue",), dtype_overrides=(("*down_proj*", "fp32"),))
+    r = triage(base, cand, changed="compiler", simulate=False)
+    text = triage_text(r)
+    assert "layers.*.mlp.down_proj x12" in text
+    assert "[fusion_broken, precision_fallback]" in text  # both mechanisms of the family
+    kernels = [d.name for d in r.diff if d.level == "kernel" and "down_proj" in d.name]
+    assert kernels[:3] == [
+        "layers.0.mlp.down_proj",
+        "layers.1.mlp.down_proj",
+        "layers.2.mlp.down_proj",
+    ]
