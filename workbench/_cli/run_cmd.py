@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import json
 import math
+from pathlib import Path
 
 from workbench._cli.common import (
     add_model_args,
@@ -47,6 +49,12 @@ def register(subs: argparse._SubParsersAction) -> None:
         help="quality evidence measured elsewhere, stored in the record: quality_error is the "
         "relative output error against a float64 reference (finite, >= 0); triage asks for it "
         "on both runs when a kernel's format changed",
+    )
+    p.add_argument(
+        "--quality-file",
+        metavar="FILE.json",
+        default=None,
+        help='the same quality evidence from a JSON file: {"quality_error": VALUE}',
     )
     p.add_argument(
         "--from-trace",
@@ -101,8 +109,29 @@ def _quality(text: str) -> float:
     return number
 
 
+def _quality_from_file(path: str) -> float:
+    """``quality_error`` from a JSON file ``{"quality_error": VALUE}`` (one-line errors)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise WorkbenchError(f"--quality-file {path}: not a readable JSON file ({exc})") from exc
+    if not isinstance(data, dict) or set(data) != {"quality_error"}:
+        raise WorkbenchError(f'--quality-file {path}: expected {{"quality_error": VALUE}}')
+    value = data["quality_error"]
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise WorkbenchError(f"--quality-file {path}: quality_error must be a number")
+    return _quality(f"quality_error={value}")
+
+
 def run(args: argparse.Namespace) -> int:
     """Handle ``workbench run``."""
+    if args.quality_file is not None:
+        if args.quality_metric is not None:
+            raise WorkbenchError("--quality-metric and --quality-file: give the evidence once")
+        try:
+            args.quality_metric = _quality_from_file(args.quality_file)
+        except argparse.ArgumentTypeError as exc:
+            raise WorkbenchError(f"--quality-file {args.quality_file}: {exc}") from exc
     if args.from_trace:
         return _from_trace(args)
     mapping = map_from_args(args)

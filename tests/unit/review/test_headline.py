@@ -143,3 +143,16 @@ def test_text_diff_is_grouped_by_family_with_counts_in_natural_order(run):
         "layers.1.mlp.down_proj",
         "layers.2.mlp.down_proj",
     ]
+
+
+def test_quality_evidence_from_a_file(tmp_path, capsys):
+    common = ["run", "--model", "gpt2", "--seq", "64", "--search", "heuristic"]
+    good, bad, rec = tmp_path / "q.json", tmp_path / "bad.json", tmp_path / "r.json"
+    good.write_text('{"quality_error": 0.004}')
+    bad.write_text('{"quality_error": -1}')
+    assert main([*common, "--quality-file", str(good), "--record", str(rec)]) == 0
+    assert json.loads(rec.read_text())["model"]["quality_error"] == 0.004
+    assert main([*common, "--quality-file", str(bad), "--record", str(rec)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert "--quality-file" in err[0]
