@@ -32,9 +32,25 @@ from workbench._format import fmt_time
 from workbench.review._families import family_of, natural_key
 from workbench.review.attribution import Attribution, Change
 from workbench.review.changes import change_label
-from workbench.review.mechanisms import MATERIAL_SHARE, GroupChange
+from workbench.review.mechanisms import (
+    MATERIAL_SHARE,
+    FirstFailing,
+    GroupChange,
+    align,
+    find_first_failing,
+    time_field,
+)
+from workbench.review.records import RunRecord
 
-__all__ = ["MechanismShare", "family_of", "mechanism_shares", "natural_key"]
+__all__ = [
+    "MechanismShare",
+    "anchor_of",
+    "family_of",
+    "headline_of",
+    "headline_sentence",
+    "mechanism_shares",
+    "natural_key",
+]
 
 #: The mechanism a change of one of these options or groups works through.
 _BY_NAME = {
@@ -257,3 +273,65 @@ def headline_sentence(m: MechanismShare, total_s: float) -> str:
         f"{m.mechanism}{level} at {m.anchor} ({m.change}): {fmt_time(m.share_s)} = "
         f"{m.share:.1%} of the +{fmt_time(total_s)} regression; {m.evidence}"
     )
+
+
+def anchor_of(ff: FirstFailing) -> str:
+    """``layers.*.mlp.down_proj x32`` for a family, else the kernel's name."""
+    return f"{ff.family} x{ff.count}" if ff.family and ff.count > 1 else ff.kernel
+
+
+def headline_of(
+    base: RunRecord,
+    cand: RunRecord,
+    attribution: Attribution | None,
+    *,
+    per_item: bool,
+    noise: float,
+) -> tuple[tuple[MechanismShare, ...], FirstFailing | None]:
+    """The material mechanisms (largest share first) and the headline built from them.
+
+    Args:
+        base: Baseline run.
+        cand: Candidate run.
+        attribution: The counterfactual attribution, or None.
+        per_item: Whether the workload changed (times compared per token).
+        noise: Relative step-time noise (0 for predicted runs).
+
+    Returns:
+        ``(mechanisms, first failing)``; the first failing is None when nothing material
+        regressed. With the workload changed, only what the other changes add is judged
+        (the workload's own cost is owned by nobody).
+    """
+    b, c = base.model, cand.model
+    total = c.time_s - b.time_s
+    if per_item and attribution is not None:
+        # NOTE: the workload's own cost is no regression: judge what the other changes add
+        # to the candidate's step (their shares), per token as much as per step
+        total = sum(s.share_s for s in attribution.shares if s.change.group != "workload")
+    elif per_item and not 1 / c.tokens_per_s > 1 / b.tokens_per_s * (1 + noise):
+        return (), None
+    noise_s = noise * b.time_s
+    mapped = any(k.predicted_s > 0 for k in (*base.kernels, *cand.kernels))
+    measured = mapped and time_field(base, cand) == "measured_s"
+    shares = mechanism_shares(
+        align(base, cand), total, attribution=attribution, noise_s=noise_s, measured=measured
+    )
+    if not shares:
+        if per_item and attribution is not None:
+            return (), None
+        return (), find_first_failing(base, cand, noise_s=noise_s)
+    top = shares[0]
+    first = FirstFailing(
+        kernel=top.kernel,
+        mechanism=top.mechanism,
+        level=top.level,
+        evidence=headline_sentence(top, total),
+        delta_s=top.delta_s,
+        class_delta_s=top.share_s,
+        total_delta_s=total,
+        rows=top.rows,
+        family=top.family,
+        count=top.count,
+        share=top.share,
+    )
+    return shares, first

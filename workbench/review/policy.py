@@ -38,6 +38,7 @@ __all__ = [
     "is_training",
     "needs",
     "skipped_metrics",
+    "tensor_parallel_trade_off",
 ]
 
 
@@ -167,3 +168,16 @@ def skipped_metrics(kinds: frozenset[str]) -> dict[str, str]:
 def needs(kinds: frozenset[str]) -> frozenset[str]:
     """The evidence these kinds need (``p99``, ``quality``, ``repeats``)."""
     return frozenset(rule.needs for rule in EVIDENCE if rule.kind in kinds)
+
+
+def tensor_parallel_trade_off(base: RunRecord, cand: RunRecord) -> str:
+    """The tensor-parallel trade-off: per-request latency against throughput per chip."""
+    b, c = base.model, cand.model
+    nb, nc = base.tags.runtime.chips, cand.tags.runtime.chips
+    lat = (c.time_s - b.time_s) / b.time_s if b.time_s else 0.0
+    per_b, per_c = b.tokens_per_s / nb, c.tokens_per_s / nc
+    per = (per_c - per_b) / per_b if per_b else 0.0
+    return (
+        f"tensor parallel {nb} -> {nc} chips: per-request latency {lat:+.1%}, throughput per "
+        f"chip {per:+.1%} ({per_b:,.0f} -> {per_c:,.0f} tokens/s per chip): the trade-off"
+    )

@@ -7,13 +7,16 @@ whatever is declared (:mod:`workbench.review.signoff`). Then it computes:
 
 * the headline: one regression figure (step time, or time per token and per request when the
   workload changed), MFU, latency percentiles, quality, with the measurement noise;
-* the first failing execution mechanism (:mod:`workbench.review.mechanisms`), above the noise,
-  and its owner (:mod:`workbench.review.owners`);
+* every material mechanism with its share of the regression, the largest heading on its kernel
+  family (:mod:`workbench.review.headline`, from the counterfactual attribution when the runs
+  can be re-mapped, else from the kernel diff), above the noise, and its owner
+  (:mod:`workbench.review.owners`); with the workload changed, only what the other changes add;
 * the declared change in full (:mod:`workbench.review.changes`), the per-kernel and per-layer
   diff with its unexplained remainder, and the counterfactual share of each declared change
   (:mod:`workbench.review.attribution`);
 * the debug branches and the SLA simulation of each side (:mod:`workbench.review.branches`);
-* the validation matrix, rollback criteria and release decision (:mod:`workbench.review.closure`):
+* the validation matrix, rollback criteria and release decision (:mod:`workbench.review.closure`,
+  judged as the decision policy says: :mod:`workbench.review.policy`):
   ``ship``, ``ship behind a flag``, ``cannot sign off`` (missing evidence), ``roll back``.
 
 :func:`~workbench.review.triage_render.triage_document` is the JSON contract of
@@ -47,10 +50,15 @@ from workbench.review.closure import (
     load_guardrails,
     validation_matrix,
 )
-from workbench.review.headline import MechanismShare, headline_sentence, mechanism_shares
-from workbench.review.mechanisms import FirstFailing, align, find_first_failing, time_field
+from workbench.review.headline import MechanismShare, anchor_of, headline_of
+from workbench.review.mechanisms import FirstFailing
 from workbench.review.owners import OwnerRole, OwnershipTable, load_owners
-from workbench.review.policy import change_kinds, needs, skipped_metrics
+from workbench.review.policy import (
+    change_kinds,
+    needs,
+    skipped_metrics,
+    tensor_parallel_trade_off,
+)
 from workbench.review.records import RunRecord, load_record
 from workbench.review.signoff import (
     identity_mismatch,
@@ -254,71 +262,6 @@ def _checks(base, cand, matrix, sla, guardrails, *, per_item: bool, noise: float
     return evaluate_guardrails(values, guardrails, noise=noises, sources=sources, skip=skip)
 
 
-def _trade_off(base: RunRecord, cand: RunRecord) -> str:
-    """The tensor-parallel trade-off: per-request latency against throughput per chip."""
-    b, c = base.model, cand.model
-    nb, nc = base.tags.runtime.chips, cand.tags.runtime.chips
-    lat = (c.time_s - b.time_s) / b.time_s if b.time_s else 0.0
-    per_b, per_c = b.tokens_per_s / nb, c.tokens_per_s / nc
-    per = (per_c - per_b) / per_b if per_b else 0.0
-    return (
-        f"tensor parallel {nb} -> {nc} chips: per-request latency {lat:+.1%}, throughput per "
-        f"chip {per:+.1%} ({per_b:,.0f} -> {per_c:,.0f} tokens/s per chip): the trade-off"
-    )
-
-
-def _anchor(ff: FirstFailing) -> str:
-    return f"{ff.family} x{ff.count}" if ff.family and ff.count > 1 else ff.kernel
-
-
-def _headline(
-    base: RunRecord,
-    cand: RunRecord,
-    attribution: Attribution | None,
-    *,
-    per_item: bool,
-    noise: float,
-) -> tuple[tuple[MechanismShare, ...], FirstFailing | None]:
-    """The material mechanisms (largest share first) and the headline built from them.
-
-    With the workload changed, nothing is owned unless time per token regressed beyond the
-    noise and a mechanism other than the workload's own cost carries it.
-    """
-    b, c = base.model, cand.model
-    total = c.time_s - b.time_s
-    if per_item and attribution is not None:
-        # NOTE: the workload's own cost is no regression: judge what the other changes add
-        # to the candidate's step (their shares), per token as much as per step
-        total = sum(s.share_s for s in attribution.shares if s.change.group != "workload")
-    elif per_item and not 1 / c.tokens_per_s > 1 / b.tokens_per_s * (1 + noise):
-        return (), None
-    noise_s = noise * b.time_s
-    mapped = any(k.predicted_s > 0 for k in (*base.kernels, *cand.kernels))
-    measured = mapped and time_field(base, cand) == "measured_s"
-    shares = mechanism_shares(
-        align(base, cand), total, attribution=attribution, noise_s=noise_s, measured=measured
-    )
-    if not shares:
-        if per_item and attribution is not None:
-            return (), None
-        return (), find_first_failing(base, cand, noise_s=noise_s)
-    top = shares[0]
-    first = FirstFailing(
-        kernel=top.kernel,
-        mechanism=top.mechanism,
-        level=top.level,
-        evidence=headline_sentence(top, total),
-        delta_s=top.delta_s,
-        class_delta_s=top.share_s,
-        total_delta_s=total,
-        rows=top.rows,
-        family=top.family,
-        count=top.count,
-        share=top.share,
-    )
-    return shares, first
-
-
 def triage(
     base: RunRecord,
     cand: RunRecord,
@@ -353,7 +296,7 @@ def triage(
     per_item = workload_changed(base, cand)
     noise = time_noise(base, cand)
     attribution = counterfactual(base, cand)
-    shares, first = _headline(base, cand, attribution, per_item=per_item, noise=noise)
+    shares, first = headline_of(base, cand, attribution, per_item=per_item, noise=noise)
     owner = owners.owner_for(first.mechanism) if first else None
     sla = simulate_sla(base, cand) if simulate else None
     flag = next((g.flag_at for g in guardrails.guardrails if g.metric == "p99_s"), 0.02)
@@ -366,11 +309,11 @@ def triage(
     missing = missing_evidence(base, cand, simulated_p99=sla is not None, needs=needs(kinds))
     decision, reasons = decide(checks, missing)
     if "tensor_parallel" in kinds:
-        reasons = (*reasons, _trade_off(base, cand))
+        reasons = (*reasons, tensor_parallel_trade_off(base, cand))
     if first is not None:
         reasons = (
             *reasons,
-            f"first failing mechanism: {first.mechanism} at {_anchor(first)}, "
+            f"first failing mechanism: {first.mechanism} at {anchor_of(first)}, "
             f"{first.share:.1%} of the regression (owner: {owner.role if owner else '?'})",
         )
     return TriageReport(
