@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import json
+import math
+from pathlib import Path
 
 from workbench._cli.common import (
     add_model_args,
@@ -38,6 +41,21 @@ def register(subs: argparse._SubParsersAction) -> None:
         help="measure a capped sample of kernels on this machine (about 30 s at most)",
     )
     p.add_argument("--backend", choices=("numpy", "cupy"), default=None, help="for --execute")
+    p.add_argument(
+        "--quality-metric",
+        type=_quality,
+        default=None,
+        metavar="quality_error=VALUE",
+        help="quality evidence measured elsewhere, stored in the record: quality_error is the "
+        "relative output error against a float64 reference (finite, >= 0); triage asks for it "
+        "on both runs when a kernel's format changed",
+    )
+    p.add_argument(
+        "--quality-file",
+        metavar="FILE.json",
+        default=None,
+        help='the same quality evidence from a JSON file: {"quality_error": VALUE}',
+    )
     p.add_argument(
         "--from-trace",
         metavar="TRACE",
@@ -75,8 +93,48 @@ def _from_trace(args: argparse.Namespace) -> int:
     return 0
 
 
+_QUALITY_NAMES = ("quality_error",)
+
+
+def _quality(text: str) -> float:
+    """``quality_error=0.002`` -> 0.002; anything else is a usage error (exit 2)."""
+    name, sep, value = text.partition("=")
+    if not sep or name.strip() not in _QUALITY_NAMES:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected NAME=VALUE with NAME one of {', '.join(_QUALITY_NAMES)}"
+        )
+    try:
+        number = float(value)
+    except ValueError:
+        number = float("nan")
+    if not math.isfinite(number) or number < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: VALUE must be a finite number >= 0")
+    return number
+
+
+def _quality_from_file(path: str) -> float:
+    """``quality_error`` from a JSON file ``{"quality_error": VALUE}`` (one-line errors)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise WorkbenchError(f"--quality-file {path}: not a readable JSON file ({exc})") from exc
+    if not isinstance(data, dict) or set(data) != {"quality_error"}:
+        raise WorkbenchError(f'--quality-file {path}: expected {{"quality_error": VALUE}}')
+    value = data["quality_error"]
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise WorkbenchError(f"--quality-file {path}: quality_error must be a number")
+    return _quality(f"quality_error={value}")
+
+
 def run(args: argparse.Namespace) -> int:
     """Handle ``workbench run``."""
+    if args.quality_file is not None:
+        if args.quality_metric is not None:
+            raise WorkbenchError("--quality-metric and --quality-file: give the evidence once")
+        try:
+            args.quality_metric = _quality_from_file(args.quality_file)
+        except argparse.ArgumentTypeError as exc:
+            raise WorkbenchError(f"--quality-file {args.quality_file}: {exc}") from exc
     if args.from_trace is not None:  # NOTE: an empty path is an error, not "no trace"
         return _from_trace(args)
     mapping = map_from_args(args)
@@ -90,9 +148,10 @@ def run(args: argparse.Namespace) -> int:
             measured=measured,
             backend_versions=versions,
             host=host_facts(),
+            quality_error=args.quality_metric,
         )
     else:
-        record = record_from_mapping(mapping)
+        record = record_from_mapping(mapping, quality_error=args.quality_metric)
     path = save_record(record, args.record)
     line = f"wrote {path}: {record.label}, {fmt_time(record.model.time_s)} predicted, "
     m = record.model

@@ -194,7 +194,7 @@ def decide(
     if flag:
         return "ship behind a flag", tuple(
             f"{c.metric} regressed {_pct(c)} (flag beyond {c.flag_at:g}, rollback beyond "
-            f"{c.rollback_at:g})"
+            f"{c.rollback_at:g})" + (f" [{c.source}]" if c.source else "")
             for c in flag
         )
     present = [c.metric for c in checks if c.status == "ok"]
