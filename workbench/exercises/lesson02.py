@@ -261,8 +261,7 @@ def check_bottleneck(
         expected,
         hint="compare the kernel's intensity with the ridge point",
         hint2=(
-            "decode has one token per sequence: intensity is about 1 FLOP/byte, far below the"
-            " ridge"
+            "decode has one token per sequence: intensity is about 1 FLOP/byte, far below the ridge"
             if phase == "decode"
             else "a prefill GEMM reuses each weight for every token of the prompt: compare "
             "2 x tokens x K x N FLOPs with the bytes of its operands"
