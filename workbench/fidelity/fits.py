@@ -17,7 +17,8 @@ fa2 softmax_exposed                    attn.fa2.a100.peak                       
 fa3 softmax_exposed                    attn.fa3.h100.s16k                            pool
 attention_warp_mma_fraction            attn.fa2.h100.peak                            unfitted
 (h100-sxm, h200)
-NeMo step_overhead_s                   gen.nemo.h100.llama2-7b.bs1                   unfitted
+TensorRT-LLM step_overhead_s (stacks    gen.nemo.h100.llama2-7b.bs1                   unfitted
+nemo-inference, tensorrt-llm-*)
 =====================================  ===========================================  =========
 
 ``pool``: the median of the same kind of figure solved for the other targets in the same fold
@@ -37,15 +38,17 @@ from dataclasses import dataclass, replace
 
 from workbench.cost import attention_class as ac
 from workbench.fidelity.reproduce import fit_step_overhead, reproduce
-from workbench.fidelity.schema import GemmSetup, ModelSetup, PublishedRow
+from workbench.fidelity.schema import GemmSetup, PublishedRow
 from workbench.hw._schema_engines import FormatEfficiency
 from workbench.hw.schema import Hardware
+from workbench.hw.stack import load_stack, patched_stacks, with_step_overhead
 from workbench.mapper import clear_cache
 
 __all__ = ["FITS", "Fit", "FitState", "applied", "shipped", "solve_fits"]
 
 _FP8 = "fp8_e4m3"
-_NEMO = "NeMo inference (TensorRT-LLM)"
+#: The stacks that run TensorRT-LLM's C++ runtime (NeMo inference exports TensorRT-LLM engines).
+TRTLLM_STACKS = ("nemo-inference", "tensorrt-llm-0.5", "tensorrt-llm-0.6", "tensorrt-llm-0.7+")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -57,7 +60,7 @@ class Fit:
         kind: What is fitted (``efficiency``, ``fp8_efficiency``, ``sustained_fraction``,
             ``softmax_exposed``, ``warp_mma_fraction``, ``step_overhead_s``); ``pool`` fallbacks
             take the median over the fits of the same kind.
-        targets: Hardware profiles (or the attention class, or the stack's software name) the
+        targets: Hardware profiles (or the attention class, or the stacks, stacks/*.yaml) the
             value is written to.
         rows: Corpus row ids the figure may be solved from, preferred first.
         pool: Whether a fit with none of its rows left takes the median of its kind.
@@ -108,9 +111,9 @@ FITS: tuple[Fit, ...] = (
         rows=("attn.fa3.h100.s16k",),
     ),
     Fit(
-        name="NeMo step_overhead_s",
+        name="tensorrt-llm step_overhead_s",
         kind="step_overhead_s",
-        targets=(_NEMO,),
+        targets=TRTLLM_STACKS,
         rows=("gen.nemo.h100.llama2-7b.bs1",),
         pool=False,
     ),
@@ -191,7 +194,7 @@ def solve_fits(
         state = FitState(values=values, shapes=shapes, origin=origin)
         row = next((by_id[i] for i in fit.rows if i in by_id), None)
         if row is not None:
-            with applied(state, profiles) as (fitted, _):
+            with applied(state, profiles) as fitted:
                 values[fit.name] = _solve_one(fit, row, fitted)
             origin[fit.name] = row.id
             if isinstance(row.setup, GemmSetup):
@@ -227,9 +230,7 @@ def shipped(profiles: Mapping[str, Hardware], rows: tuple[PublishedRow, ...]) ->
         elif fit.kind == "warp_mma_fraction":
             out[fit.name] = profiles[t].software.attention_warp_mma_fraction or 0.0
         else:
-            row = next(r for r in rows if r.id == fit.rows[0])
-            assert isinstance(row.setup, ModelSetup)
-            out[fit.name] = row.setup.step_overhead_s or 0.0
+            out[fit.name] = load_stack(t).step_overhead_s.value or 0.0
     return out
 
 
@@ -280,11 +281,12 @@ def _classes(values: Mapping[str, float | None]) -> Iterator[None]:
 @contextmanager
 def applied(
     state: FitState, profiles: Mapping[str, Hardware]
-) -> Iterator[tuple[dict[str, Hardware], Callable[[PublishedRow], PublishedRow]]]:
-    """Profiles, attention classes and a row rewriter with ``state``'s figures in force.
+) -> Iterator[dict[str, Hardware]]:
+    """Profiles, attention classes and stacks with ``state``'s figures in force.
 
     Yields:
-        (patched profiles by name, a function that rewrites a row of a fitted stack).
+        The patched profiles by name; the fitted stacks answer
+        :func:`workbench.hw.stack.load_stack` for the block (a row names its stack).
     """
     out = dict(profiles)
     classes: dict[str, float | None] = {}
@@ -296,18 +298,12 @@ def applied(
         if fit.kind == "softmax_exposed":
             classes[fit.targets[0]] = v
         elif fit.kind == "step_overhead_s":
-            overhead[fit.targets[0]] = v
+            overhead.update(dict.fromkeys(fit.targets, v))
         else:
             for t in fit.targets:
                 if t in out:
                     out[t] = _patch(out[t], fit, v, state.shapes.get(fit.name))
 
-    def rewrite(row: PublishedRow) -> PublishedRow:
-        s = row.setup
-        if isinstance(s, ModelSetup) and s.step_overhead_s is not None and s.software in overhead:
-            new = s.model_copy(update={"step_overhead_s": overhead[s.software]})
-            return row.model_copy(update={"setup": new})
-        return row
-
-    with _classes(classes):
-        yield out, rewrite
+    stacks = {t: with_step_overhead(load_stack(t), v) for t, v in overhead.items()}
+    with _classes(classes), patched_stacks(stacks):
+        yield out

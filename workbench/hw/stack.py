@@ -44,6 +44,7 @@ __all__ = [
     "load_stack",
     "patched_stacks",
     "stacks_dir",
+    "with_step_overhead",
 ]
 
 #: The stack a corpus row or ``workbench map`` uses when none is named: torch.compile with CUDA
@@ -115,7 +116,8 @@ class Format(Figure):
     """A number format (None: the GEMMs' format)."""
 
     value: Literal["fp16", "bf16", "fp32"] | None = Field(
-        description="Format the fused attention runs in when the GEMMs run FP8 (None: FP8 too)."
+        description="Format the context (prefill) fused attention runs in when the GEMMs run "
+        "FP8 (None: FP8 too); decode attention reads the K/V cache in its stored format."
     )
 
 
@@ -141,8 +143,8 @@ class Stack(_Model):
     )
     attention_kernel: AttentionClass = Field(description="Fused-attention implementation class.")
     fp8_attention_dtype: Format = Field(
-        description="Format of the fused attention when the GEMMs run FP8 (e.g. TensorRT-LLM "
-        "v0.5 engines built with --use_gpt_attention_plugin float16)."
+        description="Format of the context (prefill) fused attention when the GEMMs run FP8 "
+        "(e.g. TensorRT-LLM v0.5 engines built with --use_gpt_attention_plugin float16)."
     )
     gqa_kv_sharing: Flag = Field(
         description="The decode attention kernel reads each K/V head once per GQA group "
@@ -178,6 +180,12 @@ class Stack(_Model):
             attention_kernel=self.attention_kernel.value or base.attention_kernel,
             launch="graph" if self.cuda_graphs.value else "eager",
         )
+
+
+def with_step_overhead(stack: Stack, seconds: float | None) -> Stack:
+    """``stack`` with its step overhead's value replaced (a fit being solved or applied)."""
+    step = stack.step_overhead_s.model_copy(update={"value": seconds})
+    return stack.model_copy(update={"step_overhead_s": step})
 
 
 def stacks_dir() -> Path:
