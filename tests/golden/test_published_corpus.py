@@ -266,8 +266,8 @@ def test_leaving_a_source_out_refits_without_it(corpus):
     assert no_mamf.origin[h100] == "pooled"
     assert no_mamf.values[h100] == no_mamf.values[a100]
     no_nemo = solve_fits(tuple(r for r in corpus.rows if r.source_key != "nemo-perf"), profiles)
-    assert no_nemo.values["NeMo step_overhead_s"] is None
-    assert no_nemo.origin["NeMo step_overhead_s"] == "unfitted"
+    assert no_nemo.values["tensorrt-llm step_overhead_s"] is None
+    assert no_nemo.origin["tensorrt-llm step_overhead_s"] == "unfitted"
     unchanged = solve_fits(tuple(r for r in corpus.rows if r.source_key != "palm-paper"), profiles)
     assert unchanged.values == pytest.approx(full.values)
 
