@@ -69,7 +69,7 @@ from workbench.models.footprint import graph_footprint
 from workbench.options import MapOptions
 from workbench.platform.training import ATTENTION_BACKWARD, TrainingPlan, training_step
 
-__all__ = ["Reproduction", "fit_step_overhead", "reproduce"]
+__all__ = ["Reproduction", "fit_request_overhead", "fit_step_overhead", "reproduce"]
 
 _CLASSES = {"sync": "overhead", "capacity": "bandwidth"}
 
@@ -275,9 +275,7 @@ def _memory_fits(s: ModelSetup, hw: Hardware) -> bool:
     return fp.weights_bytes + fp.kv_bytes <= fp.capacity_bytes
 
 
-def _model(
-    s: ModelSetup, hw: Hardware, stack: Stack, metric: str, per_chip: bool
-) -> Reproduction:
+def _model(s: ModelSetup, hw: Hardware, stack: Stack, metric: str, per_chip: bool) -> Reproduction:
     if s.kind == "cnn":
         g = resnet50_graph(batch=s.batch, dtype=s.dtype)
         m = map_model(g, hw, stack.map_options())
@@ -414,3 +412,36 @@ def fit_step_overhead(row: PublishedRow, hw: Hardware) -> float:
     if left < 0:
         raise CorpusError(f"row {row.id!r}: its kernels alone exceed the measured latency")
     return left / s.output_len
+
+
+def fit_request_overhead(row: PublishedRow, hw: Hardware) -> float:
+    """The stack's host time per request that makes a prefill, generate or serving row measured.
+
+    ``measured time - predicted time without a request overhead`` (a time row: TTFT or an
+    end-to-end latency), the stack's step overhead in force: how a stack's
+    ``request_overhead_s`` marked ``fitted: true`` is solved (workbench/fidelity/fits.py).
+
+    Args:
+        row: A prefill or generate row measured as a time.
+        hw: Its hardware profile.
+
+    Returns:
+        Seconds per request (>= 0).
+
+    Raises:
+        CorpusError: Not such a row, or its predicted time alone exceeds the measurement.
+    """
+    s = row.setup
+    if not isinstance(s, ModelSetup) or s.kind not in ("prefill", "generate"):
+        raise CorpusError(
+            f"row {row.id!r}: a request overhead is fitted to a prefill or generate row"
+        )
+    if row.metric != "time":
+        raise CorpusError(f"row {row.id!r}: a request overhead is fitted to a latency")
+    stack = load_stack(row.stack)
+    req = stack.request_overhead_s.model_copy(update={"value": 0.0})
+    with patched_stacks({row.stack: stack.model_copy(update={"request_overhead_s": req})}):
+        left = row.measured_si - reproduce(row, hw).time_s
+    if left < 0:
+        raise CorpusError(f"row {row.id!r}: its predicted time alone exceeds the measured latency")
+    return left

@@ -85,15 +85,16 @@ def test_a_batch_whose_kv_cache_overflows_memory_is_flagged(h100):
 
 
 def test_the_tensorrt_llm_step_overhead_is_fitted_to_one_calibration_row():
-    from workbench.fidelity.fits import FITS, TRTLLM_STACKS
+    from workbench.fidelity.fits import FITS
 
-    rows = [r for r in load_corpus().rows if r.stack in TRTLLM_STACKS]
+    trtllm = ("nemo-inference", "tensorrt-llm-0.5", "tensorrt-llm-0.6", "tensorrt-llm-0.7+")
+    rows = [r for r in load_corpus().rows if r.stack in trtllm]
     calibration = [r.id for r in rows if r.split == "calibration"]
     assert calibration == ["gen.nemo.h100.llama2-7b.bs1"]
     fit = next(f for f in FITS if f.kind == "step_overhead_s")
-    assert set(fit.targets) == set(TRTLLM_STACKS)
+    assert set(fit.targets) == set(trtllm)
     values = set()
-    for name in TRTLLM_STACKS:  # every TensorRT-LLM stack ships the fit and names its row
+    for name in trtllm:  # every TensorRT-LLM stack ships the fit and names its row
         step = load_stack(name).step_overhead_s
         assert step.fitted
         assert step.rows == ("gen.nemo.h100.llama2-7b.bs1",)
@@ -137,3 +138,19 @@ def test_only_tensorrt_llm_before_v07_reads_kv_per_query_head():
     rows = [r for r in load_corpus().rows if r.stack in per_head]
     assert rows
     assert all(r.split == "heldout" for r in rows)
+
+
+def test_a_request_overhead_is_fitted_to_a_latency(h100):
+    from workbench.fidelity import CorpusError
+    from workbench.fidelity.reproduce import fit_request_overhead
+
+    row = _row()
+    fit = fit_request_overhead(row, h100)
+    gpt_fast = load_stack("gpt-fast")
+    req = gpt_fast.request_overhead_s.model_copy(update={"value": fit})
+    with patched_stacks({"gpt-fast": gpt_fast.model_copy(update={"request_overhead_s": req})}):
+        assert reproduce(row, h100).time_s == pytest.approx(row.measured_si, rel=1e-9)
+    with pytest.raises(CorpusError, match="prefill or generate"):
+        fit_request_overhead(load_corpus().rows[0], h100)
+    with pytest.raises(CorpusError, match="exceeds"):
+        fit_request_overhead(row.model_copy(update={"measured": 1.0}), h100)
