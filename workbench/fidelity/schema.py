@@ -250,6 +250,7 @@ class ModelSetup(_Model):
         default=None, description="Training: the parallel configuration (required for training)."
     )
     software: str = Field(description="Software stack measured (TensorRT-LLM, Megatron, ...).")
+
     @model_validator(mode="after")
     def _one_model(self) -> ModelSetup:
         if (self.model is None) == (self.arch is None):

@@ -53,6 +53,7 @@ DEFAULT_STACK = "pytorch-compile"
 _NAME = re.compile(r"^[a-z0-9][a-z0-9.+-]*$")
 _MAX_BYTES = 1 << 16
 
+
 class StackError(HardwareError):
     """A stack file is malformed, or a stack name is unknown."""
 
@@ -237,9 +238,7 @@ def load_stack(name: str | None = None) -> Stack:
     if name in _PATCHED:
         return _PATCHED[name]
     if not _NAME.match(name) or name not in list_stacks():
-        raise StackError(
-            f"stack {name!r} is not a known stack (known: {', '.join(list_stacks())})"
-        )
+        raise StackError(f"stack {name!r} is not a known stack (known: {', '.join(list_stacks())})")
     return _load_file(stacks_dir() / f"{name}.yaml")
 
 

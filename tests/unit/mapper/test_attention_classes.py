@@ -112,7 +112,6 @@ def test_a_corpus_row_is_costed_as_its_software_class():
 def test_an_fp16_attention_in_an_fp8_engine_is_mapped_in_fp16():
     from workbench.fidelity.reproduce import _decoder
     from workbench.fidelity.schema import load_corpus
-
     from workbench.hw.stack import load_stack
 
     row = next(r for r in load_corpus().rows if r.id == "ttft.trtllm.h100.llama7b.isl2048")
