@@ -16,7 +16,7 @@ from workbench._files import write_text_safely
 from workbench.errors import WorkbenchError
 from workbench.hw.loader import load_hardware
 from workbench.hw.schema import Hardware
-from workbench.hw.stack import DEFAULT_STACK, load_stack
+from workbench.hw.stack import DEFAULT_STACK, decode_hardware, load_stack
 from workbench.ir.graph import Graph
 from workbench.mapper import ModelMapping, map_model
 from workbench.models.config import TransformerConfig
@@ -335,7 +335,10 @@ def map_from_args(args: argparse.Namespace) -> ModelMapping:
     """
     hw = hardware_from_args(args)
     options = options_from_args(args)
-    mapping = map_model(graph_from_args(args), hw, options)
+    graph = graph_from_args(args)
+    if graph.meta_dict().get("phase") == "decode":
+        hw = decode_hardware(load_stack(getattr(args, "stack", None)), hw)
+    mapping = map_model(graph, hw, options)
     _check_patterns(options, mapping)
     check_mapping(mapping)
     return mapping

@@ -53,7 +53,13 @@ from workbench.fidelity.schema import (
     StreamSetup,
 )
 from workbench.hw.schema import Hardware
-from workbench.hw.stack import Stack, load_stack, patched_stacks, with_step_overhead
+from workbench.hw.stack import (
+    Stack,
+    decode_hardware,
+    load_stack,
+    patched_stacks,
+    with_step_overhead,
+)
 from workbench.ir import Attention, Elementwise, Graph, Linear
 from workbench.ir.dtypes import bytes_for
 from workbench.ir.ops_vector import Quantize
@@ -253,7 +259,8 @@ def _decoder(
     wide = stack.fp8_attention_dtype.value
     fp8 = s.dtype.startswith("fp8") and phase == "prefill"
     over = (("*attn.sdpa", wide),) if wide and fp8 else ()
-    return map_model(g, hw, stack.map_options(MapOptions(dtype_overrides=over)))
+    chip = decode_hardware(stack, hw) if phase == "decode" else hw
+    return map_model(g, chip, stack.map_options(MapOptions(dtype_overrides=over)))
 
 
 def _memory_fits(s: ModelSetup, hw: Hardware) -> bool:

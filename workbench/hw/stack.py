@@ -34,12 +34,14 @@ from workbench._files import read_text_bounded
 from workbench.errors import HardwareError, WorkbenchError
 from workbench.hw._schema_base import _Model
 from workbench.hw.loader import _format_validation, _parse_yaml
+from workbench.hw.schema import Hardware
 from workbench.options import MapOptions
 
 __all__ = [
     "DEFAULT_STACK",
     "Stack",
     "StackError",
+    "decode_hardware",
     "list_stacks",
     "load_stack",
     "patched_stacks",
@@ -181,6 +183,20 @@ class Stack(_Model):
             attention_kernel=self.attention_kernel.value or base.attention_kernel,
             launch="graph" if self.cuda_graphs.value else "eager",
         )
+
+
+def decode_hardware(stack: Stack, hw: Hardware) -> Hardware:
+    """``hw`` as a decode step of ``stack`` sees it: its achieved off-chip bandwidth fraction.
+
+    Where the stack publishes ``decode_bandwidth_fraction``, it replaces the off-chip level's
+    ``sustained_fraction`` (a paged-attention stack that reads its KV blocks below copy
+    bandwidth); otherwise ``hw`` unchanged.
+    """
+    fig = stack.decode_bandwidth_fraction
+    if fig is None or fig.value is None:
+        return hw
+    level = hw.offchip.model_copy(update={"sustained_fraction": fig.value})
+    return hw.model_copy(update={"memory": (*hw.memory[:-1], level)})
 
 
 def with_step_overhead(stack: Stack, seconds: float | None) -> Stack:

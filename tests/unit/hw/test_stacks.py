@@ -181,3 +181,35 @@ def test_map_refuses_an_unknown_stack_in_one_line(capsys):
     lines = err.strip().splitlines()
     assert len(lines) == 1
     assert "not a known stack" in lines[0]
+
+
+def test_a_published_decode_bandwidth_fraction_slows_decode_only():
+    from workbench.fidelity import parse_corpus, reproduce
+    from workbench.hw import load_hardware
+    from workbench.hw.stack import Fraction, patched_stacks
+
+    text = """schema_version: 1
+rows:
+- id: decode.example
+  category: llm_decode
+  split: heldout
+  source: "Example vendor page, decode table, row 1"
+  source_key: example
+  source_tag: V
+  hardware: h100-sxm
+  stack: vllm
+  setup: {kind: decode, model: llama2-7b, batch: 1, seq: 512, dtype: bf16, software: vLLM}
+  measured: 7
+  unit: ms
+  expected_bottleneck: bandwidth
+  approximation: "One decode step."
+"""
+    row = parse_corpus(text).rows[0]
+    hw = load_hardware("h100-sxm")
+    vllm = load_stack("vllm")
+    assert vllm.decode_bandwidth_fraction is None  # NOTE: none published: the profile's own
+    base = reproduce(row, hw).time_s
+    half = Fraction(value=hw.offchip.sustained_fraction / 2, assumption="a test's half rate")
+    with patched_stacks({"vllm": vllm.model_copy(update={"decode_bandwidth_fraction": half})}):
+        slow = reproduce(row, hw).time_s
+    assert 1.6 * base < slow < 2.0 * base  # bandwidth-bound: about twice as long
