@@ -213,3 +213,15 @@ rows:
     with patched_stacks({"vllm": vllm.model_copy(update={"decode_bandwidth_fraction": half})}):
         slow = reproduce(row, hw).time_s
     assert 1.6 * base < slow < 2.0 * base  # bandwidth-bound: about twice as long
+
+
+def test_the_stacks_command_lists_every_stack_and_the_default(capsys):
+    assert main(["stacks"]) == 0
+    out = capsys.readouterr().out
+    names = [line.split()[0] for line in out.splitlines()[2:-1]]
+    assert names == list_stacks()
+    assert f"{DEFAULT_STACK} (default)" in out
+    trt = next(line for line in out.splitlines() if line.startswith("tensorrt-llm-0.6 "))
+    assert "(f)" in trt  # the fitted step overhead says so
+    assert main(["stacks", "--format", "json"]) == 0
+    assert '"default": "pytorch-compile"' in capsys.readouterr().out
