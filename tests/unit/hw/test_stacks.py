@@ -225,3 +225,15 @@ def test_the_stacks_command_lists_every_stack_and_the_default(capsys):
     assert "(f)" in trt  # the fitted step overhead says so
     assert main(["stacks", "--format", "json"]) == 0
     assert '"default": "pytorch-compile"' in capsys.readouterr().out
+
+
+def test_an_attention_row_s_stack_is_the_kernel_its_source_names():
+    from workbench.cost.attention_class import class_for_software
+    from workbench.fidelity.schema import AttentionSetup
+
+    rows = [r for r in load_corpus().rows if isinstance(r.setup, AttentionSetup)]
+    assert rows
+    for r in rows:
+        named = class_for_software(r.setup.software)
+        assert named is not None, r.id
+        assert load_stack(r.stack).attention_kernel.value == named, r.id
