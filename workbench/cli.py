@@ -26,6 +26,7 @@ __all__ = ["build_parser", "main"]
 _COMMANDS = (
     "map_cmd",
     "hardware_cmd",
+    "stacks_cmd",
     "calibrate_cmd",
     "validate_cmd",
     "run_cmd",

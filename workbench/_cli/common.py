@@ -7,6 +7,7 @@ import fnmatch
 import math
 import re
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from workbench._cli.argtypes import count
@@ -15,6 +16,7 @@ from workbench._files import write_text_safely
 from workbench.errors import WorkbenchError
 from workbench.hw.loader import load_hardware
 from workbench.hw.schema import Hardware
+from workbench.hw.stack import DEFAULT_STACK, decode_hardware, load_stack
 from workbench.ir.graph import Graph
 from workbench.mapper import ModelMapping, map_model
 from workbench.models.config import MAX_SYSTEM_CHIPS, TransformerConfig, chips_problem
@@ -33,6 +35,7 @@ __all__ = [
     "map_from_args",
     "note",
     "options_from_args",
+    "stack_label",
     "write_output",
 ]
 
@@ -129,7 +132,20 @@ def add_options_args(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="convert layouts around every conv instead of once",
     )
-    p.add_argument("--launch", choices=("eager", "graph"), default="graph")
+    p.add_argument(
+        "--stack",
+        type=name_arg,
+        default=None,
+        metavar="NAME",
+        help=f"software stack (stacks/NAME.yaml; default {DEFAULT_STACK}): its step overhead, "
+        "attention class, GQA K/V sharing and launch mode",
+    )
+    p.add_argument(
+        "--launch",
+        choices=("eager", "graph"),
+        default=None,
+        help="kernel launches (default: the stack's; graph where it uses CUDA graphs)",
+    )
     p.add_argument(
         "--tile",
         action="append",
@@ -310,7 +326,10 @@ def map_from_args(args: argparse.Namespace) -> ModelMapping:
     """
     hw = hardware_from_args(args)
     options = options_from_args(args)
-    mapping = map_model(graph_from_args(args), hw, options)
+    graph = graph_from_args(args)
+    if graph.meta_dict().get("phase") == "decode":
+        hw = decode_hardware(load_stack(getattr(args, "stack", None)), hw)
+    mapping = map_model(graph, hw, options)
     _check_patterns(options, mapping)
     check_mapping(mapping)
     return mapping
@@ -395,26 +414,39 @@ def footprint_of(mapping: ModelMapping) -> Footprint:
 
 
 def options_from_args(args: argparse.Namespace) -> MapOptions:
-    """Build :class:`MapOptions` from the override flags."""
+    """Build :class:`MapOptions` from the override flags and the ``--stack``'s figures.
+
+    The stack (default :data:`~workbench.hw.stack.DEFAULT_STACK`) sets the step overhead, the
+    attention class, GQA K/V sharing and the launch mode; ``--launch`` beats the stack's.
+    """
     overrides = []
     for text in args.kernel_dtype:
         glob, sep, dt = text.partition("=")
         if not sep or not glob or not dt:
             raise WorkbenchError(f"--kernel-dtype {text!r}: expected GLOB=DTYPE")
         overrides.append((glob, dt))
-    return MapOptions(
+    stack = load_stack(getattr(args, "stack", None))
+    base = MapOptions(
         dtype=args.dtype,
         weight_dtype=args.weight_dtype,
         dtype_overrides=tuple(overrides),
         disabled_fusion=tuple(args.no_fusion),
         layout=args.layout,
         layout_propagation=not args.no_layout_propagation,
-        launch=args.launch,
         tiles=tuple(TileOverride.parse(t) for t in args.tile),
         search=args.search,
         barrier_per_layer=args.barrier_per_layer,
         chips=getattr(args, "chips", 1),
     )
+    options = stack.map_options(base)
+    # NOTE: an explicit flag beats the stack, as every override beats a default
+    return replace(options, launch=args.launch) if args.launch else options
+
+
+def stack_label(args: argparse.Namespace) -> str:
+    """``NAME`` or ``NAME (default)``: the stack the arguments map with."""
+    name = getattr(args, "stack", None)
+    return name if name else f"{DEFAULT_STACK} (default)"
 
 
 def fusion_rules_text() -> str:

@@ -12,6 +12,7 @@ from workbench._cli.common import (
     fusion_rules_text,
     layer_pattern,
     map_from_args,
+    stack_label,
     write_output,
 )
 from workbench._format import fmt_bytes, fmt_capacity, fmt_si, fmt_time
@@ -49,14 +50,17 @@ def run(args: argparse.Namespace) -> int:
         "csv": sheet.to_csv,
         "md": sheet.to_markdown,
         "html": sheet.to_html,
-        "table": lambda m: summary_text(m, full=args.full),
+        "table": lambda m: summary_text(m, full=args.full, stack=stack_label(args)),
     }[args.format]
     write_output(render(mapping), args.output)
     return 0
 
 
-def summary_text(m: ModelMapping, *, full: bool = False) -> str:
-    """A readable summary and sheet (identical layers grouped unless ``full``)."""
+def summary_text(m: ModelMapping, *, full: bool = False, stack: str | None = None) -> str:
+    """A readable summary and sheet (identical layers grouped unless ``full``).
+
+    ``stack``: the software stack's label (e.g. ``pytorch-compile (default)``), printed when given.
+    """
     hw = m.hardware
     unit = "tokens/s" if m.phase in ("prefill", "decode", "encode") else "items/s"
     lines = [
@@ -64,6 +68,7 @@ def summary_text(m: ModelMapping, *, full: bool = False) -> str:
         f"hardware  {hw.name} ({hw.vendor}); model format {m.dtype}, "
         f"{hw.offchip.name} {fmt_si(hw.offchip.bandwidth_bytes_per_s, 'B/s')} "
         f"({fmt_si(hw.offchip.sustained_bytes_per_s, 'B/s')} sustained)",
+        *([f"stack     {stack}"] if stack else []),
         f"time      {fmt_time(m.time_s)} per step   {m.tokens_per_s:,.1f} {unit}",
         f"MFU       {m.mfu:.1%}   MBU {m.mbu:.1%}   HFU {m.hfu:.1%}   energy {m.energy_j:.3g} J   "
         f"power {fmt_si(m.power_w, 'W')}",

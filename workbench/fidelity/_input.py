@@ -7,7 +7,9 @@ Every problem becomes one :class:`CorpusError` line (issue 19, "Bad input to the
 * nesting deeper than :data:`MAX_DEPTH` levels (a corpus row is at most a few levels deep);
 * a number beyond :data:`MAX_MAGNITUDE` (``10**30`` would overflow the runner's arithmetic),
   or a float that is not finite;
-* a boolean where the schema wants a number (:class:`StrictModel`).
+* a boolean where the schema wants a number (:class:`StrictModel`);
+* a hardware or stack name that is not a shipped profile (``hardware/*.yaml``, ``stacks/*.yaml``;
+  never a path), and a stack option set in a row instead of its stack (schema.py).
 """
 
 from __future__ import annotations

@@ -154,11 +154,11 @@ def _profiles(rows: tuple[PublishedRow, ...]) -> dict[str, Hardware]:
 def _predict(
     rows: tuple[PublishedRow, ...], state: FitState, profiles: Mapping[str, Hardware]
 ) -> list[RowResult]:
-    with applied(state, profiles) as (fitted, rewrite):
+    with applied(state, profiles) as fitted:
         out = []
         for row in rows:
             try:
-                out.append(_result(rewrite(row), fitted[row.hardware]))
+                out.append(_result(row, fitted[row.hardware]))
             except WorkbenchError as exc:
                 raise CorpusError(f"row {row.id!r} (leave-one-source-out): {exc}") from None
         return out

@@ -17,7 +17,9 @@ fa2 softmax_exposed                    attn.fa2.a100.peak                       
 fa3 softmax_exposed                    attn.fa3.h100.s16k                            pool
 attention_warp_mma_fraction            attn.fa2.h100.peak                            unfitted
 (h100-sxm, h200)
-NeMo step_overhead_s                   gen.nemo.h100.llama2-7b.bs1                   unfitted
+a stack's step_overhead_s or              the rows its stack file names (``fitted:      unfitted
+request_overhead_s (stacks/*.yaml)       true``; today gen.nemo.h100.llama2-7b.bs1 for
+                                         nemo-inference and tensorrt-llm-*)
 =====================================  ===========================================  =========
 
 ``pool``: the median of the same kind of figure solved for the other targets in the same fold
@@ -36,16 +38,47 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 from workbench.cost import attention_class as ac
-from workbench.fidelity.reproduce import fit_step_overhead, reproduce
-from workbench.fidelity.schema import GemmSetup, ModelSetup, PublishedRow
+from workbench.fidelity.reproduce import fit_request_overhead, fit_step_overhead, reproduce
+from workbench.fidelity.schema import GemmSetup, PublishedRow
 from workbench.hw._schema_engines import FormatEfficiency
 from workbench.hw.schema import Hardware
+from workbench.hw.stack import Stack, list_stacks, load_stack, patched_stacks
 from workbench.mapper import clear_cache
 
-__all__ = ["FITS", "Fit", "FitState", "applied", "shipped", "solve_fits"]
+__all__ = [
+    "FITS",
+    "STACK_KINDS",
+    "Fit",
+    "FitState",
+    "applied",
+    "shipped",
+    "solve_fits",
+    "stack_fits",
+]
 
 _FP8 = "fp8_e4m3"
-_NEMO = "NeMo inference (TensorRT-LLM)"
+#: Stack figures a stack file may mark ``fitted: true`` (seconds; solved per stack).
+STACK_KINDS = ("step_overhead_s", "request_overhead_s")
+
+
+def stack_fits() -> tuple[Fit, ...]:
+    """One fit per stack figure marked ``fitted: true`` in stacks/*.yaml.
+
+    Stacks whose figure names the same calibration rows share one fit (one value written to
+    each of them): e.g. every TensorRT-LLM release's step overhead, solved on the NeMo
+    inference row (NeMo exports TensorRT-LLM engines).
+    """
+    groups: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+    for name in list_stacks():
+        stack = load_stack(name)
+        for kind in STACK_KINDS:
+            fig = getattr(stack, kind)
+            if fig.fitted:
+                groups.setdefault((kind, fig.rows), []).append(name)
+    return tuple(
+        Fit(name=f"{kind} ({', '.join(t)})", kind=kind, targets=tuple(t), rows=rows, pool=False)
+        for (kind, rows), t in groups.items()
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -55,9 +88,10 @@ class Fit:
     Attributes:
         name: Unique label, e.g. ``h100-sxm sustained_fraction``.
         kind: What is fitted (``efficiency``, ``fp8_efficiency``, ``sustained_fraction``,
-            ``softmax_exposed``, ``warp_mma_fraction``, ``step_overhead_s``); ``pool`` fallbacks
+            ``softmax_exposed``, ``warp_mma_fraction``, ``step_overhead_s``,
+            ``request_overhead_s``); ``pool`` fallbacks
             take the median over the fits of the same kind.
-        targets: Hardware profiles (or the attention class, or the stack's software name) the
+        targets: Hardware profiles (or the attention class, or the stacks, stacks/*.yaml) the
             value is written to.
         rows: Corpus row ids the figure may be solved from, preferred first.
         pool: Whether a fit with none of its rows left takes the median of its kind.
@@ -107,13 +141,7 @@ FITS: tuple[Fit, ...] = (
         targets=("fa3",),
         rows=("attn.fa3.h100.s16k",),
     ),
-    Fit(
-        name="NeMo step_overhead_s",
-        kind="step_overhead_s",
-        targets=(_NEMO,),
-        rows=("gen.nemo.h100.llama2-7b.bs1",),
-        pool=False,
-    ),
+    *stack_fits(),  # NOTE: after the chip figures: a stack's overhead is what they leave
 )
 
 
@@ -167,6 +195,8 @@ def _solve_one(fit: Fit, row: PublishedRow, profiles: Mapping[str, Hardware]) ->
             return reproduce(row, _warp(hw, f)).predicted
 
         return _bisect(warp_rate, row.measured_si, 0.05, 1.0)
+    if fit.kind == "request_overhead_s":
+        return fit_request_overhead(row, hw)
     return fit_step_overhead(row, hw)
 
 
@@ -191,7 +221,7 @@ def solve_fits(
         state = FitState(values=values, shapes=shapes, origin=origin)
         row = next((by_id[i] for i in fit.rows if i in by_id), None)
         if row is not None:
-            with applied(state, profiles) as (fitted, _):
+            with applied(state, profiles) as fitted:
                 values[fit.name] = _solve_one(fit, row, fitted)
             origin[fit.name] = row.id
             if isinstance(row.setup, GemmSetup):
@@ -227,10 +257,14 @@ def shipped(profiles: Mapping[str, Hardware], rows: tuple[PublishedRow, ...]) ->
         elif fit.kind == "warp_mma_fraction":
             out[fit.name] = profiles[t].software.attention_warp_mma_fraction or 0.0
         else:
-            row = next(r for r in rows if r.id == fit.rows[0])
-            assert isinstance(row.setup, ModelSetup)
-            out[fit.name] = row.setup.step_overhead_s or 0.0
+            out[fit.name] = getattr(load_stack(t), fit.kind).value or 0.0
     return out
+
+
+def _with(stack: Stack, kind: str, v: float | None) -> Stack:
+    """``stack`` with figure ``kind``'s value set to ``v`` (None: the profile's own)."""
+    fig = getattr(stack, kind).model_copy(update={"value": v})
+    return stack.model_copy(update={kind: fig})
 
 
 def _warp(hw: Hardware, f: float | None) -> Hardware:
@@ -278,36 +312,29 @@ def _classes(values: Mapping[str, float | None]) -> Iterator[None]:
 
 
 @contextmanager
-def applied(
-    state: FitState, profiles: Mapping[str, Hardware]
-) -> Iterator[tuple[dict[str, Hardware], Callable[[PublishedRow], PublishedRow]]]:
-    """Profiles, attention classes and a row rewriter with ``state``'s figures in force.
+def applied(state: FitState, profiles: Mapping[str, Hardware]) -> Iterator[dict[str, Hardware]]:
+    """Profiles, attention classes and stacks with ``state``'s figures in force.
 
     Yields:
-        (patched profiles by name, a function that rewrites a row of a fitted stack).
+        The patched profiles by name; the fitted stacks answer
+        :func:`workbench.hw.stack.load_stack` for the block (a row names its stack).
     """
     out = dict(profiles)
     classes: dict[str, float | None] = {}
-    overhead: dict[str, float | None] = {}
+    stacks: dict[str, Stack] = {}
     for fit in FITS:
         if fit.name not in state.values:
             continue
         v = state.values[fit.name]
         if fit.kind == "softmax_exposed":
             classes[fit.targets[0]] = v
-        elif fit.kind == "step_overhead_s":
-            overhead[fit.targets[0]] = v
+        elif fit.kind in STACK_KINDS:
+            for t in fit.targets:
+                stacks[t] = _with(stacks.get(t) or load_stack(t), fit.kind, v)
         else:
             for t in fit.targets:
                 if t in out:
                     out[t] = _patch(out[t], fit, v, state.shapes.get(fit.name))
 
-    def rewrite(row: PublishedRow) -> PublishedRow:
-        s = row.setup
-        if isinstance(s, ModelSetup) and s.step_overhead_s is not None and s.software in overhead:
-            new = s.model_copy(update={"step_overhead_s": overhead[s.software]})
-            return row.model_copy(update={"setup": new})
-        return row
-
-    with _classes(classes):
-        yield out, rewrite
+    with _classes(classes), patched_stacks(stacks):
+        yield out

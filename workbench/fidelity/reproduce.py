@@ -10,13 +10,17 @@ with :func:`workbench.map_model`. The step time is turned into the row's metric:
 * stream (a STREAM copy): bytes read + written / time (B/s).
 * Attention: the source's FLOP count (``4 b h s^2 d``, halved for causal when the source does)
   over time (FLOP/s); a forward+backward row counts and costs 3.5 forwards (the backward is
-  ``ATTENTION_BACKWARD`` = 2.5 forwards, as in training). The row's ``software`` names the
+  ``ATTENTION_BACKWARD`` = 2.5 forwards, as in training). The row's stack names the
   implementation class that is costed (FA3, FA2 or CK, Triton:
   workbench/cost/attention_class.py), whatever the profile ships.
+* Every row is mapped with its stack's figures (``stacks/<row.stack>.yaml``,
+  :meth:`workbench.hw.stack.Stack.map_options`): step overhead, GQA K/V sharing, attention
+  class, CUDA-graph launch, and the attention format under FP8 GEMMs; a run that takes a request
+  in (prefill, generate, serving) pays the stack's ``request_overhead_s`` once.
 * decode: one step's time (s per token), or ``batch / step time`` when the row is in tokens/s;
   prefill: the prefill's time (time to first token).
 * generate: prefill + ``(output_len - 1)`` decode steps at the mean context (s); every step pays
-  the software stack's host time outside its kernels (the row's ``step_overhead_s``, else the
+  the software stack's host time outside its kernels (the stack's ``step_overhead_s``, else the
   profile's ``overheads.step_s``).
 * serving (static batch): ``batch x output_len / (prefill + (output_len - 1) x decode step at the
   mean context)`` (output tokens/s per replica; divided by the tensor-parallel chips when the row
@@ -40,7 +44,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from workbench.cost.attention_class import class_for_software
 from workbench.fidelity.schema import (
     AttentionSetup,
     CorpusError,
@@ -50,6 +53,13 @@ from workbench.fidelity.schema import (
     StreamSetup,
 )
 from workbench.hw.schema import Hardware
+from workbench.hw.stack import (
+    Stack,
+    decode_hardware,
+    load_stack,
+    patched_stacks,
+    with_step_overhead,
+)
 from workbench.ir import Attention, Elementwise, Graph, Linear
 from workbench.ir.dtypes import bytes_for
 from workbench.ir.ops_vector import Quantize
@@ -65,7 +75,7 @@ from workbench.models.footprint import graph_footprint
 from workbench.options import MapOptions
 from workbench.platform.training import ATTENTION_BACKWARD, TrainingPlan, training_step
 
-__all__ = ["Reproduction", "fit_step_overhead", "reproduce"]
+__all__ = ["Reproduction", "fit_request_overhead", "fit_step_overhead", "reproduce"]
 
 _CLASSES = {"sync": "overhead", "capacity": "bandwidth"}
 
@@ -123,7 +133,7 @@ def _graph_floor(graph: Graph, hw: Hardware, dtype: str) -> float:
     return max(graph.matmul_flops / _peak(hw, dtype), nbytes / hw.offchip.bandwidth_bytes_per_s)
 
 
-def _gemm(s: GemmSetup, hw: Hardware) -> Reproduction:
+def _gemm(s: GemmSetup, hw: Hardware, stack: Stack) -> Reproduction:
     op = Linear(
         name="gemm", inputs=("x",), tokens=(s.m,), in_features=s.k, out_features=s.n, dtype=s.dtype
     )
@@ -134,7 +144,7 @@ def _gemm(s: GemmSetup, hw: Hardware) -> Reproduction:
         # superbench cublaslt_gemm.cu runs FP8 as <fp8e4m3, fp8e4m3, fp16>): the conversion
         # fuses into the GEMM, which then stores C at out's width.
         ops = (op, Quantize(name="c", inputs=("gemm",), shape=(s.m, s.n), to=out, dtype=s.dtype))
-    m = map_model(Graph(name="gemm", ops=ops), hw)
+    m = map_model(Graph(name="gemm", ops=ops), hw, stack.map_options())
     flops = 2.0 * s.m * s.n * s.k
     nbytes = bytes_for(s.m * s.k + s.k * s.n, s.dtype) + bytes_for(s.m * s.n, out)
     floor = max(flops / _peak(hw, s.dtype), nbytes / hw.offchip.bandwidth_bytes_per_s)
@@ -147,7 +157,7 @@ def _gemm(s: GemmSetup, hw: Hardware) -> Reproduction:
     )
 
 
-def _attention(s: AttentionSetup, hw: Hardware) -> Reproduction:
+def _attention(s: AttentionSetup, hw: Hardware, stack: Stack) -> Reproduction:
     op = Attention(
         name="attn",
         inputs=("q", "k", "v"),
@@ -160,8 +170,7 @@ def _attention(s: AttentionSetup, hw: Hardware) -> Reproduction:
         causal=s.causal,
         dtype=s.dtype,
     )
-    options = MapOptions(attention_kernel=class_for_software(s.software))
-    m = map_model(Graph(name="attn", ops=(op,)), hw, options)
+    m = map_model(Graph(name="attn", ops=(op,)), hw, stack.map_options())
     passes = 1.0 + ATTENTION_BACKWARD if s.passes == "forward_backward" else 1.0
     counted = 4.0 * s.batch * s.heads * s.seq * s.seq * s.head_dim * passes
     if s.causal and s.flop_convention == "causal_half":
@@ -183,9 +192,9 @@ def _attention(s: AttentionSetup, hw: Hardware) -> Reproduction:
     )
 
 
-def _stream(s: StreamSetup, hw: Hardware) -> Reproduction:
+def _stream(s: StreamSetup, hw: Hardware, stack: Stack) -> Reproduction:
     op = Elementwise(name="copy", inputs=("a",), op="identity", shape=(s.elements,), dtype=s.dtype)
-    m = map_model(Graph(name="stream", ops=(op,)), hw)
+    m = map_model(Graph(name="stream", ops=(op,)), hw, stack.map_options())
     moved = float(op.bytes_read + op.bytes_written)
     floor = moved / hw.offchip.bandwidth_bytes_per_s
     return Reproduction(
@@ -226,7 +235,9 @@ def _config(s: ModelSetup) -> TransformerConfig:
     )
 
 
-def _decoder(s: ModelSetup, hw: Hardware, phase: str, batch: int, context: int) -> ModelMapping:
+def _decoder(
+    s: ModelSetup, hw: Hardware, stack: Stack, phase: str, batch: int, context: int
+) -> ModelMapping:
     cfg = _config(s)
     g = decoder_graph(
         cfg,
@@ -242,15 +253,14 @@ def _decoder(s: ModelSetup, hw: Hardware, phase: str, batch: int, context: int) 
     # (MapOptions.overlap_collectives stays off): the measured decode stacks issue them serially,
     # e.g. TensorRT-LLM's RowLinear of the 2023 releases runs matmul, then allreduce(x, tp_group)
     # (NVIDIA/TensorRT-LLM tensorrt_llm/layers/linear.py); GEMM+all-reduce fusion came later.
-    # NOTE: an engine that runs its fused attention wider than the GEMMs (attention_dtype)
-    # maps it as a dtype override of the attention kernels only.
-    over = (("*attn.sdpa", s.attention_dtype),) if s.attention_dtype else ()
-    opts = MapOptions(
-        step_overhead_s=s.step_overhead_s,
-        gqa_kv_sharing=s.gqa_kv_sharing,
-        dtype_overrides=over,
-    )
-    return map_model(g, hw, opts)
+    # NOTE: a stack whose context (prefill) attention runs wider than its FP8 GEMMs
+    # (fp8_attention_dtype) maps it as a dtype override of the prefill's attention kernels only;
+    # decode attention reads the FP8 K/V cache as stored.
+    wide = stack.fp8_attention_dtype.value
+    fp8 = s.dtype.startswith("fp8") and phase == "prefill"
+    over = (("*attn.sdpa", wide),) if wide and fp8 else ()
+    chip = decode_hardware(stack, hw) if phase == "decode" else hw
+    return map_model(g, chip, stack.map_options(MapOptions(dtype_overrides=over)))
 
 
 def _memory_fits(s: ModelSetup, hw: Hardware) -> bool:
@@ -272,10 +282,10 @@ def _memory_fits(s: ModelSetup, hw: Hardware) -> bool:
     return fp.weights_bytes + fp.kv_bytes <= fp.capacity_bytes
 
 
-def _model(s: ModelSetup, hw: Hardware, metric: str, per_chip: bool) -> Reproduction:
+def _model(s: ModelSetup, hw: Hardware, stack: Stack, metric: str, per_chip: bool) -> Reproduction:
     if s.kind == "cnn":
         g = resnet50_graph(batch=s.batch, dtype=s.dtype)
-        m = map_model(g, hw)
+        m = map_model(g, hw, stack.map_options())
         floor = _graph_floor(g, hw, s.dtype)
         return Reproduction(
             predicted=s.batch / m.time_s,
@@ -289,12 +299,15 @@ def _model(s: ModelSetup, hw: Hardware, metric: str, per_chip: bool) -> Reproduc
     chips = s.tensor_parallel if per_chip else 1
     parts: list[tuple[ModelMapping, int]] = []
     if s.kind in ("prefill", "generate", "serving"):
-        parts.append((_decoder(s, hw, "prefill", s.batch, s.seq), 1))
+        parts.append((_decoder(s, hw, stack, "prefill", s.batch, s.seq), 1))
     steps = {"decode": 1, "prefill": 0}.get(s.kind, max(s.output_len - 1, 0))
     if steps:
         context = s.seq + (s.output_len // 2 if s.kind != "decode" else 0)
-        parts.append((_decoder(s, hw, "decode", s.batch, context), steps))
-    time = sum(m.time_s * n for m, n in parts)
+        parts.append((_decoder(s, hw, stack, "decode", s.batch, context), steps))
+    # NOTE: a request's host time outside its steps is paid once by every run that takes a
+    # request in (prefill, generate, serving), not by a lone decode step.
+    request = (stack.request_overhead_s.value or 0.0) if s.kind != "decode" else 0.0
+    time = sum(m.time_s * n for m, n in parts) + request
     floor = sum(_graph_floor(m.graph, hw, s.dtype) * n for m, n in parts)
     if s.kind == "serving":
         made = s.batch * s.output_len / chips
@@ -366,14 +379,15 @@ def reproduce(row: PublishedRow, hw: Hardware) -> Reproduction:
         The :class:`Reproduction`.
     """
     s = row.setup
+    stack = load_stack(row.stack)
     if isinstance(s, GemmSetup):
-        return _gemm(s, hw)
+        return _gemm(s, hw, stack)
     if isinstance(s, AttentionSetup):
-        return _attention(s, hw)
+        return _attention(s, hw, stack)
     if isinstance(s, StreamSetup):
-        return _stream(s, hw)
+        return _stream(s, hw, stack)
     if isinstance(s, ModelSetup):
-        return _model(s, hw, row.metric, row.unit.endswith("/chip"))
+        return _model(s, hw, stack, row.metric, row.unit.endswith("/chip"))
     from workbench.fidelity.reproduce_kinds import reproduce_kind  # NOTE: it imports this module
 
     return reproduce_kind(row, hw)
@@ -382,9 +396,9 @@ def reproduce(row: PublishedRow, hw: Hardware) -> Reproduction:
 def fit_step_overhead(row: PublishedRow, hw: Hardware) -> float:
     """The software stack's host time per step that makes a generate row's latency its measured one.
 
-    ``(measured - predicted kernel time) / steps`` with ``steps`` = the prefill plus the
-    ``output_len - 1`` decode steps: how a stack figure is fitted to one calibration row (the
-    row's ``step_overhead_s`` and the rows that share it say so in their approximation).
+    ``(measured - predicted time without a step overhead) / steps`` with ``steps`` = the
+    prefill plus the ``output_len - 1`` decode steps: how a stack's ``step_overhead_s`` is
+    fitted to one calibration row (workbench/fidelity/fits.py; the stack file names the row).
 
     Args:
         row: A ``generate`` row measured as a time.
@@ -400,8 +414,41 @@ def fit_step_overhead(row: PublishedRow, hw: Hardware) -> float:
     s = row.setup
     if not isinstance(s, ModelSetup) or s.kind != "generate" or row.metric != "time":
         raise CorpusError(f"row {row.id!r}: a step overhead is fitted to a generate latency row")
-    bare = row.model_copy(update={"setup": s.model_copy(update={"step_overhead_s": 0.0})})
-    left = row.measured_si - reproduce(bare, hw).time_s
+    with patched_stacks({row.stack: with_step_overhead(load_stack(row.stack), 0.0)}):
+        left = row.measured_si - reproduce(row, hw).time_s
     if left < 0:
         raise CorpusError(f"row {row.id!r}: its kernels alone exceed the measured latency")
     return left / s.output_len
+
+
+def fit_request_overhead(row: PublishedRow, hw: Hardware) -> float:
+    """The stack's host time per request that makes a prefill, generate or serving row measured.
+
+    ``measured time - predicted time without a request overhead`` (a time row: TTFT or an
+    end-to-end latency), the stack's step overhead in force: how a stack's
+    ``request_overhead_s`` marked ``fitted: true`` is solved (workbench/fidelity/fits.py).
+
+    Args:
+        row: A prefill or generate row measured as a time.
+        hw: Its hardware profile.
+
+    Returns:
+        Seconds per request (>= 0).
+
+    Raises:
+        CorpusError: Not such a row, or its predicted time alone exceeds the measurement.
+    """
+    s = row.setup
+    if not isinstance(s, ModelSetup) or s.kind not in ("prefill", "generate"):
+        raise CorpusError(
+            f"row {row.id!r}: a request overhead is fitted to a prefill or generate row"
+        )
+    if row.metric != "time":
+        raise CorpusError(f"row {row.id!r}: a request overhead is fitted to a latency")
+    stack = load_stack(row.stack)
+    req = stack.request_overhead_s.model_copy(update={"value": 0.0})
+    with patched_stacks({row.stack: stack.model_copy(update={"request_overhead_s": req})}):
+        left = row.measured_si - reproduce(row, hw).time_s
+    if left < 0:
+        raise CorpusError(f"row {row.id!r}: its predicted time alone exceeds the measured latency")
+    return left

@@ -8,8 +8,8 @@
   ``factor x size`` bytes over its links (``size`` alone for an all-reduce reduced inside the
   switch), and a full-mesh chip uses only its links to the peers taking part.
 * encoder: the BERT preset's forward graph (:func:`workbench.models.encoder_graph`) through the
-  mapper; latency, or ``batch / time`` (sequences/s). Floor as for models: every matmul at peak
-  and every weight read once.
+  mapper with the row's stack's options; latency, or ``batch / time`` (sequences/s). Floor as
+  for models: every matmul at peak and every weight read once.
 * ratio: the two runs reproduced like rows of their own, the ratio of their metrics. Its floor
   check is each run's own (the run nearest its floor is reported).
 """
@@ -31,6 +31,7 @@ from workbench.fidelity.schema import (
 from workbench.fidelity.schema_kinds import BUS_FACTOR
 from workbench.hw import load_hardware
 from workbench.hw.schema import Hardware
+from workbench.hw.stack import load_stack
 from workbench.mapper import map_model
 from workbench.models import PRESETS, encoder_graph
 
@@ -74,7 +75,7 @@ def _collective(s: CollectiveSetup, hw: Hardware) -> Reproduction:
 
 def _encoder(row: PublishedRow, s: EncoderSetup, hw: Hardware) -> Reproduction:
     g = encoder_graph(PRESETS[s.model], batch=s.batch, seq=s.seq, dtype=s.dtype)
-    m = map_model(g, hw)
+    m = map_model(g, hw, load_stack(row.stack).map_options())
     floor = _graph_floor(g, hw, s.dtype)
     if row.metric == "items_per_s":
         predicted, bound = s.batch / m.time_s, s.batch / floor

@@ -18,6 +18,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from workbench.fidelity._input import CorpusError, StrictLoader, StrictModel, check_data
 from workbench.fidelity.schema_kinds import CollectiveSetup, EncoderSetup
+from workbench.hw.stack import DEFAULT_STACK, list_stacks
 
 __all__ = [
     "CATEGORIES",
@@ -69,7 +70,7 @@ UNITS: dict[str, tuple[str, float]] = {
 }
 
 _SOURCE_KEY = re.compile(r"^[a-z0-9][a-z0-9-]*$")
-_PROFILE_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+_PROFILE_NAME = re.compile(r"^[a-z0-9][a-z0-9.+_-]*$")
 
 
 def _known(name: str) -> str:
@@ -78,6 +79,13 @@ def _known(name: str) -> str:
 
     if not _PROFILE_NAME.match(name) or name not in list_hardware():
         raise ValueError(f"hardware {name!r} is not a known profile (see: workbench hardware)")
+    return name
+
+
+def _known_stack_name(name: str) -> str:
+    """``name`` if it is a shipped stack's name (stacks/*.yaml; never a path)."""
+    if not _PROFILE_NAME.match(name) or name not in list_stacks():
+        raise ValueError(f"stack {name!r} is not a known stack (see stacks/*.yaml)")
     return name
 
 
@@ -199,16 +207,11 @@ _IGNORED: dict[str, frozenset[str]] = {
             "seq",
             "output_len",
             "weight_dtype",
-            "attention_dtype",
             "tensor_parallel",
             "recompute",
-            "step_overhead_s",
-            "gqa_kv_sharing",
         )
     ),
-    "training": frozenset(
-        ("output_len", "weight_dtype", "attention_dtype", "step_overhead_s", "gqa_kv_sharing")
-    ),
+    "training": frozenset(("output_len", "weight_dtype")),
     "llm": frozenset(("recompute",)),
 }
 
@@ -233,12 +236,6 @@ class ModelSetup(_Model):
     output_len: int = Field(default=0, ge=0, description="Generated tokens (generate, serving).")
     dtype: str = Field(description="Activation (and weight) format.")
     weight_dtype: str | None = Field(default=None, description="Weight-only format, if any.")
-    attention_dtype: str | None = Field(
-        default=None,
-        description="Format the fused attention (layers.*.attn.sdpa) computes in when the "
-        "engine runs it wider than dtype (e.g. TensorRT-LLM v0.5 FP8 engines: GEMMs in FP8, "
-        "context FMHA in fp16 via --use_gpt_attention_plugin float16).",
-    )
     chips: int = Field(default=1, gt=0, description="Chips in the measurement.")
     tensor_parallel: int = Field(default=1, gt=0, description="Chips one replica is split over.")
     recompute: float = Field(
@@ -253,22 +250,6 @@ class ModelSetup(_Model):
         default=None, description="Training: the parallel configuration (required for training)."
     )
     software: str = Field(description="Software stack measured (TensorRT-LLM, Megatron, ...).")
-    step_overhead_s: float | None = Field(
-        default=None,
-        ge=0.0,
-        le=1.0,  # NOTE: a serving stack's host time per step is micro- to milliseconds
-        allow_inf_nan=False,
-        description="Host time of that software stack per prefill/decode step outside its "
-        "kernels, seconds (a property of the stack, not the chip; sourced, or fitted to one "
-        "calibration row named in the row's approximation). None: the profile's "
-        "overheads.step_s.",
-    )
-
-    gqa_kv_sharing: bool = Field(
-        default=True,
-        description="The stack's decode attention kernel shares each K/V read across a GQA "
-        "group (False: reads it once per query head, as TensorRT-LLM's MMHA before v0.7).",
-    )
 
     @model_validator(mode="after")
     def _one_model(self) -> ModelSetup:
@@ -363,14 +344,16 @@ class PublishedRow(_Model):
         description="V verified primary, S secondary copy, D derived, R recalled (reference tags)."
     )
     hardware: str = Field(description="Hardware profile name (hardware/*.yaml).")
-    stack: str | None = Field(
-        default=None,
-        pattern=r"^[a-z0-9][a-z0-9.+-]*$",
-        description="Software stack measured (a stacks/*.yaml name, e.g. vllm, nccl).",
+    stack: str = Field(
+        default=DEFAULT_STACK,
+        description="Software stack measured: a stacks/*.yaml name (e.g. vllm, nccl), whose "
+        "figures every row of that stack is mapped with; a source that names none gets "
+        f"{DEFAULT_STACK!r} (workbench.hw.stack.DEFAULT_STACK).",
     )
     setup: Setup = Field(description="Configuration measured, and so reproduced.")
 
     _known_hardware = field_validator("hardware")(classmethod(lambda cls, v: _known(v)))
+    _known_stack = field_validator("stack")(classmethod(lambda cls, v: _known_stack_name(v)))
     measured: float = Field(gt=0, description="The published figure, in `unit`.")
     unit: Literal[tuple(UNITS)] = Field(description="Unit of `measured`.")  # type: ignore[valid-type]
     expected_bottleneck: Literal["compute", "bandwidth", "overhead", "interconnect"] = Field(

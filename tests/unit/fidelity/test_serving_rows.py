@@ -4,6 +4,7 @@ import pytest
 
 from workbench.fidelity import fit_step_overhead, load_corpus, parse_corpus, reproduce
 from workbench.hw import load_hardware
+from workbench.hw.stack import list_stacks, load_stack, patched_stacks, with_step_overhead
 
 ROW = """
 schema_version: 1
@@ -15,6 +16,7 @@ rows:
   source_key: example
   source_tag: V
   hardware: h100-sxm
+  stack: gpt-fast
   setup: {kind: generate, model: llama2-7b, batch: BATCH, seq: 128, output_len: 20, dtype: bf16,
           software: "Example stack"STEP}
   measured: 150
@@ -35,11 +37,22 @@ def h100():
 
 def test_a_stack_step_overhead_is_paid_once_per_step(h100):
     # 1 prefill + 19 decode steps, each paying the stack's host time instead of the profile's.
-    base = reproduce(_row(), h100)
-    stack = reproduce(_row(step=", step_overhead_s: 2.0e-3"), h100)
+    row = _row()
+    base = reproduce(row, h100)
+    with patched_stacks({"gpt-fast": with_step_overhead(load_stack("gpt-fast"), 2.0e-3)}):
+        stack = reproduce(row, h100)
     extra = 20 * (2.0e-3 - h100.overheads.step_s)
     assert stack.time_s - base.time_s == pytest.approx(extra, rel=1e-6)
     assert stack.floor_s == pytest.approx(base.floor_s)
+
+
+def test_a_stack_request_overhead_is_paid_once_per_request(h100):
+    row = _row()
+    gpt_fast = load_stack("gpt-fast")
+    req = gpt_fast.request_overhead_s.model_copy(update={"value": 5.0e-3})
+    with patched_stacks({"gpt-fast": gpt_fast.model_copy(update={"request_overhead_s": req})}):
+        paid = reproduce(row, h100)
+    assert paid.time_s - reproduce(row, h100).time_s == pytest.approx(5.0e-3, rel=1e-6)
 
 
 def test_a_step_overhead_is_fitted_only_to_a_generate_latency(h100):
@@ -47,10 +60,8 @@ def test_a_step_overhead_is_fitted_only_to_a_generate_latency(h100):
 
     row = _row()
     fit = fit_step_overhead(row, h100)
-    with_fit = row.model_copy(
-        update={"setup": row.setup.model_copy(update={"step_overhead_s": fit})}
-    )
-    assert reproduce(with_fit, h100).time_s == pytest.approx(row.measured_si, rel=1e-9)
+    with patched_stacks({"gpt-fast": with_step_overhead(load_stack("gpt-fast"), fit)}):
+        assert reproduce(row, h100).time_s == pytest.approx(row.measured_si, rel=1e-9)
     serving = load_corpus().rows[0]  # a GEMM row
     with pytest.raises(CorpusError, match="generate latency"):
         fit_step_overhead(serving, h100)
@@ -59,11 +70,12 @@ def test_a_step_overhead_is_fitted_only_to_a_generate_latency(h100):
         fit_step_overhead(fast, h100)
 
 
-def test_a_bad_step_overhead_is_refused():
+def test_a_row_sets_no_stack_option_of_its_own():
     from workbench.fidelity import CorpusError
 
-    with pytest.raises(CorpusError, match="step_overhead_s"):
-        _row(step=", step_overhead_s: -1.0")
+    for option in ("step_overhead_s: 2.0e-3", "gqa_kv_sharing: false", "attention_dtype: fp16"):
+        with pytest.raises(CorpusError, match=option.split(":")[0]):
+            _row(step=", " + option)
 
 
 def test_a_batch_whose_kv_cache_overflows_memory_is_flagged(h100):
@@ -72,19 +84,30 @@ def test_a_batch_whose_kv_cache_overflows_memory_is_flagged(h100):
     assert reproduce(_row(batch=4096), h100).memory_fits is False
 
 
-def test_the_nemo_step_overhead_is_fitted_to_one_calibration_row():
-    rows = [r for r in load_corpus().rows if r.id.startswith("gen.nemo.")]
-    fitted = {r.setup.step_overhead_s for r in rows}
-    assert len(rows) == 10
-    assert fitted == {2.59e-3}
+def test_the_tensorrt_llm_step_overhead_is_fitted_to_one_calibration_row():
+    from workbench.fidelity.fits import FITS
+
+    trtllm = ("nemo-inference", "tensorrt-llm-0.5", "tensorrt-llm-0.6", "tensorrt-llm-0.7+")
+    rows = [r for r in load_corpus().rows if r.stack in trtllm]
     calibration = [r.id for r in rows if r.split == "calibration"]
     assert calibration == ["gen.nemo.h100.llama2-7b.bs1"]
-    # The YAML figure is the fit of the current model: refit after a kernel-model change
-    # (fidelity.fit_step_overhead on the calibration row) and write the new value in every row.
+    fit = next(f for f in FITS if f.kind == "step_overhead_s")
+    assert set(fit.targets) == set(trtllm)
+    values = set()
+    for name in trtllm:  # every TensorRT-LLM stack ships the fit and names its row
+        step = load_stack(name).step_overhead_s
+        assert step.fitted
+        assert step.rows == ("gen.nemo.h100.llama2-7b.bs1",)
+        values.add(step.value)
+    assert len(values) == 1
+    # The stack's figure is the fit of the current model: refit after a kernel-model change
+    # (python scripts/fit_attention_classes.py) and write it in every TensorRT-LLM stack.
     row = next(r for r in rows if r.split == "calibration")
-    fit = fit_step_overhead(row, load_hardware(row.hardware))
-    assert fit == pytest.approx(2.59e-3, rel=0.01), f"refit: step_overhead_s = {fit:.3g}"
-    for r in rows:  # the fit is said where it was made, and every tested row names its source
+    solved = fit_step_overhead(row, load_hardware(row.hardware))
+    assert solved == pytest.approx(values.pop(), rel=0.01), f"refit: step_overhead_s {solved:.3g}"
+    nemo = [r for r in rows if r.id.startswith("gen.nemo.")]
+    assert len(nemo) == 10
+    for r in nemo:  # the fit is said where it was made, and every tested row names its source
         said = "FITTED" if r.split == "calibration" else "gen.nemo.h100.llama2-7b.bs1"
         assert said in r.approximation, r.id
 
@@ -105,17 +128,29 @@ def test_a_stack_that_does_not_share_kv_across_a_gqa_group_reads_it_per_query_he
     assert MapOptions(gqa_kv_sharing=False).as_tags()["gqa_kv_sharing"] is False
 
 
-def test_only_the_trtllm_v061_rows_read_kv_per_query_head():
-    rows = [r for r in load_corpus().rows if getattr(r.setup, "gqa_kv_sharing", True) is False]
-    assert {r.id for r in rows} == {
-        "serve.trtllm.h100.llama70b.tp2.bs1024.128-128",
-        "serve.trtllm.h100.llama70b.tp4.bs480.128-2048",
-        "serve.trtllm.h100.llama70b.tp2.bs96.2048-128",
-        "serve.trtllm.h100.llama70b.tp2.bs64.2048-2048",
-    }
-    for r in rows:  # a stated software property with its sources, never a fit
-        assert r.split == "heldout"
-        assert "v0.6.1" in r.setup.software
-        note = r.note or ""
-        assert "issue 407" in note
-        assert "PR 524" in note
+def test_only_tensorrt_llm_before_v07_reads_kv_per_query_head():
+    per_head = [n for n in list_stacks() if not load_stack(n).gqa_kv_sharing.value]
+    assert per_head == ["tensorrt-llm-0.5", "tensorrt-llm-0.6"]
+    for name in per_head:  # a stated property of the stack with its sources, never a fit
+        flag = load_stack(name).gqa_kv_sharing
+        assert not flag.fitted
+        assert "issue 407" in (flag.source or "")
+    rows = [r for r in load_corpus().rows if r.stack in per_head]
+    assert rows
+    assert all(r.split == "heldout" for r in rows)
+
+
+def test_a_request_overhead_is_fitted_to_a_latency(h100):
+    from workbench.fidelity import CorpusError
+    from workbench.fidelity.reproduce import fit_request_overhead
+
+    row = _row()
+    fit = fit_request_overhead(row, h100)
+    gpt_fast = load_stack("gpt-fast")
+    req = gpt_fast.request_overhead_s.model_copy(update={"value": fit})
+    with patched_stacks({"gpt-fast": gpt_fast.model_copy(update={"request_overhead_s": req})}):
+        assert reproduce(row, h100).time_s == pytest.approx(row.measured_si, rel=1e-9)
+    with pytest.raises(CorpusError, match="prefill or generate"):
+        fit_request_overhead(load_corpus().rows[0], h100)
+    with pytest.raises(CorpusError, match="exceeds"):
+        fit_request_overhead(row.model_copy(update={"measured": 1.0}), h100)

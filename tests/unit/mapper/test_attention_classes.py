@@ -112,10 +112,12 @@ def test_a_corpus_row_is_costed_as_its_software_class():
 def test_an_fp16_attention_in_an_fp8_engine_is_mapped_in_fp16():
     from workbench.fidelity.reproduce import _decoder
     from workbench.fidelity.schema import load_corpus
+    from workbench.hw.stack import load_stack
 
     row = next(r for r in load_corpus().rows if r.id == "ttft.trtllm.h100.llama7b.isl2048")
-    assert row.setup.attention_dtype == "fp16"
-    m = _decoder(row.setup, load_hardware("h100-sxm"), "prefill", 1, 2048)
+    stack = load_stack(row.stack)
+    assert stack.fp8_attention_dtype.value == "fp16"
+    m = _decoder(row.setup, load_hardware("h100-sxm"), stack, "prefill", 1, 2048)
     sdpa = [k for k in m.kernels if k.kernel.name.endswith("attn.sdpa")]
     gemm = [k for k in m.kernels if k.kernel.name.endswith("mlp.up_proj")]
     assert sdpa
