@@ -39,10 +39,9 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from workbench.errors import GraphError
-from workbench.evidence.operators import RecordedOp, RecordedOps
-from workbench.evidence.run import MeasuredRun
 from workbench.ir import (
     AllGather,
     AllReduce,
@@ -59,7 +58,13 @@ from workbench.ir import (
     Softmax,
 )
 
-__all__ = ["TraceGraph", "gemm_format", "graph_from_trace", "profile_for_device"]
+__all__ = [
+    "OperatorCall",
+    "TraceGraph",
+    "gemm_format",
+    "graph_from_trace",
+    "profile_for_device",
+]
 
 _TYPES = {"float": "fp32", "c10::Half": "fp16", "c10::BFloat16": "bf16", "half": "fp16"}
 _TENSOR_CORE_FP32 = re.compile(r"tensorop|s1688|s16816|tf32|xmma|s884|cutlass_80", re.IGNORECASE)
@@ -111,13 +116,44 @@ _DEVICE_PROFILES = (
 )
 
 
+class OperatorCall(Protocol):
+    """What the graph needs of one recorded operator call (``evidence.operators.RecordedOp``).
+
+    models/ sits above evidence/ in the pipeline, so the call is read through this protocol.
+    """
+
+    @property
+    def name(self) -> str:
+        """The operator (``aten::addmm``)."""
+        ...
+
+    @property
+    def input_dims(self) -> tuple[tuple[int, ...], ...] | None:
+        """Per input, its sizes (None: no shapes recorded)."""
+        ...
+
+    @property
+    def input_types(self) -> tuple[str, ...]:
+        """Per input, its recorded type (``float``, ``c10::Half``, ``Scalar``)."""
+        ...
+
+    @property
+    def signature(self) -> str:
+        """Name, shapes and types: what makes two calls the same work."""
+        ...
+
+    def arg(self, key: str) -> str | None:
+        """Another recorded argument as text, or None."""
+        ...
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TraceGraph:
     """The graph a trace's shapes describe, and how its ops link back to the trace.
 
     Attributes:
         graph: One op per distinct operator call (name, shapes, types, format).
-        op_of_call: Index into :attr:`RecordedOps.ops` -> name of its graph op.
+        op_of_call: Index of a call (into the ``calls`` given) -> name of its graph op.
         skipped: ``(reason, calls)``: operator calls left out of the graph, by reason.
     """
 
@@ -155,12 +191,21 @@ def gemm_format(tensor_dtype: str, kernel_names: Iterable[str]) -> str:
     return "fp32"
 
 
-def graph_from_trace(run: MeasuredRun, recorded: RecordedOps) -> TraceGraph:
+def graph_from_trace(
+    calls: Sequence[OperatorCall],
+    kernel_names: Mapping[int, Sequence[str]],
+    *,
+    source: str,
+    device: str = "unknown",
+) -> TraceGraph:
     """Build the graph of every operator call that launched kernels (see the module doc).
 
     Args:
-        run: The measured run (its kernels' names give each GEMM's format).
-        recorded: The trace's operators, linked to kernels by correlation id.
+        calls: The trace's operator calls (``RecordedOps.ops``).
+        kernel_names: Index into ``calls`` -> names of the kernels that call launched (they give
+            each GEMM's format); calls absent here launched nothing and are left out.
+        source: The trace's file, for the graph's name and errors.
+        device: The trace's GPU, kept in the graph's meta.
 
     Returns:
         The graph, the link from each call to its op, and what was left out.
@@ -169,15 +214,12 @@ def graph_from_trace(run: MeasuredRun, recorded: RecordedOps) -> TraceGraph:
         GraphError: No operator of the trace could be turned into an op (no shapes recorded,
             or only operators the graph does not model).
     """
-    names: dict[int, list[str]] = {}
-    for k in run.kernels:
-        index = recorded.by_correlation.get(k.correlation) if k.correlation is not None else None
-        if index is not None and k.kind == "kernel":
-            names.setdefault(index, []).append(k.name)
+    names = kernel_names
     ops: dict[tuple[str, str], Op] = {}
     op_of_call: dict[int, str] = {}
     skipped: dict[str, int] = {}
-    for index, call in enumerate(recorded.ops):
+    shapes = any(call.input_dims is not None for call in calls)
+    for index, call in enumerate(calls):
         if index not in names:
             continue
         built = _op(call, names[index], f"t{len(ops)}")
@@ -188,16 +230,12 @@ def graph_from_trace(run: MeasuredRun, recorded: RecordedOps) -> TraceGraph:
         op = ops.setdefault(key, built)
         op_of_call[index] = op.name
     if not ops:
-        reason = (
-            "no shapes recorded (record_shapes=False)"
-            if not recorded.shapes_recorded
-            else ("no operator the graph models")
-        )
-        raise GraphError(f"{run.source}: no graph from the trace: {reason}")
+        reason = "no operator the graph models" if shapes else "no shapes recorded"
+        raise GraphError(f"{source}: no graph from the trace: {reason}")
     graph = Graph(
-        name=f"trace {run.source}",
+        name=f"trace {source}",
         ops=tuple(ops.values()),
-        meta=(("source", run.source), ("device", run.tag("device"))),
+        meta=(("source", source), ("device", device)),
     )
     return TraceGraph(
         graph=graph,
@@ -206,7 +244,7 @@ def graph_from_trace(run: MeasuredRun, recorded: RecordedOps) -> TraceGraph:
     )
 
 
-def _op(call: RecordedOp, kernels: Sequence[str], name: str) -> Op | str:
+def _op(call: OperatorCall, kernels: Sequence[str], name: str) -> Op | str:
     """The ir op for one call, or the reason it has none."""
     comm = _collective(call, name)
     if comm is not None:
@@ -230,7 +268,7 @@ def _build(
     dtype: str,
     kernels: Sequence[str],
     name: str,
-    call: RecordedOp,
+    call: OperatorCall,
 ) -> Op | str:
     fmt = gemm_format(dtype, kernels)
     gemm = _gemm(op, shapes, fmt, name)
@@ -295,7 +333,7 @@ def _gemm(op: str, shapes: list[tuple[int, ...]], fmt: str, name: str) -> Op | N
     )
 
 
-def _conv(call: RecordedOp, shapes: list[tuple[int, ...]], fmt: str, name: str) -> Op | str:
+def _conv(call: OperatorCall, shapes: list[tuple[int, ...]], fmt: str, name: str) -> Op | str:
     concrete = call.arg("Concrete Inputs")
     if len(shapes) < 2 or len(shapes[0]) != 4 or len(shapes[1]) != 4 or not concrete:
         return "convolution without recorded stride/padding (Concrete Inputs)"
@@ -311,7 +349,7 @@ def _conv(call: RecordedOp, shapes: list[tuple[int, ...]], fmt: str, name: str) 
     )  # fmt: skip
 
 
-def _collective(call: RecordedOp, name: str) -> Op | None:
+def _collective(call: OperatorCall, name: str) -> Op | None:
     kind = (call.arg("Collective name") or call.name).lower()
     nelems = call.arg("Out msg nelems") or call.arg("In msg nelems")
     size = call.arg("Group size")

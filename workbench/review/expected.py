@@ -33,7 +33,7 @@ from workbench.mapper import ModelMapping, map_model
 from workbench.models.from_trace import TraceGraph, graph_from_trace
 from workbench.options import FUSION_RULES, MapOptions
 
-__all__ = ["ExpectedKernel", "ExpectedReport", "WhatIf", "expect", "what_if"]
+__all__ = ["ExpectedKernel", "ExpectedReport", "WhatIf", "expect", "trace_graph", "what_if"]
 
 #: Mapping options for a trace's graph: every op alone, as eager PyTorch launches them.
 EAGER = MapOptions(disabled_fusion=tuple(FUSION_RULES))
@@ -145,7 +145,7 @@ def expect(run: MeasuredRun, recorded: RecordedOps, hw: Hardware) -> ExpectedRep
     Raises:
         GraphError: The trace has no shapes, or none the graph models.
     """
-    tg = graph_from_trace(run, recorded)
+    tg = trace_graph(run, recorded)
     mapping = map_model(tg.graph, hw, EAGER)
     per_call = _expected_per_op(mapping)
     steady = {it.index for it in run.steady_iterations}
@@ -231,6 +231,16 @@ def what_if(
         by_sig[sig] = by_sig.get(sig, 0.0) + per_call[op][0] * len(indices) / n
     ranked = tuple(sorted(by_sig.items(), key=lambda kv: -kv[1]))
     return WhatIf(hardware=hw.name, expected_s=sum(by_sig.values()), by_operator=ranked)
+
+
+def trace_graph(run: MeasuredRun, recorded: RecordedOps) -> TraceGraph:
+    """The graph of ``run``'s operator calls (:func:`graph_from_trace`), kernels linked."""
+    names: dict[int, list[str]] = {}
+    for k in run.kernels:
+        index = recorded.by_correlation.get(k.correlation) if k.correlation is not None else None
+        if index is not None and k.kind == "kernel":
+            names.setdefault(index, []).append(k.name)
+    return graph_from_trace(recorded.ops, names, source=run.source, device=run.tag("device"))
 
 
 def _expected_per_op(mapping: ModelMapping) -> dict[str, tuple[float, str]]:
