@@ -321,8 +321,8 @@ def _expected_lines(exp: dict[str, Any], top: int) -> list[str]:
     rows = exp["rows"][:top]
     lost = sum(r["lost_s"] for r in rows)
     lines = [
-        f"these {len(rows)} kernels lose {fmt_time(lost)} per step against what a "
-        f"{exp['hardware']} should do (expected vs measured; modelled kernels cover "
+        f"these {len(rows)} kernels lose {fmt_time(lost)} per step against what the "
+        f"{exp['hardware']} profile says it should do (modelled kernels cover "
         f"{100 * exp['coverage']:.1f}% of the kernel time: {fmt_time(exp['measured_s'])} measured, "
         f"{fmt_time(exp['expected_s'])} expected per step)"
     ]
