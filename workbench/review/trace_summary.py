@@ -112,7 +112,7 @@ def choose_hardware(run: MeasuredRun, name: str | None) -> str:
     if found is None:
         raise WorkbenchError(
             f"{run.source}: no shipped hardware profile for the trace's GPU "
-            f"{printable(device)!r}: pass --hardware"
+            f"'{printable(device)}': pass --hardware"
         )
     return found
 
