@@ -68,7 +68,7 @@ def short_name(name: str, limit: int = _SHORT) -> str:
     ...            "CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int, float)")
     'at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<...>, ...>'
     """
-    text = name.strip()
+    text = printable(name.strip())
     text = text.removeprefix("void ").replace("(anonymous namespace)::", "")
     out, depth = [], 0
     for ch in text:
@@ -90,7 +90,7 @@ def short_name(name: str, limit: int = _SHORT) -> str:
     short = re.sub(r"\s+", " ", "".join(out)).replace(" >", ">").strip()
     if len(short) > limit:
         short = short[: limit - 3].rstrip() + "..."
-    return printable(short)
+    return short
 
 
 def _cut(text: str, limit: int) -> str:
