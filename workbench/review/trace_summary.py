@@ -65,7 +65,7 @@ def short_name(name: str, limit: int = _SHORT) -> str:
     ``<...>``.
 
     >>> short_name("void at::native::vectorized_elementwise_kernel<4, at::native::"
-    ...            "CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int, float)")
+    ...            "CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int, float)", 100)
     'at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<...>, ...>'
     """
     text = printable(name.strip())
