@@ -65,8 +65,11 @@ def short_name(name: str, limit: int = _SHORT) -> str:
     ``<...>``.
 
     >>> short_name("void at::native::vectorized_elementwise_kernel<4, at::native::"
-    ...            "CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int, float)", 100)
-    'at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<...>, ...>'
+    ...            "CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int, float)", 40)
+    'at::native::vectorized_elementwise_k...'
+    >>> short_name("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, "
+    ...            "at::native::func_wrapper_t<float> > >(at::native::ReduceOp<float>)")
+    'at::native::reduce_kernel<512, 1, at::native::ReduceOp<...>>'
     """
     text = printable(name.strip())
     text = text.removeprefix("void ").replace("(anonymous namespace)::", "")
