@@ -14,7 +14,7 @@ import json
 
 from workbench.errors import WorkbenchError
 from workbench.evidence import read_trace
-from workbench.evidence.operators import read_operators
+from workbench.evidence.operators import RecordedOps, read_operators
 from workbench.hw.loader import load_hardware
 from workbench.review.pairs import pair_document, pair_text
 from workbench.review.trace_summary import choose_hardware, trace_document, trace_text
@@ -76,7 +76,6 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _no_ops():  # type: ignore[no-untyped-def]
-    from workbench.evidence.operators import RecordedOps
-
+def _no_ops() -> RecordedOps:
+    """No operators (an Nsight Systems export has no cpu_op events)."""
     return RecordedOps(ops=(), by_correlation={}, shapes_recorded=False)

@@ -154,16 +154,16 @@ class _Collector:
         args = ev.get("args")
         if not isinstance(args, dict) or not isinstance(cat, str):
             return
-        ts, dur = ev.get("ts"), ev.get("dur")
-        if not (_number(ts) and _number(dur)):
+        ts, dur = _float(ev.get("ts")), _float(ev.get("dur"))
+        if ts is None or dur is None:
             return
         thread = (_int(ev.get("pid")) or 0, _int(ev.get("tid")) or 0)
         if cat in _OP_CATS:
             kept = tuple((k, str(args[k])[:_MAX_NAME]) for k in _KEPT_ARGS if k in args)
             self.ops.append(
                 (
-                    float(ts),
-                    float(dur),
+                    ts,
+                    dur,
                     thread,
                     _int(args.get("External id")),
                     {
@@ -178,7 +178,7 @@ class _Collector:
         elif cat in _RUNTIME_CATS:
             corr = _int(args.get("correlation"))
             if corr is not None:
-                self.launches.append((float(ts), thread, corr, _int(args.get("External id"))))
+                self.launches.append((ts, thread, corr, _int(args.get("External id"))))
 
     def link(self) -> RecordedOps:
         by_ext = {ext: i for i, (*_, ext, _info) in enumerate(self.ops) if ext is not None}
@@ -188,11 +188,11 @@ class _Collector:
         starts = {t: [self.ops[i][0] for i in idx] for t, idx in per_thread.items()}
         chosen: dict[int, int] = {}
         for ts, thread, corr, ext in self.launches:
-            i = by_ext.get(ext) if ext is not None and ext != corr else None
-            if i is None:
-                i = _innermost(ts, per_thread.get(thread, []), starts.get(thread, []), self.ops)
-            if i is not None:
-                chosen[corr] = i
+            found = by_ext.get(ext) if ext is not None and ext != corr else None
+            if found is None:
+                found = _innermost(ts, per_thread.get(thread, []), starts.get(thread, []), self.ops)
+            if found is not None:
+                chosen[corr] = found
         kept = sorted(set(chosen.values()))
         remap = {old: new for new, old in enumerate(kept)}
         ops = tuple(_recorded(self.ops[i][4], self.ops[i][2]) for i in kept)
@@ -244,8 +244,11 @@ def _recorded(info: Mapping[str, Any], thread: tuple[int, int]) -> RecordedOp:
     )
 
 
-def _number(v: object) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool) and abs(v) < 1e18
+def _float(v: object) -> float | None:
+    """``v`` as a finite time in microseconds, or None (a bad number is skipped, not read)."""
+    if isinstance(v, bool) or not isinstance(v, int | float) or not abs(v) < 1e18:
+        return None
+    return float(v)
 
 
 def _int(v: object) -> int | None:

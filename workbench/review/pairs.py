@@ -78,12 +78,12 @@ def differences(
         sig_a = {op.signature for op in ops_a.ops}
         sig_b = {op.signature for op in ops_b.ops}
         names = {op.name for op in ops_a.ops} & {op.name for op in ops_b.ops}
-        only_a = {s for s in sig_a - sig_b if s.split("(")[0] in names}
-        only_b = {s for s in sig_b - sig_a if s.split("(")[0] in names}
-        if only_a or only_b:
-            example = sorted(only_b or only_a)[0]
+        new_a = {s for s in sig_a - sig_b if s.split("(")[0] in names}
+        new_b = {s for s in sig_b - sig_a if s.split("(")[0] in names}
+        if new_a or new_b:
+            example = sorted(new_b or new_a)[0]
             lines.append(
-                f"shapes differ: {len(only_a)} operator calls only in the first, {len(only_b)} "
+                f"shapes differ: {len(new_a)} operator calls only in the first, {len(new_b)} "
                 f"only in the second (e.g. {_cut(example, 80)})"
             )
     elif ops_a.shapes_recorded != ops_b.shapes_recorded:
@@ -133,7 +133,7 @@ def pair_document(
     rows_a, rows_b = align_by_operator(a, ops_a), align_by_operator(b, ops_b)
     keys = sorted(set(rows_a) | set(rows_b))
     empty: tuple[float, frozenset[str]] = (0.0, frozenset())
-    rows = []
+    rows: list[dict[str, Any]] = []
     for c, op in keys:
         (ta, sa), (tb, sb) = rows_a.get((c, op), empty), rows_b.get((c, op), empty)
         rows.append(

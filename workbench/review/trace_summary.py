@@ -73,7 +73,8 @@ def short_name(name: str, limit: int = _SHORT) -> str:
     """
     text = printable(name.strip())
     text = text.removeprefix("void ").replace("(anonymous namespace)::", "")
-    out, depth = [], 0
+    out: list[str] = []
+    depth = 0
     for ch in text:
         if ch == "(" and depth == 0 and out:
             break
