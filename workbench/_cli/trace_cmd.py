@@ -68,7 +68,10 @@ def run(args: argparse.Namespace) -> int:
     on = load_hardware(args.on) if args.on else None
     doc = trace_document(first, ops, hardware=hw, on=on, top=max(args.top, 10))
     if hw is None:
-        doc["expected"] = {"note": "the trace recorded no shapes (record_shapes=False)"}
+        note = "the trace recorded no shapes (record_shapes=False)"
+        if first.format == "nsys":
+            note = "an Nsight Systems export records no operator shapes"
+        doc["expected"] = {"note": note}
     if args.json:
         print(json.dumps(doc, indent=2, allow_nan=False))
     else:

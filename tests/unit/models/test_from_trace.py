@@ -85,6 +85,22 @@ def test_vector_ops_norms_embedding_and_collectives():
     assert (ar.shape, ar.chips) == ((4096,), 8)
 
 
+def test_a_convolution_needs_its_concrete_stride_and_padding():
+    dims = ((8, 64, 56, 56), (128, 64, 3, 3), (128,), (), (), (), (), (), ())
+    types = ("float", "float", "float", "", "", "", "Scalar", "", "Scalar")
+    concrete = ["", "", "", "[2, 2]", "[1, 1]", "[1, 1]", "False", "[0, 0]", "1"]
+    tg = _graph([_call("aten::convolution", dims, types, **{"Concrete Inputs": concrete})])
+    (conv,) = tg.graph.ops
+    assert (conv.batch, conv.in_channels, conv.out_channels) == (8, 64, 128)
+    assert (conv.kernel_h, conv.stride, conv.padding, conv.groups) == (3, 2, 1, 1)
+    plain = _call("aten::convolution", dims, types)
+    with pytest.raises(GraphError):
+        _graph([plain])
+    assert dict(_graph([plain, _call("aten::mm", ((4, 4), (4, 4)), ("float",) * 2)]).skipped) == {
+        "convolution without recorded stride/padding (Concrete Inputs)": 1
+    }
+
+
 def test_calls_with_the_same_signature_share_one_op():
     call = _call("aten::mm", ((64, 32), (32, 16)), ("float", "float"))
     tg = _graph([call, call, call])
