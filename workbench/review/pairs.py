@@ -28,12 +28,14 @@ _SAME_TAGS = ("device", "world_size", "rank", "backend", "compute_capability")
 
 
 def align_by_operator(
-    run: MeasuredRun, recorded: RecordedOps
+    run: MeasuredRun, recorded: RecordedOps, *, modules: bool = False
 ) -> dict[tuple[str, str], tuple[float, frozenset[str]]]:
     """Per ``(category, operator name)``: kernel time per steady iteration and its signatures.
 
     The time is in seconds; the signatures (shapes, types) are those of the calls that launched
-    the kernels, so a row can say whether both runs ran the operator on the same shapes.
+    the kernels, so a row can say whether both runs ran the operator on the same shapes. With
+    ``modules``, the operator is named inside its module (``Module Hierarchy``, when the profiler
+    ran with ``with_modules=True``): ``model.mlp.0 / aten::addmm``.
     """
     steady = {it.index for it in run.steady_iterations}
     out: dict[tuple[str, str], float] = {}
@@ -42,7 +44,10 @@ def align_by_operator(
         if k.iteration not in steady:
             continue
         op = recorded.op_of(k.correlation)
-        key = (k.category, op.name if op is not None else _NO_OP)
+        name = _NO_OP
+        if op is not None:
+            name = f"{op.module} / {op.name}" if modules and op.module else op.name
+        key = (k.category, name)
         out[key] = out.get(key, 0.0) + k.duration_s
         sigs.setdefault(key, set()).add(op.signature if op is not None else _NO_OP)
     n = max(len(steady), 1)
@@ -130,7 +135,9 @@ def pair_document(
     except WorkbenchError as exc:
         step["note"] = str(exc)
     cat_a, cat_b = by_category_s(a), by_category_s(b)
-    rows_a, rows_b = align_by_operator(a, ops_a), align_by_operator(b, ops_b)
+    modules = any(op.module for op in ops_a.ops) and any(op.module for op in ops_b.ops)
+    rows_a = align_by_operator(a, ops_a, modules=modules)
+    rows_b = align_by_operator(b, ops_b, modules=modules)
     keys = sorted(set(rows_a) | set(rows_b))
     empty: tuple[float, frozenset[str]] = (0.0, frozenset())
     rows: list[dict[str, Any]] = []

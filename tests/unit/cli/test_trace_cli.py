@@ -121,9 +121,13 @@ def test_control_characters_and_long_names_are_made_safe(capsys, tmp_path):
     [
         (("trace", ""), "empty path"),
         (("trace", "/nonexistent/t.json"), "/nonexistent/t.json"),
+        (("trace", "CORRUPT"), "corrupt.json"),
     ],
 )
-def test_bad_input_is_one_line_and_exit_2(capsys, argv, what):
+def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path, argv, what):
+    corrupt = tmp_path / "corrupt.json"
+    corrupt.write_text('{"traceEvents": [{"ph": "X", "cat": "kernel"')
+    argv = tuple(str(corrupt) if a == "CORRUPT" else a for a in argv)
     code, _, err = run(capsys, *argv)
     assert code == 2
     assert what in _one_error_line(err)

@@ -23,11 +23,13 @@ def write_shaped_trace(
     metadata: dict[str, Any] | None = None,
     shapes: bool = True,
     wrap: str | None = None,
+    module: str = "",
 ) -> Path:
     """Write ``steps`` ProfilerSteps of ``calls``; ``extra_per_step_s[i]`` idles step i longer.
 
     ``wrap`` nests every call inside an outer ``cpu_op`` of that name (``aten::linear`` around
-    ``aten::addmm``), as PyTorch records them; the innermost one launched the kernels.
+    ``aten::addmm``), as PyTorch records them; the innermost one launched the kernels. ``module``
+    is every call's ``Module Hierarchy`` (``with_modules=True``).
     """
     events: list[dict[str, Any]] = []
     t_cpu, t_gpu, corr, ext = 0.0, 1000.0, 1, 1
@@ -44,7 +46,7 @@ def write_shaped_trace(
                 t_gpu += dur * 1e6 + 1.0
                 corr += 1
             t_cpu += 2.0
-            args: dict[str, Any] = {"External id": ext}
+            args: dict[str, Any] = {"External id": ext, "Module Hierarchy": module}
             if shapes:
                 args.update({"Input Dims": dims, "Input type": types})
             inner.append(_op(name, op_start + 0.5, t_cpu - op_start - 0.5, args))

@@ -89,3 +89,14 @@ def test_cli_against(capsys, tmp_path):
     assert main(["trace", str(a), "--against", str(b), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["step"]["relative"] < -0.5
+
+
+def test_with_module_hierarchies_on_both_sides_operators_are_named_in_their_module(tmp_path):
+    calls = [(*MM, [(SGEMM, 2e-3)])]
+    a = write_shaped_trace(tmp_path / "a.json", calls, module="model.mlp.0")
+    b = write_shaped_trace(tmp_path / "b.json", calls, module="model.mlp.0")
+    doc = pair_document(read_trace(a), read_operators(a), read_trace(b), read_operators(b))
+    assert [r["operator"] for r in doc["by_operator"]] == ["model.mlp.0 / aten::mm"]
+    c = write_shaped_trace(tmp_path / "c.json", calls)  # no modules recorded: names alone
+    doc = pair_document(read_trace(a), read_operators(a), read_trace(c), read_operators(c))
+    assert [r["operator"] for r in doc["by_operator"]] == ["aten::mm"]
