@@ -9,11 +9,11 @@ Model-level figures:
 
 * **MFU** = model FLOPs (multiply-adds only, unpadded, no recompute) / (time x peak), as in the
   PaLM paper (Chowdhery et al. 2022, appendix B). The peak is that of the engine and format the
-  model's GEMM work actually runs on (most of its multiply-add FLOPs), named in
-  :attr:`ModelMapping.mfu_peak_name`: the matrix engine at the model's format, at the wider
-  format it is unpacked to (int4 on the int8 tensor cores of an H100), or the vector unit when
-  the matrix engine lacks the format (fp32 on an H100's CUDA cores), never silently.
-* **HFU** = FLOPs the hardware executes on GEMM-like work, padding included / (time x peak).
+  model's GEMMs run in, fixed per model by the run's format (never switched by one kernel's
+  ``--kernel-dtype`` override), named in :attr:`ModelMapping.mfu_peak_name`.
+* **HFU** = engine-seconds of the FLOPs the hardware executes (padding, recompute and work on
+  other engines or formats included, each at its own engine's peak) / time.
+  Both are defined in :mod:`workbench.cost.utilisation`, so that 0 <= MFU <= HFU <= 1.
 * **MBU** (model bandwidth utilisation, the decode KPI) = off-chip bytes moved per step / (time x
   sustained off-chip bandwidth).
 * **Memory-stall fraction** of a layer type = time its kernels spend waiting on memory (execution
@@ -25,9 +25,9 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass, replace
 
-from workbench._format import fmt_peak
 from workbench.cost.model import Cost
 from workbench.cost.search import schedule
+from workbench.cost.utilisation import credit_s, model_peak, utilisation
 from workbench.hw.schema import Hardware
 from workbench.ir.graph import Graph
 from workbench.ir.ops import LAYER_TYPES, Attention, Conv2d, Linear, MatMul
@@ -95,7 +95,7 @@ class ModelMapping:
         """The MFU denominator, FLOP/s: the peak named by :attr:`mfu_peak_name`."""
         if self.mfu_peak_flops:
             return self.mfu_peak_flops
-        return self.hardware.peak_flops(self.dtype) or self.hardware.vector_flops(self.dtype)
+        return model_peak(self.hardware, self.dtype)[0]
 
     @property
     def mbu(self) -> float:
@@ -106,18 +106,16 @@ class ModelMapping:
 
     @property
     def mfu(self) -> float:
-        """Model FLOPs utilisation, 0..1."""
-        return self.model_flops / (self.time_s * self.peak_flops) if self.time_s else 0.0
+        """Model FLOPs utilisation, 0..1 (:mod:`workbench.cost.utilisation`), <= :attr:`hfu`."""
+        return self._utilisation()[0]
 
     @property
     def hfu(self) -> float:
-        """Hardware FLOPs utilisation (padded work included), 0..1."""
-        done = sum(
-            k.tiling.padded_flops
-            for k in self.kernels
-            if k.kernel.gemm is not None or k.kernel.attention is not None
-        )
-        return done / (self.time_s * self.peak_flops) if self.time_s else 0.0
+        """Hardware FLOPs utilisation, 0..1: engine-seconds of executed FLOPs / step time."""
+        return self._utilisation()[1]
+
+    def _utilisation(self) -> tuple[float, float]:
+        return utilisation(self.kernels, self.hardware, self.peak_flops, self.time_s)
 
     @property
     def phase(self) -> str:
@@ -171,14 +169,14 @@ class ModelMapping:
         return {lt: (stall[lt] / t if t else 0.0) for lt, t in time.items()}
 
     def mfu_by_layer_type(self) -> dict[str, float]:
-        """Each layer type's model FLOPs over (its time x peak), 0..1."""
-        flops: dict[str, float] = {}
+        """Each layer type's MFU: its kernels' MFU credit (seconds) over its time, 0..1."""
+        credit: dict[str, float] = {}
         time: dict[str, float] = {}
         for k in self.kernels:
             lt = k.kernel.layer_type
-            flops[lt] = flops.get(lt, 0.0) + k.kernel.matmul_flops
+            credit[lt] = credit.get(lt, 0.0) + credit_s(k, self.hardware, self.peak_flops)
             time[lt] = time.get(lt, 0.0) + k.cost.total_s
-        return {lt: (flops[lt] / (t * self.peak_flops) if t else 0.0) for lt, t in time.items()}
+        return {lt: (credit[lt] / t if t else 0.0) for lt, t in time.items()}
 
     def bottleneck_counts(self) -> dict[str, int]:
         """How many kernels fall in each bottleneck class."""
@@ -247,29 +245,6 @@ def _overlap_collectives(mapped: list[KernelMapping]) -> list[KernelMapping]:
     return out
 
 
-def _mfu_peak(kernels: list[KernelMapping], hw: Hardware, dtype: str) -> tuple[float, str]:
-    """(peak FLOP/s, its name) of the engine and format running most of the model's GEMM work."""
-    work: dict[tuple[str, str], int] = {}
-    for k in kernels:
-        if k.kernel.matmul_flops and k.kernel.engine in ("matrix", "vector"):
-            key = (k.kernel.engine, k.kernel.compute_dtype)
-            work[key] = work.get(key, 0) + k.kernel.matmul_flops
-    engine, fmt = max(work, key=lambda e: work[e]) if work else ("matrix", dtype)
-    if engine == "matrix" and hw.supports(fmt):
-        peak = hw.peak_flops(fmt)
-        name = f"{hw.name} matrix engine {fmt} peak {fmt_peak(peak, fmt)}"
-        if fmt != dtype:
-            name += f" ({dtype} runs as {fmt} there)"
-        return peak, name
-    have = hw.vector_unit.peak_flops_per_s
-    vfmt = fmt if fmt in have else "fp32" if "fp32" in have else max(have, key=lambda d: have[d])
-    peak = hw.vector_flops(vfmt)
-    return peak, (
-        f"{hw.name} vector unit {vfmt} peak {fmt_peak(peak, vfmt)} (the matrix engine has "
-        f"no {fmt}: the GEMMs run on the vector unit)"
-    )
-
-
 def _schedule_cached(kernel: Kernel, hw: Hardware, options: MapOptions) -> tuple[Tiling, Cost]:
     override = options.tile_for(kernel.name)
     key = (
@@ -327,7 +302,7 @@ def map_model(graph: Graph, hw: Hardware, options: MapOptions | None = None) -> 
             evidence=STEP_EVIDENCE,
         )
     dtype = _model_dtype(graph, options)
-    peak, peak_name = _mfu_peak(mapped, hw, dtype)
+    peak, peak_name = model_peak(hw, dtype)
     return ModelMapping(
         graph=graph,
         hardware=hw,

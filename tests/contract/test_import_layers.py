@@ -26,7 +26,7 @@ LAYERS = [
 ]
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}
 # Packages that may import only these workbench packages (DESIGN.md: evidence/ sits low).
-ONLY_IMPORTS = {"evidence": {"evidence", "errors", "ir", "hw"}}
+ONLY_IMPORTS = {"evidence": {"evidence", "errors", "_warn", "ir", "hw"}}
 # Third-party modules allowed only in some packages.
 RESTRICTED = {
     "ipywidgets": {"ui"},

@@ -17,7 +17,7 @@ from workbench.hw.loader import load_hardware
 from workbench.hw.schema import Hardware
 from workbench.ir.graph import Graph
 from workbench.mapper import ModelMapping, map_model
-from workbench.models.config import TransformerConfig
+from workbench.models.config import MAX_SYSTEM_CHIPS, TransformerConfig, chips_problem
 from workbench.models.footprint import Footprint, check_graph_size, graph_footprint
 from workbench.options import FUSION_RULES, MapOptions, TileOverride
 
@@ -42,9 +42,6 @@ DEFAULT_SEQ = 2048
 #: Largest --batch, --seq, --context and --chips accepted (far beyond any real workload; keeps
 #: the size products of the cost model inside 64-bit arithmetic).
 MAX_ARG = 2**31
-#: Largest tensor-parallel group accepted: the largest published system of one accelerator type,
-#: 16,384 H100s (Llama Team, "The Llama 3 Herd of Models", arXiv:2407.21783, Section 3.3.1) [V].
-MAX_SYSTEM_CHIPS = 16_384
 
 
 def add_model_args(p: argparse.ArgumentParser) -> None:
@@ -270,15 +267,9 @@ def _check_chips(cfg: TransformerConfig, chips: int) -> None:
     """
     if chips <= 1:
         return
-    if chips > cfg.heads:
-        raise WorkbenchError(
-            f"--chips {chips}: {cfg.name} has {cfg.heads} attention heads; tensor parallelism "
-            f"splits by heads, so at most {cfg.heads} chips"
-        )
-    if chips > MAX_SYSTEM_CHIPS:
-        raise WorkbenchError(
-            f"--chips {chips}: above the largest published system ({MAX_SYSTEM_CHIPS:,} chips)"
-        )
+    problem = chips_problem(chips, cfg.name, cfg.heads)
+    if problem:
+        raise WorkbenchError(f"--chips {chips}: {problem}")
     from workbench.models._blocks import shard
 
     padding = shard(cfg, chips).padding

@@ -8,7 +8,6 @@ from pathlib import Path
 
 from workbench._cli.argtypes import count, number
 from workbench._cli.common import (
-    MAX_SYSTEM_CHIPS,
     add_options_args,
     check_figures,
     options_from_args,
@@ -17,6 +16,7 @@ from workbench._cli.common import (
 from workbench.errors import WorkbenchError
 from workbench.hw.loader import load_hardware
 from workbench.models import list_models
+from workbench.models.config import MAX_SYSTEM_CHIPS
 from workbench.models.presets import PRESETS
 from workbench.platform.compare import PlatformRow, compare_platforms, shortlist
 from workbench.platform.multichip import INTERCONNECT_BOUND_SHARE, ParallelPlan

@@ -17,6 +17,7 @@ beside it with the other suffix. Exit status as ``workbench triage``: 0 ship (or
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from workbench._cli.common import (
     add_model_args,
@@ -100,6 +101,14 @@ def _compare(args: argparse.Namespace) -> int:
         raise WorkbenchError(
             f"review: expected BASELINE CANDIDATE (two runs), got {len(args.runs)}"
         )
+    from workbench._cli.trace_paths import check_input_path, check_output_not_input
+
+    for path in args.runs:
+        check_input_path(path, "review: RUN")
+    out = Path(args.out)
+    twin = out.with_suffix(".html" if out.suffix.lower() == ".md" else ".md")
+    for written in (str(out), str(twin)):
+        check_output_not_input(written, args.runs, "--out")
     (base, run_b), (cand, run_c) = (_load_run(p, args) for p in args.runs)
     pack = comparison_pack(
         base,

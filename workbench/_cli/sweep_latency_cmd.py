@@ -9,7 +9,6 @@ from pathlib import Path
 
 from workbench._cli.argtypes import count, number
 from workbench._cli.common import (
-    MAX_SYSTEM_CHIPS,
     add_options_args,
     check_figures,
     hardware_from_args,
@@ -18,6 +17,7 @@ from workbench._cli.common import (
 )
 from workbench.errors import WorkbenchError
 from workbench.models import list_models
+from workbench.models.config import MAX_SYSTEM_CHIPS
 from workbench.models.presets import PRESETS
 from workbench.serving import (
     Knee,

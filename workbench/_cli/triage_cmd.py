@@ -33,15 +33,28 @@ def register(subs: argparse._SubParsersAction) -> None:
     p.add_argument("candidate", metavar="CANDIDATE", help="candidate run record (JSON)")
     p.add_argument(
         "--changed",
-        choices=TAG_GROUPS,
+        type=_groups,
         action="append",
         default=None,
-        help="a tag group deliberately changed between the runs (repeatable)",
+        metavar="GROUP[,GROUP]",
+        help=f"tag group(s) deliberately changed between the runs: {', '.join(TAG_GROUPS)} "
+        "(a comma list, or repeat the flag)",
     )
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("--owners", metavar="FILE.yaml", help="ownership table (default built in)")
     p.add_argument("--guardrails", metavar="FILE.yaml", help="rollback guardrails YAML")
     p.set_defaults(func=run)
+
+
+def _groups(text: str) -> tuple[str, ...]:
+    """``compiler,runtime`` -> ("compiler", "runtime"); an unknown group is a usage error."""
+    groups = tuple(g.strip() for g in text.split(",") if g.strip())
+    bad = [g for g in groups if g not in TAG_GROUPS]
+    if bad or not groups:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected tag groups from {', '.join(TAG_GROUPS)}, comma-separated"
+        )
+    return groups
 
 
 def exit_status(decision: str) -> int:
@@ -54,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     report = triage_files(
         args.baseline,
         args.candidate,
-        changed=args.changed,
+        changed=[g for item in args.changed or () for g in item] or None,
         owners=args.owners,
         guardrails=args.guardrails,
     )

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from workbench.evidence._bounds import shown
 from workbench.evidence.run import TraceError
 
 __all__ = ["ChromeTraceStream"]
@@ -113,6 +114,27 @@ class ChromeTraceStream:
         self._buf += chunk
         return True
 
+    def _grow(self) -> bool:
+        """Read until the text from ``_pos`` on is twice as long (or the input ends).
+
+        A value cut by the buffer's end is decoded again from its start; doubling what follows
+        ``_pos`` each time (instead of adding one chunk) keeps a value of ``n`` characters at
+        ``O(n)`` decoding and copying in all, not ``O(n**2 / chunk)``.
+        """
+        if self._eof:
+            return False
+        parts = [self._buf[self._pos :]]
+        size, target = len(parts[0]), max(2 * len(parts[0]), _CHUNK)
+        while size < target:
+            chunk = next(self._chunks, "")
+            if not chunk:
+                self._eof = True
+                break
+            parts.append(chunk)
+            size += len(chunk)
+        self._buf, self._pos = "".join(parts), 0
+        return len(parts) > 1
+
     def _peek(self) -> str:
         while True:
             self._pos = _WS.match(self._buf, self._pos).end()  # type: ignore[union-attr]
@@ -126,12 +148,17 @@ class ChromeTraceStream:
         while True:
             try:
                 value, end = _DECODER.raw_decode(self._buf, self._pos)
-            except json.JSONDecodeError as exc:
+            except ValueError as exc:
+                if not isinstance(exc, json.JSONDecodeError):  # an integer past 4,300 digits
+                    raise TraceError(
+                        f"{self._where}: {what}{_named(self._buf, self._pos)} holds an integer "
+                        "of thousands of digits (no time, id or count is that big)"
+                    ) from None
                 # NOTE: a value cut by the chunk boundary fails near the buffer's end (a partial
                 # literal such as ``-Infinit`` fails up to 9 characters before it) or, for a
                 # string, anywhere; read more before calling it malformed.
                 at_end = exc.pos >= len(self._buf) - 10 or exc.msg.startswith("Unterminated")
-                if at_end and self._fill():
+                if at_end and self._grow():
                     continue
                 if at_end:
                     raise TraceError(f"{self._where}: truncated JSON inside {what}") from None
@@ -159,3 +186,16 @@ class ChromeTraceStream:
     def _expect_end(self) -> None:
         if self._peek() != "":
             raise TraceError(f"{self._where}: extra data after the trace document")
+
+
+_NAME = re.compile(r'"name"\s*:\s*("(?:[^"\\]|\\.){0,200}")')
+
+
+def _named(buf: str, pos: int) -> str:
+    """`` 'name'`` of the event starting at ``pos`` when its name can be seen, else ``""``."""
+    m = _NAME.search(buf, pos, pos + 4096)
+    try:
+        name = json.loads(m.group(1)) if m else None
+    except ValueError:
+        name = None
+    return f" {shown(name)}" if isinstance(name, str) else ""

@@ -47,6 +47,7 @@ from workbench.evidence._assemble import (
     is_measure_range,
     step_index,
 )
+from workbench.evidence._bounds import TraceBounds
 from workbench.evidence._jsonstream import ChromeTraceStream
 from workbench.evidence._source import (
     DEFAULT_MAX_BYTES,
@@ -97,16 +98,19 @@ def read_kineto(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BY
     p = check_trace_file(path, max_bytes)
     meta: dict[str, Any] = {}
     reader = _EventReader(str(p))
+    bounds = TraceBounds(str(p))
     with open_regular(p) as raw:
         gz = raw.read(2) == b"\x1f\x8b"
         raw.seek(0)
         binary = gzip.GzipFile(fileobj=raw, mode="rb") if gz else raw
         f = io.TextIOWrapper(binary, encoding="utf-8-sig")
         stream = ChromeTraceStream(
-            read_chunks(f, str(p), max_bytes, 1 << 20), str(p), meta.__setitem__
+            read_chunks(f, str(p), max_bytes, 1 << 20), str(p), bounds.meta(meta.__setitem__)
         )
         for index, event in enumerate(stream.events()):
+            bounds.event(index, event)
             reader.take(index, event)
+    bounds.finish()
     return assemble(
         source=str(p),
         fmt="kineto",

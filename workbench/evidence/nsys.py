@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.evidence._assemble import Activity, assemble, choose_steps, step_index
+from workbench.evidence._bounds import check_interval, check_span, clean_name
 from workbench.evidence._source import DEFAULT_MAX_BYTES, atomic_path, check_trace_file
 from workbench.evidence.run import MeasuredKernel, MeasuredRun, TraceError
 from workbench.evidence.timeline import StepWindows, derive_step_windows
@@ -81,6 +82,7 @@ def _read(db: sqlite3.Connection, where: str) -> MeasuredRun:
             if isinstance(start, int) and isinstance(corr, int):
                 launch_s[corr] = start * 1e-9
     steps = _steps(db, where) if "NVTX_EVENTS" in tables else []
+    check_span(where, [(a.where, a.start_s, a.start_s + a.duration_s) for a in activities])
     return assemble(
         source=where,
         fmt="nsys",
@@ -110,6 +112,7 @@ def _times(where: str, table: str, rowid: int, start: Any, end: Any) -> tuple[fl
         raise TraceError(
             f"{where}: clock skew in {table} row {rowid}: end {end} ns is before start {start} ns"
         )
+    check_interval(where, f"{table} row {rowid}", start * 1e-9, (end - start) * 1e-9)
     return start * 1e-9, (end - start) * 1e-9
 
 
@@ -142,7 +145,7 @@ def _kernels(db: sqlite3.Connection, where: str, cols: set[str]) -> Iterator[Act
             raise TraceError(f"{where}: {KERNEL} row {rowid}: name id not in StringIds")
         g, b = row[7:10], row[10:13]
         yield Activity(
-            name=name,
+            name=clean_name(name),
             kind="kernel",
             start_s=start_s,
             duration_s=dur_s,
@@ -216,7 +219,7 @@ def _tags(
             query = f"SELECT {ident}, name, {sm} FROM TARGET_INFO_GPU"
             for gpu_id, name, count in db.execute(query):
                 if gpu_id is None or gpu_id in devices:
-                    names.append(str(name))
+                    names.append(clean_name(str(name)))
                     if isinstance(count, int):
                         sms.append(str(count))
     kv = _key_values(db, tables)

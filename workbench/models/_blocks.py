@@ -15,7 +15,7 @@ from workbench.ir import (
     Op,
     RMSNorm,
 )
-from workbench.models.config import TransformerConfig
+from workbench.models.config import TransformerConfig, chips_problem
 
 __all__ = ["Shard", "Stack", "block_ops", "shard"]
 
@@ -58,6 +58,9 @@ def shard(cfg: TransformerConfig, chips: int) -> Shard:
     """
     if not isinstance(chips, int) or chips <= 0:
         raise WorkbenchError(f"model {cfg.name!r}: tensor_parallel must be >= 1, got {chips!r}")
+    problem = chips_problem(chips, cfg.name, cfg.heads)
+    if problem:  # NOTE: more chips than heads leaves chips idle; see chips_problem
+        raise WorkbenchError(f"model {cfg.name!r}: tensor_parallel {chips}: {problem}")
     padded = []
     split = {}
     for key in ("heads", "kv_heads", "ffn"):

@@ -6,7 +6,19 @@ from dataclasses import dataclass
 
 from workbench.errors import WorkbenchError
 
-__all__ = ["ACTIVATIONS", "LIMITS", "NORMS", "POSITIONS", "TransformerConfig"]
+__all__ = [
+    "ACTIVATIONS",
+    "LIMITS",
+    "MAX_SYSTEM_CHIPS",
+    "NORMS",
+    "POSITIONS",
+    "TransformerConfig",
+    "chips_problem",
+]
+
+#: Largest tensor-parallel group accepted: the largest published system of one accelerator type,
+#: 16,384 H100s (Llama Team, "The Llama 3 Herd of Models", arXiv:2407.21783, Section 3.3.1) [V].
+MAX_SYSTEM_CHIPS = 16_384
 
 ACTIVATIONS = ("swiglu", "gelu", "relu")
 NORMS = ("rmsnorm", "layernorm")
@@ -121,3 +133,34 @@ class TransformerConfig:
                     f"model {self.name!r}: {key} must be one of {', '.join(allowed)}, "
                     f"got {getattr(self, key)!r}"
                 )
+
+
+def chips_problem(chips: int, name: str, heads: int | None) -> str | None:
+    """Why ``chips`` tensor-parallel chips cannot run model ``name``, or None when they can.
+
+    Megatron-style tensor parallelism splits attention by heads, so more chips than heads would
+    leave chips without a head; beyond the largest published system nothing can be checked.
+
+    Args:
+        chips: Chips the model is spread over.
+        name: Model name, for the phrase.
+        heads: The model's query heads, or None when unknown (then only the system bound holds).
+
+    Returns:
+        One phrase (no trailing period), or None.
+
+    >>> chips_problem(64, "llama2-7b", 32)
+    'llama2-7b has 32 attention heads; tensor parallelism splits by heads, so at most 32 chips'
+    >>> chips_problem(8, "llama2-7b", 32) is None
+    True
+    """
+    if chips < 1:
+        return f"{chips} chips: a run needs at least one chip"
+    if heads is not None and chips > max(heads, 1):
+        return (
+            f"{name} has {heads} attention heads; tensor parallelism splits by heads, "
+            f"so at most {heads} chips"
+        )
+    if chips > MAX_SYSTEM_CHIPS:
+        return f"above the largest published system ({MAX_SYSTEM_CHIPS:,} chips)"
+    return None

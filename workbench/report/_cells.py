@@ -90,6 +90,9 @@ _MD_SPECIAL = str.maketrans(
         "\\": "\\\\",
         "\n": " ",
         "\r": " ",
+        # NOTE: other control characters and ANSI escapes (a kernel name from a trace) shown
+        **{chr(c): f"\\x{c:02x}" for c in (*range(0x20), 0x7F) if c not in (0x09, 0x0A, 0x0D)},
+        "\t": " ",
     }
 )
 

@@ -8,6 +8,7 @@ Example:
     ('launch_sync_overhead', 'runtime systems engineer')
 """
 
+from workbench.review._match_score import MIN_MATCH_SCORE, MatchRefused, MatchScore
 from workbench.review.attribution import Attribution, counterfactual, declared_changes, diff_table
 from workbench.review.branches import BranchNode, debug_branches, simulate_sla
 from workbench.review.closure import (
@@ -53,6 +54,7 @@ from workbench.review.triage_render import triage_document, triage_text
 __all__ = [
     "JSON_KEYS",
     "MECHANISMS",
+    "MIN_MATCH_SCORE",
     "SCENARIOS",
     "SCHEMA_VERSION",
     "TAG_GROUPS",
@@ -64,6 +66,8 @@ __all__ = [
     "GuardrailCheck",
     "Guardrails",
     "KernelResult",
+    "MatchRefused",
+    "MatchScore",
     "Measurement",
     "ModelResult",
     "OwnerRole",

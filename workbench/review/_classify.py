@@ -12,7 +12,7 @@ from workbench._format import fmt_time
 from workbench.ir.dtypes import DTYPES
 from workbench.review.records import KernelResult
 
-__all__ = ["classify_group", "total"]
+__all__ = ["classify_all", "classify_group", "total"]
 
 
 def _bits(dtype: str) -> float:
@@ -58,7 +58,32 @@ def classify_group(
     field: str = "predicted_s",
     parts: tuple[str, ...] = (),
 ) -> tuple[str | None, str | None, str]:
-    """(mechanism, level, evidence) of one group's change; (None, None, "") when unchanged."""
+    """(mechanism, level, evidence) of one group's change; (None, None, "") when unchanged.
+
+    The first of :func:`classify_all`'s mechanisms (the order of the module docstring of
+    :mod:`workbench.review.mechanisms`).
+    """
+    found = classify_all(b, c, hardware_changed=hardware_changed, field=field, parts=parts)
+    return found[0] if found else (None, None, "")
+
+
+def classify_all(
+    b: tuple[KernelResult, ...],
+    c: tuple[KernelResult, ...],
+    *,
+    hardware_changed: bool = False,
+    field: str = "predicted_s",
+    parts: tuple[str, ...] = (),
+) -> list[tuple[str, str | None, str]]:
+    """Every mechanism that applies to one group's change, as (mechanism, level, evidence).
+
+    A group can carry several causes (fusion lost and a wider format on the same kernels): the
+    classes up to ``tile_spills_sram`` are each checked; the later ones (hardware rate, launch,
+    bandwidth, tile waves, graph) only when no cause above applies, since they follow from it.
+    Same format but off the matrix engine counts only without a wider format. In the classes'
+    order; empty when the group did not change.
+    """
+    found: list[tuple[str, str | None, str]] = []
     bt, ct = total(b, field), total(c, field)
     times = f"{len(b)} -> {len(c)} kernel(s), {fmt_time(bt)} -> {fmt_time(ct)}"
     bf = {r for k in b for r in k.fusion}
@@ -66,58 +91,72 @@ def classify_group(
     lost = sorted(bf - cf - {"layout_fold"})
     if lost:
         split = ", ".join(k.name for k in c if k.name not in {x.name for x in b})
-        return (
-            "fusion_broken",
-            None,
+        found.append(
             (
-                f"fusion rule(s) {', '.join(lost)} no longer applied; {times}"
-                + (f"; split out: {split}" if split else "")
-            ),
+                "fusion_broken",
+                None,
+                (
+                    f"fusion rule(s) {', '.join(lost)} no longer applied; {times}"
+                    + (f"; split out: {split}" if split else "")
+                ),
+            )
         )
     new_layout = [k for k in c if k.kind == "layout" and k.name not in {x.name for x in b}]
     if new_layout or ("layout_fold" in bf and "layout_fold" not in cf):
         what = ", ".join(f"{k.name} ({k.engine_reason})" for k in new_layout) or (
             "layout_fold into the producer's store is gone"
         )
-        return "layout_transform_inserted", None, f"{what}; {times}"
+        found.append(("layout_transform_inserted", None, f"{what}; {times}"))
     pairs = [(x, y) for x in b for y in c if x.name == y.name]
     for x, y in pairs:
         if _bits(y.dtype) > _bits(x.dtype):
-            return (
-                "precision_fallback",
-                None,
+            found.append(
                 (
-                    f"{y.name} computes in {y.dtype} instead of {x.dtype} on the {y.engine} engine "
-                    f"(was {x.engine}); {times}"
-                ),
+                    "precision_fallback",
+                    None,
+                    (
+                        f"{y.name} computes in {y.dtype} instead of {x.dtype} on the {y.engine} "
+                        f"engine (was {x.engine}); {times}"
+                    ),
+                )
             )
+            break
     for x, y in pairs:
-        if x.engine == "matrix" and y.engine != "matrix":
-            return "off_matrix_engine", None, f"{y.name}: {y.engine_reason}; {times}"
+        if x.engine == "matrix" and y.engine != "matrix" and not found:
+            found.append(("off_matrix_engine", None, f"{y.name}: {y.engine_reason}; {times}"))
+            break
     for x, y in pairs:
         if x.fits and not y.fits:
-            return (
-                "tile_spills_sram",
-                None,
+            found.append(
                 (
-                    f"{y.name} tile {x.tile} -> {y.tile} needs {y.sram_bytes / 1024:.0f} KiB of "
-                    f"{y.sram_capacity_bytes / 1024:.0f} KiB SRAM, spills "
-                    f"{y.spill_bytes / 1e6:.3g} MB ({x.bottleneck} -> {y.bottleneck}); {times}"
-                ),
+                    "tile_spills_sram",
+                    None,
+                    (
+                        f"{y.name} tile {x.tile} -> {y.tile} needs {y.sram_bytes / 1024:.0f} KiB "
+                        f"of {y.sram_capacity_bytes / 1024:.0f} KiB SRAM, spills "
+                        f"{y.spill_bytes / 1e6:.3g} MB ({x.bottleneck} -> {y.bottleneck}); {times}"
+                    ),
+                )
             )
+            break
+    if found:  # NOTE: what follows is a consequence of a cause above, not a cause of its own
+        return found
     if hardware_changed and ct > bt and c:
-        return _hardware_rate(pairs, c, times, parts)
+        found.append(_hardware_rate(pairs, c, times, parts))
     dl = total(c, "launch_s") - total(b, "launch_s")
     ds = total(c, "sync_s") - total(b, "sync_s")
     if dl > 1e-12 or ds > 1e-12:
-        return (
-            "launch_sync_overhead",
-            None,
+        found.append(
             (
-                f"launch {fmt_time(total(b, 'launch_s'))} -> {fmt_time(total(c, 'launch_s'))}, "
-                f"barriers {int(total(b, 'barriers'))} -> {int(total(c, 'barriers'))} "
-                f"(sync {fmt_time(total(b, 'sync_s'))} -> {fmt_time(total(c, 'sync_s'))}); {times}"
-            ),
+                "launch_sync_overhead",
+                None,
+                (
+                    f"launch {fmt_time(total(b, 'launch_s'))} -> "
+                    f"{fmt_time(total(c, 'launch_s'))}, barriers {int(total(b, 'barriers'))} -> "
+                    f"{int(total(c, 'barriers'))} (sync {fmt_time(total(b, 'sync_s'))} -> "
+                    f"{fmt_time(total(c, 'sync_s'))}); {times}"
+                ),
+            )
         )
     levels = {lvl for k in (*b, *c) for lvl, _ in k.traffic}
     grow = {
@@ -128,22 +167,27 @@ def classify_group(
     if hot and ct > bt:
         lvl = hot[0]
         was = sum(k.traffic_at(lvl) for k in b)
-        return (
-            "bandwidth_saturation",
-            lvl,
+        found.append(
             (
-                f"{lvl} traffic {was / 1e6:.3g} MB -> {(was + grow[lvl]) / 1e6:.3g} MB and {lvl} "
-                f"bounds the kernel; {times}"
-            ),
+                "bandwidth_saturation",
+                lvl,
+                (
+                    f"{lvl} traffic {was / 1e6:.3g} MB -> {(was + grow[lvl]) / 1e6:.3g} MB and "
+                    f"{lvl} bounds the kernel; {times}"
+                ),
+            )
         )
     for x, y in pairs:
         if x.tile != y.tile and y.fits and ct > bt:
-            return (
-                "tile_wave_quantization",
-                None,
-                f"{y.name} tile {x.tile} -> {y.tile} (fits SRAM both times): padded tiles or a "
-                f"partial last wave over the cores; {x.bottleneck} -> {y.bottleneck}; {times}",
+            found.append(
+                (
+                    "tile_wave_quantization",
+                    None,
+                    f"{y.name} tile {x.tile} -> {y.tile} (fits SRAM both times): padded tiles or a "
+                    f"partial last wave over the cores; {x.bottleneck} -> {y.bottleneck}; {times}",
+                )
             )
+            break
     if len(b) != len(c) or {k.name for k in b} != {k.name for k in c}:
-        return "graph_changed", None, f"kernels differ; {times}"
-    return None, None, ""
+        found.append(("graph_changed", None, f"kernels differ; {times}"))
+    return found

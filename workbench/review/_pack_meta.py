@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench._format import fmt_capacity, fmt_change, fmt_quantity, fmt_si
+from workbench.review.changes import _none, change_label
 from workbench.review.triage import TriageReport
 
 __all__ = [
@@ -37,39 +38,6 @@ __all__ = [
 
 #: Hardware-profile fields shown by reference only (prose, not figures).
 _PROSE = ("sources", "description")
-
-
-def _glob_words(glob: str) -> str:
-    return glob.strip("*.").replace("*", "...") or glob
-
-
-def change_label(change: Any) -> str:
-    """A declared change (:class:`~workbench.review.changes.Change`) in a few words.
-
-    >>> from workbench.review.changes import Change
-    >>> change_label(Change(group="compiler", name="format override *down_proj*=fp32",
-    ...                     before="absent", after="present"))
-    'fp32 down_proj'
-    """
-    name, on = change.name, change.after == "present"
-    if name.startswith("fusion rule off:"):
-        rule = name.split(":", 1)[1].strip()
-        return f"{rule} fusion {'off' if on else 'on'}"
-    if name.startswith("format override"):
-        glob, _, dt = name.split(" ", 2)[-1].rpartition("=")
-        return f"{dt} {_glob_words(glob)}" if on else f"no {dt} override on {_glob_words(glob)}"
-    if name.startswith("tile "):
-        glob, _, tile = name.split(" ", 1)[-1].rpartition("=")
-        return f"tile {tile} on {_glob_words(glob)}" if on else f"no forced tile on {glob}"
-    if change.group == "hardware" and name in ("profile", "name", "hardware profile"):
-        return f"{change.before} -> {change.after.split(' (')[0]}"
-    return f"{name} {_none(change.before)} -> {_none(change.after)}"
-
-
-def _none(text: str) -> str:
-    """``-`` for an absent value; unset fields dropped from a slice (``b1 s256 cNone``)."""
-    text = re.sub(r"\s*\b[bsc]None\b", "", text)
-    return "-" if text in ("None", "") else text
 
 
 def pack_title(r: TriageReport, labels: Sequence[str]) -> str:

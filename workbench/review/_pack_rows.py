@@ -11,10 +11,10 @@ import re
 from typing import Any
 
 from workbench._format import fmt_change, fmt_percent, fmt_quantity, fmt_time
+from workbench.review._bandwidth import record_mbu
 from workbench.review._pack_causes import Cause
 from workbench.review.attribution import attribution_rows
 from workbench.review.records import RunRecord
-from workbench.review.reproduce import hardware_for
 from workbench.review.triage import TriageReport
 
 __all__ = [
@@ -33,13 +33,11 @@ __all__ = [
 
 
 def bandwidth_utilisation(record: RunRecord) -> float | None:
-    """Off-chip bytes over (time x peak off-chip bandwidth), 0..1; None without the profile."""
-    hw = hardware_for(record)
-    if hw is None:
-        return None
-    level = hw.offchip
-    moved = sum(k.traffic_at(level.name) for k in record.kernels)
-    return moved / (record.model.time_s * level.bandwidth_bytes_per_s)
+    """MBU: off-chip bytes / (time x sustained off-chip bandwidth), 0..1; None when unknown.
+
+    The mapper's and triage's definition (:func:`workbench.review._bandwidth.record_mbu`).
+    """
+    return record_mbu(record)
 
 
 def _interval(record: RunRecord) -> str:
@@ -101,7 +99,7 @@ def headline_rows(r: TriageReport) -> list[dict[str, Any]]:
         "%",
         ub,
         uc,
-        "bytes moved off chip / (time x peak off-chip bandwidth)",
+        "bytes moved off chip / (time x sustained off-chip bandwidth)",
     )
     known = b.model.peak_flops > 0 and c.model.peak_flops > 0
     mfu = _row(

@@ -10,6 +10,7 @@ from typing import Any
 
 from workbench.errors import WorkbenchError
 from workbench.mapper import ModelMapping
+from workbench.review._consistency import consistency_problems
 from workbench.review.tags import (
     RunTags,
     build_tags,
@@ -28,7 +29,7 @@ __all__ = [
     "record_from_mapping",
 ]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 RECORD_KIND = "workbench.run_record"
 
 
@@ -99,20 +100,28 @@ class ModelResult:
 
     Attributes:
         time_s: Predicted time of one step, seconds.
-        mfu: Model FLOPs utilisation, 0..1.
+        mfu: Model FLOPs utilisation, 0..1 (:mod:`workbench.cost.utilisation`).
         tokens_per_s: Tokens (or images) per second.
         model_flops: Model FLOPs of one step.
-        peak_flops: MFU denominator, FLOP/s.
+        peak_flops: MFU denominator, FLOP/s: the peak of the model's format, fixed per model.
         offchip_level: Name of the off-chip memory level.
         stall_fraction_by_layer_type: ``(layer type, fraction)`` pairs, 0..1.
         time_by_layer_type: ``(layer type, seconds)`` pairs.
         measured_time_s: Sum of measured kernel times, or None.
         latency: ``(percentile name, seconds)`` pairs (p50_s, p95_s, p99_s) when simulated.
         quality_error: Relative output error against a float64 reference, when measured.
-        hfu: Hardware FLOPs utilisation (padded matrix work), 0..1, >= ``mfu`` (None in
-            version-1 records).
+        hfu: Hardware FLOPs utilisation, 0..1, >= ``mfu``: engine-seconds of the FLOPs executed
+            (padding, recompute, other engines and formats at their own peaks) / ``time_s``
+            (None in version-1 records; version 1-2 records counted padded GEMM work only).
         time_interval_s: ``(low, high)`` 95 % interval of the step time over measured
             repeats, seconds; empty when not measured over repeats.
+        mbu: Model bandwidth utilisation: off-chip bytes moved per step / (``time_s`` x the
+            sustained off-chip bandwidth, B/s), 0..1 (None before version 3, or unknown: a
+            trace that moved the predicted bytes faster than the sustained rate).
+        kernel_count: How many kernels the run had (None before version 3): ``kernels`` must
+            list exactly that many, each name once.
+        step_overhead_s: Time of the step outside its kernels, seconds (None before version 3):
+            ``time_s`` = the kernels' predicted times + this, for predicted runs.
     """
 
     time_s: float
@@ -128,6 +137,9 @@ class ModelResult:
     quality_error: float | None = None
     hfu: float | None = None
     time_interval_s: tuple[float, ...] = ()
+    mbu: float | None = None
+    kernel_count: int | None = None
+    step_overhead_s: float | None = None
 
     def stall(self) -> dict[str, float]:
         """Stall fraction by layer type as a dict."""
@@ -252,6 +264,10 @@ def record_from_mapping(
 
     Returns:
         The :class:`RunRecord`.
+
+    Raises:
+        RecordError: The record would contradict itself (:mod:`workbench.review._consistency`),
+            e.g. ``options.chips`` above the model's attention heads.
     """
     measured = measured or {}
     backend = measurement.backend if measurement else "predicted"
@@ -268,10 +284,13 @@ def record_from_mapping(
         measured_time_s=sum(measured.values()) if measured else None,
         latency=tuple(sorted((latency or {}).items())),
         quality_error=quality_error,
-        hfu=max(mapping.hfu, mapping.mfu),
+        hfu=mapping.hfu,
+        mbu=mapping.mbu,
+        kernel_count=len(mapping.kernels),
+        step_overhead_s=mapping.step_overhead_s,
     )
     kernels = tuple(_kernel_result(k, measured) for k in mapping.kernels)
-    return RunRecord(
+    record = RunRecord(
         schema_version=SCHEMA_VERSION,
         tags=tags,
         kernels=kernels,
@@ -280,3 +299,8 @@ def record_from_mapping(
         hardware_profile=canonical_json(mapping.hardware.model_dump(mode="json")),
         command=command or reproducer_command(tags),
     )
+    # NOTE: never write a record that reading would refuse (e.g. more chips than heads)
+    problems = consistency_problems(record)
+    if problems:
+        raise RecordError(f"run record of {record.label}: {problems[0]}")
+    return record

@@ -3,7 +3,7 @@
 The record's SHA-256 locks are unkeyed: they prove *integrity* (the file was not edited by
 accident or by a tool that forgot to re-lock it), not *authenticity* (anyone can recompute them
 for a forged record). So a record that is physically impossible is refused on read even when its
-hashes match: negative, zero, NaN or infinite times, MFU or HFU outside 0..1, HFU below MFU,
+hashes match: negative, zero, NaN or infinite times, MFU, HFU or MBU outside 0..1, HFU below MFU,
 stall fractions outside 0..1, latency percentiles out of order, a negative quality error.
 """
 
@@ -51,7 +51,7 @@ def _model_problems(m: Any) -> list[str]:
         out.append(f"model.time_s = {m.time_s!r} s is not a positive time")
     if _bad_time(m.measured_time_s):
         out.append(f"model.measured_time_s = {m.measured_time_s!r} s is not a positive time")
-    for field in ("mfu", "hfu"):
+    for field in ("mfu", "hfu", "mbu"):
         v = getattr(m, field)
         if v is not None and (not math.isfinite(v) or v < 0 or v > 1 + _REL):
             out.append(f"model.{field} = {v!r} is outside 0..1")
@@ -63,6 +63,10 @@ def _model_problems(m: Any) -> list[str]:
         out.append(f"model.tokens_per_s = {m.tokens_per_s!r} is not a rate")
     if m.model_flops < 0:
         out.append(f"model.model_flops = {m.model_flops} is negative")
+    if m.kernel_count is not None and m.kernel_count < 0:
+        out.append(f"model.kernel_count = {m.kernel_count} is negative")
+    if _bad_time(m.step_overhead_s, zero_ok=True):
+        out.append(f"model.step_overhead_s = {m.step_overhead_s!r} s is not a time")
     for name, v in m.stall_fraction_by_layer_type:
         if not math.isfinite(v) or v < 0 or v > 1 + _REL:
             out.append(f"model.stall_fraction_by_layer_type[{name}] = {v!r} is outside 0..1")

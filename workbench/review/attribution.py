@@ -24,6 +24,7 @@ from workbench.hw.schema import Hardware
 from workbench.ir.graph import Graph
 from workbench.mapper import map_model
 from workbench.options import MapOptions, TileOverride
+from workbench.review._families import natural_key
 from workbench.review.changes import SET_LABELS, Change, declared_changes, profile_diff
 from workbench.review.mechanisms import align, time_field
 from workbench.review.records import RunRecord
@@ -54,6 +55,7 @@ class DiffRow:
         delta_s: ``candidate_s - baseline_s``, seconds.
         share: ``delta_s`` over the model's total delta (0 when the total is 0).
         mechanism: The group's mechanism class (kernel rows), else None.
+        mechanisms: Every mechanism that applies to the group (kernel rows), first one first.
     """
 
     name: str
@@ -63,6 +65,7 @@ class DiffRow:
     delta_s: float
     share: float
     mechanism: str | None = None
+    mechanisms: tuple[str, ...] = ()
 
 
 def _snap(value: float, scale: float) -> float:
@@ -99,6 +102,7 @@ def diff_table(base: RunRecord, cand: RunRecord) -> tuple[DiffRow, ...]:
                 delta_s=ct - bt,
                 share=_share(ct - bt, total),
                 mechanism=g.mechanism,
+                mechanisms=tuple(dict.fromkeys(m for m, _, _ in g.mechanisms)),
             )
         )
     by_type: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
@@ -125,7 +129,7 @@ def diff_table(base: RunRecord, cand: RunRecord) -> tuple[DiffRow, ...]:
         delta_s=total - explained,
         share=_share(total - explained, total),
     )
-    order = lambda r: (-r.delta_s, r.name)  # noqa: E731
+    order = lambda r: (-r.delta_s, natural_key(r.name))  # noqa: E731
     return (*sorted(kernels, key=order), *sorted(types, key=order), remainder)
 
 
@@ -176,7 +180,18 @@ _Inputs = tuple[Graph, Hardware, MapOptions]
 _Revert = Callable[[_Inputs], _Inputs]
 
 
-def _option_reverts(base: RunRecord, cand: RunRecord) -> list[tuple[Change, _Revert]]:
+#: Graph facts an option sets (the run's format, tensor parallel): reverting the option restores
+#: the baseline's graph too, and they are no workload change of their own.
+_OPTION_META = {"dtype": "dtype", "chips": "tensor_parallel"}
+
+
+def _meta_rest(g: Graph) -> dict[str, Any]:
+    return {k: v for k, v in g.meta_dict().items() if k not in _OPTION_META.values()}
+
+
+def _option_reverts(
+    base: RunRecord, cand: RunRecord, base_graph: Graph | None = None
+) -> list[tuple[Change, _Revert]]:
     ob, oc = options_for(base), options_for(cand)
     out: list[tuple[Change, _Revert]] = []
 
@@ -190,7 +205,13 @@ def _option_reverts(base: RunRecord, cand: RunRecord) -> list[tuple[Change, _Rev
         return fn
 
     def setter(field: str) -> _Revert:
-        return lambda x: (x[0], x[1], dataclasses.replace(x[2], **{field: getattr(ob, field)}))
+        def fn(x: _Inputs) -> _Inputs:
+            graph = x[0]
+            if field in _OPTION_META and base_graph is not None:
+                graph = base_graph
+            return graph, x[1], dataclasses.replace(x[2], **{field: getattr(ob, field)})
+
+        return fn
 
     group_of = {"launch": "runtime", "barrier_per_layer": "runtime", "chips": "runtime"}
     for f in dataclasses.fields(MapOptions):
@@ -228,7 +249,8 @@ def _steps(base: RunRecord, cand: RunRecord):
     gb, gc = graph_for(base), graph_for(cand)
     if hb is None or hc is None or gb is None or gc is None:
         return None
-    steps = _option_reverts(base, cand)
+    same_slice = _meta_rest(gb) == _meta_rest(gc)
+    steps = _option_reverts(base, cand, gb if same_slice else None)
     if base.tags.hardware.hardware_hash != cand.tags.hardware.hardware_hash:
         n = len(profile_diff(hb, hc))
         change = Change(
@@ -238,7 +260,7 @@ def _steps(base: RunRecord, cand: RunRecord):
             after=f"{hc.name} ({n} figure(s) differ)",
         )
         steps.append((change, lambda x: (x[0], hb, x[2])))
-    if gb.meta_dict() != gc.meta_dict():
+    if not same_slice:
         w0, w1 = base.tags.workload, cand.tags.workload
         change = Change(
             group="workload",

@@ -8,15 +8,23 @@ embedded profiles), by dotted path such as ``memory[hbm].bandwidth_bytes_per_s``
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from workbench.hw.schema import Hardware
 from workbench.review.records import RunRecord, embedded_hardware
 from workbench.review.reproduce import hardware_for
-from workbench.review.tags import TAG_GROUPS
+from workbench.review.tags import TAG_GROUPS, normalised_group
 
-__all__ = ["SET_LABELS", "Change", "changed_hardware_parts", "declared_changes", "profile_diff"]
+__all__ = [
+    "SET_LABELS",
+    "Change",
+    "change_label",
+    "changed_hardware_parts",
+    "declared_changes",
+    "profile_diff",
+]
 
 #: How a set-valued option's items are named in a change line.
 SET_LABELS = {
@@ -111,7 +119,7 @@ def declared_changes(
         "tiles": SET_LABELS["tiles"],
     }
     for group in groups:
-        a, b = base.tags.group(group), cand.tags.group(group)
+        a, b = normalised_group(base.tags, group), normalised_group(cand.tags, group)
         for f in dataclasses.fields(a):
             va, vb = getattr(a, f.name), getattr(b, f.name)
             if va == vb or f.name in skip:
@@ -144,3 +152,36 @@ def changed_hardware_parts(base: RunRecord, cand: RunRecord) -> tuple[str, ...]:
     if hb.model_dump(exclude=rest) != hc.model_dump(exclude=rest):
         out.append("other")
     return tuple(out)
+
+
+def _glob_words(glob: str) -> str:
+    return glob.strip("*.").replace("*", "...") or glob
+
+
+def change_label(change: Any) -> str:
+    """A declared change (:class:`~workbench.review.changes.Change`) in a few words.
+
+    >>> from workbench.review.changes import Change
+    >>> change_label(Change(group="compiler", name="format override *down_proj*=fp32",
+    ...                     before="absent", after="present"))
+    'fp32 down_proj'
+    """
+    name, on = change.name, change.after == "present"
+    if name.startswith("fusion rule off:"):
+        rule = name.split(":", 1)[1].strip()
+        return f"{rule} fusion {'off' if on else 'on'}"
+    if name.startswith("format override"):
+        glob, _, dt = name.split(" ", 2)[-1].rpartition("=")
+        return f"{dt} {_glob_words(glob)}" if on else f"no {dt} override on {_glob_words(glob)}"
+    if name.startswith("tile "):
+        glob, _, tile = name.split(" ", 1)[-1].rpartition("=")
+        return f"tile {tile} on {_glob_words(glob)}" if on else f"no forced tile on {glob}"
+    if change.group == "hardware" and name in ("profile", "name", "hardware profile"):
+        return f"{change.before} -> {change.after.split(' (')[0]}"
+    return f"{name} {_none(change.before)} -> {_none(change.after)}"
+
+
+def _none(text: str) -> str:
+    """``-`` for an absent value; unset fields dropped from a slice (``b1 s256 cNone``)."""
+    text = re.sub(r"\s*\b[bsc]None\b", "", text)
+    return "-" if text in ("None", "") else text

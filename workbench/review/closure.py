@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from workbench.review._bandwidth import bandwidth_share, record_mbu
 from workbench.review._config import DATA_DIR, load_yaml_model
 
 __all__ = [
@@ -193,21 +194,30 @@ def decide(
     if flag:
         return "ship behind a flag", tuple(
             f"{c.metric} regressed {_pct(c)} (flag beyond {c.flag_at:g}, rollback beyond "
-            f"{c.rollback_at:g})"
+            f"{c.rollback_at:g})" + (f" [{c.source}]" if c.source else "")
             for c in flag
         )
     present = [c.metric for c in checks if c.status == "ok"]
     return "ship", (f"every guardrail holds ({', '.join(present)})",)
 
 
+def _bandwidth_metrics(x: Any) -> dict[str, float]:
+    """``mbu`` and ``bandwidth_fraction`` (share of kernel time bandwidth-bound) when known."""
+    share = bandwidth_share(x)
+    mbu = x.mbu if hasattr(x, "graph") else record_mbu(x)
+    out = {"mbu": mbu} if mbu is not None else {}
+    return out | ({"bandwidth_fraction": share} if share is not None else {})
+
+
 def _slice_metrics(mapping_or_record: Any) -> dict[str, float]:
-    """MFU, time and the stall fraction by layer type of a mapping or a record's model."""
+    """MFU, MBU, time and the stall fraction by layer type of a mapping or a record's model."""
     m = mapping_or_record
     if hasattr(m, "stall_fraction_by_layer_type") and callable(m.stall_fraction_by_layer_type):
         stall = m.stall_fraction_by_layer_type()
         batch = int(str(m.graph.meta_dict().get("batch") or 1))
         return {
             "mfu": m.mfu,
+            **_bandwidth_metrics(m),
             "time_s": m.time_s,
             "time_per_token_s": m.time_s / max(m.items_per_step, 1),
             "time_per_request_s": m.time_s / batch,
@@ -221,6 +231,7 @@ def _slice_metrics(mapping_or_record: Any) -> dict[str, float]:
     }
     if model.peak_flops > 0:  # NOTE: a trace read without its model has no MFU (not 0 %)
         out["mfu"] = model.mfu
+    out.update(_bandwidth_metrics(m))
     out.update({f"stall:{k}": v for k, v in model.stall_fraction_by_layer_type})
     if model.quality_error is not None:
         out["quality_error"] = model.quality_error

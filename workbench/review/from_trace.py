@@ -28,8 +28,15 @@ from dataclasses import dataclass
 from workbench import __version__
 from workbench.evidence import MeasuredRun, TraceError
 from workbench.mapper import ModelMapping
+from workbench.review._consistency import consistency_problems
 from workbench.review._sanity import physical_problems
-from workbench.review.records import KernelResult, Measurement, RunRecord, record_from_mapping
+from workbench.review.records import (
+    SCHEMA_VERSION,
+    KernelResult,
+    Measurement,
+    RunRecord,
+    record_from_mapping,
+)
 from workbench.review.tags import (
     CompilerTags,
     HardwareTags,
@@ -41,6 +48,9 @@ from workbench.review.tags import (
 __all__ = ["TraceMatch", "match_trace", "record_from_trace", "trace_command"]
 
 _VERSION_TAGS = ("driver", "cuda", "framework")
+#: Measured kernels a record keeps by name (the rest are summed per category), so a trace of
+#: 10**5 distinct names still writes a record of a few MiB that ``load_record`` reads back.
+MAX_RECORD_KERNELS = 1000
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -76,10 +86,18 @@ def match_trace(run: MeasuredRun, mapping: ModelMapping) -> TraceMatch:
     Uses :func:`workbench.review.matching.match_kernels` (order-preserving alignment by kind,
     on the median iteration; measured times are medians over the repeats). Unmatched measured
     kernels of the aligned iteration are summed by name.
+
+    Raises:
+        MatchRefused: The trace does not run the sheet's model (summary match score below
+            :data:`workbench.review._match_score.MIN_MATCH_SCORE`; the line gives score and why).
     """
+    from workbench.review._match_score import require_match
     from workbench.review.matching import match_kernels
 
     m = match_kernels(run, mapping)
+    if m.score is not None:
+        require_match(m.score, run.source, str(mapping.graph.meta_dict().get("model") or
+                                                mapping.graph.name))  # fmt: skip
     measured = {
         r.name: r.measured_s for r in m.sheet_rows if r.measured_s is not None and r.measured_s > 0
     }
@@ -128,6 +146,29 @@ def _unmatched_kernel(name: str, seconds: float, category: str) -> KernelResult:
     )
 
 
+def _bounded(rows: list[tuple[str, float, str]], keep: int = MAX_RECORD_KERNELS):
+    """Record rows of ``(name, s per iteration, category)``, at most ``keep`` of them by name.
+
+    The ``keep`` longest keep their names (in input order); the rest are summed into one row per
+    category, ``(N more kernels, category C)``, so the record stays bounded.
+    """
+    keep = max(keep, 0)
+    if len(rows) <= keep:
+        return tuple(_unmatched_kernel(*r) for r in rows)
+    order = sorted(range(len(rows)), key=lambda i: -rows[i][1])
+    kept = set(order[:keep])
+    rest: dict[str, list[float]] = defaultdict(lambda: [0, 0.0])
+    for i in order[keep:]:
+        rest[rows[i][2]][0] += 1
+        rest[rows[i][2]][1] += rows[i][1]
+    out = [_unmatched_kernel(*rows[i]) for i in sorted(kept)]
+    out += [
+        _unmatched_kernel(f"({int(n)} more kernels, category {cat})", t, cat)
+        for cat, (n, t) in rest.items()
+    ]
+    return tuple(out)
+
+
 def trace_command(run: MeasuredRun, mapping: ModelMapping | None) -> str:
     """The ``workbench run --from-trace`` command that rebuilds this record."""
     argv = ["workbench", "run", "--from-trace", run.source]
@@ -147,10 +188,12 @@ def _measurement(run: MeasuredRun, unmatched: int) -> Measurement:
     n = run.repeats
     window = "ProfilerStep# iterations" if run.steps_annotated else "unannotated: one window"
     interval = ""
-    if n >= 2:
+    if len(run.steady_iterations) >= 2:
         lo, hi = run.interval95_s()
         interval = f", interval {lo:.6g}..{hi:.6g} s ({run.interval_coverage():.0%} coverage)"
     names = tuple(dict.fromkeys(k.name for k in run.kernels))
+    if len(names) > MAX_RECORD_KERNELS:
+        names = (*names[:MAX_RECORD_KERNELS], f"(and {len(names) - MAX_RECORD_KERNELS} more)")
     return Measurement(
         method=(
             f"{run.format} trace {run.source}: {n} repeat(s) ({window}); median iteration "
@@ -214,19 +257,21 @@ def record_from_trace(run: MeasuredRun, mapping: ModelMapping | None = None) -> 
         The :class:`RunRecord` (``measurement`` set, ``model.time_s`` the median iteration).
     """
     t = run.median_iteration_s()
-    interval = run.interval95_s() if run.repeats >= 2 else ()
+    interval = run.interval95_s() if len(run.steady_iterations) >= 2 else ()
     if mapping is None:
         per, category = _per_iteration(run)
-        kernels = tuple(_unmatched_kernel(n, s, category[n]) for n, s in per.items())
+        kernels = _bounded([(n, s, category[n]) for n, s in per.items()])
         by_type: dict[str, float] = defaultdict(float)
         for k in kernels:
             by_type[k.kind] += k.measured_s or 0.0
         return _checked(
             RunRecord(
-                schema_version=2,
+                schema_version=SCHEMA_VERSION,
                 tags=_bare_tags(run),
                 kernels=kernels,
-                model=_model(t, interval, run, tuple(by_type.items())),
+                model=dataclasses.replace(
+                    _model(t, interval, run, tuple(by_type.items())), kernel_count=len(kernels)
+                ),
                 measurement=_measurement(run, len(kernels)),
                 command=trace_command(run, None),
             ),
@@ -253,7 +298,7 @@ def record_from_trace(run: MeasuredRun, mapping: ModelMapping | None = None) -> 
         else k
         for k in rec.kernels
     )
-    kernels += tuple(_unmatched_kernel(*u) for u in match.unmatched)
+    kernels += _bounded(list(match.unmatched), MAX_RECORD_KERNELS - len(kernels))
     by_type = defaultdict(float)
     for k in kernels:
         if k.measured_s is not None:
@@ -262,11 +307,15 @@ def record_from_trace(run: MeasuredRun, mapping: ModelMapping | None = None) -> 
     model = dataclasses.replace(
         _model(t, interval, run, tuple(by_type.items())),
         mfu=mapping.mfu * scale,
-        hfu=max(mapping.hfu, mapping.mfu) * scale,
+        hfu=mapping.hfu * scale,
         tokens_per_s=mapping.items_per_step / t,
         model_flops=int(mapping.model_flops),
         peak_flops=float(mapping.peak_flops),
         offchip_level=mapping.hardware.offchip.name,
+        # NOTE: MBU is on the profile's *sustained* bandwidth, which a real run can beat; such a
+        # run has no MBU on that scale (None), rather than being refused as impossible.
+        mbu=mapping.mbu * scale if mapping.mbu * scale <= 1 else None,
+        kernel_count=len(kernels),
     )
     return _checked(
         dataclasses.replace(
@@ -281,10 +330,10 @@ def record_from_trace(run: MeasuredRun, mapping: ModelMapping | None = None) -> 
 
 def _checked(record: RunRecord, run: MeasuredRun) -> RunRecord:
     """Refuse a record the trace makes physically impossible (e.g. faster than the peak)."""
-    problems = physical_problems(record)
+    problems = physical_problems(record) + consistency_problems(record)
     if problems:
         hint = ""
-        if record.model.mfu > 1 or (record.model.hfu or 0) > 1:
+        if max(record.model.mfu, record.model.hfu or 0) > 1:
             hint = " (the trace ran faster than the profile's peak allows: wrong --hardware?)"
         raise TraceError(f"{run.source}: {problems[0]}{hint}")
     return record

@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from workbench.errors import WorkbenchError
 from workbench.evidence import MeasuredKernel, MeasuredRun
 from workbench.mapper import ModelMapping
+from workbench.review._match_score import MatchScore, match_score
 
 __all__ = [
     "KernelMatch",
@@ -134,6 +135,8 @@ class KernelMatching:
         unmatched_measured: Every measured kernel of the aligned iteration and device not matched.
         unmatched_sheet: Sheet indexes with no measured kernel.
         sheet_rows: Every sheet row, expected and measured side by side.
+        score: Whether the trace runs the sheet's model at all
+            (:mod:`workbench.review._match_score`); None when not computed.
     """
 
     iteration: int | None
@@ -142,6 +145,7 @@ class KernelMatching:
     unmatched_measured: tuple[UnmatchedKernel, ...]
     unmatched_sheet: tuple[int, ...]
     sheet_rows: tuple[SheetRow, ...]
+    score: MatchScore | None = None
 
     def layer_type_totals(self) -> tuple[tuple[str, float, float], ...]:
         """``(layer type, expected s, measured s)`` over matched rows, then unmatched kernels.
@@ -220,6 +224,14 @@ def match_kernels(
                    sheet[i].cost.total_s, measured_s, repeats, locked)
         )  # fmt: skip
     unmatched = tuple(_unmatched(i, run.kernels[i]) for i in indexes if i not in matched)
+    score = match_score(
+        [k.kernel.kind for k in sheet],
+        [k.cost.total_s for k in sheet],
+        [run.kernels[i].category for i in computes],
+        [medians[i][0] for i in computes],
+        [(i, j, _score(sheet[i].kernel.kind, run.kernels[computes[j]].category) == 2)
+         for i, j in pairs],
+    )  # fmt: skip
     return KernelMatching(
         iteration=chosen,
         device=dev,
@@ -227,6 +239,7 @@ def match_kernels(
         unmatched_measured=unmatched,
         unmatched_sheet=tuple(sorted(set(range(len(sheet))) - {i for i, _ in pairs})),
         sheet_rows=_rows(run, mapping, matches),
+        score=score,
     )
 
 

@@ -28,8 +28,10 @@ mechanism) or, for measured runs with no mapping sheet, ``unmapped_measurement``
 
 **Material** (documented contract): the class of a group is material when the groups of that
 class together carry at least ``material_share`` (default 5 %) of the total time regression;
-the first failing mechanism is the first group in execution order whose class is material and
-whose own delta is positive. For measured runs the class must also carry more than the
+the headline is the material class with the largest delta (ties in execution order), anchored on
+its largest group, whose own delta must exceed the noise. Triage goes further when the runs can
+be re-mapped: each declared change's counterfactual share goes to its mechanism
+(:mod:`workbench.review.headline`). For measured runs the class must also carry more than the
 measurement noise (``noise_s``: the half-widths of both runs' 95 % intervals), and kernel times
 are the measured ones. Class-level aggregation matters for mechanisms spread thinly over
 every kernel (eager launches, per-layer barriers), where no single kernel carries 5 %.
@@ -41,7 +43,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from workbench._format import fmt_time
-from workbench.review._classify import classify_group, total
+from workbench.review._classify import classify_all, total
 from workbench.review.changes import changed_hardware_parts
 from workbench.review.records import KernelResult, RunRecord
 
@@ -109,6 +111,8 @@ class GroupChange:
         mechanism: Mechanism class (a key of :data:`MECHANISMS`) or None if unchanged.
         level: Memory level for ``bandwidth_saturation``, else None.
         evidence: One sentence with the before/after figures.
+        mechanisms: Every mechanism that applies, as ``(mechanism, level, evidence)``; the
+            first is ``mechanism``.
     """
 
     anchor: str
@@ -119,6 +123,11 @@ class GroupChange:
     mechanism: str | None
     level: str | None
     evidence: str
+    mechanisms: tuple[tuple[str, str | None, str], ...] = ()
+
+    def evidence_for(self, mechanism: str) -> str:
+        """The before/after sentence for ``mechanism`` (the group's first one if absent)."""
+        return next((e for m, _, e in self.mechanisms if m == mechanism), self.evidence)
 
     def sheet_rows(self) -> tuple[dict[str, object], ...]:
         """The sheet rows (before and after) that prove the change."""
@@ -145,6 +154,9 @@ class FirstFailing:
         class_delta_s: Time delta of every group of the same class, seconds.
         total_delta_s: The whole model's time delta, seconds.
         rows: Sheet rows (before/after) that prove it.
+        family: The kernel family it anchors on (``layers.*.mlp.down_proj``), or ``""``.
+        count: Kernel groups of that family.
+        share: The mechanism's share of the regression (``class_delta_s / total_delta_s``).
     """
 
     kernel: str
@@ -155,6 +167,9 @@ class FirstFailing:
     class_delta_s: float
     total_delta_s: float
     rows: tuple[dict[str, object], ...]
+    family: str = ""
+    count: int = 1
+    share: float = 1.0
 
 
 def _anchor_fn(base: RunRecord):
@@ -206,9 +221,8 @@ def align(base: RunRecord, cand: RunRecord) -> tuple[GroupChange, ...]:
     parts = changed_hardware_parts(base, cand) if hw_changed else ()
     for a in sorted(order, key=lambda n: order[n]):
         b, c = tuple(b_groups.get(a, ())), tuple(c_groups.get(a, ()))
-        mech, level, evidence = classify_group(
-            b, c, hardware_changed=hw_changed, field=field, parts=parts
-        )
+        found = classify_all(b, c, hardware_changed=hw_changed, field=field, parts=parts)
+        mech, level, evidence = found[0] if found else (None, None, "")
         delta = total(c, field) - total(b, field)
         out.append(
             GroupChange(
@@ -220,6 +234,7 @@ def align(base: RunRecord, cand: RunRecord) -> tuple[GroupChange, ...]:
                 mechanism=mech,
                 level=level,
                 evidence=evidence,
+                mechanisms=tuple(found),
             )
         )
     return tuple(out)
@@ -264,25 +279,33 @@ def find_first_failing(
     groups = align(base, cand)
     per_class = class_deltas(groups)
     floor = max(material_share * total, noise_s)
+    best = None
     for g in groups:
-        if not g.mechanism or g.delta_s <= 0 or per_class[_key(g)] < floor:
+        if not g.mechanism or g.delta_s <= max(noise_s, 0.0) or per_class[_key(g)] < floor:
             continue
+        # NOTE: the largest material class heads, ties in execution order; its anchor is the
+        # class's largest group (a group under the noise never anchors)
+        rank = (per_class[_key(g)], g.delta_s)
+        if best is None or rank > best[0]:
+            best = (rank, g)
+    if best is not None:
+        g = best[1]
         share = per_class[_key(g)] / total
         evidence = (
             f"{g.anchor}: {g.evidence}. Kernels of class {_key(g)} add "
             f"{fmt_time(per_class[_key(g)])} = {share:.0%} of the +{fmt_time(total)} regression "
-            f"(model {fmt_time(base.model.time_s)} -> {fmt_time(cand.model.time_s)}, MFU "
-            f"{base.model.mfu:.1%} -> {cand.model.mfu:.1%})."
+            f"(model {fmt_time(base.model.time_s)} -> {fmt_time(cand.model.time_s)})."
         )
         return FirstFailing(
             kernel=g.anchor,
-            mechanism=g.mechanism,
+            mechanism=g.mechanism or "",
             level=g.level,
             evidence=evidence,
             delta_s=g.delta_s,
             class_delta_s=per_class[_key(g)],
             total_delta_s=total,
             rows=g.sheet_rows(),
+            share=share,
         )
     unmapped = not any(k.predicted_s > 0 for k in (*base.kernels, *cand.kernels))
     slowed = _measured_slowdown(groups, total, floor) if not unmapped else None

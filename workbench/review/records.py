@@ -1,7 +1,8 @@
 """Run records: one run's locked tags and its per-kernel and per-model results, as JSON.
 
-File layout (``schema_version`` 2; version 1 records, without the embedded profile, the
-reproducer command and HFU, still load)::
+File layout (``schema_version`` 3; version 1 records, without the embedded profile, the
+reproducer command and HFU, and version 2 records, without MBU, the kernel count and the step
+overhead, still load)::
 
     {"kind": "workbench.run_record", "schema_version": 2,
      "tags": {"compiler": {...}, "runtime": {...}, "hardware": {...}, "workload": {...}},
@@ -20,8 +21,11 @@ What the hash proves: the SHA-256 locks are **unkeyed**, so they prove integrity
 edited after writing without re-locking), not authenticity (whoever edits a record can recompute
 them). A record is therefore also checked for physical plausibility on read
 (:func:`workbench.review._sanity.physical_problems`: negative/zero/NaN/inf times, MFU > 1,
-HFU < MFU ...) and refused whatever its hashes say. The embedded hardware profile must hash to
-the recorded ``hardware_hash``, so a record re-maps alone (:func:`embedded_hardware`).
+HFU < MFU ...) and for internal consistency
+(:func:`workbench.review._consistency.consistency_problems`: duplicated or missing kernels,
+per-kernel sums that disagree with the totals, implausible chip counts), and refused whatever its
+hashes say. The embedded hardware profile must hash to the recorded ``hardware_hash``, so a
+record re-maps alone (:func:`embedded_hardware`).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from workbench._files import read_text_bounded, write_text_safely
 from workbench.errors import WorkbenchError
 from workbench.hw.loader import hardware_hash
 from workbench.hw.schema import Hardware
+from workbench.review._consistency import consistency_problems
 from workbench.review._record_types import (
     RECORD_KIND,
     SCHEMA_VERSION,
@@ -104,6 +109,11 @@ def save_record(record: RunRecord, path: str | Path) -> Path:
     if not path.parent.is_dir():
         raise RecordError(f"{path}: folder {path.parent} does not exist")
     text = json.dumps(record_to_dict(record), indent=1, allow_nan=False) + "\n"
+    if len(text) > MAX_RECORD_BYTES:  # NOTE: ASCII JSON, one byte a character
+        raise RecordError(
+            f"{path}: the record would be {len(text) / 2**20:.1f} MiB, over the "
+            f"{MAX_RECORD_BYTES // 2**20} MiB that load_record reads; nothing written"
+        )
     write_text_safely(path, text, what="record")
     return path
 
@@ -217,6 +227,13 @@ def record_from_dict(data: Any, where: str = "run record") -> RunRecord:
         raise RecordError(
             f"{where}: physically impossible: {problems[0]}{more}; the lock hashes are unkeyed "
             "(integrity, not authenticity), so impossible records are refused whatever their hash"
+        )
+    inconsistent = consistency_problems(record)
+    if inconsistent:
+        more = f" (and {len(inconsistent) - 1} more)" if len(inconsistent) > 1 else ""
+        raise RecordError(
+            f"{where}: inconsistent run record: {inconsistent[0]}{more}; a record the tool "
+            "wrote agrees with itself, so this one was edited (and re-locked) after writing"
         )
     check_embedded_profile(record, where)
     return record

@@ -45,15 +45,16 @@ def workload_changed(base: RunRecord, cand: RunRecord) -> bool:
 
 
 def precision_changed(base: RunRecord, cand: RunRecord) -> bool:
-    """Whether any numeric format changed (model format, weight format, per-kernel formats)."""
-    cb, cc = base.tags.compiler, cand.tags.compiler
-    if (cb.dtype, cb.weight_dtype, cb.dtype_overrides) != (
-        cc.dtype,
-        cc.weight_dtype,
-        cc.dtype_overrides,
-    ):
+    """Whether some kernel's numeric format actually changed (or the weights' format did).
+
+    A kernel present in both runs computing in another format, or another weight-only format.
+    A changed set of kernel names (flash attention on or off, fusion split) is a graph change,
+    not a precision change; a format override that matches no kernel changes nothing.
+    """
+    if base.tags.compiler.weight_dtype != cand.tags.compiler.weight_dtype:
         return True
-    return {(k.name, k.dtype) for k in base.kernels} != {(k.name, k.dtype) for k in cand.kernels}
+    before = {k.name: k.dtype for k in base.kernels}
+    return any(k.name in before and before[k.name] != k.dtype for k in cand.kernels)
 
 
 def time_noise(base: RunRecord, cand: RunRecord) -> float:
@@ -74,26 +75,37 @@ def _has_p99(r: RunRecord) -> bool:
     return any(name == "p99_s" for name, _ in r.model.latency)
 
 
-def missing_evidence(base: RunRecord, cand: RunRecord, *, simulated_p99: bool) -> tuple[str, ...]:
+def missing_evidence(
+    base: RunRecord,
+    cand: RunRecord,
+    *,
+    simulated_p99: bool,
+    needs: frozenset[str] | None = None,
+) -> tuple[str, ...]:
     """The evidence a sign-off needs and these runs lack, one phrase each.
 
     Args:
         base: Baseline run.
         cand: Candidate run.
         simulated_p99: Whether triage simulated p99 latency for both sides.
+        needs: The evidence the policy asks of this comparison (``p99``, ``quality``,
+            ``repeats``; :func:`workbench.review.policy.needs`); None asks all of it.
 
     Returns:
         Phrases such as ``"p99 latency ..."``; empty when nothing is missing.
     """
+    want = needs if needs is not None else frozenset(("p99", "quality", "repeats"))
     out = []
-    if not simulated_p99 and not (_has_p99(base) and _has_p99(cand)):
+    if "p99" in want and not simulated_p99 and not (_has_p99(base) and _has_p99(cand)):
         out.append("p99 latency (no serving simulation and no recorded p99 on both runs)")
-    if precision_changed(base, cand) and (
-        base.model.quality_error is None or cand.model.quality_error is None
+    if (
+        "quality" in want
+        and precision_changed(base, cand)
+        and (base.model.quality_error is None or cand.model.quality_error is None)
     ):
         out.append("a quality metric for the precision change (quality_error on both runs)")
     for side, r in (("baseline", base), ("candidate", cand)):
         m = r.measurement
-        if m is not None and m.repeats < 2:
+        if "repeats" in want and m is not None and m.repeats < 2:
             out.append(f"repeats for the measured {side} run ({m.repeats} run: no noise estimate)")
     return tuple(out)

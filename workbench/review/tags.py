@@ -38,6 +38,7 @@ __all__ = [
     "digest",
     "git_commit",
     "host_facts",
+    "normalised_group",
     "reproducer_command",
 ]
 
@@ -145,6 +146,40 @@ class RunTags:
     def group(self, name: str) -> Any:
         """The tag group called ``name`` (one of :data:`TAG_GROUPS`)."""
         return getattr(self, name)
+
+
+def normalised_group(tags: RunTags, name: str) -> Any:
+    """Tag group ``name`` with explicit defaults spelled the default way (for comparisons).
+
+    ``--dtype bf16`` on a bf16 model is the model's own format (``dtype`` None is read as the
+    format the run used, ``workload.dtype``, which is compared here and not again); set-valued
+    options (format overrides, forced tiles, fusion rules off) compare as sorted sets; the graph's
+    ``tensor_parallel`` fact is ``runtime.chips`` (one change, in one group). The stored
+    tags (and their hashes) are left as they were written.
+
+    >>> from workbench.review import build_scenario
+    >>> base, _ = build_scenario("eager-launch")
+    >>> t = dataclasses.replace(base.tags.compiler, dtype=base.tags.workload.dtype)
+    >>> tags = dataclasses.replace(base.tags, compiler=t)
+    >>> normalised_group(tags, "compiler") == normalised_group(base.tags, "compiler")
+    True
+    """
+    group = tags.group(name)
+    if name == "workload":
+        # NOTE: tensor parallel is runtime.chips and the run's format is compiler.dtype: each
+        # change is compared once, in the group that makes it
+        extra = tuple(kv for kv in group.extra if kv[0] != "tensor_parallel")
+        return dataclasses.replace(group, extra=extra, dtype="")
+    if name != "compiler":
+        return group
+    c: CompilerTags = group
+    return dataclasses.replace(
+        c,
+        dtype=c.dtype if c.dtype is not None else tags.workload.dtype,
+        fusion_disabled=tuple(sorted(set(c.fusion_disabled))),
+        tiles=tuple(sorted(set(c.tiles))),
+        dtype_overrides=tuple(sorted(set(c.dtype_overrides))),
+    )
 
 
 def canonical_json(data: Any) -> str:

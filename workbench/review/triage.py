@@ -7,13 +7,16 @@ whatever is declared (:mod:`workbench.review.signoff`). Then it computes:
 
 * the headline: one regression figure (step time, or time per token and per request when the
   workload changed), MFU, latency percentiles, quality, with the measurement noise;
-* the first failing execution mechanism (:mod:`workbench.review.mechanisms`), above the noise,
-  and its owner (:mod:`workbench.review.owners`);
+* every material mechanism with its share of the regression, the largest heading on its kernel
+  family (:mod:`workbench.review.headline`, from the counterfactual attribution when the runs
+  can be re-mapped, else from the kernel diff), above the noise, and its owner
+  (:mod:`workbench.review.owners`); with the workload changed, only what the other changes add;
 * the declared change in full (:mod:`workbench.review.changes`), the per-kernel and per-layer
   diff with its unexplained remainder, and the counterfactual share of each declared change
   (:mod:`workbench.review.attribution`);
 * the debug branches and the SLA simulation of each side (:mod:`workbench.review.branches`);
-* the validation matrix, rollback criteria and release decision (:mod:`workbench.review.closure`):
+* the validation matrix, rollback criteria and release decision (:mod:`workbench.review.closure`,
+  judged as the decision policy says: :mod:`workbench.review.policy`):
   ``ship``, ``ship behind a flag``, ``cannot sign off`` (missing evidence), ``roll back``.
 
 :func:`~workbench.review.triage_render.triage_document` is the JSON contract of
@@ -47,8 +50,15 @@ from workbench.review.closure import (
     load_guardrails,
     validation_matrix,
 )
-from workbench.review.mechanisms import FirstFailing, find_first_failing
+from workbench.review.headline import MechanismShare, anchor_of, headline_of
+from workbench.review.mechanisms import FirstFailing
 from workbench.review.owners import OwnerRole, OwnershipTable, load_owners
+from workbench.review.policy import (
+    change_kinds,
+    needs,
+    skipped_metrics,
+    tensor_parallel_trade_off,
+)
 from workbench.review.records import RunRecord, load_record
 from workbench.review.signoff import (
     identity_mismatch,
@@ -56,7 +66,7 @@ from workbench.review.signoff import (
     time_noise,
     workload_changed,
 )
-from workbench.review.tags import TAG_GROUPS
+from workbench.review.tags import TAG_GROUPS, normalised_group
 
 __all__ = [
     "JSON_KEYS",
@@ -109,6 +119,7 @@ class TriageReport:
         missing: Evidence a sign-off lacks.
         per_item: Whether the workload changed (times compared per token and per request).
         noise: Relative step-time noise of measured runs (0 for predicted ones).
+        mechanisms: Every material mechanism with its share, the headline first.
     """
 
     baseline: RunRecord
@@ -131,6 +142,7 @@ class TriageReport:
     missing: tuple[str, ...] = ()
     per_item: bool = False
     noise: float = 0.0
+    mechanisms: tuple[MechanismShare, ...] = ()
 
     def headline(self) -> dict[str, Any]:
         """MFU, time (per token and per request too), latency, quality, before and after.
@@ -196,7 +208,7 @@ def compare_tags(
     for group in TAG_GROUPS:
         if group in groups:
             continue
-        a, b = base.tags.group(group), cand.tags.group(group)
+        a, b = normalised_group(base.tags, group), normalised_group(cand.tags, group)
         for f in dataclasses.fields(a):
             if group == "workload" and f.name in ("model", "phase"):
                 continue
@@ -204,6 +216,16 @@ def compare_tags(
             if va != vb:
                 out.append(f"{group}.{f.name}: {va!r} != {vb!r}")
     return tuple(out)
+
+
+def _group_hint(mismatched: tuple[str, ...]) -> tuple[str, ...]:
+    """``tags differ in compiler, runtime: declare --changed compiler,runtime`` (if declarable)."""
+    groups = [g for g in TAG_GROUPS if any(m.startswith(f"{g}.") for m in mismatched)]
+    identity = any(m.startswith(("workload.model", "workload.phase")) for m in mismatched)
+    if not groups or identity:
+        return ()
+    names = ", ".join(groups)
+    return (f"tags differ in {names}: if deliberate, declare --changed {','.join(groups)}",)
 
 
 def _refused(base, cand, changed, owners, mismatched) -> TriageReport:
@@ -224,20 +246,16 @@ def _refused(base, cand, changed, owners, mismatched) -> TriageReport:
         reasons=(
             f"evidence captured under mismatched tags ({len(mismatched)}): "
             + "; ".join(mismatched),
+            *_group_hint(mismatched),
         ),
     )
 
 
-def _checks(base, cand, matrix, sla, guardrails, *, per_item: bool, noise: float):
+def _checks(base, cand, matrix, sla, guardrails, *, per_item: bool, noise: float, kinds):
     values, sources = guardrail_inputs(
         matrix, time_key="time_per_token_s" if per_item else "time_s"
     )
-    skip: dict[str, str] = {}
-    if base.tags.hardware.hardware_hash != cand.tags.hardware.hardware_hash:
-        why = "each platform's own peak: not comparable across hardware (compare time)"
-        skip |= {"mfu": f"MFU is against {why}", "stall_fraction": f"stall is against {why}"}
-    if per_item:
-        skip["stall_fraction"] = "stall fraction moves with the workload slice"
+    skip = skipped_metrics(kinds)
     noises = {"time_s": noise, "mfu": noise}
     if sla is not None:
         noises |= {m: sla.noise(m) for m in ("p95_s", "p99_s")}
@@ -277,22 +295,26 @@ def triage(
         return _refused(base, cand, label, owners, mismatched)
     per_item = workload_changed(base, cand)
     noise = time_noise(base, cand)
-    first = None
-    if not per_item or 1 / cand.model.tokens_per_s > 1 / base.model.tokens_per_s * (1 + noise):
-        first = find_first_failing(base, cand, noise_s=noise * base.model.time_s)
+    attribution = counterfactual(base, cand)
+    shares, first = headline_of(base, cand, attribution, per_item=per_item, noise=noise)
     owner = owners.owner_for(first.mechanism) if first else None
     sla = simulate_sla(base, cand) if simulate else None
     flag = next((g.flag_at for g in guardrails.guardrails if g.metric == "p99_s"), 0.02)
     branches = debug_branches(base, cand, comparable=True, mismatched=(), sla=sla, flag_at=flag)
     matrix = validation_matrix(base, cand, sla)
-    checks = _checks(base, cand, matrix, sla, guardrails, per_item=per_item, noise=noise)
-    missing = missing_evidence(base, cand, simulated_p99=sla is not None)
+    kinds = change_kinds(base, cand, matrix, per_item=per_item)
+    checks = _checks(
+        base, cand, matrix, sla, guardrails, per_item=per_item, noise=noise, kinds=kinds
+    )
+    missing = missing_evidence(base, cand, simulated_p99=sla is not None, needs=needs(kinds))
     decision, reasons = decide(checks, missing)
+    if "tensor_parallel" in kinds:
+        reasons = (*reasons, tensor_parallel_trade_off(base, cand))
     if first is not None:
         reasons = (
             *reasons,
-            f"first failing mechanism: {first.mechanism} at {first.kernel} "
-            f"(owner: {owner.role if owner else '?'})",
+            f"first failing mechanism: {first.mechanism} at {anchor_of(first)}, "
+            f"{first.share:.1%} of the regression (owner: {owner.role if owner else '?'})",
         )
     return TriageReport(
         baseline=base,
@@ -310,11 +332,12 @@ def triage(
         reasons=reasons,
         declared=declared_changes(base, cand),
         diff=diff_table(base, cand),
-        attribution=counterfactual(base, cand),
+        attribution=attribution,
         sla=sla,
         missing=missing,
         per_item=per_item,
         noise=noise,
+        mechanisms=shares,
     )
 
 

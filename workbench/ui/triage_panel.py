@@ -82,9 +82,10 @@ def first_failing_html(r: TriageReport) -> str:
     if ff is None:
         return "<i>no failing mechanism</i>" if r.comparable else "<i>triage refused</i>"
     owner = html.escape(r.owner.role) if r.owner else "?"
+    where = f"{ff.family} x{ff.count}" if ff.family and ff.count > 1 else ff.kernel
     return (
-        f"<b>{html.escape(ff.mechanism)}</b> at <code>{html.escape(ff.kernel)}</code> "
-        f"(owner: {owner})<br>{html.escape(ff.evidence)}"
+        f"<b>{html.escape(ff.mechanism)}</b> at <code>{html.escape(where)}</code>, "
+        f"{ff.share:.0%} of the regression (owner: {owner})<br>{html.escape(ff.evidence)}"
     )
 
 

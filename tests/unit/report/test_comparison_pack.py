@@ -122,8 +122,8 @@ def test_every_material_cause_has_proving_rows_and_an_owner(compound):
     assert [c["share"] for c in causes] == pytest.approx([s.share for s in material])
     proof = _tables(compound)["Proving artifact"]
     shown = {row["cause"] for row in proof}
-    assert shown == {"off_matrix_engine", "launch_sync_overhead"}
-    fp32 = [r for r in proof if r["cause"] == "off_matrix_engine" and r["side"] == "candidate"]
+    assert shown == {"precision_fallback", "launch_sync_overhead"}
+    fp32 = [r for r in proof if r["cause"] == "precision_fallback" and r["side"] == "candidate"]
     assert fp32[0]["dtype"] == "fp32"
     assert fp32[0]["kernel"].endswith("mlp.down_proj")
 
@@ -131,7 +131,7 @@ def test_every_material_cause_has_proving_rows_and_an_owner(compound):
 def test_owners_assigned_with_their_mechanisms_roster_in_appendix(compound):
     owners = _tables(compound)["Ownership"]
     assert [o["role"] for o in owners] == ["ML compiler engineer", "runtime systems engineer"]
-    assert "off_matrix_engine (" in owners[0]["mechanisms"]
+    assert "precision_fallback (" in owners[0]["mechanisms"]
     assert "launch_sync_overhead (" in owners[1]["mechanisms"]
     roster = _tables(compound)["Appendix"]
     assert len(roster) == 5

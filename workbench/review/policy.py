@@ -1,0 +1,183 @@
+"""The decision policy as data: which guardrail judges which kind of change, what evidence it needs.
+
+The thresholds (metric, direction, flag and rollback levels) are the guardrails table
+(``data/guardrails.yaml``, :mod:`workbench.review.closure`). This module holds the rest of the
+policy, one row per rule, so every rule is visible, testable and changed in one place:
+
+* :data:`NOT_JUDGED`: a metric that does not judge a kind of change, and why (shown as the
+  guardrail's ``n/a`` note). MFU against each platform's own peak does not compare across
+  hardware; per-chip MFU trades against per-request latency when a model is spread over more
+  chips (the change is judged on latency and throughput per chip, with the trade-off stated);
+  a workload changed alone is its own cost, nothing to roll back; a stall fraction is a
+  diagnostic, not a guardrail, when the candidate is faster on every slice.
+* :data:`EVIDENCE`: the evidence each kind of run or change needs before a sign-off (serving
+  p99 for inference runs only, a quality metric only when a kernel's format changed, repeats for
+  measured runs).
+
+Kinds of change (:func:`change_kinds`): ``hardware``, ``tensor_parallel``, ``workload``,
+``workload_only``, ``faster`` (time per item better on every slice), ``format_changed``,
+``inference``, ``measured``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from workbench.review.changes import declared_changes
+from workbench.review.records import RunRecord
+from workbench.review.signoff import precision_changed, workload_changed
+
+__all__ = [
+    "EVIDENCE",
+    "NOT_JUDGED",
+    "EvidenceRule",
+    "NotJudged",
+    "change_kinds",
+    "is_training",
+    "needs",
+    "skipped_metrics",
+    "tensor_parallel_trade_off",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NotJudged:
+    """A guardrail metric that does not judge one kind of change.
+
+    Attributes:
+        kind: The kind of change (see :func:`change_kinds`).
+        metric: The guardrail metric (``time_s``, ``mfu``, ``stall_fraction`` ...).
+        why: The note shown on the guardrail.
+    """
+
+    kind: str
+    metric: str
+    why: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EvidenceRule:
+    """Evidence a sign-off needs for one kind of run or change.
+
+    Attributes:
+        kind: The kind (see :func:`change_kinds`).
+        needs: What is needed (``p99``, ``quality``, ``repeats``).
+    """
+
+    kind: str
+    needs: str
+
+
+_PLATFORM = "each platform's own peak: not comparable across hardware (compare time)"
+_TP = (
+    "per-chip MFU trades against per-request latency with more chips: judged on latency and "
+    "throughput per chip (the trade-off is stated)"
+)
+_ALONE = "the workload changed alone: its own cost per token, nothing to roll back"
+
+#: Metrics that do not judge a kind of change (every row is tested).
+NOT_JUDGED: tuple[NotJudged, ...] = (
+    NotJudged(kind="hardware", metric="mfu", why=f"MFU is against {_PLATFORM}"),
+    NotJudged(kind="hardware", metric="stall_fraction", why=f"stall is against {_PLATFORM}"),
+    NotJudged(kind="tensor_parallel", metric="mfu", why=_TP),
+    NotJudged(kind="tensor_parallel", metric="stall_fraction", why=_TP),
+    NotJudged(
+        kind="format_changed",
+        metric="mfu",
+        why="MFU is against the peak of the format the GEMMs run in: a format change moves the "
+        "denominator (compare time)",
+    ),
+    NotJudged(kind="workload", metric="stall_fraction", why="stall moves with the workload slice"),
+    NotJudged(kind="workload_only", metric="time_s", why=_ALONE),
+    NotJudged(kind="workload_only", metric="mfu", why=_ALONE),
+    NotJudged(
+        kind="faster",
+        metric="stall_fraction",
+        why="a diagnostic, not a guardrail: the candidate is faster on every slice",
+    ),
+)
+
+#: Evidence each kind needs before a sign-off (every row is tested).
+EVIDENCE: tuple[EvidenceRule, ...] = (
+    EvidenceRule(kind="inference", needs="p99"),
+    EvidenceRule(kind="format_changed", needs="quality"),
+    EvidenceRule(kind="measured", needs="repeats"),
+)
+
+_TRAINING_MARKS = ("backward", "optimizer", "autograd")
+
+
+def is_training(r: RunRecord) -> bool:
+    """Whether a run is a training step (phase ``training``, or backward/optimizer kernels)."""
+    if r.tags.workload.phase in ("training", "train"):
+        return True
+    return any(m in k.name.lower() for k in r.kernels for m in _TRAINING_MARKS)
+
+
+def _faster(matrix: Sequence[dict[str, Any]], key: str) -> bool:
+    rows = [r for r in matrix if key in r["baseline"] and key in r["candidate"]]
+    return bool(rows) and all(r["candidate"][key] < r["baseline"][key] for r in rows)
+
+
+def change_kinds(
+    base: RunRecord, cand: RunRecord, matrix: Sequence[dict[str, Any]] = (), *, per_item: bool
+) -> frozenset[str]:
+    """The kinds of change and run this comparison is (keys of the policy rows).
+
+    Args:
+        base: Baseline run.
+        cand: Candidate run.
+        matrix: The validation matrix (for ``faster``).
+        per_item: Whether times are compared per token (the workload changed).
+    """
+    out = set()
+    if base.tags.hardware.hardware_hash != cand.tags.hardware.hardware_hash:
+        out.add("hardware")
+    if base.tags.runtime.chips != cand.tags.runtime.chips:
+        out.add("tensor_parallel")
+    if workload_changed(base, cand):
+        out.add("workload")
+        if _only_workload(base, cand):
+            out.add("workload_only")
+    if _faster(matrix, "time_per_token_s" if per_item else "time_s"):
+        out.add("faster")
+    if precision_changed(base, cand):
+        out.add("format_changed")
+    if not (is_training(base) or is_training(cand)):
+        out.add("inference")
+    if base.measurement is not None or cand.measurement is not None:
+        out.add("measured")
+    return frozenset(out)
+
+
+def _only_workload(base: RunRecord, cand: RunRecord) -> bool:
+    return all(c.group == "workload" for c in declared_changes(base, cand))
+
+
+def skipped_metrics(kinds: frozenset[str]) -> dict[str, str]:
+    """``metric -> why`` for every guardrail metric the policy does not judge here."""
+    out: dict[str, str] = {}
+    for rule in NOT_JUDGED:
+        if rule.kind in kinds:
+            out.setdefault(rule.metric, rule.why)
+    return out
+
+
+def needs(kinds: frozenset[str]) -> frozenset[str]:
+    """The evidence these kinds need (``p99``, ``quality``, ``repeats``)."""
+    return frozenset(rule.needs for rule in EVIDENCE if rule.kind in kinds)
+
+
+def tensor_parallel_trade_off(base: RunRecord, cand: RunRecord) -> str:
+    """The tensor-parallel trade-off: per-request latency against throughput per chip."""
+    b, c = base.model, cand.model
+    nb, nc = base.tags.runtime.chips, cand.tags.runtime.chips
+    lat = (c.time_s - b.time_s) / b.time_s if b.time_s else 0.0
+    per_b, per_c = b.tokens_per_s / nb, c.tokens_per_s / nc
+    per = (per_c - per_b) / per_b if per_b else 0.0
+    return (
+        f"tensor parallel {nb} -> {nc} chips: per-request latency {lat:+.1%}, throughput per "
+        f"chip {per:+.1%} ({per_b:,.0f} -> {per_c:,.0f} tokens/s per chip): the trade-off"
+    )
