@@ -15,11 +15,11 @@ from __future__ import annotations
 from typing import Any
 
 from workbench._format import fmt_time
-from workbench.errors import WorkbenchError
+from workbench.errors import WorkbenchError, printable
 from workbench.evidence.compare import compare_runs
 from workbench.evidence.operators import RecordedOps
 from workbench.evidence.run import CATEGORIES, MeasuredRun
-from workbench.review.trace_summary import _cut, by_category_s, printable
+from workbench.review.trace_summary import _cut, by_category_s
 
 __all__ = ["align_by_operator", "differences", "pair_document", "pair_text"]
 

@@ -6,7 +6,7 @@ iteration, the top kernels by total time and, when the trace recorded shapes, ev
 kernel beside its expected time on the trace's hardware (:mod:`workbench.review.expected`),
 with an optional what-if on another profile. :func:`trace_text` renders it; kernel names are
 shortened readably there (the full name stays in the JSON) and every text that came from the
-trace has its control characters escaped (:func:`printable`).
+trace has its control characters escaped (:func:`workbench.errors.printable`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from workbench._format import fmt_time
-from workbench.errors import GraphError, WorkbenchError
+from workbench.errors import GraphError, WorkbenchError, printable
 from workbench.evidence.breakdown import temporal_breakdown
 from workbench.evidence.operators import RecordedOps
 from workbench.evidence.run import CATEGORIES, MeasuredRun, TraceError
@@ -27,7 +27,6 @@ __all__ = [
     "TRACE_KEYS",
     "by_category_s",
     "choose_hardware",
-    "printable",
     "short_name",
     "trace_document",
     "trace_text",
@@ -45,17 +44,7 @@ TRACE_KEYS = (
     "what_if",
     "warnings",
 )
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _SHORT = 64
-
-
-def printable(text: str) -> str:
-    r"""``text`` with control characters (ANSI escapes, newlines) shown as ``\xNN``.
-
-    >>> printable("gemm\x1b[31m\nkernel")
-    'gemm\\x1b[31m\\x0akernel'
-    """
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def short_name(name: str, limit: int = _SHORT) -> str:

@@ -102,13 +102,13 @@ def test_control_characters_and_long_names_are_made_safe(capsys, tmp_path):
     path = write_shaped_trace(tmp_path / "e.json", calls, device="GPU\x1b[2J\r")
     code, _, err = run(capsys, "trace", path)  # no profile for that GPU: the error escapes it
     assert code == 2
-    assert "GPU\\x1b[2J\\x0d" in _one_error_line(err)
+    assert "GPU\\x1b[2J\\r" in _one_error_line(err)
     code, out, _ = run(capsys, "trace", path, "--hardware", "a100-80gb")
     assert code == 0
     assert "\x1b" not in out
     assert "\x07" not in out
     assert "\r" not in out
-    assert "\\x1b[31mRED\\x0akernel" in out
+    assert "\\x1b[31mRED\\nkernel" in out
     assert max(len(line) for line in out.splitlines()) < 260
     code, out, _ = run(capsys, "trace", path, "--hardware", "a100-80gb", "--json")
     names = {k["name"] for k in json.loads(out)["top_kernels"]}
