@@ -18,7 +18,9 @@ measured (1 = runs as fast as the model says the hardware can), and the time los
 expectation, ``measured - expected`` (never below 0). Rows are sorted by time lost.
 
 What-if: the same graph re-mapped on another profile gives the expected time of the same
-workload there (:func:`what_if`).
+workload there (:func:`what_if`), each op in the format it ran in here; where the other
+profile's matrix engine lacks that format the mapper says so and costs the op on the vector unit
+(TF32 GEMMs of an A100 trace on a V100: its CUDA cores, as PyTorch would run them in fp32).
 """
 
 from __future__ import annotations
