@@ -40,6 +40,7 @@ def register(subs: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--against", metavar="B", help="a second trace to compare with (measured pair)")
     p.add_argument("--json", action="store_true", help="print the JSON document")
+    p.add_argument("--format", choices=("table", "json"), default="table", help="--json's twin")
     p.add_argument("--top", type=int, default=5, help="kernels in the leading tables (default 5)")
     p.set_defaults(func=run)
 
@@ -48,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
     """Handle ``workbench trace``."""
     if not args.file:
         raise WorkbenchError("trace: FILE is an empty path")
+    args.json = args.json or args.format == "json"
     if args.top < 1 or args.top > 1000:
         raise WorkbenchError(f"trace: --top {args.top} is not in 1..1000")
     first = read_trace(args.file)

@@ -208,13 +208,13 @@ def _rank_doc(b: Any) -> dict[str, Any]:
 def _top_kernels(run: MeasuredRun, top: int) -> list[dict[str, Any]]:
     steady = {it.index for it in run.steady_iterations}
     total: dict[str, list[float]] = {}
-    category = {}
+    category, rule = {}, {}
     for k in run.kernels:
         if k.iteration in steady:
             entry = total.setdefault(k.name, [0.0, 0])
             entry[0] += k.duration_s
             entry[1] += 1
-            category[k.name] = k.category
+            category[k.name], rule[k.name] = k.category, k.rule
     n = max(len(steady), 1)
     ranked = sorted(total.items(), key=lambda kv: (-kv[1][0], kv[0]))[:top]
     return [
@@ -222,6 +222,7 @@ def _top_kernels(run: MeasuredRun, top: int) -> list[dict[str, Any]]:
             "name": name,
             "short_name": short_name(name),
             "category": category[name],
+            "rule": rule[name],
             "total_s": t,
             "per_iteration_s": t / n,
             "calls_per_iteration": c / n,

@@ -71,6 +71,9 @@ def test_json_has_the_documented_keys_and_figures(capsys, shaped):
     assert rows[0]["lost_s"] >= rows[1]["lost_s"]
     assert {r["format"] for r in rows} == {"tf32", "fp32"}
     assert doc["top_kernels"][0]["name"] == TENSOROP
+    assert doc["top_kernels"][0]["rule"]  # the classification rule that matched
+    code, again, _ = run(capsys, "trace", shaped, "--format", "json")
+    assert json.loads(again) == doc
 
 
 def test_what_if_on_another_profile(capsys, shaped):
