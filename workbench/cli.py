@@ -30,6 +30,7 @@ _COMMANDS = (
     "calibrate_cmd",
     "validate_cmd",
     "run_cmd",
+    "trace_cmd",
     "triage_cmd",
     "scenario_cmd",
     "review_cmd",

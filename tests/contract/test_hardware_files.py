@@ -19,6 +19,8 @@ EXPECTED = {
     "h200",
     "a100-80gb",
     "l4",
+    "t4",
+    "v100-sxm2",
     "mi300x",
     "tpu-v4",
     "tpu-v5e",
@@ -56,6 +58,9 @@ PEAKS = [
     ("a100-80gb", "bf16", 312e12),  # A100 datasheet [V]
     ("a100-80gb", "int8", 624e12),  # [V]
     ("l4", "bf16", 121e12),  # 242 sparse / 2 [S][D]
+    ("v100-sxm2", "fp16", 125e12),  # V100 datasheet (SXM2) tensor performance [V]
+    ("t4", "fp16", 65e12),  # T4 datasheet mixed precision [V]
+    ("t4", "int8", 130e12),  # T4 datasheet [V]
     ("mi300x", "bf16", 1307.4e12),  # [S]
     ("tpu-v4", "bf16", 275e12),  # Cloud TPU v4 docs [V]
     ("tpu-v5e", "bf16", 197e12),  # Cloud TPU v5e docs [V]
@@ -78,6 +83,8 @@ def test_published_peaks(name, dtype, peak):
         ("h200", 4.8e12),
         ("a100-80gb", 2.039e12),
         ("l4", 300e9),
+        ("v100-sxm2", 900e9),  # V100 datasheet [V]
+        ("t4", 320e9),  # T4 datasheet [V]
         ("mi300x", 5.3e12),
         ("tpu-v4", 1.2e12),
         ("tpu-v5e", 819e9),
@@ -106,7 +113,21 @@ def test_ridge_points(name, ridge):
     assert load_hardware(name).ridge_point("bf16") == pytest.approx(ridge, rel=0.005)
 
 
+def test_pre_ampere_fp32_runs_on_the_cuda_cores():
+    # datasheets: V100 SXM2 15.7 TFLOPS, T4 8.1 TFLOPS single precision [V]
+    assert load_hardware("v100-sxm2").vector_unit.peak_flops_per_s["fp32"] == pytest.approx(15.7e12)
+    assert load_hardware("t4").vector_unit.peak_flops_per_s["fp32"] == pytest.approx(8.1e12)
+
+
+def test_volta_ridge_point_is_the_published_one():
+    # hardware_reference.md: V100 "138.9 FLOPS:B = 125 TFLOPS / 900 GB/s" (NVIDIA's GEMM guide)
+    assert load_hardware("v100-sxm2").ridge_point("fp16") == pytest.approx(138.9, rel=0.001)
+
+
 def test_engines_lack_what_the_silicon_lacks():
+    for name in ("v100-sxm2", "t4"):  # no TF32 or BF16 before Ampere
+        assert not load_hardware(name).supports("tf32")
+        assert not load_hardware(name).supports("bf16")
     assert not load_hardware("a100-80gb").supports("fp8_e4m3")  # no FP8 on Ampere
     assert not load_hardware("tpu-v4").supports("fp8_e4m3")
     assert not load_hardware("edge-npu").supports("bf16")  # int8 only

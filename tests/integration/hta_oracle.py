@@ -62,3 +62,12 @@ def hta_step_periods(analysis: Any, rank: int) -> dict[int, float]:
     steps = [int(i) for i in firsts.index]
     starts = [float(t) for t in firsts.to_numpy()]
     return {steps[n]: (starts[n + 1] - starts[n]) * 1e-6 for n in range(len(steps) - 1)}
+
+
+def hta_last_step_s(analysis: Any, rank: int) -> float:
+    """The last ``ProfilerStep``'s window as HTA assigns its kernels: from its first GPU activity
+    to the end of the GPU activity of every step, s (HTA gives it no period: no next step)."""
+    df = analysis.t.get_trace(rank)
+    gpu = df[df["stream"].ge(0) & df["iteration"].ge(0)]
+    last = gpu[gpu["iteration"] == gpu["iteration"].max()]
+    return float((gpu["ts"] + gpu["dur"]).max() - last["ts"].min()) * 1e-6

@@ -28,7 +28,7 @@ import os
 from workbench.evidence._source import DEFAULT_MAX_BYTES, check_trace_file, sniff
 from workbench.evidence.breakdown import RankBreakdown, temporal_breakdown
 from workbench.evidence.categories import classify
-from workbench.evidence.compare import Shift, compare_runs, shift_interval95
+from workbench.evidence.compare import Shift, compare_runs, paired_shift95, shift_interval95
 from workbench.evidence.kineto import read_kineto, write_kineto_trace
 from workbench.evidence.merge import merge_runs, read_rank_traces
 from workbench.evidence.nsys import read_nsys, write_nsys_sqlite
@@ -53,6 +53,7 @@ __all__ = [
     "classify",
     "compare_runs",
     "merge_runs",
+    "paired_shift95",
     "read_kineto",
     "read_nsys",
     "read_rank_traces",

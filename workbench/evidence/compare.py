@@ -10,9 +10,20 @@ The shift between two runs' iteration times is estimated distribution-free (Holl
   approximation beyond).
 
 No normality is assumed, and a few slow warm-up iterations move neither the estimate nor the
-interval much. A shift whose interval excludes 0 is beyond the noise. With very few repeats no
-rank reaches 95%; the interval is then the full range of differences and ``coverage`` says what
-it actually covers.
+interval much. Only steady-state iterations are compared (:attr:`MeasuredRun.steady_iterations`:
+the warm-up step is left out on both sides).
+
+When both runs have several steps (at least :data:`PAIRED_MIN` steady ones), step i of one is
+paired with step i of the other and the shift is read from the per-step differences
+``d_i = candidate_i - baseline_i`` (:func:`paired_shift95`): their mean, with the paired-t 95%
+interval ``mean(d) +- t(0.975, n - 1) sd(d) / sqrt(n)`` (Student's t quantiles), and the sign test
+(how many of the n differences are positive; its two-sided exact p-value ``2 P(Binomial(n, 1/2)
+<= min(pos, neg))``). Pairing removes what the two runs' steps share (the step-to-step drift of
+one input pipeline), so a deterministic +2.75 ms on every step is a regression, even when the
+steps themselves vary by more than that.
+
+A shift whose interval excludes 0 is beyond the noise. With very few repeats no rank reaches 95%;
+the interval is then the full range of differences and ``coverage`` says what it covers.
 
 >>> from workbench.evidence.compare import shift_interval95
 >>> s = shift_interval95([1.00, 1.02, 0.99, 1.01, 1.00, 1.03], [1.10, 1.12, 1.09, 1.11, 1.13, 1.10])
@@ -30,9 +41,17 @@ from functools import lru_cache
 
 from workbench.evidence.run import MeasuredRun, TraceError
 
-__all__ = ["Shift", "compare_runs", "shift_interval95"]
+__all__ = ["PAIRED_MIN", "Shift", "compare_runs", "paired_shift95", "shift_interval95"]
 
 _EXACT_LIMIT = 2500
+#: Fewest steady steps on each side for a paired comparison.
+PAIRED_MIN = 3
+#: Student's t 0.975 quantile by degrees of freedom 1..30 (standard tables); beyond, 1.96.
+_T975 = (
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -45,6 +64,10 @@ class Shift:
         high_s: Upper end of the interval, s.
         coverage: The interval's actual coverage (0.95 or more with enough repeats).
         baseline_median_s: The baseline's median iteration, s (for a relative reading).
+        method: ``hodges-lehmann`` (unpaired) or ``paired`` (per-step differences).
+        pairs: Steps paired (0 when unpaired).
+        positive: Paired differences above 0 (the sign test's count; 0 when unpaired).
+        sign_p: The sign test's two-sided exact p-value (1.0 when unpaired).
     """
 
     estimate_s: float
@@ -52,6 +75,10 @@ class Shift:
     high_s: float
     coverage: float
     baseline_median_s: float
+    method: str = "hodges-lehmann"
+    pairs: int = 0
+    positive: int = 0
+    sign_p: float = 1.0
 
     @property
     def beyond_noise(self) -> bool:
@@ -64,8 +91,16 @@ class Shift:
         return self.estimate_s / self.baseline_median_s if self.baseline_median_s else 0.0
 
 
-def compare_runs(baseline: MeasuredRun, candidate: MeasuredRun) -> Shift:
-    """The shift in iteration wall time from ``baseline`` to ``candidate`` (see module doc).
+def compare_runs(
+    baseline: MeasuredRun, candidate: MeasuredRun, *, paired: bool | None = None
+) -> Shift:
+    """The shift in steady-state iteration time from ``baseline`` to ``candidate`` (module doc).
+
+    Args:
+        baseline: The reference run.
+        candidate: The run compared with it.
+        paired: Pair step i with step i (None: when both have :data:`PAIRED_MIN` steady steps
+            or more; the first ``min(n, m)`` steps are paired).
 
     Raises:
         TraceError: Either run has fewer than 2 repeats (no noise estimate is possible).
@@ -76,8 +111,53 @@ def compare_runs(baseline: MeasuredRun, candidate: MeasuredRun) -> Shift:
                 f"{run.source}: comparing measured runs needs at least 2 repeats "
                 f"(ProfilerStep#N iterations) on each side; it has {run.repeats}"
             )
-    return shift_interval95(
-        [it.wall_s for it in baseline.iterations], [it.wall_s for it in candidate.iterations]
+    base = [it.wall_s for it in baseline.steady_iterations]
+    cand = [it.wall_s for it in candidate.steady_iterations]
+    if paired is None:
+        paired = min(len(base), len(cand)) >= PAIRED_MIN
+    if paired:
+        n = min(len(base), len(cand))
+        return paired_shift95(base[:n], cand[:n])
+    return shift_interval95(base, cand)
+
+
+def paired_shift95(baseline: Sequence[float], candidate: Sequence[float]) -> Shift:
+    """Shift from per-step differences ``candidate_i - baseline_i`` (module doc).
+
+    The mean difference, its paired-t 95% interval and the sign test.
+
+    Args:
+        baseline: The baseline's step times in step order, s.
+        candidate: The candidate's, as many, s.
+
+    Returns:
+        The shift (``method="paired"``); the interval's coverage is 0.95.
+
+    >>> s = paired_shift95([0.10, 0.13, 0.11, 0.14], [0.10275, 0.13275, 0.11275, 0.14275])
+    >>> round(s.estimate_s * 1e3, 2), s.beyond_noise, s.positive
+    (2.75, True, 4)
+    """
+    n = len(baseline)
+    if n < 2 or len(candidate) != n:
+        raise TraceError("paired shift: each side needs the same number of steps, at least 2")
+    d = [c - b for b, c in zip(baseline, candidate, strict=True)]
+    mean = statistics.fmean(d)
+    # NOTE: differences equal to within rounding (a deterministic shift) have a zero spread.
+    sd = statistics.stdev(d) if n > 1 else 0.0
+    t = _T975[n - 2] if n - 1 <= len(_T975) else 1.96
+    half = t * sd / math.sqrt(n)
+    pos, neg = sum(x > 0 for x in d), sum(x < 0 for x in d)
+    tail = sum(math.comb(pos + neg, i) for i in range(min(pos, neg) + 1)) / 2.0 ** (pos + neg)
+    return Shift(
+        estimate_s=mean,
+        low_s=mean - half,
+        high_s=mean + half,
+        coverage=0.95,
+        baseline_median_s=statistics.median(baseline),
+        method="paired",
+        pairs=n,
+        positive=pos,
+        sign_p=min(1.0, 2 * tail) if pos + neg else 1.0,
     )
 
 

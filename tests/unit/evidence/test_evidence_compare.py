@@ -10,6 +10,7 @@ import pytest
 from workbench.evidence import (
     TraceError,
     compare_runs,
+    paired_shift95,
     read_trace,
     shift_interval95,
     write_kineto_trace,
@@ -68,3 +69,42 @@ def test_compare_runs_on_traces(tmp_path, make_steps):
     one = read_trace(write_kineto_trace(tmp_path / "c.json", make_steps(1)))
     with pytest.raises(TraceError, match="at least 2 repeats"):
         compare_runs(fast, one)
+
+
+def test_a_deterministic_shift_on_every_step_is_a_regression_when_paired():
+    # Steps vary by +-15 ms (an input pipeline's drift, the same in both runs); the candidate is
+    # 2.75 ms slower on every step. Unpaired, the shift hides in the spread; paired, it is exact.
+    rng = np.random.default_rng(3)
+    base = list(0.1 + 0.015 * rng.standard_normal(8))
+    cand = [b + 2.75e-3 for b in base]
+    unpaired = shift_interval95(base, cand)
+    assert not unpaired.beyond_noise
+    s = paired_shift95(base, cand)
+    assert s.method == "paired"
+    assert s.pairs == 8
+    assert s.positive == 8
+    assert s.sign_p == pytest.approx(2 / 2**8)
+    assert s.beyond_noise
+    assert s.estimate_s == pytest.approx(2.75e-3, rel=1e-9)
+
+
+def test_paired_noise_is_not_a_shift():
+    rng = np.random.default_rng(4)
+    base = list(0.1 + 0.01 * rng.standard_normal(10))
+    cand = [b + 0.002 * rng.standard_normal() for b in base]
+    s = paired_shift95(base, cand)
+    assert s.low_s < 0 < s.high_s
+    assert not s.beyond_noise
+
+
+def test_compare_runs_leaves_the_warm_up_step_out(tmp_path, make_steps):
+    fast = read_trace(write_kineto_trace(tmp_path / "a.json", make_steps(6)))
+    slow = read_trace(write_kineto_trace(tmp_path / "b.json", make_steps(6, slow=2.0)))
+    s = compare_runs(fast, slow)
+    assert s.method == "paired"
+    assert s.pairs == len(fast.steady_iterations) == 5
+    steady = [b.wall_s for b in fast.steady_iterations]
+    assert s.baseline_median_s == pytest.approx(float(np.median(steady)))
+    unpaired = compare_runs(fast, slow, paired=False)
+    assert unpaired.method == "hodges-lehmann"
+    assert unpaired.estimate_s == pytest.approx(1e-3)

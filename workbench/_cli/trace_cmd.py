@@ -1,0 +1,86 @@
+"""``workbench trace FILE``: what a reviewer reads first about a profiler trace.
+
+Iterations (steady-state median, the warm-up step apart, warnings), HTA's temporal breakdown,
+kernel time by category per iteration, the top kernels and, when the trace recorded shapes, an
+expected time beside every modelled kernel on the trace's GPU (``--hardware`` to choose another
+profile, ``--on`` for a what-if). ``--against B`` compares two traces by operator and category.
+Bad input: one line, exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from workbench.errors import WorkbenchError
+from workbench.evidence import read_trace
+from workbench.evidence.operators import RecordedOps, read_operators
+from workbench.hw.loader import load_hardware
+from workbench.review.pairs import pair_document, pair_text
+from workbench.review.trace_summary import choose_hardware, trace_document, trace_text
+
+__all__ = ["register", "run"]
+
+
+def register(subs: argparse._SubParsersAction) -> None:
+    """Add the ``trace`` subcommand."""
+    p = subs.add_parser(
+        "trace",
+        help="summarise a profiler trace, with an expected time for every measured kernel",
+        description="Read a Kineto (PyTorch profiler) or Nsight Systems trace: iterations, "
+        "temporal breakdown, kernel time by category, top kernels, and (when shapes were "
+        "recorded) every kernel beside its expected time on the trace's GPU.",
+    )
+    p.add_argument("file", metavar="FILE", help="the trace (.json, .json.gz, .sqlite)")
+    p.add_argument(
+        "--hardware", metavar="H", help="profile to expect on (default: the trace's GPU)"
+    )
+    p.add_argument(
+        "--on", metavar="H2", help="what-if: the trace's graph re-mapped on this profile"
+    )
+    p.add_argument("--against", metavar="B", help="a second trace to compare with (measured pair)")
+    p.add_argument("--json", action="store_true", help="print the JSON document")
+    p.add_argument("--format", choices=("table", "json"), default="table", help="--json's twin")
+    p.add_argument("--top", type=int, default=5, help="kernels in the leading tables (default 5)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Handle ``workbench trace``."""
+    if not args.file:
+        raise WorkbenchError("trace: FILE is an empty path")
+    args.json = args.json or args.format == "json"
+    if args.top < 1 or args.top > 1000:
+        raise WorkbenchError(f"trace: --top {args.top} is not in 1..1000")
+    first = read_trace(args.file)
+    ops = read_operators(args.file) if first.format == "kineto" else _no_ops()
+    if args.against is not None:
+        if not args.against:
+            raise WorkbenchError("trace: --against is an empty path")
+        second = read_trace(args.against)
+        ops2 = read_operators(args.against) if second.format == "kineto" else _no_ops()
+        doc = pair_document(first, ops, second, ops2, top=max(args.top, 15))
+        print(json.dumps(doc, indent=2, allow_nan=False) if args.json else pair_text(doc), end="")
+        if args.json:
+            print()
+        return 0
+    hw = None
+    if ops.shapes_recorded or args.hardware:
+        hw = load_hardware(choose_hardware(first, args.hardware))
+    on = load_hardware(args.on) if args.on else None
+    doc = trace_document(first, ops, hardware=hw, on=on, top=max(args.top, 10))
+    if hw is None:
+        note = "the trace recorded no shapes (record_shapes=False)"
+        if first.format == "nsys":
+            note = "an Nsight Systems export records no operator shapes"
+        doc["expected"] = {"note": note}
+    if args.json:
+        print(json.dumps(doc, indent=2, allow_nan=False))
+    else:
+        print(trace_text(doc, top=args.top), end="")
+    return 0
+
+
+def _no_ops() -> RecordedOps:
+    """No operators (an Nsight Systems export has no cpu_op events)."""
+    return RecordedOps(ops=(), by_correlation={}, shapes_recorded=False)
