@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from workbench._cli.argtypes import count
 from workbench.errors import WorkbenchError
 from workbench.evidence import read_trace
 from workbench.evidence.operators import RecordedOps, read_operators
@@ -41,7 +42,12 @@ def register(subs: argparse._SubParsersAction) -> None:
     p.add_argument("--against", metavar="B", help="a second trace to compare with (measured pair)")
     p.add_argument("--json", action="store_true", help="print the JSON document")
     p.add_argument("--format", choices=("table", "json"), default="table", help="--json's twin")
-    p.add_argument("--top", type=int, default=5, help="kernels in the leading tables (default 5)")
+    p.add_argument(
+        "--top",
+        type=count(1, 1000),
+        default=5,
+        help="kernels in the leading tables (1-1000, default 5)",
+    )
     p.set_defaults(func=run)
 
 
@@ -50,8 +56,6 @@ def run(args: argparse.Namespace) -> int:
     if not args.file:
         raise WorkbenchError("trace: FILE is an empty path")
     args.json = args.json or args.format == "json"
-    if args.top < 1 or args.top > 1000:
-        raise WorkbenchError(f"trace: --top {args.top} is not in 1..1000")
     first = read_trace(args.file)
     ops = read_operators(args.file) if first.format == "kineto" else _no_ops()
     if args.against is not None:

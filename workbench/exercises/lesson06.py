@@ -2,10 +2,29 @@
 
 from __future__ import annotations
 
-from workbench.exercises._check import CheckResult, compare
-from workbench.review import SCENARIOS, build_scenario, triage
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
 
-__all__ = ["check_first_failing", "triage_scenario"]
+from workbench._format import fmt_time
+from workbench.errors import WorkbenchError
+from workbench.evidence import read_trace
+from workbench.evidence.operators import read_operators
+from workbench.exercises._check import CheckResult, compare
+from workbench.exercises._claims import Claim
+from workbench.hw import load_hardware
+from workbench.review import SCENARIOS, build_scenario, triage
+from workbench.review.pairs import pair_document, pair_text
+from workbench.review.trace_summary import choose_hardware, trace_document, trace_text
+
+__all__ = [
+    "check_first_failing",
+    "expected_table_text",
+    "gpu_lag_claim",
+    "measured_pair",
+    "measured_pair_text",
+    "triage_scenario",
+]
 
 
 def triage_scenario(scenario: str):  # -> TriageReport
@@ -32,10 +51,64 @@ def check_first_failing(
         f"first failing mechanism ({scenario})",
         (mechanism, owner),
         expected,
-        hint="walk the kernels in execution order; the first changed group whose class carries "
-        "a material share of the regression; look its class up in the ownership table",
+        hint="which mechanism carries the largest share of the regression? Look at the kernel "
+        "family whose time moved most, then its class in the ownership table",
         hint2="compare the group's kernels before and after: did their engine, format, tile, "
         "count or launch change? That change names the class; names match without regard to "
         "case, spaces or underscores",
         strict=strict,
     )
+
+
+#: Where the lesson's real measured pair lives: Holistic Trace Analysis's public test data (MIT
+#: licence; source, commit and files in tests/data/hta/README.md), a DLRM training step on an
+#: A100 and on a V100 whose GPU lags the host.
+HTA_DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "hta"
+A100_TRACE, V100_TRACE = "dlrm_a100.json.gz", "dlrm_v100_rank1.json.gz"
+
+
+def _trace(name: str) -> Path:
+    path = HTA_DATA / name
+    if not path.is_file():
+        raise WorkbenchError(f"lesson 06: {path} is missing (run the lesson from a checkout)")
+    return path
+
+
+@lru_cache(maxsize=1)
+def measured_pair() -> dict[str, Any]:
+    """The A100 -> V100 DLRM pair as :func:`workbench.review.pairs.pair_document` gives it."""
+    a, b = _trace(A100_TRACE), _trace(V100_TRACE)
+    return pair_document(read_trace(a), read_operators(a), read_trace(b), read_operators(b))
+
+
+def measured_pair_text() -> str:
+    """The pair as ``workbench trace A --against B`` prints it."""
+    return pair_text(measured_pair())
+
+
+def gpu_lag_claim() -> Claim:
+    """What the measured pair says, computed from it: medians, change, the paired shift."""
+    step = measured_pair()["step"]
+    a, b = step["baseline_median_s"], step["candidate_median_s"]
+    text = (
+        f"Steady-state step: A100 {fmt_time(a)} -> V100 {fmt_time(b)} "
+        f"(**{step['relative']:+.1%}**), each GPU activity counted in the step window it ran "
+        "in and the warm-up step left out."
+    )
+    shift = step["shift"]
+    if shift is not None:
+        verdict = "beyond" if shift["beyond_noise"] else "within"
+        text += (
+            f" The shift, {fmt_time(shift['estimate_s'])} per step "
+            f"({fmt_time(shift['low_s'])} to {fmt_time(shift['high_s'])}, "
+            f"{shift['coverage']:.0%} interval), is {verdict} the step-to-step noise."
+        )
+    return Claim(text)
+
+
+def expected_table_text(top: int = 5) -> str:
+    """The V100 trace's kernels beside their expected time on its GPU (``workbench trace``)."""
+    path = _trace(V100_TRACE)
+    run, ops = read_trace(path), read_operators(path)
+    hw = load_hardware(choose_hardware(run, None))
+    return trace_text(trace_document(run, ops, hardware=hw, top=max(top, 10)), top=top)

@@ -111,10 +111,14 @@ def _without_widget_text(nb: Any) -> Any:
 
     out = copy.deepcopy(nb)
     for cell in out.cells:
-        for o in cell.get("outputs", []):
+        if "outputs" not in cell:
+            continue
+        for o in cell.outputs:
             data = o.get("data", {})
             if _WIDGET_VIEW in data:
                 data.pop("text/plain", None)
+        # an output left with nothing but the live view has nothing a static page can show
+        cell.outputs = [o for o in cell.outputs if set(o.get("data", {"": 0})) != {_WIDGET_VIEW}]
     return out
 
 

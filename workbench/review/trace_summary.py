@@ -293,6 +293,11 @@ def trace_text(doc: dict[str, Any], *, top: int = 5) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _n(count: int, noun: str) -> str:
+    """``1 step``, ``5 steps``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def _iteration_lines(it: dict[str, Any]) -> list[str]:
     if not it["steps_annotated"]:
         return [
@@ -304,8 +309,8 @@ def _iteration_lines(it: dict[str, Any]) -> list[str]:
     interval = f" (95% interval {fmt_time(ci[0])}-{fmt_time(ci[1])})" if ci else ""
     warm = f"; warm-up step {fmt_time(it['warmup_s'])} apart" if it["warmup_s"] is not None else ""
     return [
-        f"iterations: {it['count']} steps, median {fmt_time(it['median_s'])} over "
-        f"{it['steady_count']} steady-state steps{interval}{spread}{warm}"
+        f"iterations: {_n(it['count'], 'step')}, median {fmt_time(it['median_s'])} over "
+        f"{_n(it['steady_count'], 'steady-state step')}{interval}{spread}{warm}"
     ]
 
 

@@ -75,3 +75,17 @@ def test_lesson11_trace_gap_claim_follows_the_ratios():
     assert "**narrows**" in lesson11.trace_gap_claim(t, "a", "b").text
     t.loc["b", "synthetic-fixed"] = 30.0
     assert "**widens**" in lesson11.trace_gap_claim(t, "a", "b").text
+
+
+def test_lesson06_measured_pair_is_the_hta_pair():
+    # issue 17: lesson 06 triages a real measured pair where the GPU lags the host
+    from workbench.exercises import lesson06
+
+    step = lesson06.measured_pair()["step"]
+    assert step["candidate_median_s"] > step["baseline_median_s"]
+    text = lesson06.gpu_lag_claim().text
+    assert f"{step['relative']:+.1%}" in text
+    assert "warm-up step left out" in text
+    table = lesson06.expected_table_text()
+    assert "lose" in table
+    assert "v100-sxm2" in table
