@@ -164,9 +164,44 @@ def evaluate_guardrails(
     return tuple(out)
 
 
+#: How a reviewer names each metric in a decision's reasons.
+METRIC_LABELS: dict[str, str] = {
+    "time_s": "step time",
+    "mfu": "MFU",
+    "stall_fraction": "memory-stall fraction",
+    "p95_s": "p95 latency",
+    "p99_s": "p99 latency",
+    "throughput": "throughput",
+    "quality_error": "quality error",
+}
+#: Absolute metrics that are fractions: their changes read in percentage points.
+_POINTS = {"stall_fraction"}
+
+
+def _amount(check: GuardrailCheck, value: float) -> str:
+    """A regression or a threshold in the metric's unit: %, percentage points or a number."""
+    if check.relative:
+        return f"{value:+.1%}"
+    if check.metric in _POINTS:
+        return f"{value * 100:+.1f} points"
+    return f"{value:+.3g}"
+
+
 def _pct(check: GuardrailCheck) -> str:
-    r = check.regression or 0.0
-    return f"{r:+.1%}" if check.relative else f"{r:+.3g}"
+    return _amount(check, check.regression or 0.0)
+
+
+def _reason(check: GuardrailCheck, *, flag: bool) -> str:
+    """``step time +217.7% (roll back beyond +5.0%)`` and its source in brackets."""
+    label = METRIC_LABELS.get(check.metric, check.metric)
+    limits = (
+        f"flag beyond {_amount(check, check.flag_at)}, roll back beyond "
+        f"{_amount(check, check.rollback_at)}"
+        if flag
+        else f"roll back beyond {_amount(check, check.rollback_at)}"
+    )
+    where = f" [{check.source}]" if check.source else ""
+    return f"{label} regressed {_pct(check)} ({limits}){where}"
 
 
 def decide(
@@ -184,20 +219,12 @@ def decide(
     roll = [c for c in checks if c.status == "rollback"]
     flag = [c for c in checks if c.status == "flag"]
     if roll:
-        return "roll back", tuple(
-            f"{c.metric} regressed {_pct(c)} (rollback beyond {c.rollback_at:g})"
-            + (f" [{c.source}]" if c.source else "")
-            for c in roll
-        )
+        return "roll back", tuple(_reason(c, flag=False) for c in roll)
     if missing:
         return "cannot sign off", tuple(f"cannot sign off: missing {m}" for m in missing)
     if flag:
-        return "ship behind a flag", tuple(
-            f"{c.metric} regressed {_pct(c)} (flag beyond {c.flag_at:g}, rollback beyond "
-            f"{c.rollback_at:g})" + (f" [{c.source}]" if c.source else "")
-            for c in flag
-        )
-    present = [c.metric for c in checks if c.status == "ok"]
+        return "ship behind a flag", tuple(_reason(c, flag=True) for c in flag)
+    present = [METRIC_LABELS.get(c.metric, c.metric) for c in checks if c.status == "ok"]
     return "ship", (f"every guardrail holds ({', '.join(present)})",)
 
 
