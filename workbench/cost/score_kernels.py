@@ -13,17 +13,12 @@ from __future__ import annotations
 import numpy as np
 
 from workbench.cost.attention_class import fused_attention_times
-from workbench.cost.issue import HardwareScheduled, tile_issue
+from workbench.cost.issue import tile_issue
 from workbench.cost.scored import Scored, finish, memory_times, next_level, with_issue
 from workbench.hw.schema import Hardware
 from workbench.lowering.kernel import Kernel
 
-__all__ = ["issue_free", "score_attention", "score_rows"]
-
-
-def issue_free(hw: Hardware) -> bool:
-    """Whether the hardware schedules its own tiles (no software tile issue: GPUs, NPUs)."""
-    return isinstance(tile_issue(hw), HardwareScheduled)
+__all__ = ["score_attention", "score_rows"]
 
 
 def score_attention(kernel: Kernel, hw: Hardware, ms, kind: str, peak: float) -> Scored:
