@@ -34,8 +34,10 @@ Array = np.ndarray
 class TileIssue(Protocol):
     """What differs between hardware-scheduled and software-issued tiles (see module docstring)."""
 
-    #: True where the profile's math efficiency is fitted through a reference GEMM's shape.
-    solves_math_rate: bool
+    @property
+    def solves_math_rate(self) -> bool:
+        """True where the profile's math efficiency is fitted through a reference GEMM's shape."""
+        ...
 
     def misaligned(self, kernel: Kernel, hw: Hardware) -> bool:
         """Whether a GEMM's operand strides keep it off the engine's asynchronous-copy path."""
