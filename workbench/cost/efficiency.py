@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from workbench.cost.issue import tile_issue
 from workbench.hw.schema import Hardware
 from workbench.lowering.kernel import GemmProblem, Kernel, elem_bytes
 
@@ -85,7 +86,7 @@ def math_efficiency(
     target_share = e
     ref = reference_kernel(hw, key[1])
     _SOLVED[key] = (hw, e)  # NOTE: provisional, so costing the reference does not recurse
-    if ref is None or hw.overheads.tile_issue_s > 0:
+    if ref is None or not tile_issue(hw).solves_math_rate:
         return e
     target = target_share * hw.peak_flops(ref.dtype)
     for _ in range(_STEPS):

@@ -3,8 +3,9 @@
 A host profile (``workbench calibrate``) has ``overheads.tile_issue_s > 0``: tiles are library
 calls issued one after another, so their cost includes the call-size rate, the accumulator's
 traffic per K-step, im2col gathers and per-class vector rates measured by calibration, and its
-bottleneck class comes from a time split rather than from overlapped parts. On an accelerator
-profile every term here is inactive and its predictions do not change.
+bottleneck class comes from a time split rather than from overlapped parts. These are the
+formulas; :class:`workbench.cost.issue.SoftwareIssued` applies them on host profiles only (a
+hardware-scheduled profile never reaches them).
 """
 
 from __future__ import annotations
@@ -85,8 +86,6 @@ def dram_stream_s(kernel: Kernel, hw: Hardware) -> float:
     of hiding behind them. 0 when the footprint fits a cache (warm runs read it from there)
     and on accelerators.
     """
-    if hw.overheads.tile_issue_s <= 0:
-        return 0.0
     levels = [m for m in hw.memory if m.kind != "register"]
     home = home_level(kernel, hw)
     if home is not levels[-1] or kernel.bytes <= levels[-2].capacity_bytes:
@@ -102,7 +101,7 @@ def gather_s(kernel: Kernel, hw: Hardware) -> float:
     """
     rate = hw.vector_unit.gather_bytes_per_s
     p = kernel.gemm
-    if kernel.kind != "conv" or p is None or hw.overheads.tile_issue_s <= 0:
+    if kernel.kind != "conv" or p is None:
         return 0.0
     gather = p.batch * p.m * p.k * p.a_bytes / rate if rate > 0 else 0.0
     return gather + hw.overheads.conv_setup_s
@@ -121,7 +120,7 @@ def transpose_s(kernel: Kernel, hw: Hardware) -> float:
     """
     table = hw.vector_unit.transpose_rates
     p = kernel.rows
-    if kernel.kind != "layout" or p is None or not table or hw.overheads.tile_issue_s <= 0:
+    if kernel.kind != "layout" or p is None or not table:
         return 0.0
     widths = sorted({w for w, _, _ in table})
     sizes = sorted({n for _, n, _ in table})
@@ -157,7 +156,7 @@ def row_rate(hw: Hardware, cls: str, cols: np.ndarray | float) -> np.ndarray | f
     its ends); None when the profile has no table for the class (accelerators, old profiles).
     """
     table = hw.vector_unit.row_rates.get(cls)
-    if not table or hw.overheads.tile_issue_s <= 0:
+    if not table:
         return None
     lengths = np.log2([float(n) for n, _ in table])
     rate = np.interp(np.log2(np.maximum(cols, 1)), lengths, [r for _, r in table])
@@ -170,7 +169,7 @@ def vector_rate(kernel: Kernel, hw: Hardware, cls: str | None = None) -> float:
     On a host, a row kernel's rate is the class's rate at its row length (:func:`row_rate`).
     """
     rates = hw.vector_unit.kernel_flops_per_s
-    if rates and hw.overheads.tile_issue_s > 0:
+    if rates:
         cls = cls or vector_class(kernel)
         if kernel.kind == "row" and kernel.rows is not None:
             by_length = row_rate(hw, cls, kernel.rows.cols)

@@ -2,9 +2,16 @@
 
 Per candidate (arrays over the mapspace), seconds::
 
+    math     = 2 tm tn tk / peak per core + dequant            (dequant: weight-only, on chips)
     K-step   = max(math, loads from the next level, latency / (stages - 1))   (pipelined)
-    tile     = K-steps x K-step + prologue load + output store + split-K fix-up (+ skew)
-    pipeline = waves x tile
+    K-step   = K-step x call slowdown + accumulator           (software-issued: exact slice)
+    tile     = K-steps x (K-step + issue) + issue + prologue load + output store
+               + fill skew + split-K fix-up
+    pipeline = waves x tile + store drain + im2col gather + epilogue passes
+    compute  = work / peak + waves x (K-steps x dequant + fill skew)
+
+``issue`` is ``overheads.tile_issue_s`` (0 where the chip schedules its tiles); every other term
+that only one kind of profile has comes from its :class:`~workbench.cost.issue.TileIssue`.
 
 The math rate (``peak``, FLOP/s for the whole chip) is solved by the caller
 (:func:`workbench.cost.efficiency.math_efficiency`) and shared evenly by the cores.
@@ -14,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from workbench.cost.host import accumulate_s, call_slowdown, gather_s, skinny_slowdown, vector_rate
+from workbench.cost.issue import tile_issue
 from workbench.cost.scored import Scored, finish, next_level, with_issue
 from workbench.hw.schema import Hardware
 from workbench.lowering.kernel import Kernel
@@ -25,23 +32,21 @@ __all__ = ["core_bandwidth", "misaligned", "score_gemm", "split_fixup_s"]
 
 def misaligned(kernel: Kernel, hw: Hardware) -> bool:
     """A matrix-engine GEMM whose operand strides keep it off the engine's asynchronous path."""
-    p = kernel.gemm
-    return (
-        p is not None
-        and kernel.engine == "matrix"
-        and hw.matrix_engine.legacy_mma_fraction < 1
-        and hw.overheads.tile_issue_s == 0
-        and not p.strides_aligned
-    )
+    return tile_issue(hw).misaligned(kernel, hw)
 
 
 def score_gemm(kernel: Kernel, hw: Hardware, ms: GemmMapspace, peak: float) -> Scored:
-    """Times of every candidate of a GEMM mapspace at the chip's math rate ``peak`` (FLOP/s)."""
+    """Times of every candidate of a GEMM mapspace at the chip's math rate ``peak`` (FLOP/s).
+
+    Where tiles are issued by software or scheduled by the chip, the terms come from the
+    profile's :class:`~workbench.cost.issue.TileIssue` (module docstring for the formula).
+    """
     p = kernel.gemm
     assert p is not None
+    ti = tile_issue(hw)
     cores = hw.matrix_engine.cores
     peak_core = peak / cores
-    if misaligned(kernel, hw):
+    if ti.misaligned(kernel, hw):
         # NOTE: TMA needs 16-byte aligned strides (cuTensorMapEncodeTiled), so the library
         # falls back to a warp-level MMA kernel without bulk async copies.
         peak_core = peak_core * hw.matrix_engine.legacy_mma_fraction
@@ -51,59 +56,21 @@ def score_gemm(kernel: Kernel, hw: Hardware, ms: GemmMapspace, peak: float) -> S
     bw_core = core_bandwidth(hw, nxt.sustained_bytes_per_s, active)
     rows = np.minimum(ms.tm, p.m)
     cols = np.minimum(ms.tn, p.n)
-    t_c = 2.0 * ms.tm * ms.tn * ms.tk / peak_core
-    issue = hw.overheads.tile_issue_s
-    t_extra = 0.0
-    if p.b_dequant_ops and issue == 0:
-        # NOTE: weight-only formats: the vector unit (CUDA cores, VPU) dequantizes each K-step's
-        # B tile before the matrix engine uses it; the same warps issue both, so it adds to the
-        # step's compute (an FMA is 2 FLOPs of the vector peak, one instruction).
-        t_extra = (
-            np.minimum(ms.tn, p.n) * ms.tk * p.b_dequant_ops / (hw.vector_flops("fp32") / 2 / cores)
-        )
-        t_c = t_c + t_extra
-    skew = hw.matrix_engine.fold_skew_cycles
-    # NOTE: a systolic array fills before its first fold and drains after its last (rows +
-    # cols - 2 cycles); the folds in between stream back to back (weights double-buffered, the
-    # next wavefront entering as the last leaves), so a tile pays the skew once.
-    t_skew = skew / hw.matrix_engine.clock_hz if skew and issue == 0 else 0.0
+    issue = hw.overheads.tile_issue_s  # NOTE: 0 where the chip schedules its tiles
+    t_extra = ti.dequant_s(kernel, hw, ms)
+    t_c = 2.0 * ms.tm * ms.tn * ms.tk / peak_core + t_extra
+    t_skew = ti.fill_skew_s(hw)
     cluster = hw.matrix_engine.cluster_size
     t_l = (rows * p.a_bytes + cols * p.b_bytes / cluster) * ms.tk / bw_core
     hidden = np.maximum(np.maximum(t_c, t_l), lat / np.maximum(ms.stages - 1, 1))
     t_k = np.where(ms.stages >= 2, hidden, t_c + t_l + lat) + hw.matrix_engine.kstep_overhead_s
-    padded = ms.padded_flops
-    if issue > 0:
-        # NOTE: software-scheduled host (tile_issue_s > 0): a library call runs the exact
-        # slice, so edge tiles cost their true work, not the padded native tile; every tile
-        # issues its K-steps and one epilogue/store step.
-        padded = np.broadcast_to(2.0 * p.batch * p.m * p.n * p.k, np.shape(padded))
-        t_k = t_k * (padded / np.maximum(ms.padded_flops, 1))
-        # A cube of the same work. The engine issues a tile's batch entries as one matmul
-        # call, but NumPy runs a stacked matmul as one BLAS call per batch entry, so each runs
-        # at the rate of one entry's size.
-        call = np.cbrt(rows * cols * np.minimum(ms.tk, p.k))
-        # A skinny call (few rows) runs at the rate of its row count, whatever its work.
-        slow = np.maximum(call_slowdown(hw, call), skinny_slowdown(hw, rows))
-        t_k = t_k * slow + accumulate_s(hw, rows * cols * 4.0)
+    work, t_k = ti.gemm_step(kernel, hw, ms, t_k, rows, cols)
     t_tile = ms.k_iters * (t_k + issue) + issue + (lat + t_l) + rows * cols * p.c_bytes / bw_core
-    t_tile = t_tile + t_skew + split_fixup_s(hw, ms, rows, cols, bw_core)
-    # NOTE: the kernel ends when the last wave's output stores have landed: one store latency
-    # after its last tile (earlier waves' stores overlap the next wave's main loop).
-    drain = lat if issue == 0 else 0.0
-    pipeline = ms.waves * t_tile + drain + gather_s(kernel, hw)
-    if issue > 0 and kernel.vector_flops:
-        # NOTE: host: the fused epilogue (bias, activation, residual) runs as library passes
-        # over each output tile after its matmul, at the calibrated elementwise rate; on an
-        # accelerator it overlaps the next tile's main loop and costs no extra time.
-        pipeline = pipeline + kernel.vector_flops / vector_rate(kernel, hw, "elementwise")
-    issue_s = ms.waves * (ms.k_iters + 1) * issue
-    if issue > 0 and p.batch > 1:
-        # NOTE: software-scheduled host: the engine runs every batch entry (head, conv group)
-        # of an output tile in one library call, so tile steps are issued once per tile of
-        # the (m, n) grid, not once per batch entry.
-        issue_s = issue_s / p.batch
-        pipeline = pipeline - ms.waves * (ms.k_iters + 1) * issue + issue_s
-    compute = padded / (peak_core * cores) + ms.waves * (ms.k_iters * t_extra + t_skew)
+    t_tile = t_tile + t_skew + ti.split_fixup_s(hw, ms, rows, cols, bw_core)
+    pipeline = ms.waves * t_tile + ti.store_drain_s(hw) + ti.gather_s(kernel, hw)
+    pipeline = pipeline + ti.epilogue_s(kernel, hw)
+    pipeline, issue_s = ti.batched_issue(kernel, pipeline, ms.waves * (ms.k_iters + 1) * issue)
+    compute = work / (peak_core * cores) + ms.waves * (ms.k_iters * t_extra + t_skew)
     sc = finish(kernel, hw, ms.traffic, compute, pipeline, ms.fits)
     return with_issue(sc, issue_s)
 
@@ -131,8 +98,4 @@ def split_fixup_s(hw: Hardware, ms: GemmMapspace, rows, cols, bw_core) -> np.nda
     other partials back and reduces them (CUTLASS "serial" split-K / stream-K fixup): one wait
     of the next level's latency plus (split - 1) partial tiles written and read by one core.
     """
-    if hw.overheads.tile_issue_s > 0:
-        return np.zeros(1)
-    lat = next_level(hw).latency_s
-    partial = 2.0 * rows * cols * 4.0 * (ms.split - 1) / bw_core
-    return np.where(ms.split > 1, lat + partial, 0.0)
+    return tile_issue(hw).split_fixup_s(hw, ms, rows, cols, bw_core)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from workbench.cost.host import dram_stream_s
+from workbench.cost.issue import tile_issue
 from workbench.hw.schema import Hardware
 
 __all__ = ["Scored", "at", "finish", "memory_times", "next_level", "with_issue"]
@@ -71,9 +71,9 @@ def finish(kernel, hw, traffic, compute, pipeline, fits, mem=None, penalty=0.0) 
     exec_s = pipeline.copy()
     for t in mem.values():
         exec_s = np.maximum(exec_s, t)
-    stream = dram_stream_s(kernel, hw)
+    stream = tile_issue(hw).dram_stream_s(kernel, hw)
     if stream > 0:
-        # NOTE: host only: streaming from DRAM adds to the calls (see dram_stream_s).
+        # NOTE: streaming the issuing core does itself adds to the calls (0 on chips).
         exec_s = np.maximum(exec_s, pipeline + stream)
     # Spilling candidates sort after every fitting one.
     key = exec_s + penalty + np.where(fits, 0.0, 1e9)

@@ -15,7 +15,7 @@ import numpy as np
 from workbench.cost.bottleneck import classify
 from workbench.cost.collective import collective_cost
 from workbench.cost.efficiency import math_efficiency
-from workbench.cost.host import host_class
+from workbench.cost.issue import tile_issue
 from workbench.cost.model import Cost, energy, launch_and_sync
 from workbench.cost.score_gemm import score_gemm
 from workbench.cost.score_kernels import score_attention, score_rows
@@ -167,9 +167,9 @@ def _cost(
     )
     cls, evidence = classify(kernel, tiling, cost, hw)
     issue_s = float(at(sc.issue_s, sh, i))
-    if hw.overheads.tile_issue_s > 0 and cls not in ("capacity", "sync"):
-        # NOTE: only software-scheduled hosts (tile_issue_s > 0) reach here.
-        cls, evidence = host_class(kernel, hw, total, launch_s + issue_s)
+    # NOTE: a software-issued profile classes from a time split (fixed: launch and issue).
+    found = (cls, evidence)
+    cls, evidence = tile_issue(hw).classify(kernel, hw, total, launch_s + issue_s, found)
     return _with_class(cost, cls, evidence)
 
 
