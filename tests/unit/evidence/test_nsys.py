@@ -181,7 +181,8 @@ def _rename_ranges(path, names, extra=()):
         if n % 2:
             sid = db.execute("SELECT MAX(id) + 1 FROM StringIds").fetchone()[0]
             db.execute("INSERT INTO StringIds VALUES (?, ?)", (sid, name))
-            db.execute("UPDATE NVTX_EVENTS SET text = NULL, textId = ? WHERE rowid = ?", (sid, rowid))
+            update = "UPDATE NVTX_EVENTS SET text = NULL, textId = ? WHERE rowid = ?"
+            db.execute(update, (sid, rowid))
         else:
             db.execute("UPDATE NVTX_EVENTS SET text = ? WHERE rowid = ?", (name, rowid))
     for name, start, end in extra:
