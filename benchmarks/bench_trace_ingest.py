@@ -48,8 +48,12 @@ _GOAL_MEMORY_SHARE = 1 / 3
 _GOAL_BIG_MIB = 1024.0
 
 
-def write_trace(path: Path, target_bytes: int) -> dict[str, int]:
-    """Write a Kineto trace of about ``target_bytes`` to ``path``; counts of what it holds."""
+def write_trace(path: Path, target_bytes: int, *, distinct: bool = False) -> dict[str, int]:
+    """Write a Kineto trace of about ``target_bytes`` to ``path``; counts of what it holds.
+
+    ``distinct``: every kernel gets a name of its own (``..._<n>``), the worst case for
+    classification and interning.
+    """
     n = steps = 0
     host_us, gpu_us = 1_000.0, 1_200.0
     with open(path, "w", encoding="utf-8") as f:
@@ -67,6 +71,8 @@ def write_trace(path: Path, target_bytes: int) -> dict[str, int]:
                 corr = _FIRST_CORRELATION + n
                 memcpy = i % 50 == 0
                 name, dur = ("Memcpy HtoD (Pinned -> Device)", 80.0) if memcpy else _KERNELS[i % 6]
+                if distinct and not memcpy:
+                    name = f"{name}_{n}"
                 op = "aten::copy_" if memcpy else _OPS[i % 6]
                 stream = 20 if i % 6 == 5 else 7
                 gpu_us = max(gpu_us, host_us + 5.0) + 2.0
@@ -166,6 +172,10 @@ def main() -> None:
     parser.add_argument("--size-mb", type=float, default=200.0, help="side-by-side trace, MB")
     parser.add_argument("--big-mb", type=float, default=1000.0, help="workbench-only trace, MB")
     parser.add_argument("--no-hta", action="store_true", help="skip HTA (workbench side only)")
+    parser.add_argument(
+        "--distinct-mb", type=float, default=0.0,
+        help="also read a trace of this size, MB, whose kernels all have distinct names",
+    )  # fmt: skip
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -200,6 +210,11 @@ def main() -> None:
             print(_line("workbench", big))
             ok = big["peak_mib"] < _GOAL_BIG_MIB
             print(f"bounded    peak {big['peak_mib']:.0f} MiB ({_verdict(ok)}: < 1 GiB)")
+            path.unlink()
+        if args.distinct_mb > 0:
+            made = write_trace(path, int(args.distinct_mb * 1e6), distinct=True)
+            print(f"distinct   {made['bytes'] / 1e6:.1f} MB, {made['activities']} distinct names")
+            print(_line("workbench", _measure("workbench", path)))
 
 
 if __name__ == "__main__":
