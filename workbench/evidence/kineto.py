@@ -75,6 +75,8 @@ _CPU_STEP_CATS = {"user_annotation", "cpu_op", "Operator"}
 _GPU_STEP_CATS = {"gpu_user_annotation"}
 #: Distinct range names whose step index is remembered (bounded; names past it are matched anew).
 _STEP_MEMO = 1 << 16
+#: Distinct launch shapes shared between activities (bounded).
+_SHAPE_MEMO = 1 << 16
 #: Top-level metadata keys read as version tags, first present wins (verbatim, never inferred).
 _VERSION_KEYS = {
     "driver": ("cuda_driver_version", "driver_version"),
@@ -136,6 +138,7 @@ class _EventReader:
         self.gpu_steps: list[tuple[str, int, float, float]] = []
         self.base_us: float | None = None
         self._steps: dict[str, int | None] = {}
+        self._shapes: dict[tuple[int, int, int], tuple[int, int, int]] = {}
 
     def take(self, index: int, ev: Any) -> None:
         if not isinstance(ev, dict):
@@ -157,6 +160,16 @@ class _EventReader:
                 start, dur = self._times(index, ev)
                 windows = self.gpu_steps if cat in _GPU_STEP_CATS else self.cpu_steps
                 windows.append((str(name), step, start, start + dur))
+
+    def _dim3(self, v: list[int]) -> tuple[int, int, int]:
+        """``v`` as a tuple, one shared object per distinct shape (kernels repeat their shapes)."""
+        t = (v[0], v[1], v[2])
+        kept = self._shapes.get(t)
+        if kept is None:
+            kept = t
+            if len(self._shapes) < _SHAPE_MEMO:
+                self._shapes[t] = t
+        return kept
 
     def _step_of(self, name: object) -> int | None:
         """The step index of a range name (memoized: a trace has few distinct op names)."""
@@ -241,8 +254,8 @@ class _EventReader:
                 device=device,
                 stream=stream,
                 correlation=corr,
-                grid=None if grid is None else (grid[0], grid[1], grid[2]),
-                block=None if block is None else (block[0], block[1], block[2]),
+                grid=None if grid is None else self._dim3(grid),
+                block=None if block is None else self._dim3(block),
                 registers_per_thread=regs,
                 shared_memory_bytes=smem,
                 bytes=nbytes,
