@@ -150,7 +150,8 @@ class _EventReader:
         if kind is not None:
             self._activity(index, ev, kind)
         elif cat in _RUNTIME_CATS:
-            corr = _args(self.where, index, ev).get("correlation")
+            args = ev.get("args")
+            corr = (args if type(args) is dict else _args(self.where, index, ev)).get("correlation")
             if type(corr) is int:
                 self.launch_s[corr] = self._times(index, ev)[0]
         elif cat in _CPU_STEP_CATS or cat in _GPU_STEP_CATS:
