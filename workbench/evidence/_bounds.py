@@ -234,6 +234,20 @@ class TraceBounds:
     def _ints(self, index: int, ev: Mapping[str, Any]) -> None:
         """Integers the readers keep (pid, tid and every ``args`` value) fit in 64 bits."""
         args = ev.get("args")
+        if _small(ev.get("pid")) and _small(ev.get("tid")):
+            if type(args) is not dict:
+                return
+            # NOTE: the common case in one pass over the values, without building (key, value)
+            # pairs; the keyed loop below only runs to name an offending value.
+            for v in args.values():
+                t = type(v)
+                if t is int:
+                    if not -MAX_INT < v < MAX_INT:
+                        break
+                elif t is list and not _small(v):
+                    break
+            else:
+                return
         values = [("pid", ev.get("pid")), ("tid", ev.get("tid"))]
         if type(args) is dict:
             values += [(k, v) for k, v in args.items()]
@@ -283,6 +297,17 @@ class TraceBounds:
                     f"than the {window * 1e-6:.6g} s window the profiler recorded (a corrupt "
                     "'dur'?)"
                 )
+
+
+def _small(v: object) -> bool:
+    """Whether ``v`` is no integer, or one within 64 bits (a list: all its integers are)."""
+    if type(v) is int:
+        return -MAX_INT < v < MAX_INT
+    if type(v) is list:
+        for x in v:
+            if type(x) is int and not -MAX_INT < x < MAX_INT:
+                return False
+    return True
 
 
 def _plain(v: object) -> TypeGuard[float]:

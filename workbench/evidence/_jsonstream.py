@@ -43,6 +43,8 @@ class ChromeTraceStream:
         self._buf = ""
         self._pos = 0
         self._eof = False
+        self._slow = False  # True: elements are read one by one until the buffer grows
+        self._comma_taken = False
 
     def events(self) -> Iterator[Any]:
         """Yield every element of the ``traceEvents`` array, reading the metadata around it."""
@@ -90,7 +92,15 @@ class ChromeTraceStream:
             return
         index = 0
         while True:
-            yield self._value(f"{name}[{index}]")
+            items = self._lines()
+            if items:
+                yield from items
+                index += len(items) - 1  # the index of the last element yielded
+                if self._comma_taken:
+                    index += 1
+                    continue
+            else:
+                yield self._value(f"{name}[{index}]")
             c = self._peek()
             if c == ",":
                 self._pos += 1
@@ -100,6 +110,36 @@ class ChromeTraceStream:
             else:
                 self._fail_at(f"after {name}[{index}]")
             index += 1
+
+    def _lines(self) -> list[Any] | None:
+        """Every element from ``_pos`` to the buffer's last newline, in one ``json.loads``.
+
+        A JSON string cannot hold a raw newline, so text cut at a newline is never cut inside a
+        string; Kineto writes one event per line, and the elements up to the last newline then
+        decode in one call instead of one Python step each (~3x faster). Anything else (an event
+        spread over lines, the array's end, malformed text) fails that call: the elements are then
+        read one by one, with their exact error messages, until the buffer is next refilled.
+        """
+        if self._slow:
+            return None
+        buf, start = self._buf, self._pos
+        nl = buf.rfind("\n", start)
+        if nl <= start:
+            return None
+        text = buf[start:nl].rstrip()
+        comma = text.endswith(",")
+        if comma:
+            text = text[:-1]
+        try:
+            items = json.loads(f"[{text}]")
+        except (ValueError, RecursionError):
+            self._slow = True
+            return None
+        if not isinstance(items, list) or not items:
+            self._slow = True
+            return None
+        self._pos, self._comma_taken = nl, comma
+        return items
 
     def _fill(self) -> bool:
         if self._eof:
@@ -112,6 +152,7 @@ class ChromeTraceStream:
             self._eof = True
             return False
         self._buf += chunk
+        self._slow = False
         return True
 
     def _grow(self) -> bool:
@@ -133,6 +174,7 @@ class ChromeTraceStream:
             parts.append(chunk)
             size += len(chunk)
         self._buf, self._pos = "".join(parts), 0
+        self._slow = False
         return len(parts) > 1
 
     def _peek(self) -> str:

@@ -23,22 +23,27 @@ FBGEMM-GPU's embedding (TBE ``split_embedding_*``) and permute kernels are embed
 
 from __future__ import annotations
 
+import functools
 import re
 
 __all__ = ["RULES", "classify"]
 
-#: (category, rule name, pattern) in the order they are tried. Patterns are case-insensitive.
+#: (category, rule name, pattern) in the order they are tried. Patterns are case-insensitive and
+#: lower case. Every alternative starts with a literal (``gemm(?<!fbgemm)``, not
+#: ``(?<!fb)gemm``; ``scudnn|hcudnn``, not ``[sh]cudnn``): the regex engine then skips to the
+#: positions where one of those first letters occurs instead of trying every position, about 5x
+#: faster on a long name that matches nothing.
 RULES: tuple[tuple[str, str, str], ...] = (
     ("collective", "name~nccl", r"nccl|all_?reduce|all_?gather|reduce_?scatter|all_?to_?all"),
     ("copy", "name~memcpy", r"memcpy|memset"),
-    ("attention", "name~attention", r"flash|fmha|sdpa|attention|attn|xformers|\bmha"),
+    ("attention", "name~attention", r"flash|fmha|sdpa|attention|attn|xformers|mha(?<!\wmha)"),
     ("norm", "name~norm", r"norm(?!al)|bn_fw|bn_bw|gammabetabackward"),
-    ("conv", "name~conv", r"conv(?!ert)|implicit_gemm|winograd|dgrad|wgrad|fprop|[sh]cudnn"),
+    ("conv", "name~conv", r"conv(?!ert)|implicit_gemm|winograd|dgrad|wgrad|fprop|scudnn|hcudnn"),
     (
         "gemm",
         "name~gemm",
-        r"(?<!fb)gemm|gemv|cutlass|xmma|cublas|nvjet|wgmma|hmma|matmul|triton_tem_"
-        r"|[hs]\d{3,5}(gemm|_)",
+        r"gemm(?<!fbgemm)|gemv|cutlass|xmma|cublas|nvjet|wgmma|hmma|matmul|triton_tem_"
+        r"|h\d{3,5}(?:gemm|_)|s\d{3,5}(?:gemm|_)",
     ),
     (
         "layout",
@@ -64,6 +69,15 @@ RULES: tuple[tuple[str, str, str], ...] = (
     ),
 )
 _COMPILED = tuple((cat, rule, re.compile(pat, re.IGNORECASE)) for cat, rule, pat in RULES)
+# NOTE: an ASCII name lower-cased once and searched case-sensitively matches exactly as the
+# case-insensitive pattern would (every pattern is lower case), about 4x faster per name than
+# ``re.IGNORECASE``; a non-ASCII name (Unicode case folding differs) takes the original patterns.
+_COMPILED_LOWER = tuple((cat, rule, re.compile(pat)) for cat, rule, pat in RULES)
+#: Distinct names whose name-rule verdict is remembered across calls (bounded: a trace of 10**6
+#: distinct names cycles through it instead of growing it).
+_CACHE_NAMES = 1 << 16
+#: Longest name cached, characters (so the cache holds at most ~64 MiB of names).
+_CACHE_MAX_CHARS = 1024
 
 
 def classify(
@@ -84,9 +98,9 @@ def classify(
     Returns:
         ``(category, rule)``; ``("other", "no rule matched")`` when nothing applies.
     """
-    for category, rule, pattern in _COMPILED:
-        if pattern.search(name):
-            return category, rule
+    hit = _cached(name) if len(name) <= _CACHE_MAX_CHARS else _by_name(name)
+    if hit is not None:
+        return hit
     if (
         grid is not None
         and block is not None
@@ -98,3 +112,20 @@ def classify(
         # tiled GEMM/conv/attention kernels stage operands in shared memory.
         return "elementwise", "shape:1-D grid of 1-D blocks, no shared memory"
     return "other", "no rule matched"
+
+
+def _by_name(name: str) -> tuple[str, str] | None:
+    """The first name rule matching ``name``, or None (the launch-shape rule is not tried here)."""
+    if name.isascii():
+        low = name.lower()
+        for category, rule, pattern in _COMPILED_LOWER:
+            if pattern.search(low):
+                return category, rule
+        return None
+    for category, rule, pattern in _COMPILED:
+        if pattern.search(name):
+            return category, rule
+    return None
+
+
+_cached = functools.lru_cache(maxsize=_CACHE_NAMES)(_by_name)

@@ -73,6 +73,10 @@ _EPOCH_LIKE_US = 1e12
 _RUNTIME_CATS = {"cuda_runtime", "Runtime", "cuda_driver", "Driver"}
 _CPU_STEP_CATS = {"user_annotation", "cpu_op", "Operator"}
 _GPU_STEP_CATS = {"gpu_user_annotation"}
+#: Distinct range names whose step index is remembered (bounded; names past it are matched anew).
+_STEP_MEMO = 1 << 16
+#: Distinct launch shapes shared between activities (bounded).
+_SHAPE_MEMO = 1 << 16
 #: Top-level metadata keys read as version tags, first present wins (verbatim, never inferred).
 _VERSION_KEYS = {
     "driver": ("cuda_driver_version", "driver_version"),
@@ -133,6 +137,8 @@ class _EventReader:
         self.cpu_steps: list[tuple[str, int, float, float]] = []
         self.gpu_steps: list[tuple[str, int, float, float]] = []
         self.base_us: float | None = None
+        self._steps: dict[str, int | None] = {}
+        self._shapes: dict[tuple[int, int, int], tuple[int, int, int]] = {}
 
     def take(self, index: int, ev: Any) -> None:
         if not isinstance(ev, dict):
@@ -140,30 +146,60 @@ class _EventReader:
         if ev.get("ph") != "X":
             return
         cat = ev.get("cat")
-        kind = _KIND_BY_CAT.get(cat) if isinstance(cat, str) else None
+        kind = _KIND_BY_CAT.get(cat) if type(cat) is str else None
         if kind is not None:
             self._activity(index, ev, kind)
         elif cat in _RUNTIME_CATS:
-            corr = _args(self.where, index, ev).get("correlation")
-            if isinstance(corr, int) and not isinstance(corr, bool):
+            args = ev.get("args")
+            corr = (args if type(args) is dict else _args(self.where, index, ev)).get("correlation")
+            if type(corr) is int:
                 self.launch_s[corr] = self._times(index, ev)[0]
         elif cat in _CPU_STEP_CATS or cat in _GPU_STEP_CATS:
             name = ev.get("name")
-            step = step_index(name)
-            if step is None and is_measure_range(name):
-                step = UNNUMBERED
+            step = self._step_of(name)
             if step is not None:
                 start, dur = self._times(index, ev)
                 windows = self.gpu_steps if cat in _GPU_STEP_CATS else self.cpu_steps
                 windows.append((str(name), step, start, start + dur))
 
+    def _dim3(self, v: list[int]) -> tuple[int, int, int]:
+        """``v`` as a tuple, one shared object per distinct shape (kernels repeat their shapes)."""
+        t = (v[0], v[1], v[2])
+        kept = self._shapes.get(t)
+        if kept is None:
+            kept = t
+            if len(self._shapes) < _SHAPE_MEMO:
+                self._shapes[t] = t
+        return kept
+
+    def _step_of(self, name: object) -> int | None:
+        """The step index of a range name (memoized: a trace has few distinct op names)."""
+        if type(name) is not str:
+            return None
+        if name in self._steps:
+            return self._steps[name]
+        step = step_index(name)
+        if step is None and is_measure_range(name):
+            step = UNNUMBERED
+        if len(self._steps) < _STEP_MEMO:
+            self._steps[name] = step
+        return step
+
     def _times(self, index: int, ev: Mapping[str, Any]) -> tuple[float, float]:
         ts, dur = ev.get("ts"), ev.get("dur")
-        for key, v in (("ts", ts), ("dur", dur)):
-            if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
-                raise TraceError(
-                    f"{self.where}: traceEvents[{index}] has no finite numeric {key!r} (got {v!r})"
-                )
+        t_ts, t_dur = type(ts), type(dur)
+        if not (
+            (t_ts is float or t_ts is int)
+            and (t_dur is float or t_dur is int)
+            and math.isfinite(ts)  # type: ignore[arg-type]
+            and math.isfinite(dur)  # type: ignore[arg-type]
+        ):
+            for key, v in (("ts", ts), ("dur", dur)):
+                if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+                    raise TraceError(
+                        f"{self.where}: traceEvents[{index}] has no finite numeric {key!r} "
+                        f"(got {v!r})"
+                    )
         assert isinstance(ts, int | float)
         assert isinstance(dur, int | float)
         if dur < 0:
@@ -181,27 +217,69 @@ class _EventReader:
         start, dur = self._times(index, ev)
         args = _args(self.where, index, ev)
         name = ev.get("name")
-        if not isinstance(name, str):
+        if type(name) is not str:
             raise TraceError(f"{self.where}: traceEvents[{index}] ({kind}) has no string 'name'")
-        field = _Field(self.where, index)
         pid, tid = ev.get("pid"), ev.get("tid")
+        get = args.get
+        device = get("device", pid if isinstance(pid, int) else None)
+        stream = get("stream", tid if isinstance(tid, int) else None)
+        corr, regs = get("correlation"), get("registers per thread")
+        smem, nbytes = get("shared memory"), get("bytes")
+        grid, block = get("grid"), get("block")
+        # NOTE: the common case (each field an int or absent, dims three non-negative ints) is
+        # checked in one expression; anything else goes through the field checks for its message.
+        if not (
+            _is_int_or_none(device)
+            and _is_int_or_none(stream)
+            and _is_int_or_none(corr)
+            and _is_int_or_none(regs)
+            and _is_int_or_none(smem)
+            and _is_int_or_none(nbytes)
+            and _is_dim3_or_none(grid)
+            and _is_dim3_or_none(block)
+        ):
+            field = _Field(self.where, index)
+            device = field.integer(args, "device", pid if isinstance(pid, int) else None)
+            stream = field.integer(args, "stream", tid if isinstance(tid, int) else None)
+            corr = field.integer(args, "correlation")
+            regs = field.integer(args, "registers per thread")
+            smem = field.integer(args, "shared memory")
+            nbytes = field.integer(args, "bytes")
+            grid, block = field.dim3(args, "grid"), field.dim3(args, "block")
         self.activities.append(
             Activity(
                 name=name,
                 kind=kind,
                 start_s=start,
                 duration_s=dur,
-                device=field.integer(args, "device", pid if isinstance(pid, int) else None),
-                stream=field.integer(args, "stream", tid if isinstance(tid, int) else None),
-                correlation=field.integer(args, "correlation"),
-                grid=field.dim3(args, "grid"),
-                block=field.dim3(args, "block"),
-                registers_per_thread=field.integer(args, "registers per thread"),
-                shared_memory_bytes=field.integer(args, "shared memory"),
-                bytes=field.integer(args, "bytes"),
+                device=device,
+                stream=stream,
+                correlation=corr,
+                grid=None if grid is None else self._dim3(grid),
+                block=None if block is None else self._dim3(block),
+                registers_per_thread=regs,
+                shared_memory_bytes=smem,
+                bytes=nbytes,
                 where=f"traceEvents[{index}]",
             )
         )
+
+
+def _is_int_or_none(v: object) -> bool:
+    return v is None or type(v) is int
+
+
+def _is_dim3_or_none(v: object) -> bool:
+    return v is None or (
+        type(v) is list
+        and len(v) == 3
+        and type(v[0]) is int
+        and type(v[1]) is int
+        and type(v[2]) is int
+        and v[0] >= 0
+        and v[1] >= 0
+        and v[2] >= 0
+    )
 
 
 def _args(where: str, index: int, ev: Mapping[str, Any]) -> Mapping[str, Any]:

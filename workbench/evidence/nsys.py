@@ -9,41 +9,69 @@ Reference*); times are nanoseconds and names are ids into ``StringIds(id, value)
   and ``CUPTI_ACTIVITY_KIND_MEMSET(start, end, deviceId, streamId, correlationId, bytes)``
 - ``CUPTI_ACTIVITY_KIND_RUNTIME(start, end, correlationId, nameId)``: the launches
 - ``NVTX_EVENTS(start, end, text, textId)``: ranges such as ``ProfilerStep#N`` mark iterations
+  (failing those, ``step N`` / ``iteration N``, then a benchmark's ``[param|...|measure|...]``
+  ranges; or the ranges named by ``step_range=``)
 - ``TARGET_INFO_GPU(id, name, smCount...)`` and name/value tables (``META_DATA_CAPTURE``,
   ``META_DATA_EXPORT``, ``TARGET_INFO_SYSTEM_ENV``) for the device and versions, where present.
 
 Tables are created lazily by nsys, so only the kernel table and ``StringIds`` are required. The
 database is opened read-only and rows are streamed from the cursor.
+
+Iterations are built as for a Kineto trace (:mod:`workbench.evidence._assemble`): an activity
+belongs to the step whose NVTX range holds its runtime launch (by ``correlationId``), and step N's
+GPU window runs from its first GPU activity to step N+1's, so windows never overlap even when the
+GPU lags the host.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
-from workbench.evidence._assemble import Activity, assemble, choose_steps, step_index
-from workbench.evidence._bounds import check_interval, check_span, clean_name
-from workbench.evidence._source import DEFAULT_MAX_BYTES, atomic_path, check_trace_file
-from workbench.evidence.run import MeasuredKernel, MeasuredRun, TraceError
-from workbench.evidence.timeline import StepWindows, derive_step_windows
+from workbench.evidence._assemble import (
+    UNNUMBERED,
+    Activity,
+    assemble,
+    choose_steps,
+    is_measure_range,
+    step_index,
+)
+from workbench.evidence._bounds import check_interval, check_span, clean_name, shown
+from workbench.evidence._nsys_write import (
+    COPY_KIND,
+    KERNEL,
+    MEMCPY,
+    MEMSET,
+    RUNTIME,
+    write_nsys_sqlite,
+)
+from workbench.evidence._source import DEFAULT_MAX_BYTES, check_trace_file
+from workbench.evidence.run import MeasuredRun, TraceError
+from workbench.evidence.timeline import StepWindows
 
 __all__ = ["read_nsys", "write_nsys_sqlite"]
 
-KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
-MEMCPY = "CUPTI_ACTIVITY_KIND_MEMCPY"
-MEMSET = "CUPTI_ACTIVITY_KIND_MEMSET"
-RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
-#: CUpti_ActivityMemcpyKind values (CUPTI documentation) -> the name nsys shows.
-_COPY_KIND = {1: "HtoD", 2: "DtoH", 3: "HtoA", 4: "AtoH", 5: "AtoA", 6: "AtoD", 7: "DtoA",
-              8: "DtoD", 9: "HtoH", 10: "PtoP"}  # fmt: skip
 _KV_TABLES = ("META_DATA_CAPTURE", "META_DATA_EXPORT", "TARGET_INFO_SYSTEM_ENV")
 
 
-def read_nsys(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES) -> MeasuredRun:
+def read_nsys(
+    path: str | os.PathLike[str],
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    step_range: str | None = None,
+) -> MeasuredRun:
     """Read an Nsight Systems SQLite export into a measured run (``format="nsys"``).
+
+    Args:
+        path: The export (``nsys export --type sqlite``).
+        max_bytes: Largest file accepted, bytes.
+        step_range: The name of the NVTX range that marks one iteration (``train_step``; also
+            ``train_step 3`` / ``train_step#3``, whose number is then the step's index). None: the
+            ``ProfilerStep#N`` / ``step N`` / ``iteration N`` / ``[param|...|measure|...]``
+            ranges, in that order of preference.
 
     Raises:
         TraceError: One line naming the file, what is wrong and where (table, row).
@@ -54,7 +82,7 @@ def read_nsys(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTE
     except sqlite3.Error as exc:
         raise TraceError(f"{p}: cannot open as SQLite ({exc})") from None
     try:
-        return _read(db, str(p))
+        return _read(db, str(p), step_range)
     except sqlite3.Error as exc:
         raise TraceError(f"{p}: not a readable SQLite export (truncated or corrupt: {exc})") from (
             None
@@ -63,7 +91,7 @@ def read_nsys(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTE
         db.close()
 
 
-def _read(db: sqlite3.Connection, where: str) -> MeasuredRun:
+def _read(db: sqlite3.Connection, where: str, step_range: str | None) -> MeasuredRun:
     tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     for required in ("StringIds", KERNEL):
         if required not in tables:
@@ -81,14 +109,17 @@ def _read(db: sqlite3.Connection, where: str) -> MeasuredRun:
         for start, corr in db.execute(f"SELECT start, correlationId FROM {RUNTIME}"):
             if isinstance(start, int) and isinstance(corr, int):
                 launch_s[corr] = start * 1e-9
-    steps = _steps(db, where) if "NVTX_EVENTS" in tables else []
+    if step_range is not None:
+        windows = _named_steps(db, where, tables, step_range)
+    else:
+        windows = choose_steps(_steps(db, where)) if "NVTX_EVENTS" in tables else []
     check_span(where, [(a.where, a.start_s, a.start_s + a.duration_s) for a in activities])
     return assemble(
         source=where,
         fmt="nsys",
         activities=activities,
         launch_s=launch_s,
-        cpu_steps=StepWindows(choose_steps(steps)),
+        cpu_steps=StepWindows(windows),
         gpu_steps=StepWindows(()),
         tags=_tags(db, tables, {a.device for a in activities}),
         rank=None,
@@ -171,7 +202,7 @@ def _copies(
     )
     for rowid, start, end, device, stream, corr, nbytes, copy_kind in db.execute(query):
         start_s, dur_s = _times(where, table, rowid, start, end)
-        name = f"Memcpy {_COPY_KIND.get(copy_kind, '?')}" if kind == "memcpy" else "Memset"
+        name = f"Memcpy {COPY_KIND.get(copy_kind, '?')}" if kind == "memcpy" else "Memset"
         yield Activity(
             name=name,
             kind=kind,
@@ -189,21 +220,67 @@ def _copies(
         )
 
 
-def _steps(db: sqlite3.Connection, where: str) -> list[tuple[str, int, float, float]]:
+def _nvtx_ranges(db: sqlite3.Connection, where: str) -> Iterator[tuple[str, float, float]]:
+    """``(name, start_s, end_s)`` of every named NVTX range (marks and open ranges skipped)."""
     cols = _columns(db, "NVTX_EVENTS")
     _need(where, "NVTX_EVENTS", cols, ("start", "end"))
     text = "n.text" if "text" in cols else "NULL"
     join = "LEFT JOIN StringIds AS s ON s.id = n.textId" if "textId" in cols else ""
     value = "s.value" if join else "NULL"
-    steps = []
     for start, end, t, v in db.execute(
         f"SELECT n.start, n.end, {text}, {value} FROM NVTX_EVENTS AS n {join}"
     ):
         name = t if t is not None else v
+        ok = isinstance(name, str) and isinstance(start, int) and isinstance(end, int)
+        if ok and end >= start:
+            yield name, start * 1e-9, end * 1e-9
+
+
+def _steps(db: sqlite3.Connection, where: str) -> list[tuple[str, int, float, float]]:
+    steps = []
+    for name, start_s, end_s in _nvtx_ranges(db, where):
         index = step_index(name)
-        if index is not None and isinstance(start, int) and isinstance(end, int) and end >= start:
-            steps.append((str(name), index, start * 1e-9, end * 1e-9))
+        if index is None and is_measure_range(name):
+            index = UNNUMBERED
+        if index is not None:
+            steps.append((name, index, start_s, end_s))
     return steps
+
+
+def _named_steps(
+    db: sqlite3.Connection, where: str, tables: set[str], step_range: str
+) -> list[tuple[int, float, float]]:
+    """``(index, start_s, end_s)`` of the ranges named ``step_range`` (optionally numbered).
+
+    Numbered when every range carries a number (``train_step 3``), else 0, 1... in time order.
+    """
+    wanted = step_range.strip()
+    if not wanted:
+        raise TraceError(f"{where}: the step range name is empty")
+    if "NVTX_EVENTS" not in tables:
+        raise TraceError(
+            f"{where}: no NVTX_EVENTS table, so no range named {shown(wanted)} "
+            "(was nsys run with --trace=nvtx?)"
+        )
+    pattern = re.compile(rf"\s*{re.escape(wanted)}(?:[ _#:]?(\d+))?\s*")
+    found: list[tuple[float, float, int | None]] = []
+    others: dict[str, int] = {}
+    for name, start_s, end_s in _nvtx_ranges(db, where):
+        m = pattern.fullmatch(name)
+        if m:
+            found.append((start_s, end_s, int(m.group(1)) if m.group(1) else None))
+        elif len(others) < 10_000:
+            others[name] = others.get(name, 0) + 1
+    if not found:
+        common = sorted(others, key=lambda n: -others[n])[:5]
+        seen = ", ".join(shown(n, 40) for n in common) or "none"
+        raise TraceError(
+            f"{where}: no NVTX range named {shown(wanted)} (most frequent ranges: {seen})"
+        )
+    found.sort()
+    if all(n is not None for _, _, n in found) and len({n for _, _, n in found}) == len(found):
+        return [(n, s, e) for s, e, n in found if n is not None]
+    return [(i, s, e) for i, (s, e, _) in enumerate(found)]
 
 
 def _tags(
@@ -252,120 +329,3 @@ def _match(kv: Mapping[str, str], words: Sequence[str], exclude: Sequence[str] =
         if "version" in low and all(w in low for w in words) and not any(w in low for w in exclude):
             return value
     return "unknown"
-
-
-def write_nsys_sqlite(
-    path: str | os.PathLike[str],
-    kernels: Sequence[MeasuredKernel],
-    *,
-    iterations: Sequence[tuple[int, float, float]] | None = None,
-    gpus: Sequence[Mapping[str, Any]] = (),
-    metadata: Mapping[str, str] | None = None,
-    omit_tables: Sequence[str] = (),
-    launch_lead_s: float = 5e-6,
-) -> Path:
-    """Write ``kernels`` as an nsys-style SQLite export that :func:`read_nsys` reads (tests).
-
-    Args:
-        path: Where to write (atomically).
-        kernels: The activities.
-        iterations: ``(index, start_s, end_s)`` NVTX ``ProfilerStep#N`` ranges; by default one per
-            ``kernel.iteration`` value.
-        gpus: ``TARGET_INFO_GPU`` rows (``id``, ``name``, ``smCount``).
-        metadata: ``META_DATA_CAPTURE`` name/value rows (``CUDA driver version``...).
-        omit_tables: Tables to leave out (to test a reader against partial exports).
-        launch_lead_s: How long before each kernel its runtime launch starts, s.
-
-    Returns:
-        The path written.
-    """
-    if iterations is None:
-        windows = derive_step_windows(kernels, launch_lead_s)
-    else:
-        windows = list(iterations)
-    with atomic_path(path) as tmp:
-        db = sqlite3.connect(tmp)
-        try:
-            _fill_db(db, kernels, windows, gpus, metadata or {}, launch_lead_s)
-            for table in omit_tables:
-                db.execute(f"DROP TABLE IF EXISTS {table}")
-            db.commit()
-        finally:
-            db.close()
-    return Path(path)
-
-
-def _fill_db(
-    db: sqlite3.Connection,
-    kernels: Sequence[MeasuredKernel],
-    windows: Sequence[tuple[int, float, float]],
-    gpus: Sequence[Mapping[str, Any]],
-    metadata: Mapping[str, str],
-    lead_s: float,
-) -> None:
-    db.executescript(
-        "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);"
-        f"CREATE TABLE {KERNEL} (start INT, end INT, deviceId INT, contextId INT, streamId INT,"
-        " correlationId INT, demangledName INT, shortName INT, gridX INT, gridY INT, gridZ INT,"
-        " blockX INT, blockY INT, blockZ INT, registersPerThread INT, staticSharedMemory INT,"
-        " dynamicSharedMemory INT);"
-        f"CREATE TABLE {MEMCPY} (start INT, end INT, deviceId INT, streamId INT,"
-        " correlationId INT, bytes INT, copyKind INT);"
-        f"CREATE TABLE {MEMSET} (start INT, end INT, deviceId INT, streamId INT,"
-        " correlationId INT, bytes INT);"
-        f"CREATE TABLE {RUNTIME} (start INT, end INT, correlationId INT, nameId INT);"
-        "CREATE TABLE NVTX_EVENTS (start INT, end INT, eventType INT, text TEXT, textId INT);"
-        "CREATE TABLE TARGET_INFO_GPU (id INT, name TEXT, smCount INT);"
-        "CREATE TABLE META_DATA_CAPTURE (name TEXT, value TEXT);"
-    )
-    strings: dict[str, int] = {}
-
-    def sid(text: str) -> int:
-        if text not in strings:
-            strings[text] = len(strings) + 1
-            db.execute("INSERT INTO StringIds VALUES (?, ?)", (strings[text], text))
-        return strings[text]
-
-    ns = lambda t: round(t * 1e9)  # noqa: E731
-    for n, k in enumerate(kernels):
-        corr = k.correlation if k.correlation is not None else n + 1
-        start, end = ns(k.start_s), ns(k.end_s)
-        launch = "cudaLaunchKernel" if k.kind == "kernel" else f"cuda{k.kind.title()}Async"
-        db.execute(
-            f"INSERT INTO {RUNTIME} VALUES (?, ?, ?, ?)",
-            (ns(k.start_s - lead_s), ns(k.start_s - lead_s / 2), corr, sid(launch)),
-        )
-        if k.kind == "kernel":
-            g, b = k.grid or (None,) * 3, k.block or (None,) * 3
-            db.execute(
-                f"INSERT INTO {KERNEL} VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (start, end, k.device or 0, 1, k.stream or 7, corr, sid(k.name), sid(k.name[:40]),
-                 *g, *b, k.registers_per_thread, k.shared_memory_bytes, 0),
-            )  # fmt: skip
-        elif k.kind == "memcpy":
-            db.execute(
-                f"INSERT INTO {MEMCPY} VALUES (?,?,?,?,?,?,?)",
-                (start, end, k.device or 0, k.stream or 7, corr, k.bytes, _copy_kind(k.name)),
-            )
-        else:
-            db.execute(
-                f"INSERT INTO {MEMSET} VALUES (?,?,?,?,?,?)",
-                (start, end, k.device or 0, k.stream or 7, corr, k.bytes),
-            )
-    for index, start_s, end_s in windows:
-        db.execute(
-            "INSERT INTO NVTX_EVENTS VALUES (?, ?, 59, ?, NULL)",
-            (ns(start_s), ns(end_s), f"ProfilerStep#{index}"),
-        )
-    for gpu in gpus:
-        db.execute(
-            "INSERT INTO TARGET_INFO_GPU VALUES (?, ?, ?)",
-            (gpu.get("id", 0), gpu.get("name"), gpu.get("smCount")),
-        )
-    for name, value in metadata.items():
-        db.execute("INSERT INTO META_DATA_CAPTURE VALUES (?, ?)", (name, value))
-
-
-def _copy_kind(name: str) -> int:
-    """The CUpti_ActivityMemcpyKind a copy's name states (``Memcpy DtoH`` -> 2); HtoD if none."""
-    return next((kind for kind, text in _COPY_KIND.items() if text in name), 1)

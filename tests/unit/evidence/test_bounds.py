@@ -95,6 +95,9 @@ def test_a_kernel_longer_than_the_recorded_window_is_refused(tmp_path):
     [
         ('"args": {"device": 0, "correlation": 1%s}', r"args\['correlation'\] is an integer of 31"),
         ('"pid": 1%s, "args": {"device": 0}', r"pid is an integer of 31 digits"),
+        ('"tid": -1%s, "args": {"device": 0}', r"tid is an integer of 31 digits"),
+        ('"args": {"device": 0, "grid": [1, 1%s, 1]}', r"args\['grid'\] is an integer of 31"),
+        ('"args": {"stream": 7, "x": [-1%s]}', r"args\['x'\] is an integer of 31"),
     ],
 )
 def test_ids_beyond_64_bits_are_refused(tmp_path, where, match):

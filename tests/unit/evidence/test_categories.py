@@ -76,3 +76,42 @@ def test_launch_shape_rule_only_when_no_name_rule_matched():
     assert classify("kernel_1234", **{**shape, "shared_memory_bytes": 49152})[0] == "other"
     assert classify("kernel_1234", **{**shape, "grid": (64, 8, 1)})[0] == "other"
     assert classify("sm90_xmma_gemm_f16", **shape) == ("gemm", "name~gemm")
+
+
+def _reference(name):
+    """First rule whose pattern matches ``name`` case-insensitively (the rule table's meaning)."""
+    import re
+
+    from workbench.evidence.categories import RULES
+
+    for category, rule, pattern in RULES:
+        if re.search(pattern, name, re.IGNORECASE):
+            return category, rule
+    return "other", "no rule matched"
+
+
+EDGES = [
+    "fbgemm_gpu::foo", "FBGEMM_x_gemm", "flash_MHA_fwd", "x mha_fwd", "_mha_fwd", "kmha",
+    "hcudnn_128x64", "SCUDNN_winograd", "h1688gemm_x", "s16816_relu", "h12gemm", "s123456gemm",
+    "GammaBetaBackward", "NORMAL_kernel", "convert_Kernel", "Kelvin_\u212a_gemm", "\u0130ndex_select",
+    "stra\u00dfe_norm", "x" * 2000 + "gemm", "y" * 2000,
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", [n for n, _ in NAMES] + EDGES)
+def test_fast_path_matches_the_case_insensitive_rules(name):
+    # The ASCII fast path (lower-cased, case-sensitive search, cached) must agree with the rule
+    # table read case-insensitively, in any letter case, and for non-ASCII names.
+    for variant in (name, name.upper(), name.swapcase()):
+        assert classify(variant) == _reference(variant)
+        assert classify(variant) == _reference(variant)  # second call: from the cache
+
+
+def test_rewritten_patterns_keep_their_meaning():
+    assert classify("void fbgemm_gpu::f8f8bf16_rowwise_gemm_kernel")[0] == "gemm"
+    assert classify("fbgemm_only_kernel")[0] == "other"
+    assert classify("run mha forward")[0] == "attention"
+    assert classify("kmha_forward")[0] == "other"
+    assert classify("hcudnn_128x64_relu")[0] == "conv"
+    assert classify("h1688_kernel")[0] == "gemm"
+    assert classify("h12_kernel")[0] == "other"

@@ -52,3 +52,35 @@ def test_non_utf8_bytes_are_one_clear_error(tmp_path):
     (tmp_path / "bin.json").write_bytes(b'{"traceEvents": ["\xff\xfe"]}')
     with pytest.raises(TraceError, match="not UTF-8"):
         read_trace(tmp_path / "bin.json")
+
+
+#: One event per line (as Kineto writes), then events spread over lines, a trailing element that
+#: is not an object, and the array's end on the last event's line.
+LINES = (
+    '{"schemaVersion": 1, "traceEvents": [\n'
+    + ",\n".join(json.dumps({"ph": "X", "name": f"k{n}", "s": "a\\nb"}) for n in range(40))
+    + ',\n{"ph": "X",\n "name": "spread",\n "ts": 2}\n, {"x": [1,\n2]},\n'
+    + ",\n".join(json.dumps({"n": n}) for n in range(5))
+    + ', 7]\n, "after": {"k": 1}}\n'
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("size", [1, 7, 64, 333, 4096, len(LINES)])
+def test_line_batches_give_json_loads_answer(size):
+    expected = json.loads(LINES)
+    meta, events = _parse(LINES, size)
+    assert events == expected.pop("traceEvents")
+    assert meta == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"traceEvents": [\n{"a": 1},\n{"b": 2},\n]}\n', r"truncated JSON inside .*\[2\]"),
+        ('{"traceEvents": [\n{"a": 1},\n{"b": 2}\n{"c": 3}\n]}\n', r"after traceEvents\[1\]"),
+        ('{"traceEvents": [\n{"a": 1},\n{"b": tru},\n{"c": 3}\n]}\n', r"in .*\[1\] \(Expecting"),
+    ],
+)
+def test_a_bad_element_among_lines_reads_as_one_by_one(text, message):
+    with pytest.raises(TraceError, match=message):
+        _parse(text, 4096)  # the messages the element-by-element reader gives

@@ -274,3 +274,16 @@ def test_profiler_steps_win_over_user_step_ranges(tmp_path, kernels):
     (tmp_path / "v.json").write_text(json.dumps(doc))
     user = read_trace(tmp_path / "v.json")
     assert [it.index for it in user.iterations] == [100, 101, 102, 103, 104]
+
+
+def test_repeated_launch_shapes_are_one_object_each(tmp_path, kernels):
+    # A trace repeats a few launch shapes over millions of kernels: each distinct shape is held
+    # once (memory per kernel stays flat), and the values are the trace's.
+    run = read_trace(write_kineto_trace(tmp_path / "t.json", kernels))
+    gemms = [k for k in run.kernels if k.category == "gemm"]
+    assert len(gemms) == 5
+    assert all(k.grid == (132, 1, 1) and k.block == (384, 1, 1) for k in gemms)
+    assert len({id(k.grid) for k in gemms}) == 1
+    assert len({id(k.block) for k in run.kernels if k.block is not None}) == len(
+        {k.block for k in run.kernels if k.block is not None}
+    )

@@ -120,3 +120,119 @@ def test_null_or_text_ids_become_unknown_not_garbage(tmp_path, kernels):
     assert {k.stream for k in run.kernels if k.kind == "kernel"} == {None}
     assert {k.device for k in run.kernels if k.kind == "kernel"} == {None}
     assert run.to_dict()["kernels"][0]["stream"] is None
+
+
+def _lagging_kernels():
+    """4 GPU-bound steps of 10 x 1 ms kernels back to back on stream 7, plus a 6 ms side-stream
+    kernel per step that runs into the next step's first kernels (the GPU lags the host)."""
+    from workbench.evidence import MeasuredKernel
+
+    out, t = [], 1.0
+    for it in range(4):
+        first = t
+        for n in range(10):
+            out.append(MeasuredKernel(name=f"sm80_xmma_gemm_{n}", category="other", rule="",
+                                      start_s=t, duration_s=1e-3, device=0, stream=7,
+                                      iteration=it))  # fmt: skip
+            t += 1e-3
+        out.append(MeasuredKernel(name="ncclDevKernel_AllReduce", category="other", rule="",
+                                  start_s=first + 7e-3, duration_s=6e-3, device=0, stream=20,
+                                  iteration=it))  # fmt: skip
+    return sorted(out, key=lambda k: k.start_s)
+
+
+def _host_windows(kernels, lead_s):
+    """CPU-side step ranges that hold each step's launches (lead_s before its kernels)."""
+    firsts = sorted({k.iteration: k.start_s - lead_s for k in reversed(kernels)}.items())
+    out = []
+    for n, (it, start) in enumerate(firsts):
+        end = firsts[n + 1][1] - 1e-6 if n + 1 < len(firsts) else start + 10e-3
+        out.append((it, start - 1e-6, end))
+    return out
+
+
+def test_nvtx_steps_get_non_overlapping_gpu_windows_when_the_gpu_lags(tmp_path):
+    kernels = _lagging_kernels()
+    lead = 25e-3  # launches run 2.5 steps ahead of the GPU
+    windows = _host_windows(kernels, lead)
+    nsys = read_trace(
+        write_nsys_sqlite(tmp_path / "t.sqlite", kernels, iterations=windows, launch_lead_s=lead)
+    )
+    kineto = read_trace(
+        write_kineto_trace(tmp_path / "t.json", kernels, iterations=windows, launch_lead_s=lead)
+    )
+    assert [k.iteration for k in nsys.kernels] == [k.iteration for k in kernels]
+    walls = [it.wall_s for it in nsys.iterations]
+    # Step N's window: its first GPU activity to step N+1's (10 ms); the last one to the end of
+    # the GPU span, where step 3's side kernel ends 3 ms after its stream-7 kernels.
+    assert walls == pytest.approx([10e-3, 10e-3, 10e-3, 13e-3])
+    assert sum(walls) == pytest.approx(max(k.end_s for k in kernels) - kernels[0].start_s)
+    assert [it.gap_s for it in nsys.iterations] == pytest.approx([0, 0, 0, 0], abs=1e-9)
+    for a, b in zip(nsys.iterations, kineto.iterations, strict=True):
+        assert (a.index, a.wall_s, a.kernel_s) == pytest.approx((b.index, b.wall_s, b.kernel_s))
+
+
+def _rename_ranges(path, names, extra=()):
+    """Give the NVTX ranges of ``path`` the ``names`` (in time order), through StringIds for odd
+    ones (as nsys stores registered strings), and add ``extra`` (name, start_ns, end_ns) ranges."""
+    db = sqlite3.connect(path)
+    rows = db.execute("SELECT rowid FROM NVTX_EVENTS ORDER BY start").fetchall()
+    for n, ((rowid,), name) in enumerate(zip(rows, names, strict=True)):
+        if n % 2:
+            sid = db.execute("SELECT MAX(id) + 1 FROM StringIds").fetchone()[0]
+            db.execute("INSERT INTO StringIds VALUES (?, ?)", (sid, name))
+            update = "UPDATE NVTX_EVENTS SET text = NULL, textId = ? WHERE rowid = ?"
+            db.execute(update, (sid, rowid))
+        else:
+            db.execute("UPDATE NVTX_EVENTS SET text = ? WHERE rowid = ?", (name, rowid))
+    for name, start, end in extra:
+        db.execute("INSERT INTO NVTX_EVENTS VALUES (?, ?, 59, ?, NULL)", (start, end, name))
+    db.commit()
+    db.close()
+
+
+def test_a_named_step_range_marks_the_iterations(tmp_path, kernels):
+    from workbench.evidence import read_nsys
+
+    path = write_nsys_sqlite(tmp_path / "t.sqlite", kernels)
+    noise = [("forward", 10_000_000_000, 10_001_000_000), ("train_step_extra", 0, 1)]
+    _rename_ranges(path, ["train_step"] * 5, noise)
+    default = read_trace(path)
+    assert not default.steps_annotated  # no ProfilerStep / step N ranges left
+    run = read_nsys(path, step_range="train_step")
+    assert run.steps_annotated
+    assert [it.index for it in run.iterations] == [0, 1, 2, 3, 4]
+    reference = read_trace(write_nsys_sqlite(tmp_path / "ref.sqlite", kernels))
+    assert [it.wall_s for it in run.iterations] == pytest.approx(
+        [it.wall_s for it in reference.iterations]
+    )
+
+
+def test_numbered_named_ranges_keep_their_numbers(tmp_path, kernels):
+    from workbench.evidence import read_nsys
+
+    path = write_nsys_sqlite(tmp_path / "t.sqlite", kernels)
+    _rename_ranges(path, [f"my_iter#{n}" for n in (7, 8, 9, 10, 11)])
+    run = read_nsys(path, step_range="my_iter")
+    assert [it.index for it in run.iterations] == [7, 8, 9, 10, 11]
+
+
+def test_benchmark_measure_ranges_are_steps_without_step_range(tmp_path, kernels):
+    path = write_nsys_sqlite(tmp_path / "t.sqlite", kernels)
+    _rename_ranges(path, ["[param|model|0|measure|forward]"] * 5)
+    run = read_trace(path)
+    assert run.steps_annotated
+    assert run.repeats == 5
+
+
+def test_a_step_range_that_is_not_there_is_one_clear_error(tmp_path, kernels):
+    from workbench.evidence import read_nsys
+
+    path = write_nsys_sqlite(tmp_path / "t.sqlite", kernels)
+    with pytest.raises(TraceError, match=r"no NVTX range named 'train\\x1b' .*ProfilerStep#0"):
+        read_nsys(path, step_range="train\x1b")
+    with pytest.raises(TraceError, match="step range name is empty"):
+        read_nsys(path, step_range=" ")
+    bare = write_nsys_sqlite(tmp_path / "bare.sqlite", kernels, omit_tables=["NVTX_EVENTS"])
+    with pytest.raises(TraceError, match="no NVTX_EVENTS table"):
+        read_nsys(bare, step_range="train_step")
