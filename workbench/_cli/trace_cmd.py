@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from workbench._cli.argtypes import count
+from workbench._cli.argtypes import count, name
 from workbench.errors import WorkbenchError
 from workbench.evidence import read_trace
 from workbench.evidence.operators import RecordedOps, read_operators
@@ -40,6 +40,12 @@ def register(subs: argparse._SubParsersAction) -> None:
         "--on", metavar="H2", help="what-if: the trace's graph re-mapped on this profile"
     )
     p.add_argument("--against", metavar="B", help="a second trace to compare with (measured pair)")
+    p.add_argument(
+        "--step-range",
+        metavar="NAME",
+        type=name,
+        help="Nsight Systems: the NVTX range that marks one step (default: ProfilerStep#N-like)",
+    )
     p.add_argument("--json", action="store_true", help="print the JSON document")
     p.add_argument("--format", choices=("table", "json"), default="table", help="--json's twin")
     p.add_argument(
@@ -56,12 +62,12 @@ def run(args: argparse.Namespace) -> int:
     if not args.file:
         raise WorkbenchError("trace: FILE is an empty path")
     args.json = args.json or args.format == "json"
-    first = read_trace(args.file)
+    first = read_trace(args.file, step_range=args.step_range)
     ops = read_operators(args.file) if first.format == "kineto" else _no_ops()
     if args.against is not None:
         if not args.against:
             raise WorkbenchError("trace: --against is an empty path")
-        second = read_trace(args.against)
+        second = read_trace(args.against, step_range=args.step_range)
         ops2 = read_operators(args.against) if second.format == "kineto" else _no_ops()
         doc = pair_document(first, ops, second, ops2, top=max(args.top, 15))
         print(json.dumps(doc, indent=2, allow_nan=False) if args.json else pair_text(doc), end="")

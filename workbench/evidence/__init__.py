@@ -67,7 +67,12 @@ __all__ = [
 ]
 
 
-def read_trace(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES) -> MeasuredRun:
+def read_trace(
+    path: str | os.PathLike[str],
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    step_range: str | None = None,
+) -> MeasuredRun:
     """Read a profiler trace, detecting its format from its first bytes.
 
     Kineto / PyTorch profiler JSON (plain or gzip, e.g. ``.json``/``.json.gz``) and Nsight Systems
@@ -77,6 +82,8 @@ def read_trace(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYT
     Args:
         path: The trace file.
         max_bytes: Largest trace accepted, bytes (on disk; also decompressed for gzip).
+        step_range: Nsight Systems only: the NVTX range that marks a step (``"train_step"``;
+            None: ``ProfilerStep#N``-like names, then benchmark measure ranges).
 
     Returns:
         The measured run.
@@ -86,5 +93,7 @@ def read_trace(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYT
     """
     p = check_trace_file(path, max_bytes)
     if sniff(p) == "nsys":
-        return read_nsys(p, max_bytes=max_bytes)
+        return read_nsys(p, max_bytes=max_bytes, step_range=step_range)
+    if step_range is not None:
+        raise TraceError(f"{p}: --step-range names an NVTX range; a Kineto trace has none")
     return read_kineto(p, max_bytes=max_bytes)

@@ -236,3 +236,17 @@ def test_a_step_range_that_is_not_there_is_one_clear_error(tmp_path, kernels):
     bare = write_nsys_sqlite(tmp_path / "bare.sqlite", kernels, omit_tables=["NVTX_EVENTS"])
     with pytest.raises(TraceError, match="no NVTX_EVENTS table"):
         read_nsys(bare, step_range="train_step")
+
+
+def test_trace_command_passes_the_step_range(tmp_path, kernels, capsys):
+    from workbench.cli import main
+
+    path = write_nsys_sqlite(tmp_path / "t.sqlite", kernels)
+    _rename_ranges(path, ["train_step"] * 5, [])
+    assert read_trace(path, step_range="train_step").steps_annotated
+    assert main(["trace", str(path), "--step-range", "train_step"]) == 0
+    assert "5 steps" in capsys.readouterr().out
+    kineto = tmp_path / "k.json"
+    kineto.write_text('{"traceEvents": []}')
+    assert main(["trace", str(kineto), "--step-range", "train_step"]) == 2
+    assert "NVTX range" in capsys.readouterr().err
