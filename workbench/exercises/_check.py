@@ -316,3 +316,47 @@ def check_direction(
         synonyms=DIRECTION_SYNONYMS,
         strict=strict,
     )
+
+
+#: Accepted spellings of a "higher, lower or the same?" prediction.
+LEVEL_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "higher": ("up", "more", "larger", "rises", "increases", "grows"),
+    "lower": ("down", "less", "smaller", "falls", "decreases", "drops"),
+    "same": ("unchanged", "no change", "equal"),
+}
+
+
+def check_level(
+    name: str,
+    answer: object,
+    before: float,
+    after: float,
+    *,
+    hint: str,
+    same_within: float = 0.005,
+    strict: bool | None = None,
+) -> CheckResult:
+    """A prediction: is ``after`` ``higher``, ``lower`` or the ``same`` as ``before``?
+
+    Args:
+        name: Exercise name.
+        answer: The learner's prediction.
+        before: The figure before (computed by the library).
+        after: The figure after.
+        hint: Shown at the first wrong try.
+        same_within: Relative change below which the answer is ``same``.
+        strict: Raise on a wrong answer.
+    """
+    if before <= 0 or abs(after / before - 1) <= same_within:
+        expected = "same"
+    else:
+        expected = "higher" if after > before else "lower"
+    return compare(
+        name,
+        answer,
+        expected,
+        hint=hint,
+        hint2="one of higher, lower, same (within 0.5 %)",
+        synonyms=LEVEL_SYNONYMS,
+        strict=strict,
+    )

@@ -235,6 +235,7 @@ def check_bottleneck(
     hardware_name: str = "h100-sxm",
     phase: str = "decode",
     seq: int = 2048,
+    batch: int = 1,
     strict: bool | None = None,
 ) -> CheckResult:
     """Check the bottleneck class the cost model gives one kernel.
@@ -247,16 +248,18 @@ def check_bottleneck(
         hardware_name: Profile name.
         phase: ``"prefill"`` or ``"decode"``.
         seq: Prompt (prefill) or context (decode) length, tokens.
+        batch: Sequences per step.
         strict: Raise on a wrong answer.
 
     Returns:
         The check result (expected: the class without its level when the answer has none).
     """
-    full = mapping(model, hardware_name, phase=phase, seq=seq).kernel(kernel).cost.bottleneck
+    m = mapping(model, hardware_name, phase=phase, batch=batch, seq=seq)
+    full = m.kernel(kernel).cost.bottleneck
     said = normalize_text(answer, BOTTLENECK_SYNONYMS)  # "HBM bandwidth" names a level too
     expected = full if ":" in said else full.split(":")[0]
     return compare(
-        f"bottleneck[{kernel},{phase}]",
+        f"bottleneck[{kernel},{phase}]" if batch == 1 else f"bottleneck[{kernel},{phase},b{batch}]",
         answer,
         expected,
         hint="compare the kernel's intensity with the ridge point",

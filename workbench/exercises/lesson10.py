@@ -6,7 +6,7 @@ from functools import lru_cache
 
 import pandas as pd
 
-from workbench.exercises._check import CheckResult, compare
+from workbench.exercises._check import CheckResult, check_level, compare
 from workbench.exercises._claims import Claim
 from workbench.exercises._shared import hardware
 from workbench.models.presets import PRESETS
@@ -27,6 +27,7 @@ from workbench.serving.step_time import TableStepTime
 __all__ = [
     "check_knee_rate",
     "check_littles_law",
+    "check_tail_prediction",
     "knee_claim",
     "latency_table",
     "panel_sweep",
@@ -251,5 +252,26 @@ def check_knee_rate(
         rel_tol=0.01,
         hint="the last row whose p99_s is at or below the SLA",
         hint2="scan offered_per_s upward; stop before the first p99_s above the SLA",
+        strict=strict,
+    )
+
+
+def check_tail_prediction(
+    answer: object,
+    *,
+    model: str = "llama2-7b",
+    hw: str = "h100-sxm",
+    rate: float = 5.0,
+    strict: bool | None = None,
+) -> CheckResult:
+    """A prediction: is the synthetic fixed-shape trace's p99 higher or lower than production's?"""
+    table = trace_table(model, hw, rate)
+    return check_level(
+        f"synthetic vs production p99 at {rate:g} requests/s",
+        answer,
+        float(table.loc["production-chat", "p99_s"]),
+        float(table.loc["synthetic-fixed", "p99_s"]),
+        hint="which trace has requests far longer than its median, and what do they do to the "
+        "requests queued behind them?",
         strict=strict,
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from workbench.exercises._check import CheckResult, compare
+from workbench.exercises._check import CheckResult, check_level, compare
 from workbench.exercises._claims import Claim, join_names
 from workbench.exercises._figures import Figure
 from workbench.mapper import ModelMapping
@@ -22,6 +22,7 @@ __all__ = [
     "SETTINGS",
     "check_first_saturated",
     "check_headroom",
+    "check_pressure_prediction",
     "check_speedup",
     "headroom_claim",
     "lens_chart",
@@ -299,3 +300,27 @@ def queue_claim(table: pd.DataFrame) -> Claim:
         "not the lens, for the tail."
     )
     return Claim(follows)
+
+
+def check_pressure_prediction(
+    answer: object,
+    *,
+    model: str = "llama2-7b",
+    hw: str = "h100-sxm",
+    level: str = "hbm",
+    before: str = "searched tiles",
+    after: str = "int8 weights",
+    strict: bool | None = None,
+) -> CheckResult:
+    """A prediction: is ``level``'s pressure higher or lower at ``after`` than at ``before``?"""
+    rows = bandwidth_lens_points(variants(model, hw), level, SATURATION, against="sustained")
+    p = {r["variant"]: r["pressure"] for r in rows}
+    return check_level(
+        f"{level} pressure, {before} -> {after}",
+        answer,
+        p[before],
+        p[after],
+        hint="pressure is bytes over (time x bandwidth): which of the two does the step change "
+        "more?",
+        strict=strict,
+    )

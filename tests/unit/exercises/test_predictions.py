@@ -40,3 +40,33 @@ def test_format_prediction_follows_the_mapper(phase):
     assert lesson05.check_format_effect(want, weight_dtype="int8", phase=phase, strict=False)
     assert lesson05.check_format_effect("quicker" if want == "faster" else want,
                                         weight_dtype="int8", phase=phase, strict=False)  # fmt: skip
+
+
+def test_level_words():
+    from workbench.exercises._check import check_level
+
+    assert check_level("x", "higher", 1.0, 2.0, hint="h", strict=False)
+    assert check_level("x", "down", 2.0, 1.0, hint="h", strict=False)
+    assert check_level("x", "same", 1.0, 1.001, hint="h", strict=False)
+    assert not check_level("x", "higher", 2.0, 1.0, hint="h", strict=False)
+
+
+def test_tail_and_pressure_predictions_follow_the_tables():
+    from workbench.exercises import lesson10, lesson12
+
+    table = lesson10.trace_table("llama2-7b", "h100-sxm", 5.0)
+    synth, prod = table.loc["synthetic-fixed", "p99_s"], table.loc["production-chat", "p99_s"]
+    want = "lower" if synth < prod else "higher"
+    assert lesson10.check_tail_prediction(want, strict=False)
+    lens = lesson12.trajectory_table("llama2-7b", "h100-sxm", "hbm")
+    a, b = lens.loc["searched tiles", "pressure_pct"], lens.loc["int8 weights", "pressure_pct"]
+    assert lesson12.check_pressure_prediction("lower" if b < a else "higher", strict=False)
+
+
+def test_bottleneck_prediction_takes_the_batch():
+    from workbench.exercises.lesson02 import check_bottleneck
+
+    m = mapping("llama2-7b", "h100-sxm", phase="decode", batch=64, seq=2048)
+    cls = m.kernel("layers.0.mlp.up_proj").cost.bottleneck.split(":")[0]
+    assert check_bottleneck(cls, kernel="layers.0.mlp.up_proj", phase="decode", batch=64,
+                            hardware_name="h100-sxm", strict=False)  # fmt: skip
