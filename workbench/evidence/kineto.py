@@ -260,7 +260,6 @@ class _EventReader:
                 registers_per_thread=regs,
                 shared_memory_bytes=smem,
                 bytes=nbytes,
-                where=f"traceEvents[{index}]",
             )
         )
 
