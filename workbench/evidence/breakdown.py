@@ -27,6 +27,7 @@ All times are seconds.
 from __future__ import annotations
 
 import bisect
+from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -66,8 +67,10 @@ class Intervals:
         return self
 
     def _merge(self, starts: Sequence[float], ends: Sequence[float]) -> None:
-        out_s: list[float] = []
-        out_e: list[float] = []
+        # NOTE: C doubles (8 bytes each, not a float object per interval): a big trace's unions
+        # hold about one interval per activity.
+        out_s = array("d")
+        out_e = array("d")
         lo = hi = 0.0
         first = True
         for start, end in zip(starts, ends, strict=True):
@@ -85,7 +88,8 @@ class Intervals:
             out_e.append(hi)
         self.starts = out_s
         self.ends = out_e
-        self.prefix = [0.0, *accumulate(e - s for s, e in zip(out_s, out_e, strict=True))]
+        self.prefix = array("d", [0.0])
+        self.prefix.extend(accumulate(e - s for s, e in zip(out_s, out_e, strict=True)))
 
     @property
     def total_s(self) -> float:
@@ -142,10 +146,8 @@ class Busy:
         placed = [k for k in kernels if k.iteration is not None]
         if any(placed[i].start_s > placed[i + 1].start_s for i in range(len(placed) - 1)):
             placed.sort(key=_start)
-        starts: dict[str, list[float]] = {
-            n: [] for n in ("all", "kernel", "memory", "compute", "comm")
-        }
-        ends: dict[str, list[float]] = {n: [] for n in starts}
+        starts = {n: array("d") for n in ("all", "kernel", "memory", "compute", "comm")}
+        ends = {n: array("d") for n in starts}
         all_s, all_e = starts["all"], ends["all"]
         kernel_s, kernel_e = starts["kernel"], ends["kernel"]
         memory_s, memory_e = starts["memory"], ends["memory"]
