@@ -53,6 +53,7 @@ from workbench.evidence._source import (
     DEFAULT_MAX_BYTES,
     atomic_path,
     check_trace_file,
+    no_gc,
     open_regular,
     read_chunks,
 )
@@ -102,6 +103,11 @@ def read_kineto(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BY
         TraceError: One line naming the file, what is wrong and where (event index).
     """
     p = check_trace_file(path, max_bytes)
+    with no_gc():
+        return _read(p, max_bytes)
+
+
+def _read(p: Path, max_bytes: int) -> MeasuredRun:
     meta: dict[str, Any] = {}
     reader = _EventReader(str(p))
     bounds = TraceBounds(str(p))
