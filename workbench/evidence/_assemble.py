@@ -72,9 +72,13 @@ def choose_steps(
     return [(n, s, e) for n, (s, e) in enumerate(inner)]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Activity:
-    """One GPU activity as read, before classification and iteration assignment."""
+    """One GPU activity as read, before classification and iteration assignment.
+
+    Not frozen (a frozen dataclass costs three times as long to build, once per activity); the
+    readers build it and :func:`assemble` consumes it, nothing changes it.
+    """
 
     name: str
     kind: str
@@ -88,21 +92,26 @@ class Activity:
     registers_per_thread: int | None
     shared_memory_bytes: int | None
     bytes: int | None
-    where: str
+    #: The row, for a message (Nsight Systems; Kineto's bounds name their events themselves).
+    where: str = ""
 
 
 def assemble(
     *,
     source: str,
     fmt: str,
-    activities: Sequence[Activity],
+    activities: list[Activity],
     launch_s: Mapping[int, float],
     cpu_steps: StepWindows,
     gpu_steps: StepWindows,
     tags: tuple[tuple[str, str], ...],
     rank: int | None,
 ) -> MeasuredRun:
-    """Build the run; see the module doc. Raises :class:`TraceError` for an unusable trace."""
+    """Build the run; see the module doc. Raises :class:`TraceError` for an unusable trace.
+
+    ``activities`` is consumed: emptied as each becomes a :class:`MeasuredKernel`, so the two
+    lists are never held whole together (memory on a big trace).
+    """
     if not any(a.kind == "kernel" for a in activities):
         raise TraceError(
             f"{source}: no GPU kernels in the trace (was the profiler run with CUDA activities "
@@ -111,7 +120,11 @@ def assemble(
     annotated = bool(cpu_steps or gpu_steps)
     names: dict[str, tuple[str, str] | None] = {}
     kernels = []
-    for a in sorted(activities, key=lambda a: a.start_s):
+    activities.sort(key=_start)
+    activities.reverse()  # NOTE: popped from the end, so in start order (ties as read)
+    pop = activities.pop
+    for _ in range(len(activities)):
+        a = pop()
         category, rule = _classify(a, names)
         iteration = _iteration(a, launch_s, cpu_steps, gpu_steps) if annotated else 0
         kernels.append(
@@ -164,6 +177,10 @@ def assemble(
         steps_annotated=annotated,
         warnings=warnings,
     )
+
+
+def _start(a: Activity) -> float:
+    return a.start_s
 
 
 def _classify(a: Activity, memo: dict[str, tuple[str, str] | None]) -> tuple[str, str]:

@@ -27,9 +27,11 @@ All times are seconds.
 from __future__ import annotations
 
 import bisect
+from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 
 from workbench.evidence.run import IterationStats, MeasuredKernel, MeasuredRun
 
@@ -51,17 +53,43 @@ class Intervals:
     """
 
     def __init__(self, spans: Iterable[tuple[float, float]]) -> None:
-        merged: list[list[float]] = []
-        for start, end in sorted(spans):
-            if merged and start <= merged[-1][1]:
-                merged[-1][1] = max(merged[-1][1], end)
+        ordered = sorted(spans)
+        self._merge([s for s, _ in ordered], [e for _, e in ordered])
+
+    @classmethod
+    def from_sorted(cls, starts: Sequence[float], ends: Sequence[float]) -> Intervals:
+        """The union of ``zip(starts, ends)`` (s), given in ascending order of start.
+
+        Ties among equal starts may come in any order: the union is the same.
+        """
+        self = cls.__new__(cls)
+        self._merge(starts, ends)
+        return self
+
+    def _merge(self, starts: Sequence[float], ends: Sequence[float]) -> None:
+        # NOTE: C doubles (8 bytes each, not a float object per interval): a big trace's unions
+        # hold about one interval per activity.
+        out_s = array("d")
+        out_e = array("d")
+        lo = hi = 0.0
+        first = True
+        for start, end in zip(starts, ends, strict=True):
+            if first:
+                lo, hi, first = start, end, False
+            elif start <= hi:
+                if end > hi:
+                    hi = end
             else:
-                merged.append([start, end])
-        self.starts = [m[0] for m in merged]
-        self.ends = [m[1] for m in merged]
-        self.prefix = [0.0]
-        for s, e in zip(self.starts, self.ends, strict=True):
-            self.prefix.append(self.prefix[-1] + (e - s))
+                out_s.append(lo)
+                out_e.append(hi)
+                lo, hi = start, end
+        if not first:
+            out_s.append(lo)
+            out_e.append(hi)
+        self.starts = out_s
+        self.ends = out_e
+        self.prefix = array("d", [0.0])
+        self.prefix.extend(accumulate(e - s for s, e in zip(out_s, out_e, strict=True)))
 
     @property
     def total_s(self) -> float:
@@ -110,28 +138,47 @@ class Busy:
 
     @classmethod
     def of(cls, kernels: Sequence[MeasuredKernel]) -> Busy:
-        """Build the unions from the activities that belong to a step (any step)."""
-        kernels = [k for k in kernels if k.iteration is not None]
-        comm = Intervals((k.start_s, k.end_s) for k in kernels if _is_comm(k))
-        compute = Intervals((k.start_s, k.end_s) for k in kernels if _is_compute(k))
-        return cls(
-            all=Intervals((k.start_s, k.end_s) for k in kernels),
-            kernel=Intervals((k.start_s, k.end_s) for k in kernels if k.kind == "kernel"),
-            memory=Intervals((k.start_s, k.end_s) for k in kernels if k.kind != "kernel"),
-            compute=compute,
-            comm=comm,
-            overlap=compute.intersect(comm),
-        )
+        """Build the unions from the activities that belong to a step (any step).
+
+        One pass: the activities are put in start order once (they usually come in it), and
+        each union is merged from that order.
+        """
+        placed = [k for k in kernels if k.iteration is not None]
+        if any(placed[i].start_s > placed[i + 1].start_s for i in range(len(placed) - 1)):
+            placed.sort(key=_start)
+        starts = {n: array("d") for n in ("all", "kernel", "memory", "compute", "comm")}
+        ends = {n: array("d") for n in starts}
+        all_s, all_e = starts["all"], ends["all"]
+        kernel_s, kernel_e = starts["kernel"], ends["kernel"]
+        memory_s, memory_e = starts["memory"], ends["memory"]
+        compute_s, compute_e = starts["compute"], ends["compute"]
+        comm_s, comm_e = starts["comm"], ends["comm"]
+        for k in placed:
+            s = k.start_s
+            e = s + k.duration_s
+            all_s.append(s)
+            all_e.append(e)
+            if k.kind != "kernel":
+                memory_s.append(s)
+                memory_e.append(e)
+                continue
+            kernel_s.append(s)
+            kernel_e.append(e)
+            if k.category == "collective":
+                comm_s.append(s)
+                comm_e.append(e)
+            elif k.rule != "name~memcpy":
+                # NOTE: as HTA, a kernel is compute unless it is a collective or a memcpy/memset
+                # by name; a copy kernel such as CatArrayBatchedCopy computes nothing but is
+                # compute time to HTA.
+                compute_s.append(s)
+                compute_e.append(e)
+        unions = {n: Intervals.from_sorted(starts[n], ends[n]) for n in starts}
+        return cls(**unions, overlap=unions["compute"].intersect(unions["comm"]))
 
 
-def _is_comm(k: MeasuredKernel) -> bool:
-    return k.kind == "kernel" and k.category == "collective"
-
-
-def _is_compute(k: MeasuredKernel) -> bool:
-    # NOTE: as HTA, a kernel is compute unless it is a collective or a memcpy/memset by name; a
-    # copy kernel such as CatArrayBatchedCopy computes nothing but is compute time to HTA.
-    return k.kind == "kernel" and k.category != "collective" and k.rule != "name~memcpy"
+def _start(k: MeasuredKernel) -> float:
+    return k.start_s
 
 
 def step_windows(kernels: Sequence[MeasuredKernel]) -> list[tuple[int, float, float]]:

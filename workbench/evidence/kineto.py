@@ -53,6 +53,7 @@ from workbench.evidence._source import (
     DEFAULT_MAX_BYTES,
     atomic_path,
     check_trace_file,
+    no_gc,
     open_regular,
     read_chunks,
 )
@@ -70,6 +71,8 @@ _KIND_BY_CAT = {
     "Memset": "memset",
 }
 _EPOCH_LIKE_US = 1e12
+#: The types an integer field may hold as read (``bool`` is not one: ``type(True) is bool``).
+_INT_OR_NONE = frozenset({int, type(None)})
 _RUNTIME_CATS = {"cuda_runtime", "Runtime", "cuda_driver", "Driver"}
 _CPU_STEP_CATS = {"user_annotation", "cpu_op", "Operator"}
 _GPU_STEP_CATS = {"gpu_user_annotation"}
@@ -100,6 +103,11 @@ def read_kineto(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BY
         TraceError: One line naming the file, what is wrong and where (event index).
     """
     p = check_trace_file(path, max_bytes)
+    with no_gc():
+        return _read(p, max_bytes)
+
+
+def _read(p: Path, max_bytes: int) -> MeasuredRun:
     meta: dict[str, Any] = {}
     reader = _EventReader(str(p))
     bounds = TraceBounds(str(p))
@@ -111,9 +119,10 @@ def read_kineto(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BY
         stream = ChromeTraceStream(
             read_chunks(f, str(p), max_bytes, 1 << 20), str(p), bounds.meta(meta.__setitem__)
         )
+        check, take = bounds.event, reader.take
         for index, event in enumerate(stream.events()):
-            bounds.event(index, event)
-            reader.take(index, event)
+            check(index, event)
+            take(index, event)
     bounds.finish()
     return assemble(
         source=str(p),
@@ -229,12 +238,8 @@ class _EventReader:
         # NOTE: the common case (each field an int or absent, dims three non-negative ints) is
         # checked in one expression; anything else goes through the field checks for its message.
         if not (
-            _is_int_or_none(device)
-            and _is_int_or_none(stream)
-            and _is_int_or_none(corr)
-            and _is_int_or_none(regs)
-            and _is_int_or_none(smem)
-            and _is_int_or_none(nbytes)
+            {type(device), type(stream), type(corr), type(regs), type(smem), type(nbytes)}
+            <= _INT_OR_NONE
             and _is_dim3_or_none(grid)
             and _is_dim3_or_none(block)
         ):
@@ -260,13 +265,8 @@ class _EventReader:
                 registers_per_thread=regs,
                 shared_memory_bytes=smem,
                 bytes=nbytes,
-                where=f"traceEvents[{index}]",
             )
         )
-
-
-def _is_int_or_none(v: object) -> bool:
-    return v is None or type(v) is int
 
 
 def _is_dim3_or_none(v: object) -> bool:
