@@ -4,6 +4,7 @@ checked against HTA's step periods (issue 17)."""
 
 from __future__ import annotations
 
+import functools
 import statistics
 from pathlib import Path
 
@@ -23,6 +24,7 @@ pytestmark = pytest.mark.filterwarnings(
 )
 
 
+@functools.cache  # the module's tests only query the runs (frozen): each file is read once
 def _read(name):
     return read_trace(DATA / name), read_operators(DATA / name)
 
