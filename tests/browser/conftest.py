@@ -122,6 +122,30 @@ def jupyterlab(playwright_api, tmp_path_factory):
         shutil.rmtree(tmp / "runtime", ignore_errors=True)
 
 
+def _shut_down_kernels(base: str, token: str) -> None:
+    """Shut down every kernel of the server (a test's lesson kernel stays up otherwise)."""
+    headers = {"Authorization": f"token {token}"}
+    with urllib.request.urlopen(
+        urllib.request.Request(f"{base}/api/kernels", headers=headers), timeout=10
+    ) as resp:
+        kernels = json.load(resp)
+    for kernel in kernels:
+        request = urllib.request.Request(
+            f"{base}/api/kernels/{kernel['id']}", method="DELETE", headers=headers
+        )
+        with urllib.request.urlopen(request, timeout=30):
+            pass
+
+
+@pytest.fixture(autouse=True)
+def _lesson_kernels_shut_down(request):
+    """After a test that used the server (its page closed first), its kernels are shut down:
+    each lesson's kernel holds ~300 MB, and a session of browser tests would keep ~20."""
+    yield
+    if "jupyterlab" in request.fixturenames:
+        _shut_down_kernels(*request.getfixturevalue("jupyterlab"))
+
+
 @pytest.fixture(scope="session")
 def chromium(playwright_api):
     """One headless Chromium for the session (each test still gets a fresh context)."""
