@@ -123,18 +123,18 @@ def jupyterlab(playwright_api, tmp_path_factory):
 
 
 def _shut_down_kernels(base: str, token: str) -> None:
-    """Shut down every kernel of the server (a test's lesson kernel stays up otherwise)."""
+    """End every session and kernel of the server (a test's lesson kernel stays up otherwise)."""
     headers = {"Authorization": f"token {token}"}
-    with urllib.request.urlopen(
-        urllib.request.Request(f"{base}/api/kernels", headers=headers), timeout=10
-    ) as resp:
-        kernels = json.load(resp)
-    for kernel in kernels:
-        request = urllib.request.Request(
-            f"{base}/api/kernels/{kernel['id']}", method="DELETE", headers=headers
-        )
-        with urllib.request.urlopen(request, timeout=30):
-            pass
+
+    def call(path: str, method: str = "GET") -> object:
+        req = urllib.request.Request(f"{base}{path}", method=method, headers=headers)
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return json.loads(resp.read() or b"null")
+
+    for session in call("/api/sessions"):  # type: ignore[union-attr]
+        call(f"/api/sessions/{session['id']}", "DELETE")
+    for kernel in call("/api/kernels"):  # type: ignore[union-attr]
+        call(f"/api/kernels/{kernel['id']}", "DELETE")
 
 
 @pytest.fixture(autouse=True)
