@@ -1,12 +1,12 @@
 """Control -> redrawn chart latency in JupyterLab + headless Chromium (goal p95 < 300 ms, 2 cores).
 
-Runs ``tests/browser/test_redraw_latency.py`` (JupyterLab, Debian Chromium via Playwright; the
-timing is taken in the page by a MutationObserver, from the user's action on the control to the
-last change of the chart) and prints p50/p95 and the spread per lesson over settings already
-shown, then the first visits of new settings (the goal is checked on both): 01 (the explorer's batch
-slider), 10 and 11 (the LatencyPanel's batch slider), 12 (the LensPanel's level dropdown) and 13
-(the DataflowPanel's layer dropdown); plus lesson 12's model change, a slow path announced by a
-"computing" line, reported apart.
+Runs ``tests/browser/test_redraw_latency.py`` and its ``_b`` half (JupyterLab, Debian Chromium via
+Playwright; the timing is taken in the page by a MutationObserver, from the user's action on the
+control to the last change of the chart) and prints p50/p95 and the spread per lesson over settings
+already shown, then the first visits of new settings (the goal is checked on both): 01 (the
+explorer's batch slider), 10 and 11 (the LatencyPanel's batch slider), 12 (the LensPanel's level
+dropdown) and 13 (the DataflowPanel's layer dropdown); plus lesson 12's model change, a slow path
+announced by a "computing" line, reported apart.
 
 Run: python benchmarks/bench_browser.py [steps] [lessons, e.g. 01,12]
 """
@@ -25,8 +25,8 @@ def main() -> None:
     env = {**os.environ, "WORKBENCH_REDRAW_STEPS": steps}
     if len(sys.argv) > 2:
         env["WORKBENCH_REDRAW_LESSONS"] = sys.argv[2]
-    cmd = [sys.executable, "-m", "pytest", "tests/browser/test_redraw_latency.py", "-q", "-s",
-           "-p", "no:cacheprovider"]  # fmt: skip
+    files = ["tests/browser/test_redraw_latency.py", "tests/browser/test_redraw_latency_b.py"]
+    cmd = [sys.executable, "-m", "pytest", *files, "-q", "-s", "-p", "no:cacheprovider"]
     run = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
     lines = [x for x in run.stdout.splitlines() if x.startswith(("REDRAW", "SLOW"))]
     if not lines or run.returncode:

@@ -2,8 +2,9 @@
 
 Fixtures start one JupyterLab server per session on 127.0.0.1 (a free port, a token chosen here,
 temporary config/runtime/settings/workspace directories, news and update checks silenced) and
-give each test a fresh Chromium context. Everything skips with a reason when ``/usr/bin/chromium``
-or the ``playwright`` package is missing.
+give each test a fresh context (its own cookies, storage and cache: a new profile) in one
+headless Chromium launched once per session. Everything skips with a reason when
+``/usr/bin/chromium`` or the ``playwright`` package is missing.
 """
 
 import json
@@ -121,14 +122,44 @@ def jupyterlab(playwright_api, tmp_path_factory):
         shutil.rmtree(tmp / "runtime", ignore_errors=True)
 
 
-def _page(playwright_api, tmp_path, viewport):
-    context = playwright_api.chromium.launch_persistent_context(
-        str(tmp_path / "chromium-profile"),
-        executable_path=str(CHROMIUM),
-        args=CHROMIUM_ARGS,
-        headless=True,
-        viewport=viewport,
+def _shut_down_kernels(base: str, token: str) -> None:
+    """End every session and kernel of the server (a test's lesson kernel stays up otherwise)."""
+    headers = {"Authorization": f"token {token}"}
+
+    def call(path: str, method: str = "GET") -> object:
+        req = urllib.request.Request(f"{base}{path}", method=method, headers=headers)
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return json.loads(resp.read() or b"null")
+
+    for session in call("/api/sessions"):  # type: ignore[union-attr]
+        call(f"/api/sessions/{session['id']}", "DELETE")
+    for kernel in call("/api/kernels"):  # type: ignore[union-attr]
+        call(f"/api/kernels/{kernel['id']}", "DELETE")
+
+
+@pytest.fixture(autouse=True)
+def _lesson_kernels_shut_down(request):
+    """After a test that used the server (its page closed first), its kernels are shut down:
+    each lesson's kernel holds ~300 MB, and a session of browser tests would keep ~20."""
+    yield
+    if "jupyterlab" in request.fixturenames:
+        _shut_down_kernels(*request.getfixturevalue("jupyterlab"))
+
+
+@pytest.fixture(scope="session")
+def chromium(playwright_api):
+    """One headless Chromium for the session (each test still gets a fresh context)."""
+    browser = playwright_api.chromium.launch(
+        executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
     )
+    try:
+        yield browser
+    finally:
+        browser.close()
+
+
+def _page(chromium, viewport):
+    context = chromium.new_context(viewport=viewport)
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(f"pageerror: {exc}"))
@@ -142,12 +173,12 @@ def _page(playwright_api, tmp_path, viewport):
 
 
 @pytest.fixture
-def browser_page(playwright_api, tmp_path):
-    """A page in a fresh headless Chromium profile; yields ``(page, errors)``.
+def browser_page(chromium):
+    """A page in a fresh context of the session's Chromium; yields ``(page, errors)``.
 
     ``errors`` collects uncaught page exceptions and console errors as strings.
     """
-    context, page, errors = _page(playwright_api, tmp_path, {"width": 1400, "height": 1000})
+    context, page, errors = _page(chromium, {"width": 1400, "height": 1000})
     try:
         yield page, errors
     finally:
@@ -155,9 +186,9 @@ def browser_page(playwright_api, tmp_path):
 
 
 @pytest.fixture
-def laptop_page(playwright_api, tmp_path):
+def laptop_page(chromium):
     """As :func:`browser_page`, at a 1,366 x 768 laptop viewport (the issue-12 width check)."""
-    context, page, errors = _page(playwright_api, tmp_path, {"width": 1366, "height": 768})
+    context, page, errors = _page(chromium, {"width": 1366, "height": 768})
     try:
         yield page, errors
     finally:

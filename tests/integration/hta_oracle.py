@@ -7,8 +7,12 @@ span is the workbench's (all step windows); HTA's default drops the last step.
 
 from __future__ import annotations
 
+import atexit
+import functools
 import logging
 import math
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +32,19 @@ def hta_load(directory: Path, *, include_last_step: bool = True) -> Any:
         )
     finally:
         logging.disable(logging.NOTSET)
+
+
+@functools.cache
+def hta_load_file(source: Path, *, include_last_step: bool = True) -> Any:
+    """:func:`hta_load` of one trace file alone in a directory, parsed once per session.
+
+    HTA takes a few seconds per megabyte; the tests that read the same real trace share its
+    analysis (they only query it). ``source`` is copied into a fresh temporary directory.
+    """
+    directory = Path(tempfile.mkdtemp(prefix="hta-"))
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
+    shutil.copy(source, directory / source.name)
+    return hta_load(directory, include_last_step=include_last_step)
 
 
 def hta_breakdown(directory: Path | Any) -> dict[int, dict[str, float | None]]:

@@ -9,7 +9,7 @@ import statistics
 from pathlib import Path
 
 import pytest
-from hta_oracle import hta_breakdown, hta_load, hta_step_periods
+from hta_oracle import hta_breakdown, hta_load_file, hta_step_periods
 
 from workbench.evidence import CATEGORIES, MeasuredRun, read_trace, temporal_breakdown
 
@@ -24,10 +24,9 @@ def _hta_dir(tmp_path: Path, name: str) -> Path:
     return tmp_path
 
 
-@pytest.mark.slow  # HTA parses the 1.6 MB trace twice, ~3 s each
-def test_dlrm_v100_breakdown_and_steps_match_hta(tmp_path):
-    analysis_dir = _hta_dir(tmp_path, "dlrm_v100_rank1.json.gz")
-    analysis = hta_load(analysis_dir)
+@pytest.mark.slow  # HTA parses the 1.6 MB trace twice, ~3 s each (once a session, shared)
+def test_dlrm_v100_breakdown_and_steps_match_hta():
+    analysis = hta_load_file(DATA / "dlrm_v100_rank1.json.gz")
     run = read_trace(DATA / "dlrm_v100_rank1.json.gz")
     (ours,) = temporal_breakdown(run)
     ref = hta_breakdown(analysis)[1]
@@ -60,7 +59,9 @@ def test_dlrm_v100_breakdown_and_steps_match_hta(tmp_path):
     assert any("no runtime launch event" in w for w in run.warnings)
 
     # HTA's default leaves the last step out (its span ends at the other steps' last activity).
-    default = hta_breakdown(hta_load(analysis_dir, include_last_step=False))[1]
+    default = hta_breakdown(
+        hta_load_file(DATA / "dlrm_v100_rank1.json.gz", include_last_step=False)
+    )[1]
     (short,) = temporal_breakdown(run, include_last_step=False)
     print(
         f"DLRM V100 (HTA default, last step left out): workbench idle {short.idle_pct:.2f}% "

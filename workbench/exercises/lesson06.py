@@ -8,8 +8,8 @@ from typing import Any
 
 from workbench._format import fmt_time
 from workbench.errors import WorkbenchError
-from workbench.evidence import read_trace
-from workbench.evidence.operators import read_operators
+from workbench.evidence import MeasuredRun, read_trace
+from workbench.evidence.operators import RecordedOps, read_operators
 from workbench.exercises._check import CheckResult, compare
 from workbench.exercises._claims import Claim
 from workbench.hw import load_hardware
@@ -74,11 +74,17 @@ def _trace(name: str) -> Path:
     return path
 
 
+@lru_cache(maxsize=2)
+def _read(name: str) -> tuple[MeasuredRun, RecordedOps]:
+    """One trace's run and operators, read once (both frozen; the V100 trace serves two cells)."""
+    path = _trace(name)
+    return read_trace(path), read_operators(path)
+
+
 @lru_cache(maxsize=1)
 def measured_pair() -> dict[str, Any]:
     """The A100 -> V100 DLRM pair as :func:`workbench.review.pairs.pair_document` gives it."""
-    a, b = _trace(A100_TRACE), _trace(V100_TRACE)
-    return pair_document(read_trace(a), read_operators(a), read_trace(b), read_operators(b))
+    return pair_document(*_read(A100_TRACE), *_read(V100_TRACE))
 
 
 def measured_pair_text() -> str:
@@ -108,7 +114,6 @@ def gpu_lag_claim() -> Claim:
 
 def expected_table_text(top: int = 5) -> str:
     """The V100 trace's kernels beside their expected time on its GPU (``workbench trace``)."""
-    path = _trace(V100_TRACE)
-    run, ops = read_trace(path), read_operators(path)
+    run, ops = _read(V100_TRACE)
     hw = load_hardware(choose_hardware(run, None))
     return trace_text(trace_document(run, ops, hardware=hw, top=max(top, 10)), top=top)

@@ -31,6 +31,7 @@ record re-maps alone (:func:`embedded_hardware`).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import types
@@ -131,6 +132,16 @@ def _tuplify(value: Any) -> Any:
     return tuple(_tuplify(v) for v in value) if isinstance(value, list) else value
 
 
+_SCALAR_OK: dict[Any, Any] = {
+    # NOTE: within int64 (a 10**400 byte count is no measurement and breaks float maths)
+    int: lambda v: isinstance(v, int) and not isinstance(v, bool) and abs(v) < 2**63,
+    float: lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and abs(v) < 1e300,
+    str: lambda v: isinstance(v, str),
+    bool: lambda v: isinstance(v, bool),
+    type(None): lambda v: v is None,
+}
+
+
 def _check_scalar(value: Any, hint: Any, where: str) -> None:
     """Reject values whose JSON type cannot be the field's type (e.g. a string for a float)."""
     if typing.get_origin(hint) is tuple:  # JSON lists: check every element's type too
@@ -144,31 +155,31 @@ def _check_scalar(value: Any, hint: Any, where: str) -> None:
             _check_scalar(item, sub, f"{where}[{i}]")
         return
     allowed = typing.get_args(hint) if isinstance(hint, types.UnionType) else (hint,)
-    ok = {
-        # NOTE: within int64 (a 10**400 byte count is no measurement and breaks float maths)
-        int: lambda v: isinstance(v, int) and not isinstance(v, bool) and abs(v) < 2**63,
-        float: lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and abs(v) < 1e300,
-        str: lambda v: isinstance(v, str),
-        bool: lambda v: isinstance(v, bool),
-        type(None): lambda v: v is None,
-    }
-    checks = [ok[a] for a in allowed if a in ok]
+    checks = [_SCALAR_OK[a] for a in allowed if a in _SCALAR_OK]
     if checks and len(checks) == len(allowed) and not any(c(value) for c in checks):
         if isinstance(value, int | float) and not isinstance(value, bool) and abs(value) >= 1e18:
             raise RecordError(f"{where}: number out of range for a run record")
         raise RecordError(f"{where}: expected {hint}, got {type(value).__name__}")
 
 
+@functools.cache
+def _schema(cls: type) -> tuple[dict[str, Any], frozenset[str], frozenset[str]]:
+    """A record dataclass's field types, field names and required names (resolved once)."""
+    # NOTE: typing.get_type_hints re-evaluates every annotation; once per kernel was most of
+    # the time a record took to load.
+    fields = dataclasses.fields(cls)
+    required = frozenset(
+        f.name
+        for f in fields
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    )
+    return typing.get_type_hints(cls), frozenset(f.name for f in fields), required
+
+
 def _build(cls: type, data: Any, where: str) -> Any:
     if not isinstance(data, dict):
         raise RecordError(f"{where}: expected an object, got {type(data).__name__}")
-    hints = typing.get_type_hints(cls)
-    names = {f.name for f in dataclasses.fields(cls)}
-    required = {
-        f.name
-        for f in dataclasses.fields(cls)
-        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-    }
+    hints, names, required = _schema(cls)
     extra, missing = set(data) - names, required - set(data)
     if extra or missing:
         what = f"unknown field {sorted(extra)[0]!r}" if extra else f"missing {sorted(missing)[0]!r}"

@@ -7,6 +7,9 @@ loads with the recorded content hash.
 
 from __future__ import annotations
 
+from collections import OrderedDict
+from typing import Any
+
 from workbench.errors import WorkbenchError
 from workbench.hw.loader import hardware_hash, load_hardware
 from workbench.hw.schema import Hardware
@@ -85,10 +88,36 @@ def graph_for(
         return None
 
 
+#: Re-mapped slices, newest last: (workload tags, profile hash, options, slice) -> mapping.
+_REMAPPED: OrderedDict[tuple[Any, ...], ModelMapping] = OrderedDict()
+_REMAP_CACHE_SIZE = 64
+
+
 def remap(record: RunRecord, **slice_args: int | str | None) -> ModelMapping | None:
-    """Map the record's model again (another slice via ``graph_for`` arguments), or None."""
+    """Map the record's model again (another slice via ``graph_for`` arguments), or None.
+
+    Cached: the mapping is a function of the workload tags, the profile's content, the options
+    and the slice, so the same slice of the same run (a shared baseline triaged against several
+    candidates) is mapped once. Mappings are frozen.
+    """
     hw = hardware_for(record)
-    graph = graph_for(record, **slice_args)  # type: ignore[arg-type]
-    if hw is None or graph is None:
+    if hw is None:
         return None
-    return map_model(graph, hw, options_for(record))
+    options = options_for(record)
+    key = (record.tags.workload, hardware_hash(hw), options, tuple(sorted(slice_args.items())))
+    try:
+        hit = _REMAPPED.get(key)
+    except TypeError:  # an unhashable tag value (a record built by hand): map, do not cache
+        graph = graph_for(record, **slice_args)  # type: ignore[arg-type]
+        return None if graph is None else map_model(graph, hw, options)
+    if hit is not None:
+        _REMAPPED.move_to_end(key)
+        return hit
+    graph = graph_for(record, **slice_args)  # type: ignore[arg-type]
+    if graph is None:
+        return None
+    mapping = map_model(graph, hw, options)
+    _REMAPPED[key] = mapping
+    if len(_REMAPPED) > _REMAP_CACHE_SIZE:
+        _REMAPPED.popitem(last=False)
+    return mapping

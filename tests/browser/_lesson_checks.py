@@ -1,0 +1,71 @@
+"""The per-lesson browser checks of issue 12, shared by the two lesson files (split so that
+``--dist loadfile`` can run them on two workers at once; every lesson is still checked)."""
+
+from pathlib import Path
+
+from _lab import open_and_run, step_slider, too_wide, widget_outputs
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+
+# Lessons with a charted widget (MappingExplorer, TilingLab or LatencyPanel).
+WIDGET_LESSONS = [
+    "01-operators-to-flops-and-bytes",
+    "02-hardware-model-and-roofline",
+    "03-tiling-and-wave-quantization",
+    "04-fusion-boundaries",
+    "05-quantization-and-layouts",
+    "08-attention-and-bandwidth",
+    "09-scheduling-vs-autotuning",
+    "10-latency-throughput-tails",
+    "11-choosing-a-platform",
+]
+
+# Lessons whose widget is H5's TriagePanel (no chart): the width check, and one interaction (a
+# different scenario in its dropdown rewrites the panel).
+TRIAGE_LESSONS = ["06-regression-triage", "07-senior-design-review"]
+
+
+def check_widget_lesson(page, errors, base, token, lesson):
+    """Run All, then no output wider than its cell, and one slider step redraws the chart."""
+    try:
+        open_and_run(page, base, token, f"lessons/{lesson}.ipynb")
+        wide = too_wide(page)
+        output = widget_outputs(page).first
+        output.scroll_into_view_if_needed()
+        timing = step_slider(page, output)
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"lesson{lesson[:2]}-1366.png"))
+    except Exception:
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"lesson{lesson[:2]}-failure.png"), full_page=True)
+        raise
+    print(
+        f"\n{lesson[:2]}: slider {timing['value_before']} -> {timing['value_after']}, chart "
+        f"redrawn {timing['first_ms']} .. {timing['last_ms']} ms after the key press"
+    )
+    assert not wide, f"{lesson}: elements wider than their cell at 1366 px: {wide}"
+    assert timing["value_after"] != timing["value_before"], "the slider did not step"
+    assert timing["mutations"] > 0, "the chart did not redraw after the slider stepped"
+    assert not errors, "JavaScript errors:\n" + "\n".join(errors)
+
+
+def check_triage_lesson(page, errors, base, token, lesson):
+    """Run All, then no output wider than its cell, and a new scenario rewrites the panel."""
+    open_and_run(page, base, token, f"lessons/{lesson}.ipynb")
+    wide = too_wide(page)
+    output = page.locator(".jp-OutputArea-output:has(.widget-vbox):has(select)").first
+    output.scroll_into_view_if_needed()
+    select = output.locator(".widget-dropdown:has(label:text-is('scenario')) select").first
+    options = select.locator("option").all_inner_texts()
+    before_value = select.input_value()
+    before_text = output.inner_text()
+    target = next(o for o in options if o != before_value and not o.startswith("("))
+    select.select_option(target)
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", state="attached")
+    page.wait_for_function(
+        "([el, t]) => el.innerText !== t", arg=[output.element_handle(), before_text]
+    )
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"lesson{lesson[:2]}-1366.png"))
+    assert not wide, f"{lesson}: elements wider than their cell at 1366 px: {wide}"
+    assert not errors, "JavaScript errors:\n" + "\n".join(errors)
