@@ -178,7 +178,7 @@ METRIC_LABELS: dict[str, str] = {
 _POINTS = {"stall_fraction"}
 
 
-def _amount(check: GuardrailCheck, value: float) -> str:
+def amount(check: GuardrailCheck, value: float) -> str:
     """A regression or a threshold in the metric's unit: %, percentage points or a number."""
     if check.relative:
         return f"{value:+.1%}"
@@ -188,17 +188,17 @@ def _amount(check: GuardrailCheck, value: float) -> str:
 
 
 def _pct(check: GuardrailCheck) -> str:
-    return _amount(check, check.regression or 0.0)
+    return amount(check, check.regression or 0.0)
 
 
 def _reason(check: GuardrailCheck, *, flag: bool) -> str:
     """``step time +217.7% (roll back beyond +5.0%)`` and its source in brackets."""
     label = METRIC_LABELS.get(check.metric, check.metric)
     limits = (
-        f"flag beyond {_amount(check, check.flag_at)}, roll back beyond "
-        f"{_amount(check, check.rollback_at)}"
+        f"flag beyond {amount(check, check.flag_at)}, roll back beyond "
+        f"{amount(check, check.rollback_at)}"
         if flag
-        else f"roll back beyond {_amount(check, check.rollback_at)}"
+        else f"roll back beyond {amount(check, check.rollback_at)}"
     )
     where = f" [{check.source}]" if check.source else ""
     return f"{label} regressed {_pct(check)} ({limits}){where}"

@@ -15,7 +15,8 @@ policy, one row per rule, so every rule is visible, testable and changed in one 
   measured runs).
 
 Kinds of change (:func:`change_kinds`): ``hardware``, ``tensor_parallel``, ``workload``,
-``workload_only``, ``faster`` (time per item better on every slice), ``format_changed``,
+``workload_only``, ``faster`` (time per item better on every slice), ``format_changed`` (a
+kernel's format), ``model_format_changed`` (the run's own format: MFU's denominator),
 ``inference``, ``measured``.
 """
 
@@ -84,10 +85,10 @@ NOT_JUDGED: tuple[NotJudged, ...] = (
     NotJudged(kind="tensor_parallel", metric="mfu", why=_TP),
     NotJudged(kind="tensor_parallel", metric="stall_fraction", why=_TP),
     NotJudged(
-        kind="format_changed",
+        kind="model_format_changed",
         metric="mfu",
-        why="MFU is against the peak of the format the GEMMs run in: a format change moves the "
-        "denominator (compare time)",
+        why="MFU is against the peak of the model's GEMM format, and the run's format changed: "
+        "the denominator moved (compare time)",
     ),
     NotJudged(kind="workload", metric="stall_fraction", why="stall moves with the workload slice"),
     NotJudged(kind="workload_only", metric="time_s", why=_ALONE),
@@ -145,11 +146,20 @@ def change_kinds(
         out.add("faster")
     if precision_changed(base, cand):
         out.add("format_changed")
+    # NOTE: only the run's own format moves MFU's denominator; a per-kernel override or a
+    # weight-only format does not (cost/utilisation.py), so MFU still judges those changes
+    if _run_format(base) != _run_format(cand):
+        out.add("model_format_changed")
     if not (is_training(base) or is_training(cand)):
         out.add("inference")
     if base.measurement is not None or cand.measurement is not None:
         out.add("measured")
     return frozenset(out)
+
+
+def _run_format(r: RunRecord) -> str:
+    """The run's own compute format (``--dtype``, else the workload's)."""
+    return r.tags.compiler.dtype or r.tags.workload.dtype
 
 
 def _only_workload(base: RunRecord, cand: RunRecord) -> bool:

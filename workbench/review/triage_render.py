@@ -16,6 +16,7 @@ from workbench._format import fmt_time
 from workbench.review._bandwidth import BANDWIDTH_BOUND_SHARE, bandwidth_bound, record_mbu
 from workbench.review._families import family_of, natural_key
 from workbench.review.attribution import attribution_rows
+from workbench.review.closure import METRIC_LABELS, amount
 from workbench.review.mechanisms import MECHANISMS
 from workbench.review.triage import TriageReport
 
@@ -226,18 +227,14 @@ def _family_rows(rows: list[Any]) -> list[tuple[str, int, float, float, float, f
 
 
 def _check_line(k: Any, first_slice: str) -> str:
-    if k.regression is None:
-        reg = "n/a"
-    else:
-        reg = f"{k.regression:+.2%}" if k.relative else f"{k.regression:+.4f}"
+    reg = "n/a" if k.regression is None else amount(k, k.regression)
     where = ""
     if k.source and k.source != first_slice:
         where = f"  (worst validation slice: {k.source})"
     note = f"  ({k.note})" if k.note else ""
-    return (
-        f"  {k.metric:<15} {reg:>9}  flag>{k.flag_at:g} rollback>{k.rollback_at:g}  "
-        f"{k.status}{where}{note}"
-    )
+    label = METRIC_LABELS.get(k.metric, k.metric)
+    limits = f"flag > {amount(k, k.flag_at)}, roll back > {amount(k, k.rollback_at)}"
+    return f"  {label:<22} {reg:>13}  {limits:<38} {k.status}{where}{note}"
 
 
 def _cell(row: dict[str, Any], side: str, key: str) -> str:

@@ -40,6 +40,7 @@ PAIRS = {
     "workload": ({}, {"batch": 4, "disabled_fusion": ("gemm_epilogue",)}, "workload,compiler"),
     "workload_only": ({}, {"seq": 256}, "workload"),
     "format_changed": ({}, {"dtype": "fp8"}, "compiler"),
+    "model_format_changed": ({}, {"dtype": "fp8"}, "compiler"),
     "faster": ({"disabled_fusion": ("flash_attention",)}, {}, "compiler"),
 }
 
@@ -128,3 +129,14 @@ def test_missing_quality_is_printed_in_the_text(run):
     text = triage_text(r)
     assert "missing evidence (blocks a sign-off):" in text
     assert "quality metric" in text
+
+
+def test_a_kernel_override_keeps_mfu_judged(run):
+    # the denominator is the model's format (cost/utilisation.py): one fp32 kernel does not move
+    # it, so MFU judges the change; it needs quality evidence all the same
+    r = triage(run(), run(dtype_overrides=(("*down_proj*", "fp32"),)), changed="compiler",
+               simulate=False)  # fmt: skip
+    kinds = change_kinds(r.baseline, r.candidate, r.matrix, per_item=r.per_item)
+    assert "format_changed" in kinds
+    assert "model_format_changed" not in kinds
+    assert next(k for k in r.checks if k.metric == "mfu").status != "n/a"
