@@ -261,7 +261,9 @@ def _matrix_lines(report: TriageReport) -> list[str]:
     drove = [k for k in report.checks if k.status in ("rollback", "flag") and k.source]
     if drove:
         k = drove[0]
-        lines.append(f"  decision driven by {k.metric} on slice {k.source}")
+        lines.append(
+            f"  decision driven by {METRIC_LABELS.get(k.metric, k.metric)} on slice {k.source}"
+        )
     return lines
 
 
