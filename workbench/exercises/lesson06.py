@@ -68,8 +68,9 @@ def check_stall_prediction(
     layer_type: str = "attention",
     strict: bool | None = None,
 ) -> CheckResult:
-    """A prediction: after ``scenario``'s change, is ``layer_type``'s stall fraction higher,
-    lower or the same?
+    """A prediction: after ``scenario``'s change, is a layer type's stall fraction higher?
+
+    The answer is ``higher``, ``lower`` or ``same`` (within 0.5 %) for ``layer_type``.
 
     Both fractions (memory-stall seconds over the layer type's time, 0..1) come from the
     scenario's two mapped runs; nothing is stored.

@@ -199,7 +199,7 @@ def check_distinct_plans(
         answer,
         int(table["best_tile"].nunique()),
         hint="count the different values in the best_tile column",
-        hint2="plans['best_tile'].nunique()",
+        hint2="write down each best_tile value the first time it appears, then count the list",
         strict=strict,
     )
 
@@ -229,8 +229,9 @@ def check_plan_prediction(
     kernel: str = "layers.0.mlp.up_proj",
     strict: bool | None = None,
 ) -> CheckResult:
-    """A prediction: is the cost model's best tile of ``kernel`` the ``same`` or ``different``
-    at two (batch, sequence) points?
+    """A prediction: is the cost model's best tile of ``kernel`` the same at two shapes?
+
+    The answer is ``same`` or ``different`` for the two (batch, sequence) points.
 
     Args:
         prediction: ``"same"`` or ``"different"`` (or a synonym).
@@ -253,8 +254,7 @@ def check_plan_prediction(
             "same": ("equal", "identical", "unchanged", "yes"),
             "different": ("differs", "changes", "changed", "no"),
         },
-        hint="the GEMM's shape is what the cost model sees: what are its M, N and K at each "
-        "point?",
+        hint="the GEMM's shape is what the cost model sees: what are its M, N and K at each point?",
         hint2="one of same, different",
         strict=strict,
     )

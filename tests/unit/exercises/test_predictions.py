@@ -105,7 +105,7 @@ def test_control_decisions_differ_with_the_simulation():
     assert on != off
 
 
-@pytest.mark.parametrize("first,second", [((1, 128), (8, 16)), ((1, 16), (64, 2048))])
+@pytest.mark.parametrize(("first", "second"), [((1, 128), (8, 16)), ((1, 16), (64, 2048))])
 def test_plan_prediction_follows_the_sweep(first, second):
     from workbench.exercises.lesson09 import check_plan_prediction, plan_table
 
