@@ -10,7 +10,7 @@ from workbench._format import fmt_time
 from workbench.errors import WorkbenchError
 from workbench.evidence import MeasuredRun, read_trace
 from workbench.evidence.operators import RecordedOps, read_operators
-from workbench.exercises._check import CheckResult, compare
+from workbench.exercises._check import CheckResult, check_level, compare
 from workbench.exercises._claims import Claim
 from workbench.hw import load_hardware
 from workbench.review import SCENARIOS, build_scenario, triage
@@ -19,6 +19,7 @@ from workbench.review.trace_summary import choose_hardware, trace_document, trac
 
 __all__ = [
     "check_first_failing",
+    "check_stall_prediction",
     "expected_table_text",
     "gpu_lag_claim",
     "measured_pair",
@@ -56,6 +57,32 @@ def check_first_failing(
         hint2="compare the group's kernels before and after: did their engine, format, tile, "
         "count or launch change? That change names the class; names match without regard to "
         "case, spaces or underscores",
+        strict=strict,
+    )
+
+
+def check_stall_prediction(
+    prediction: object,
+    *,
+    scenario: str = "eager-launch",
+    layer_type: str = "attention",
+    strict: bool | None = None,
+) -> CheckResult:
+    """A prediction: after ``scenario``'s change, is a layer type's stall fraction higher?
+
+    The answer is ``higher``, ``lower`` or ``same`` (within 0.5 %) for ``layer_type``.
+
+    Both fractions (memory-stall seconds over the layer type's time, 0..1) come from the
+    scenario's two mapped runs; nothing is stored.
+    """
+    base, cand = build_scenario(scenario)
+    return check_level(
+        f"{layer_type} stall fraction ({scenario})",
+        prediction,
+        base.model.stall().get(layer_type, 0.0),
+        cand.model.stall().get(layer_type, 0.0),
+        hint="the stall fraction is a share: memory-stall time over the layer type's whole "
+        "time. What does the change do to each of the two?",
         strict=strict,
     )
 

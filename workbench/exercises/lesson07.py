@@ -52,21 +52,34 @@ def check_dominant_bottleneck(
 
 
 def check_release_decision(
-    scenario: str, answer: str, *, strict: bool | None = None
+    scenario: str, answer: str, *, simulate: bool = True, strict: bool | None = None
 ) -> CheckResult:
-    """Check the release decision (ship / ship behind a flag / roll back) for ``scenario``."""
+    """Check the release decision (ship / ship behind a flag / cannot sign off / roll back).
+
+    Args:
+        scenario: Practice scenario name.
+        answer: The learner's decision.
+        simulate: Triage with the serving simulation (as the CLI does); ``False`` as the
+            triage panel does by default.
+        strict: Raise on a wrong answer.
+    """
     base, cand = build_scenario(scenario)
-    r = triage(base, cand, changed=SCENARIOS[scenario].changed)
+    r = triage(base, cand, changed=SCENARIOS[scenario].changed, simulate=simulate)
+    where = "" if simulate else ", no serving simulation"
     return compare(
-        f"release decision ({scenario})",
+        f"release decision ({scenario}{where})",
         answer,
         r.decision,
         synonyms={
             "roll back": ("rollback", "revert"),
             "ship behind a flag": ("flag", "ship with a flag", "behind a flag"),
+            "cannot sign off": ("can't sign off", "cannot sign-off", "no sign off"),
         },
-        hint="apply the rollback criteria to the worst slice of the validation matrix",
-        hint2="one of ship, ship behind a flag, roll back: a guardrail beyond its rollback "
-        "threshold means roll back",
+        hint="apply the rollback criteria to the worst slice of the validation matrix"
+        if simulate
+        else "what evidence does each guardrail read, and which of it does a run without the "
+        "serving simulation carry?",
+        hint2="one of ship, ship behind a flag, cannot sign off, roll back: every guardrail "
+        "reads evidence from both runs before it can hold or fail",
         strict=strict,
     )

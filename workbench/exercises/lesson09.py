@@ -27,6 +27,7 @@ __all__ = [
     "candidates_table",
     "check_distinct_plans",
     "check_model_pick_rank",
+    "check_plan_prediction",
     "plan_claim",
     "plan_table",
     "variant_table",
@@ -198,7 +199,7 @@ def check_distinct_plans(
         answer,
         int(table["best_tile"].nunique()),
         hint="count the different values in the best_tile column",
-        hint2="plans['best_tile'].nunique()",
+        hint2="write down each best_tile value the first time it appears, then count the list",
         strict=strict,
     )
 
@@ -214,5 +215,46 @@ def check_model_pick_rank(
         expected,
         hint="find predicted_rank 1 and read its measured_rank",
         hint2="the row whose predicted_rank is 1; its measured_rank is an integer",
+        strict=strict,
+    )
+
+
+def check_plan_prediction(
+    prediction: object,
+    *,
+    model: str = "llama2-7b",
+    hw: str = "h100-sxm",
+    first: tuple[int, int] = (1, 128),
+    second: tuple[int, int] = (8, 16),
+    kernel: str = "layers.0.mlp.up_proj",
+    strict: bool | None = None,
+) -> CheckResult:
+    """A prediction: is the cost model's best tile of ``kernel`` the same at two shapes?
+
+    The answer is ``same`` or ``different`` for the two (batch, sequence) points.
+
+    Args:
+        prediction: ``"same"`` or ``"different"`` (or a synonym).
+        model: Preset name.
+        hw: Hardware profile.
+        first: The first (batch, sequence length in tokens) point.
+        second: The second point.
+        kernel: The kernel followed.
+        strict: Raise on a wrong answer.
+    """
+    tiles = [
+        sweep_best_plan(model, (b,), (s,), hardware(hw), kernel_name=kernel, progress=False)[0]
+        for b, s in (first, second)
+    ]
+    return compare(
+        f"best tile at batch x seq {first[0]}x{first[1]} and {second[0]}x{second[1]}",
+        prediction,
+        "same" if tiles[0].best_tile == tiles[1].best_tile else "different",
+        synonyms={
+            "same": ("equal", "identical", "unchanged", "yes"),
+            "different": ("differs", "changes", "changed", "no"),
+        },
+        hint="the GEMM's shape is what the cost model sees: what are its M, N and K at each point?",
+        hint2="one of same, different",
         strict=strict,
     )

@@ -23,6 +23,7 @@ from workbench.serving import find_knee
 
 __all__ = [
     "check_fits",
+    "check_gemm_prediction",
     "check_winner",
     "fit_table",
     "gemm_table",
@@ -234,6 +235,29 @@ def fit_table(
             }
         )
     return pd.DataFrame(rows).set_index("chips")
+
+
+def check_gemm_prediction(
+    prediction: object,
+    *,
+    platforms: Sequence[str] = ("h200", "gaudi3"),
+    n: int = 8192,
+    strict: bool | None = None,
+) -> CheckResult:
+    """A prediction: which of ``platforms`` runs one square ``n x n x n`` bf16 GEMM fastest?
+
+    The answer is the first-ranked row of :func:`gemm_table` (computed, not stored).
+    """
+    table = gemm_table(platforms, n=n)
+    return compare(
+        f"fastest on the {n} GEMM (of {', '.join(platforms)})",
+        prediction,
+        str(table["gemm_ms"].idxmin()),
+        hint="a large square GEMM is compute-bound: compare the profiles' dense bf16 peaks, "
+        "not their memory",
+        hint2="one of the platform names given; a serving trace is not what this asks about",
+        strict=strict,
+    )
 
 
 def check_fits(

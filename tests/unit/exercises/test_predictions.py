@@ -70,3 +70,58 @@ def test_bottleneck_prediction_takes_the_batch():
     cls = m.kernel("layers.0.mlp.up_proj").cost.bottleneck.split(":")[0]
     assert check_bottleneck(cls, kernel="layers.0.mlp.up_proj", phase="decode", batch=64,
                             hardware_name="h100-sxm", strict=False)  # fmt: skip
+
+
+def test_stall_prediction_follows_the_scenario_records():
+    from workbench.exercises.lesson06 import check_stall_prediction
+    from workbench.review import build_scenario
+
+    base, cand = build_scenario("eager-launch")
+    before, after = base.model.stall()["attention"], cand.model.stall()["attention"]
+    want = "same" if abs(after / before - 1) <= 0.005 else ("higher" if after > before else "lower")
+    assert check_stall_prediction(want, scenario="eager-launch", strict=False)
+    wrong = "higher" if want != "higher" else "lower"
+    assert not check_stall_prediction(wrong, scenario="eager-launch", strict=False)
+
+
+@pytest.mark.parametrize("simulate", [False, True])
+def test_control_decision_follows_triage(simulate):
+    from workbench.exercises.lesson07 import check_release_decision
+    from workbench.review import SCENARIOS, build_scenario, triage
+
+    base, cand = build_scenario("unchanged")
+    want = triage(base, cand, changed=SCENARIOS["unchanged"].changed, simulate=simulate).decision
+    assert check_release_decision("unchanged", want, simulate=simulate, strict=False)
+    wrong = "roll back" if want != "roll back" else "ship"
+    assert not check_release_decision("unchanged", wrong, simulate=simulate, strict=False)
+
+
+def test_control_decisions_differ_with_the_simulation():
+    # the panel's prediction is only worth asking if the panel's answer is not the CLI's
+    from workbench.exercises.lesson07 import check_release_decision
+
+    on = check_release_decision("unchanged", None, simulate=True, strict=False).expected
+    off = check_release_decision("unchanged", None, simulate=False, strict=False).expected
+    assert on != off
+
+
+@pytest.mark.parametrize(("first", "second"), [((1, 128), (8, 16)), ((1, 16), (64, 2048))])
+def test_plan_prediction_follows_the_sweep(first, second):
+    from workbench.exercises.lesson09 import check_plan_prediction, plan_table
+
+    table = plan_table("llama2-7b", "h100-sxm", batches=(1, 8, 64), seqs=(16, 128, 2048))
+    same = table.loc[first, "best_tile"] == table.loc[second, "best_tile"]
+    want, wrong = ("same", "different") if same else ("different", "same")
+    assert check_plan_prediction(want, first=first, second=second, strict=False)
+    assert not check_plan_prediction(wrong, first=first, second=second, strict=False)
+
+
+@pytest.mark.parametrize("platforms", [("h200", "gaudi3"), ("h100-sxm", "a100-80gb")])
+def test_gemm_prediction_follows_the_gemm_table(platforms):
+    from workbench.exercises.lesson11 import check_gemm_prediction, gemm_table
+
+    table = gemm_table(platforms, n=8192)
+    want = str(table["tflops"].idxmax())
+    wrong = next(p for p in platforms if p != want)
+    assert check_gemm_prediction(want, platforms=platforms, strict=False)
+    assert not check_gemm_prediction(wrong, platforms=platforms, strict=False)
