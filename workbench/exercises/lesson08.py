@@ -32,6 +32,7 @@ __all__ = [
     "phase_claim",
     "phase_table",
     "roofline_move_table",
+    "takeaway_claim",
     "widget_claim",
     "widget_moves",
 ]
@@ -359,3 +360,40 @@ def check_decode_bottleneck(
         synonyms=BOTTLENECK_SYNONYMS,
         strict=strict,
     )
+
+
+def takeaway_claim(model: str, hw: str, *, seq: int = 2048, long_seq: int = 4096) -> Claim:
+    """The lesson's takeaways that state a direction, computed (not typed).
+
+    Args:
+        model: Preset name.
+        hw: Hardware profile.
+        seq: Prompt and context length of the prefill/decode comparison, tokens.
+        long_seq: The long prompt of the fused-attention comparison, tokens.
+
+    Returns:
+        Markdown bullets: ``up_proj``'s class in prefill and in decode, and what switching fused
+        attention off costs a long prompt in off-chip bytes and time.
+    """
+    cls = {
+        phase: mapping(model, hw, phase=phase, seq=seq)
+        .kernel("layers.0.mlp.up_proj")
+        .cost.bottleneck.split(":")[0]
+        for phase in ("prefill", "decode")
+    }
+    same = cls["prefill"] == cls["decode"]
+    first = (
+        f"- The same weights (`up_proj`) are {cls['prefill']}-bound in a {seq:,}-token prefill "
+        f"and {cls['decode']}-bound in decode"
+        + (": one class for both here." if same else ": plan for both.")
+    )
+    t = fused_attention_table(model, hw, seq=long_seq)
+    fused, unfused = t.loc["fused"], t.loc["unfused"]
+    bytes_x = unfused["attention_hbm_gb"] / fused["attention_hbm_gb"]
+    time_x = unfused["attention_ms"] / fused["attention_ms"]
+    second = (
+        f"- Fused attention keeps the score matrix on chip: without it a {long_seq:,}-token "
+        f"prompt's attention moves x{bytes_x:.3g} the off-chip bytes and takes x{time_x:.3g} the "
+        "time."
+    )
+    return Claim(first + "\n" + second)

@@ -89,3 +89,16 @@ def test_lesson06_measured_pair_is_the_hta_pair():
     table = lesson06.expected_table_text()
     assert "lose" in table
     assert "v100-sxm2" in table
+
+
+def test_lesson08_takeaways_follow_the_mapper():
+    from workbench.exercises._shared import mapping
+
+    text = lesson08.takeaway_claim("llama2-7b", "h100-sxm").text
+    for phase in ("prefill", "decode"):
+        cls = mapping("llama2-7b", "h100-sxm", phase=phase, seq=2048)
+        cls = cls.kernel("layers.0.mlp.up_proj").cost.bottleneck.split(":")[0]
+        assert f"{cls}-bound" in text
+    t = lesson08.fused_attention_table("llama2-7b", "h100-sxm", seq=4096)
+    ratio = t.loc["unfused", "attention_hbm_gb"] / t.loc["fused", "attention_hbm_gb"]
+    assert f"x{ratio:.3g} the off-chip bytes" in text
