@@ -25,6 +25,7 @@ __all__ = [
     "layout_claim",
     "layout_table",
     "quality_table",
+    "takeaway_claim",
 ]
 
 #: (label, dtype, weight_dtype) of the formats the lesson compares.
@@ -318,3 +319,33 @@ def check_format_effect(
         "weight-only format add to every GEMM?",
         strict=strict,
     )
+
+
+def _effect(x: float) -> str:
+    return "slow" if x < 0.99 else "leave unchanged" if x <= 1.01 else "speed up"
+
+
+def takeaway_claim(decode: pd.DataFrame, prefill: pd.DataFrame) -> Claim:
+    """The formats takeaway, computed from two :func:`format_table` frames (not typed).
+
+    Returns:
+        A Markdown bullet: what weight-only formats and fp8 do to decode and to prefill, each
+        direction and factor read from the tables.
+    """
+    wo = [f for f in decode.index if "weight-only" in f]
+    fp8 = [f for f in decode.index if f.startswith("fp8")]
+    dec = ", ".join(f"x{decode.loc[f, 'speedup']:g}" for f in wo)
+    pre = [prefill.loc[f, "speedup"] for f in wo]
+    verb = _effect(min(pre)) if len({_effect(p) for p in pre}) == 1 else "change"
+    text = (
+        f"- Weight-only formats ({', '.join(f.split()[0] for f in wo)}) cut decode time by "
+        f"cutting weight bytes ({dec}) and {verb} a compute-bound prefill "
+        f"({', '.join(f'x{p:g}' for p in pre)}: the dequantization work is added to every GEMM)."
+    )
+    for f in fp8:
+        text += (
+            f" fp8 weights and activations {_effect(decode.loc[f, 'speedup'])} decode "
+            f"(x{decode.loc[f, 'speedup']:g}) and {_effect(prefill.loc[f, 'speedup'])} prefill "
+            f"(x{prefill.loc[f, 'speedup']:g}) where the matrix engine computes fp8."
+        )
+    return Claim(text)

@@ -125,3 +125,12 @@ def test_gemm_prediction_follows_the_gemm_table(platforms):
     wrong = next(p for p in platforms if p != want)
     assert check_gemm_prediction(want, platforms=platforms, strict=False)
     assert not check_gemm_prediction(wrong, platforms=platforms, strict=False)
+
+
+def test_lesson05_takeaway_reads_the_tables():
+    d = lesson05.format_table("llama2-7b", "h100-sxm", phase="decode")
+    p = lesson05.format_table("llama2-7b", "h100-sxm", phase="prefill")
+    text = lesson05.takeaway_claim(d, p).text
+    assert f"x{d.loc['int8 weight-only', 'speedup']:g}" in text
+    worse = p.loc["int8 weight-only", "speedup"] < 0.99
+    assert ("slow a compute-bound prefill" in text) == worse
