@@ -11,6 +11,8 @@ from workbench.exercises._check import CheckResult, compare, normalize_text
 from workbench.exercises._claims import BOTTLENECK_SYNONYMS, Claim, join_names
 from workbench.exercises._shared import hardware, mapping, mapping_summary
 from workbench.hw import list_hardware
+from workbench.mapper import map_model
+from workbench.models import build_graph
 from workbench.report.sheet import sheet_frame
 
 __all__ = [
@@ -22,6 +24,7 @@ __all__ = [
     "hardware_table",
     "mapping_summary",
     "memory_table",
+    "peak_claim",
     "phase_claim",
     "ridge_claim",
 ]
@@ -310,4 +313,36 @@ def check_decode_floor(
         hint2="build_graph(model).params * 2 bytes (bf16) / hw.offchip.bandwidth_bytes_per_s, "
         "in seconds",
         strict=strict,
+    )
+
+
+def peak_claim(
+    model: str = "llama2-7b", hw: str = "h100-sxm", *, factor: float = 2.0, seq: int = 2048
+) -> Claim:
+    """What a chip with ``factor`` x the matrix peak and the same memory does, computed.
+
+    The profile is copied with every matrix-engine peak multiplied by ``factor`` (bandwidths,
+    SRAM and overheads unchanged) and the model is re-mapped in prefill and in decode.
+
+    Returns:
+        A Markdown bullet with the speedup of each phase on the faster-compute chip.
+    """
+    base = hardware(hw)
+    me = base.matrix_engine
+    peaks = {k: v * factor for k, v in me.peak_flops_per_s.items()}
+    faster = base.model_copy(
+        update={
+            "name": f"{hw} x{factor:g} peak",
+            "matrix_engine": me.model_copy(update={"peak_flops_per_s": peaks}),
+        }
+    )
+    gains = {}
+    for phase in ("prefill", "decode"):
+        graph = build_graph(model, phase=phase, seq=seq)
+        gains[phase] = map_model(graph, base).time_s / map_model(graph, faster).time_s
+    verdict = "no faster" if gains["decode"] < 1.01 else "faster"
+    return Claim(
+        f"- A chip with x{factor:g} the matrix peak of `{hw}` and the same memory: single-stream "
+        f"decode x{gains['decode']:.3g} ({verdict}: it streams weights), a {seq:,}-token prefill "
+        f"x{gains['prefill']:.3g}."
     )

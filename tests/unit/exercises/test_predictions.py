@@ -134,3 +134,12 @@ def test_lesson05_takeaway_reads_the_tables():
     assert f"x{d.loc['int8 weight-only', 'speedup']:g}" in text
     worse = p.loc["int8 weight-only", "speedup"] < 0.99
     assert ("slow a compute-bound prefill" in text) == worse
+
+
+def test_lesson02_peak_claim_remaps_a_faster_compute_chip():
+    from workbench.exercises import lesson02
+
+    text = lesson02.peak_claim("gpt2", "h100-sxm", factor=2.0, seq=256).text
+    assert "x2 the matrix peak" in text
+    assert "decode x" in text
+    assert "prefill x" in text
