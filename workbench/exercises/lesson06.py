@@ -123,10 +123,10 @@ def gpu_lag_claim() -> Claim:
     """What the measured pair says, computed from it: medians, change, the paired shift."""
     step = measured_pair()["step"]
     a, b = step["baseline_median_s"], step["candidate_median_s"]
+    change = f" (**{step['relative']:+.1%}**)" if step["relative"] is not None else ""
     text = (
-        f"Steady-state step: A100 {fmt_time(a)} -> V100 {fmt_time(b)} "
-        f"(**{step['relative']:+.1%}**), each GPU activity counted in the step window it ran "
-        "in and the warm-up step left out."
+        f"Steady-state step: A100 {fmt_time(a)} -> V100 {fmt_time(b)}{change}, each GPU "
+        "activity counted in the step window it ran in and the warm-up step left out."
     )
     shift = step["shift"]
     if shift is not None:

@@ -389,6 +389,8 @@ def takeaway_claim(model: str, hw: str, *, seq: int = 2048, long_seq: int = 4096
     )
     t = fused_attention_table(model, hw, seq=long_seq)
     fused, unfused = t.loc["fused"], t.loc["unfused"]
+    if fused["attention_hbm_gb"] <= 0 or fused["attention_ms"] <= 0:
+        return Claim(first)
     bytes_x = unfused["attention_hbm_gb"] / fused["attention_hbm_gb"]
     time_x = unfused["attention_ms"] / fused["attention_ms"]
     second = (

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from workbench.errors import WorkbenchError
 from workbench.exercises._check import CheckResult, check_level, compare
 from workbench.exercises._claims import Claim, join_names
 from workbench.exercises._figures import Figure
@@ -210,6 +211,8 @@ def check_headroom(
     """
     rows = bandwidth_lens_points(variants(model, hw), level, SATURATION, against="sustained")
     pressure = next(r["pressure"] for r in rows if r["variant"] == step)
+    if pressure <= 0:
+        raise WorkbenchError(f"check_headroom: {step} moves no bytes at {level}: no bound")
     return compare(
         f"byte-preserving headroom at {step}",
         answer,
@@ -238,7 +241,7 @@ def _kept_bytes(table: pd.DataFrame) -> list[tuple[str, float, float]]:
     for i in range(1, len(table)):
         prev, row = table.iloc[i - 1], table.iloc[i]
         same = abs(row["gb"] / prev["gb"] - 1) < SAME_BYTES if prev["gb"] else False
-        if same and row["step_ms"] < prev["step_ms"]:
+        if same and 0 < row["step_ms"] < prev["step_ms"]:
             out.append(
                 (table.index[i], prev["step_ms"] / row["step_ms"], 100 / prev["pressure_pct"])
             )
@@ -255,6 +258,8 @@ def headroom_claim(table: pd.DataFrame, level: str) -> Claim:
     """
     kept = _kept_bytes(table)
     last = table.iloc[-1]
+    if last["pressure_pct"] <= 0:
+        return Claim(f"No step moves bytes at {level}: its pressure bounds nothing here.")
     left = 100 / last["pressure_pct"]
     if kept:
         wins = join_names([f"{s} x{w:.3g}" for s, w, _ in kept])

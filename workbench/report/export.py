@@ -118,7 +118,7 @@ def _without_widget_text(nb: Any) -> Any:
             if _WIDGET_VIEW in data:
                 data.pop("text/plain", None)
         # an output left with nothing but the live view has nothing a static page can show
-        cell.outputs = [o for o in cell.outputs if set(o.get("data", {"": 0})) != {_WIDGET_VIEW}]
+        cell.outputs = [o for o in cell.outputs if set(o.get("data") or ()) != {_WIDGET_VIEW}]
     return out
 
 

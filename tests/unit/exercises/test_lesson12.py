@@ -134,3 +134,13 @@ def test_headroom_exercise_is_one_over_the_pressure():
     want = 100 / table.loc["searched tiles", "pressure_pct"]
     assert lesson12.check_headroom(want, model=M, hw=HW, level="hbm", strict=False)
     assert not lesson12.check_headroom(want * 1.1, model=M, hw=HW, level="hbm", strict=False)
+
+
+def test_a_level_without_bytes_bounds_nothing():
+    # no division by a zero pressure, no inf printed as a bound
+    table = lesson12.trajectory_table(M, HW, "hbm").copy()
+    table["pressure_pct"] = 0.0
+    table["gb"] = 0.0
+    text = lesson12.headroom_claim(table, "hbm").text
+    assert "bounds nothing" in text
+    assert "inf" not in text
