@@ -62,6 +62,23 @@ READ = """() => {
 }"""
 
 
+# True once the chart has changed and then stayed unchanged for ``quiet`` ms.
+QUIET = """(quiet) => {
+    const m = window.__wb.marks;
+    return m.length > 0 && performance.now() - m[m.length - 1] >= quiet;
+}"""
+
+
+def settle(page, settle_ms, quiet_ms=600):
+    """Let the redraw burst finish: return once the chart has been quiet for ``quiet_ms`` after
+    a change, or after ``settle_ms`` at most (a chart that did not change waits the full time)."""
+    try:
+        page.wait_for_function(QUIET, arg=quiet_ms, timeout=settle_ms, polling=100)
+    except Exception as exc:  # Playwright's TimeoutError: the chart never went quiet in time
+        if "Timeout" not in type(exc).__name__:
+            raise
+
+
 def wait_kernel_idle(base, token, path, timeout_s=60.0):
     """Wait until the server has a session for ``path`` whose kernel is idle."""
     deadline = time.monotonic() + timeout_s
@@ -134,7 +151,7 @@ def step_slider(page, output, *, key="ArrowRight", settle_ms=1500):
     while readout.inner_text() == before and time.monotonic() < deadline:
         page.wait_for_timeout(50)
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", state="attached")
-    page.wait_for_timeout(settle_ms)  # let the redraw burst finish
+    settle(page, settle_ms)
     return {**_read(page), "value_before": before, "value_after": readout.inner_text()}
 
 
@@ -171,5 +188,5 @@ def step_select(page, output, label, option, *, settle_ms=1500, server=None):
         page.wait_for_timeout(500)  # the change reaches the kernel
         wait_kernel_idle(*server, timeout_s=180)
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", state="attached")
-    page.wait_for_timeout(settle_ms)  # let the redraw burst finish
+    settle(page, settle_ms)
     return {**_read(page), "value_before": before, "value_after": box.input_value()}

@@ -1,13 +1,20 @@
 """The redraw-latency check of ``test_redraw_latency.py`` and ``test_redraw_latency_b.py``
 (one check, its lessons split over two files so ``--dist loadfile`` runs them side by side).
-See ``test_redraw_latency.py`` for what is timed and how."""
+See ``test_redraw_latency.py`` for what is timed and how. For these five lessons it is also the
+layout check of ``_lesson_checks.py`` (no output wider than its cell at 1,366 px, a screenshot),
+so each lesson is opened and run once in the browser suite, not twice."""
 
 import os
 import statistics
+from pathlib import Path
 
-from _lab import open_and_run, select, step_select, step_slider, widget_outputs
+from _lab import open_and_run, select, step_select, step_slider, too_wide, widget_outputs
 
-STEPS = int(os.environ.get("WORKBENCH_REDRAW_STEPS", "20"))
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+
+#: Back-and-forth steps per lesson: 10 in the test suite (every step must redraw), 20 when
+#: ``benchmarks/bench_browser.py`` runs it for the percentiles.
+STEPS = int(os.environ.get("WORKBENCH_REDRAW_STEPS", "10"))
 
 # lesson -> (notebook, control, tour, back-and-forth). A slider control is the first slider of
 # the first charted widget, stepped by key presses; a dropdown is ``("select", label)``. The
@@ -47,10 +54,27 @@ def _line(lesson, what, samples, new):
 
 
 def check_redraw(page, errors, base, token, lesson):
-    """Step the lesson's control through its tour and back and forth; every step redraws."""
+    """Run All; no output wider than its cell; step the control through its tour and back and
+    forth, and every step redraws the chart."""
+    name = CASES[lesson][0]
+    try:
+        wide = _run_steps(page, errors, base, token, lesson)
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"lesson{lesson}-1366.png"))
+    except Exception:
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"lesson{lesson}-failure.png"), full_page=True)
+        raise
+    assert not wide, f"{name}: elements wider than their cell at 1366 px: {wide}"
+    assert not errors, "JavaScript errors:\n" + "\n".join(errors)
+
+
+def _run_steps(page, errors, base, token, lesson):
+    """Open and run the lesson, return what is too wide, then time every step of its tour."""
     name, control, tour, pair = CASES[lesson]
     path = f"lessons/{name}.ipynb"
     open_and_run(page, base, token, path)
+    wide = too_wide(page)
     output = widget_outputs(page).first
     output.scroll_into_view_if_needed()
     new, samples = [], []
@@ -71,4 +95,4 @@ def check_redraw(page, errors, base, token, lesson):
             f"drawn {slow['first_ms']:.0f} ms, rings {slow['last_ms']:.0f} ms after the pick; "
             f"a level change after it {t['last_ms']:.0f} ms"
         )
-    assert not errors, "JavaScript errors:\n" + "\n".join(errors)
+    return wide

@@ -11,10 +11,13 @@ percentiles against the goal (p95 < 300 ms on 2 cores).
 Lesson 12 also times one model change (a model not mapped yet: seconds, announced by the
 panel's "computing" line), reported as ``SLOW`` and kept out of the percentiles.
 
+The same run is these lessons' layout check (no output wider than its cell at 1,366 px with the
+file browser open; a screenshot in ``test-artifacts/``), so each is opened once in the suite.
+
 The check is in ``_redraw.py``; lessons 12 and 13 run from ``test_redraw_latency_b.py`` (two
 files, so ``--dist loadfile`` runs them beside 01, 10 and 11).
 
-Environment: ``WORKBENCH_REDRAW_STEPS`` (steps per lesson, default 20),
+Environment: ``WORKBENCH_REDRAW_STEPS`` (steps per lesson, default 10; the benchmark uses 20),
 ``WORKBENCH_REDRAW_LESSONS`` (comma-separated lesson numbers, default all).
 """
 
