@@ -17,9 +17,10 @@ the figure NCCL's topology search calls ``nChannels x bwIntra``) and ``S`` bytes
 * NVLS (an all-reduce reduced in the NVSwitch, Simple protocol only): no per-step latency, a
   fixed ``hop_lat`` of its own; ``algbw = busbw x 5/6 x N/(N+1)``. The 5/6 is NCCL's own
   bus-to-algorithm ratio for NVLS (tuning.cc, "Convert bus BW to algorithm BW"); the N/(N+1) is
-  the traffic the switch reduction leaves each chip: it reads every shard up once for the
-  switch to reduce (``S``) and stores its own reduced shard once for the switch to multicast
-  (``S/N``), ``(N+1)/N x S`` each way, "N+1 sends instead of 2N" (S. Bekman, ml-engineering
+  the traffic the switch reduction leaves each chip: its whole buffer goes up once for the
+  switch to reduce (``S``) and its reduced shard once for the switch to multicast (``S/N``),
+  and it takes in its reduced shard (``S/N``) and every multicast one (``S``): ``(N+1)/N x S``
+  each way, "N+1 sends instead of 2N" (S. Bekman, ml-engineering
   network/README.md, section 'SHARP', at commit 29c6b7087c66ce78a0333109e7bfa88b9871a26b).
   NCCL's tuner leaves the N/(N+1) out: it only ranks algorithms, and NVLS wins large messages
   either way. With it, NVLS's bus bandwidth grows with the chips taking part,
