@@ -147,7 +147,7 @@ def all_reduce_s(nbytes: float, chips: int, hw: Hardware) -> tuple[float, str]:
     >>> from workbench.hw import load_hardware
     >>> t, algo = all_reduce_s(1e9, 8, load_hardware("h100-sxm"))
     >>> algo, round(t * 1e3, 2)
-    ('NCCL NVLS/Simple', 3.2)
+    ('NCCL NVLS/Simple', 3.59)
     >>> t, algo = all_reduce_s(8192, 8, load_hardware("h100-sxm"))  # a decode step's activations
     >>> algo, round(t * 1e6, 1)
     ('NCCL ring/LL', 15.2)

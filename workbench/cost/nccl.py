@@ -15,7 +15,20 @@ the figure NCCL's topology search calls ``nChannels x bwIntra``) and ``S`` bytes
   ``algbw = busbw x N / steps``.
 * tree (an all-reduce only; one node is a chain): ``steps`` = 2 (N-1), ``algbw = busbw / 2``.
 * NVLS (an all-reduce reduced in the NVSwitch, Simple protocol only): no per-step latency, a
-  fixed ``hop_lat`` of its own; ``algbw = busbw x 5/6``.
+  fixed ``hop_lat`` of its own; ``algbw = busbw x 5/6 x N/(N+1)``. The 5/6 is NCCL's own
+  bus-to-algorithm ratio for NVLS (tuning.cc, "Convert bus BW to algorithm BW"); the N/(N+1) is
+  the traffic the switch reduction leaves each chip: its whole buffer goes up once for the
+  switch to reduce (``S``) and its reduced shard once for the switch to multicast (``S/N``),
+  and it takes in its reduced shard (``S/N``) and every multicast one (``S``): ``(N+1)/N x S``
+  each way, "N+1 sends instead of 2N" (S. Bekman, ml-engineering
+  network/README.md, section 'SHARP', at commit 29c6b7087c66ce78a0333109e7bfa88b9871a26b).
+  NCCL's tuner leaves the N/(N+1) out: it only ranks algorithms, and NVLS wins large messages
+  either way. With it, NVLS's bus bandwidth grows with the chips taking part,
+  ``2 (N-1)/(N+1) x 5/6 x B`` (1.0 B at 4 chips, where the ring's equals it, 1.30 B at 8),
+  as measured (ml-engineering, same section: 8x H200, 8 GiB, NVLS over ring 1.14x at 5 GPUs,
+  1.29x at 8; and NVIDIA's maintainer in NVIDIA/nccl-tests issue 212: ~480 GB/s busbw, algbw
+  ~275 GB/s, on 8 H100 against 370 GB/s for the ring: this model gives 280 GB/s algbw on
+  ``B`` = 378 GB/s).
 
 and the bus bandwidth each protocol reaches out of ``B``:
 
@@ -125,7 +138,7 @@ def nccl_collective_s(
     for algo, proto in _candidates(op, in_network):
         i = _PROTOCOLS.index(proto)
         if algo == "NVLS":
-            steps, share = 1, 5.0 / 6.0
+            steps, share = 1, 5.0 / 6.0 * chips / (chips + 1)
         elif algo == "tree":
             steps, share = 2 * (chips - 1), 0.5
         else:

@@ -34,12 +34,12 @@ def _row(setup: str, cat: str, unit: str, hw: str = "h200", stack: str = "nccl",
     return parse_corpus(text).rows[0]
 
 
-def _coll(op: str, size: int, ranks: int, hw: str = "h200"):
+def _coll(op: str, size: int, ranks: int, hw: str = "h200", stack: str = "nccl"):
     setup = (
         f"{{kind: collective, op: {op}, message_bytes: {size}, ranks: {ranks}, dtype: fp32, "
         'software: "nccl-tests"}'
     )
-    return _row(setup, "collective", "GB/s", hw)
+    return _row(setup, "collective", "GB/s", hw, stack=stack)
 
 
 @pytest.fixture(scope="module")
@@ -56,6 +56,27 @@ def test_all_reduce_bus_bandwidth_is_size_over_time_times_the_bus_factor(h200, s
     assert rep.time_s >= rep.floor_s
     # NOTE: a 32 KiB call is latency-bound, a 1 GiB one is on the links.
     assert rep.bottleneck == ("overhead" if size < 2**20 else "interconnect")
+
+
+def test_a_torch_distributed_call_pays_pytorchs_host_time_once(h200):
+    # stacks/torch-distributed.yaml: one call timed alone carries PyTorch's per-call host time
+    # (request_overhead_s); nccl-tests times back-to-back calls, so the nccl stack carries none
+    from workbench.hw.stack import load_stack
+
+    host = load_stack("torch-distributed").request_overhead_s.value
+    assert host is not None
+    assert 20e-6 <= host <= 30e-6
+    assert load_stack("nccl").request_overhead_s.value == 0.0
+    for size in (32768, 2**30):
+        bare = reproduce(_coll("all_reduce", size, 8), h200)
+        torch = reproduce(_coll("all_reduce", size, 8, stack="torch-distributed"), h200)
+        assert torch.time_s == pytest.approx(bare.time_s + host)
+        assert torch.predicted == pytest.approx(size / torch.time_s * 2 * 7 / 8)
+        assert torch.floor_s == bare.floor_s  # the floor is the links' alone
+    # a small call is mostly host time, a large one is on the links either way
+    assert reproduce(_coll("all_reduce", 32768, 8, stack="torch-distributed"), h200).bottleneck == (
+        "overhead"
+    )
 
 
 def test_all_gather_and_reduce_scatter_use_the_ring_all_gather(h200):

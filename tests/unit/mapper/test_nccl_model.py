@@ -61,3 +61,21 @@ def test_profiles_without_nccl_keep_their_fabric_model():
     assert all_gather_s(64e6, 8, h100) == pytest.approx(
         nccl_collective_s("all_gather", 64e6, 8, 18 * 25.0e9 * 0.84, "hopper", True).time_s
     )
+
+
+def test_nvls_bus_bandwidth_grows_with_the_chips_and_meets_the_ring_at_four():
+    # NVLS moves (N+1)/N x the buffer per chip each way at NCCL's 5/6 of the bus rate, so its
+    # busbw over the ring's is 2 (N-1)/(N+1) x 5/6: 1.0 at 4 chips, 1.30 at 8 (ml-engineering's
+    # 8x H200 sweep measured 1.00x at 4 GPUs, where NCCL runs the ring, and 1.29x at 8)
+    bus, size = 18 * 25.0e9 * 0.84, 2**33
+    ratios = []
+    for n in range(4, 9):
+        nvls = nccl_collective_s("all_reduce", size, n, bus, "hopper", True)
+        ring = nccl_collective_s("all_reduce", size, n, bus, "hopper", False)
+        assert ring.algorithm == "ring"
+        ratios.append(ring.time_s / nvls.time_s)
+        algbw = bus * 5 / 6 * n / (n + 1)
+        assert nvls.time_s == pytest.approx(nvls.latency_s + size / algbw) or n == 4
+    assert ratios == sorted(ratios)
+    assert ratios[0] == pytest.approx(1.0, abs=0.01)
+    assert ratios[-1] == pytest.approx(14 / 9 * 5 / 6, rel=0.01)

@@ -92,8 +92,9 @@ def test_ring_all_reduce_matches_the_formula_by_hand(h100):
     assert "ring" in all_reduce_s(big, 2, h100)[1]
     t, algo = all_reduce_s(big, 8, h100)
     assert "NVLS" in algo
-    # NCCL's model of NVLS: its 23 us once, and 5/6 of the bus bandwidth as algorithm bandwidth
-    assert t == pytest.approx(23e-6 + big / (18 * 25.0e9 * 0.84 * 5 / 6), rel=1e-9)
+    # NCCL's model of NVLS: its 23 us once, and 5/6 of the bus bandwidth as algorithm bandwidth,
+    # times N/(N+1): each chip moves (N+1)/N x the buffer through the switch each way
+    assert t == pytest.approx(23e-6 + big / (18 * 25.0e9 * 0.84 * 5 / 6 * 8 / 9), rel=1e-9)
 
 
 def test_full_mesh_splits_links_over_the_peers_of_the_box():
