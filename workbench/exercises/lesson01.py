@@ -199,7 +199,11 @@ def token_claim(
     return Claim(
         f"- A {hidden}x{hidden} projection's intensity {verb} with the tokens that share one read "
         f"of its weight: {pts} FLOP/byte against `{hw}`'s {dtype} ridge of {ridge:.0f}; {where}."
-        " A long prefill or a large batch is compute-heavy, single-stream decode traffic-heavy."
+        + (
+            " A long prefill or a large batch is compute-heavy, single-stream decode traffic-heavy."
+            if side[0] == "below" and side[-1] == "above"
+            else ""
+        )
     )
 
 
