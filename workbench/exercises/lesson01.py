@@ -189,7 +189,8 @@ def token_claim(
     cross = crossover_tokens(hidden, ridge, dtype)
     side = [("above" if v >= ridge else "below") for v in vals]
     pts = ", ".join(
-        f"{_num(v)} at {t:,} tokens ({sd})" for t, v, sd in zip(tokens, vals, side, strict=True)
+        f"{_num(v)} at {t:,} token{'s' * (t != 1)} ({sd})"
+        for t, v, sd in zip(tokens, vals, side, strict=True)
     )
     where = (
         f"it reaches the ridge from {cross:,} tokens sharing one weight read"

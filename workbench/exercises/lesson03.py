@@ -209,6 +209,10 @@ def tile_size_claim(
     )
 
 
+def _waves(w: float) -> str:
+    return f"{w:g} wave" if w == 1 else f"{w:g} waves"
+
+
 def wave_rule_claim(table: pd.DataFrame) -> Claim:
     """Time follows launched waves, not tiles or fractional waves (read from :func:`wave_table`).
 
@@ -224,9 +228,9 @@ def wave_rule_claim(table: pd.DataFrame) -> Claim:
             ta, tb = table.loc[a, "time_us"], table.loc[b, "time_us"]
             lines.append(
                 f"- Time follows whole waves, `ceil(tiles / cores)`: N = {b} is just past a "
-                f"multiple of the core count ({table.loc[b, 'waves']:g} waves, the last "
+                f"multiple of the core count ({_waves(table.loc[b, 'waves'])}, the last "
                 f"{table.loc[b, 'last_wave_util']:.0%} busy) and takes x{tb / ta:.3g} the time of "
-                f"N = {a} ({table.loc[a, 'waves']:g} waves)."
+                f"N = {a} ({_waves(table.loc[a, 'waves'])})."
             )
             break
     spread = {w: g for w, g in table.groupby("full_waves") if g["waves"].max() > g["waves"].min()}
@@ -240,7 +244,8 @@ def wave_rule_claim(table: pd.DataFrame) -> Claim:
             else f"x{g.loc[hi, 'time_us'] / g.loc[lo, 'time_us']:.3g} the time"
         )
         lines.append(
-            f"- N = {lo} ({g.loc[lo, 'waves']:g} waves) and N = {hi} ({g.loc[hi, 'waves']:g}) "
+            f"- N = {lo} ({_waves(g.loc[lo, 'waves'])}) and "
+            f"N = {hi} ({_waves(g.loc[hi, 'waves'])}) "
             f"both launch {w} waves and take {g.loc[lo, 'time_us']:g} and "
             f"{g.loc[hi, 'time_us']:g} µs, {verdict}."
         )
