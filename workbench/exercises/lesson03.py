@@ -186,12 +186,15 @@ def tile_size_claim(
 ) -> Claim:
     """What a bigger tile changes: off-chip bytes, tile count and time, for two forced tiles.
 
+    The tiles are ordered by volume (``tile_m x tile_n x tile_k``); the sentence compares the
+    bigger with the smaller.
+
     Returns:
         Markdown bullet: per tile, the off-chip traffic (MB), tiles and predicted time (µs),
         with the directions read from the numbers.
     """
     out = []
-    for tm, tn, tk in tiles:
+    for tm, tn, tk in sorted(tiles, key=lambda t: t[0] * t[1] * t[2]):
         mp = gemm_mapping(m=m, n=n, k=k, tile=(tm, tn), tile_k=tk, hardware_name=hardware_name)
         km = mp.kernels[0]
         out.append((km.tiling.shape, km.cost.bytes_at(mp.hardware.offchip.name),

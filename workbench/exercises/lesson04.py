@@ -340,12 +340,15 @@ def compute_bound_claim(
     timing = (
         "takes the same time" if same else f"takes {abs(dt):.1%} {'longer' if dt > 0 else 'less'}"
     )
-    lesson = (
-        "bytes added to or taken from a compute-bound kernel do not change its time; the rule's "
-        f"saving is the removed kernels' time, and they are **{'/'.join(removed)}**"
-        if same and cls == "compute"
-        else "its time moves with its bytes here"
-    )
+    if same and cls == "compute":
+        lesson = (
+            "bytes added to or taken from a compute-bound kernel do not change its time; the "
+            f"rule's saving is the removed kernels' time, and they are **{'/'.join(removed)}**"
+        )
+    elif same:
+        lesson = "the bytes it adds are too few to show in its time"
+    else:
+        lesson = "its time moves with its bytes here"
     return Claim(
         f"- Fusion and compute-bound kernels: with the epilogue fused, prefill's `{kernel}` "
         f"(**{cls}**) moves {abs(db) / 1e6:.3g} MB {'more' if db > 0 else 'less'} (it reads the "
