@@ -243,3 +243,11 @@ def test_hardware_show_eyeriss_agrees_with_the_loop_nest_model(capsys):
 @pytest.mark.parametrize("claim", [lesson01.token_claim, lesson13.takeaway_claim])
 def test_claims_render_as_markdown(claim):
     assert claim()._repr_markdown_().startswith("- ")
+
+
+def test_lesson04_instructed_settings_are_ones_the_explorer_accepts():
+    from workbench.ui.explorer import SEQS, refusal
+
+    for seq in (2048, 4096):  # seq_claim's default drag, in prefill at batch 1
+        assert seq in SEQS
+        assert refusal("llama2-7b", "h100-sxm", "prefill", 1, seq, "bf16") == ""
