@@ -25,6 +25,7 @@ __all__ = [
     "crossover_tokens",
     "decode_claim",
     "gemm_shapes_table",
+    "matmul_share_claim",
     "operator_table",
     "pitfall_claim",
     "prefill_claim",
@@ -167,6 +168,21 @@ def crossover_tokens(hidden: int, ridge: float, dtype: str = "bf16") -> int | No
         else:
             lo = mid + 1
     return lo
+
+
+def matmul_share_claim(model: str = "llama2-7b", *, seq: int = 2048) -> Claim:
+    """The share of a prefill step's FLOPs that are matrix multiplies, from the graph.
+
+    Returns:
+        Markdown: ``matmul_flops`` over ``flops`` of the whole graph (percent), worded by size.
+    """
+    graph = build_graph(model, phase="prefill", seq=seq)
+    share = sum(op.matmul_flops for op in graph.ops) / graph.flops if graph.flops else 0.0
+    word = "almost every" if share >= 0.95 else ("most" if share > 0.5 else "a minority of")
+    return Claim(
+        f"In a {seq:,}-token prefill of `{model}`, {share:.2%} of the graph's FLOPs are matrix "
+        f"multiplies: {word} FLOP of this transformer is a GEMM."
+    )
 
 
 def token_claim(

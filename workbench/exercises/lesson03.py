@@ -20,9 +20,10 @@ from workbench.ir import Graph, Linear
 from workbench.mapper import ModelMapping, map_model
 from workbench.options import MapOptions, TileOverride
 from workbench.report.charts.tiles import storage_rows
-from workbench.scheduling.tiling import Tiling
+from workbench.scheduling.tiling import Tiling, accumulator_capacity
 
 __all__ = [
+    "accumulator_claim",
     "check_tiles",
     "check_waves",
     "fit_table",
@@ -71,6 +72,26 @@ def gemm_mapping(
     if tile is not None:
         tiles = (TileOverride(pattern="gemm", m=tile[0], n=tile[1], k=tile_k, split_k=split_k),)
     return map_model(graph, hardware(hardware_name), MapOptions(tiles=tiles))
+
+
+def accumulator_claim(hardware_name: str = "a100-80gb") -> Claim:
+    """How much of a core's register file the search gives the fp32 accumulators (an assumption).
+
+    Returns:
+        Markdown: the accumulator capacity against the register file (binary units, percent),
+        from :func:`workbench.scheduling.tiling.accumulator_capacity`.
+    """
+    hw = hardware(hardware_name)
+    regs = next((m.capacity_bytes for m in hw.memory
+                 if m.kind == "register" and m.scope == "per_core"), 0)  # fmt: skip
+    acc = accumulator_capacity(hw)
+    if not acc:
+        return Claim(f"On `{hardware_name}` the accumulators live in SRAM, beside the operands.")
+    return Claim(
+        f"On `{hardware_name}` the fp32 accumulators get {fmt_capacity(acc)} of a core's "
+        f"{fmt_capacity(regs)} register file ({acc / regs:.0%}, an assumption: the rest holds "
+        "fragments and addresses)."
+    )
 
 
 def fit_table(

@@ -12,7 +12,7 @@ from workbench.exercises._claims import Claim, join_names
 from workbench.exercises._shared import mapping, mapping_summary
 from workbench.ir import Attention, bytes_for
 from workbench.models import build_graph
-from workbench.options import FUSION_RULES, MapOptions
+from workbench.options import FUSION_RULES, MapOptions, TileOverride
 
 __all__ = [
     "attention_traffic",
@@ -27,6 +27,7 @@ __all__ = [
     "mapping_summary",
     "overlap_claim",
     "seq_claim",
+    "spill_claim",
     "takeaway_claim",
     "traffic_claim",
 ]
@@ -353,6 +354,53 @@ def compute_bound_claim(
         f"- Fusion and compute-bound kernels: with the epilogue fused, prefill's `{kernel}` "
         f"(**{cls}**) moves {abs(db) / 1e6:.3g} MB {'more' if db > 0 else 'less'} (it reads the "
         f"residual in its epilogue) and {timing}: {lesson}."
+    )
+
+
+def spill_claim(
+    model: str = "llama2-7b",
+    hw: str = "h100-sxm",
+    *,
+    seq: int = 2048,
+    kernel: str = "layers.0.mlp.up_proj",
+    tile: tuple[int, int, int] = (512, 256, 128),
+) -> Claim:
+    """A fused GEMM forced past its SRAM: the spill bytes the mapper charges and the time.
+
+    Args:
+        model: Preset name.
+        hw: Hardware profile.
+        seq: Prompt length (tokens), prefill.
+        kernel: A GEMM kernel that carries a fused epilogue.
+        tile: ``(tile_m, tile_n, tile_k)`` forced on it (no split-K).
+
+    Returns:
+        Markdown bullet: SRAM the tile needs against capacity (KiB), spill traffic (MB) and the
+        kernel's time against the searched tile's (µs), with the words read from the numbers.
+    """
+    base = mapping(model, hw, phase="prefill", seq=seq).kernel(kernel)
+    forced = TileOverride(pattern=kernel, m=tile[0], n=tile[1], k=tile[2], split_k=1)
+    k = mapping(model, hw, phase="prefill", seq=seq, options=MapOptions(tiles=(forced,))).kernel(
+        kernel
+    )
+    t = k.tiling
+    over = t.sram_bytes > t.sram_capacity_bytes
+    ratio = k.cost.total_s / base.cost.total_s if base.cost.total_s else 0.0
+    fits = "more than" if over else "within"
+    spills = (
+        f"the mapper charges {t.spill_bytes / 1e6:.4g} MB of spill traffic"
+        if t.spill_bytes > 0
+        else "nothing spills"
+    )
+    speed = "slower" if ratio > 1.005 else ("faster" if ratio < 0.995 else "as fast")
+    fused = join_names(base.kernel.fusion) if base.kernel.fusion else "no rule"
+    return Claim(
+        f"- {'Fusing past an SRAM limit' if over else 'A fused tile within SRAM'}: `{kernel}` "
+        f"(fused: {fused}) forced to a {t.shape} tile "
+        f"needs {t.sram_bytes / 1024:.0f} KiB of SRAM, {fits} the "
+        f"{t.sram_capacity_bytes / 1024:.0f} KiB per core; {spills}, and the kernel is "
+        f"x{ratio:.2f} the searched tile's time "
+        f"({speed}: {k.cost.total_s * 1e6:.1f} against {base.cost.total_s * 1e6:.1f} µs)."
     )
 
 

@@ -4,6 +4,7 @@ Every claim is checked twice: its figures equal what the library computes, and i
 monkeypatched helper) that flip the direction flip the words.
 """
 
+from pathlib import Path
 from types import SimpleNamespace
 
 import pandas as pd
@@ -235,6 +236,8 @@ def test_hardware_show_eyeriss_agrees_with_the_loop_nest_model(capsys):
     split = f"{spad['I']} ifmap / {spad['W']} filter / {spad['O']} psum words"
     assert f"loop-nest model (lesson 13): dataflows {', '.join(DATAFLOWS)}" in out
     assert out.count(split) == 2  # the compute line and the profile's stated assumption
+    note = (Path(__file__).resolve().parents[3] / "lessons" / "README.md").read_text()
+    assert split.replace(" words", "") in " ".join(note.split())  # the teacher's note for 13
     assert f"{spad['I']} ifmap, {spad['W']} filter and {spad['O']} psum" in str(
         lesson13.profile_claim()
     )
@@ -251,3 +254,35 @@ def test_lesson04_instructed_settings_are_ones_the_explorer_accepts():
     for seq in (2048, 4096):  # seq_claim's default drag, in prefill at batch 1
         assert seq in SEQS
         assert refusal("llama2-7b", "h100-sxm", "prefill", 1, seq, "bf16") == ""
+
+
+def test_matmul_share_claim_reads_the_graph(monkeypatch):
+    g = build_graph("llama2-7b", phase="prefill", seq=2048)
+    share = sum(op.matmul_flops for op in g.ops) / g.flops
+    text = str(lesson01.matmul_share_claim("llama2-7b", seq=2048))
+    assert f"{share:.2%}" in text
+    assert "almost every FLOP" in text
+    fake = SimpleNamespace(ops=[SimpleNamespace(matmul_flops=1)], flops=4)
+    monkeypatch.setattr(lesson01, "build_graph", lambda *a, **k: fake)
+    assert "a minority of FLOP" in str(lesson01.matmul_share_claim())
+
+
+def test_accumulator_claim_follows_the_profile():
+    from workbench.scheduling.tiling import accumulator_capacity
+
+    acc = accumulator_capacity(lesson03.hardware("a100-80gb"))
+    assert f"get {acc // 1024} KiB" in str(lesson03.accumulator_claim("a100-80gb"))
+    assert "(50%" in str(lesson03.accumulator_claim("a100-80gb"))
+    assert accumulator_capacity(lesson03.hardware("tpu-v5e")) == 0
+    assert "live in SRAM" in str(lesson03.accumulator_claim("tpu-v5e"))
+
+
+def test_spill_claim_words_follow_the_fit():
+    over = str(lesson04.spill_claim(tile=(512, 256, 128)))
+    assert over.startswith("- Fusing past an SRAM limit")
+    assert "more than the 228 KiB" in over
+    assert "MB of spill traffic" in over
+    assert "(slower:" in over
+    fits = str(lesson04.spill_claim(tile=(128, 256, 64)))
+    assert fits.startswith("- A fused tile within SRAM")
+    assert "nothing spills" in fits
