@@ -474,6 +474,6 @@ def check_waves(
         expected,
         rel_tol=1e-3,
         hint="tiles = ceil(M/tile_m) * ceil(N/tile_n); one wave is one tile per core",
-        hint2="divide the tile count by the SM count (hw.compute.units); do not round",
+        hint2="divide the tile count by the SM count (hw.matrix_engine.cores); do not round",
         strict=strict,
     )

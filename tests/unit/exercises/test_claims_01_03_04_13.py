@@ -286,3 +286,12 @@ def test_spill_claim_words_follow_the_fit():
     fits = str(lesson04.spill_claim(tile=(128, 256, 64)))
     assert fits.startswith("- A fused tile within SRAM")
     assert "nothing spills" in fits
+
+
+def test_waves_hint_names_an_attribute_that_exists(monkeypatch):
+    monkeypatch.setattr(_check, "_ATTEMPTS", {})
+    args = {"m": 2304, "n": 2304, "k": 4096, "tile": (256, 128)}
+    lesson03.check_waves(1.0, **args)
+    text = repr(lesson03.check_waves(1.0, **args))
+    assert "matrix_engine.cores" in text
+    assert lesson03.hardware("a100-80gb").matrix_engine.cores == 108
