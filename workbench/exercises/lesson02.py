@@ -267,7 +267,8 @@ def check_bottleneck(
         expected,
         hint="compare the kernel's intensity with the ridge point",
         hint2=(
-            "decode has one token per sequence: intensity is about 1 FLOP/byte, far below the ridge"
+            "decode has one new token per sequence: count the FLOPs one step does per byte it "
+            "must read (the weights, or each sequence's KV cache) and compare with the ridge"
             if phase == "decode"
             else "a prefill GEMM reuses each weight for every token of the prompt: compare "
             "2 x tokens x K x N FLOPs with the bytes of its operands"

@@ -20,17 +20,22 @@ from workbench.ir import Graph, Linear
 from workbench.mapper import ModelMapping, map_model
 from workbench.options import MapOptions, TileOverride
 from workbench.report.charts.tiles import storage_rows
-from workbench.scheduling.tiling import Tiling
+from workbench.scheduling.tiling import Tiling, accumulator_capacity
 
 __all__ = [
+    "accumulator_claim",
     "check_tiles",
     "check_waves",
     "fit_table",
     "gemm_mapping",
+    "padding_claim",
     "search_claim",
+    "split_k_claim",
+    "tile_size_claim",
     "tile_summary",
     "tile_table",
     "wave_claim",
+    "wave_rule_claim",
     "wave_table",
 ]
 
@@ -44,8 +49,9 @@ def gemm_mapping(
     tile_k: int = 64,
     hardware_name: str = "a100-80gb",
     dtype: str = "fp16",
+    split_k: int = 1,
 ) -> ModelMapping:
-    """Map one ``M x K @ K x N`` GEMM, optionally with a forced ``tile`` and no split-K.
+    """Map one ``M x K @ K x N`` GEMM, optionally with a forced ``tile`` and ``split_k``.
 
     Args:
         m: Rows of the output (elements).
@@ -55,6 +61,7 @@ def gemm_mapping(
         tile_k: K depth of a forced tile (elements).
         hardware_name: Profile name.
         dtype: Operand format.
+        split_k: K slices of a forced tile (1: no split-K).
 
     Returns:
         The mapping of the one-kernel graph (kernel ``gemm``).
@@ -63,8 +70,28 @@ def gemm_mapping(
     graph = Graph(name=f"gemm {m}x{n}x{k}", ops=(op,))
     tiles: tuple[TileOverride, ...] = ()
     if tile is not None:
-        tiles = (TileOverride(pattern="gemm", m=tile[0], n=tile[1], k=tile_k, split_k=1),)
+        tiles = (TileOverride(pattern="gemm", m=tile[0], n=tile[1], k=tile_k, split_k=split_k),)
     return map_model(graph, hardware(hardware_name), MapOptions(tiles=tiles))
+
+
+def accumulator_claim(hardware_name: str = "a100-80gb") -> Claim:
+    """How much of a core's register file the search gives the fp32 accumulators (an assumption).
+
+    Returns:
+        Markdown: the accumulator capacity against the register file (binary units, percent),
+        from :func:`workbench.scheduling.tiling.accumulator_capacity`.
+    """
+    hw = hardware(hardware_name)
+    regs = next((m.capacity_bytes for m in hw.memory
+                 if m.kind == "register" and m.scope == "per_core"), 0)  # fmt: skip
+    acc = accumulator_capacity(hw)
+    if not acc:
+        return Claim(f"On `{hardware_name}` the accumulators live in SRAM, beside the operands.")
+    return Claim(
+        f"On `{hardware_name}` the fp32 accumulators get {fmt_capacity(acc)} of a core's "
+        f"{fmt_capacity(regs)} register file ({acc / regs:.0%}, an assumption: the rest holds "
+        "fragments and addresses)."
+    )
 
 
 def fit_table(
@@ -167,6 +194,139 @@ def search_claim(
         f"{f.tiles} tiles in {f.waves} waves at {f.wave_efficiency:.0%} for the forced "
         f"{tile[0]}x{tile[1]} tile; predicted {found.time_s * 1e6:.1f} µs against "
         f"{forced.time_s * 1e6:.1f} µs."
+    )
+
+
+def tile_size_claim(
+    tiles: tuple[tuple[int, int, int], tuple[int, int, int]] = ((128, 128, 64), (256, 128, 64)),
+    *,
+    m: int = 2048,
+    n: int = 11008,
+    k: int = 4096,
+    hardware_name: str = "a100-80gb",
+) -> Claim:
+    """What a bigger tile changes: off-chip bytes, tile count and time, for two forced tiles.
+
+    The tiles are ordered by volume (``tile_m x tile_n x tile_k``); the sentence compares the
+    bigger with the smaller.
+
+    Returns:
+        Markdown bullet: per tile, the off-chip traffic (MB), tiles and predicted time (µs),
+        with the directions read from the numbers.
+    """
+    out = []
+    for tm, tn, tk in sorted(tiles, key=lambda t: t[0] * t[1] * t[2]):
+        mp = gemm_mapping(m=m, n=n, k=k, tile=(tm, tn), tile_k=tk, hardware_name=hardware_name)
+        km = mp.kernels[0]
+        out.append((km.tiling.shape, km.cost.bytes_at(mp.hardware.offchip.name),
+                    km.tiling.tiles, mp.time_s))  # fmt: skip
+    (sa, ba, na, ta), (sb, bb, nb, tb) = out
+    reads = "re-reads less" if bb < ba else "does not re-read less"
+    count = "fewer" if nb < na else "no fewer"
+    faster = "faster" if tb < ta else "slower"
+    moral = "so fewer bytes alone do not decide the tile" if tb >= ta else "here the bytes decide"
+    return Claim(
+        f"- The bigger tile {reads} from off-chip memory but leaves {count} tiles to spread over "
+        f"the cores: on the {m}x{n}x{k} GEMM, {sa} moves {ba / 1e6:.4g} MB in {na:,} tiles and "
+        f"{sb} {bb / 1e6:.4g} MB (x{bb / ba:.2f}) in {nb:,}; the bigger one is {faster} here "
+        f"({tb * 1e6:.1f} against {ta * 1e6:.1f} µs), {moral}."
+    )
+
+
+def _waves(w: float) -> str:
+    return f"{w:g} wave" if w == 1 else f"{w:g} waves"
+
+
+def wave_rule_claim(table: pd.DataFrame) -> Claim:
+    """Time follows launched waves, not tiles or fractional waves (read from :func:`wave_table`).
+
+    Returns:
+        Markdown bullets: the first row past a whole number of waves (its last wave's use and
+        its time against the row before), and two rows with different fractional waves and the
+        same launched waves with their times.
+    """
+    ns = list(table.index)
+    lines = []
+    for a, b in itertools.pairwise(ns):
+        if table.loc[b, "full_waves"] > table.loc[a, "full_waves"]:
+            ta, tb = table.loc[a, "time_us"], table.loc[b, "time_us"]
+            lines.append(
+                f"- Time follows whole waves, `ceil(tiles / cores)`: N = {b} is just past a "
+                f"multiple of the core count ({_waves(table.loc[b, 'waves'])}, the last "
+                f"{table.loc[b, 'last_wave_util']:.0%} busy) and takes x{tb / ta:.3g} the time of "
+                f"N = {a} ({_waves(table.loc[a, 'waves'])})."
+            )
+            break
+    spread = {w: g for w, g in table.groupby("full_waves") if g["waves"].max() > g["waves"].min()}
+    if spread:
+        w, g = max(spread.items(), key=lambda kv: kv[1]["waves"].max() - kv[1]["waves"].min())
+        lo, hi = g["waves"].idxmin(), g["waves"].idxmax()
+        same = abs(g.loc[hi, "time_us"] / g.loc[lo, "time_us"] - 1) < 0.01
+        verdict = (
+            "the same time: the fractional count is not the time"
+            if same
+            else f"x{g.loc[hi, 'time_us'] / g.loc[lo, 'time_us']:.3g} the time"
+        )
+        lines.append(
+            f"- N = {lo} ({_waves(g.loc[lo, 'waves'])}) and "
+            f"N = {hi} ({_waves(g.loc[hi, 'waves'])}) "
+            f"both launch {w} waves and take {g.loc[lo, 'time_us']:g} and "
+            f"{g.loc[hi, 'time_us']:g} µs, {verdict}."
+        )
+    return Claim("\n".join(lines) or "Every row of this table fits in the same number of waves.")
+
+
+def padding_claim(table: pd.DataFrame) -> Claim:
+    """Tile quantization from :func:`tile_table`: the padded share of the worst shape."""
+    worst = table["wasted"].idxmax()
+    best = table["wasted"].idxmin()
+    return Claim(
+        f"- Dimensions that are not multiples of the tile pay for padded tiles: {best} launches "
+        f"{table.loc[best, 'tiles']} tiles ({table.loc[best, 'wasted']:.1%} padding), {worst} "
+        f"{table.loc[worst, 'tiles']} ({table.loc[worst, 'wasted']:.1%} of the work computed is "
+        "padding)."
+    )
+
+
+def split_k_claim(
+    *,
+    small: tuple[int, int, int] = (2304, 1664, 4096),
+    large: tuple[int, int, int] = (8192, 8192, 4096),
+    tile: tuple[int, int] = (256, 128),
+    split: int = 2,
+    hardware_name: str = "a100-80gb",
+) -> Claim:
+    """What forcing ``split``-way split-K does to a GEMM with a near-empty last wave and a big one.
+
+    Returns:
+        Markdown bullet: per GEMM, waves and predicted time without and with split-K, and the
+        partial-sum traffic it adds per level (MB), with the direction read from the times.
+    """
+    parts, words = [], []
+    for m, n, k in (small, large):
+        one = gemm_mapping(m=m, n=n, k=k, tile=tile, hardware_name=hardware_name)
+        sk = gemm_mapping(m=m, n=n, k=k, tile=tile, hardware_name=hardware_name, split_k=split)
+        k1, k2 = one.kernels[0], sk.kernels[0]
+        levels = [lv.name for lv in one.hardware.memory[1:]]
+        added = {lv: k2.cost.bytes_at(lv) - k1.cost.bytes_at(lv) for lv in levels}
+        grew = ", ".join(f"{v / 1e6:.4g} MB more at `{lv}`" for lv, v in added.items() if v > 0)
+        word = "faster" if sk.time_s < one.time_s else "slower"
+        words.append(word)
+        parts.append(
+            f"{m}x{n}x{k}: {k1.tiling.waves} -> {k2.tiling.waves} waves, "
+            f"{one.time_s * 1e6:.1f} -> {sk.time_s * 1e6:.1f} µs (**{word}**; "
+            f"{grew or 'no extra bytes'})"
+        )
+    moral = {
+        ("faster", "slower"): "it pays where it fills an almost empty wave and costs where the "
+        "waves were already full, which is why the search weighs it",
+        ("faster", "faster"): "it pays on both here",
+        ("slower", "slower"): "it costs on both here",
+    }.get((words[0], words[1]), "the search weighs it per shape")
+    return Claim(
+        f"- Split-K ({split} ways, tile {tile[0]}x{tile[1]}) adds a reduction of partial sums: "
+        + "; ".join(parts)
+        + f". So {moral}."
     )
 
 
@@ -314,6 +474,6 @@ def check_waves(
         expected,
         rel_tol=1e-3,
         hint="tiles = ceil(M/tile_m) * ceil(N/tile_n); one wave is one tile per core",
-        hint2="divide the tile count by the SM count (hw.compute.units); do not round",
+        hint2="divide the tile count by the SM count (hw.matrix_engine.cores); do not round",
         strict=strict,
     )

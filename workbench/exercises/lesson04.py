@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+import math
+
 import pandas as pd
 
 from workbench.exercises._check import CheckResult, check_direction, compare
@@ -9,17 +12,23 @@ from workbench.exercises._claims import Claim, join_names
 from workbench.exercises._shared import mapping, mapping_summary
 from workbench.ir import Attention, bytes_for
 from workbench.models import build_graph
-from workbench.options import FUSION_RULES, MapOptions
+from workbench.options import FUSION_RULES, MapOptions, TileOverride
 
 __all__ = [
     "attention_traffic",
     "check_fusion_effect",
     "check_fusion_savings",
     "check_score_matrix_bytes",
+    "compute_bound_claim",
+    "epilogue_claim",
     "flash_claim",
     "fusion_claim",
     "fusion_savings",
     "mapping_summary",
+    "overlap_claim",
+    "seq_claim",
+    "spill_claim",
+    "takeaway_claim",
     "traffic_claim",
 ]
 
@@ -157,19 +166,241 @@ def flash_claim(model: str = "llama2-7b", hw: str = "h100-sxm", *, seq: int = 20
     )
 
 
+def _growth_word(exponent: float) -> str:
+    """``about linearly`` / ``about quadratically`` / ``as seq^e`` for a log-log slope."""
+    if abs(exponent - 1) < 0.25:
+        return "about linearly"
+    if abs(exponent - 2) < 0.25:
+        return "about quadratically"
+    return f"as seq^{exponent:.2g}"
+
+
 def traffic_claim(table: pd.DataFrame) -> Claim:
-    """How the unfused/fused traffic ratio grows with the sequence, from :func:`attention_traffic`.
+    """How fused and unfused attention traffic grow with the sequence (:func:`attention_traffic`).
+
+    The growth of each column is its log-log slope between the shortest and the longest
+    sequence (1: linear, 2: quadratic); the words follow the slopes.
 
     Returns:
-        Markdown: the ratio at the shortest and the longest sequence and its growth against the
-        sequence's.
+        Markdown: the ratio at the shortest and the longest sequence, its growth against the
+        sequence's, and the growth exponent of the fused and the unfused traffic.
     """
     lo, hi = table.index.min(), table.index.max()
     r_lo, r_hi = table.loc[lo, "ratio"], table.loc[hi, "ratio"]
+    span = math.log(hi / lo)
+    e_f = math.log(table.loc[hi, "fused_mb"] / table.loc[lo, "fused_mb"]) / span
+    e_u = math.log(table.loc[hi, "unfused_mb"] / table.loc[lo, "unfused_mb"]) / span
+    verb = "grows" if r_hi > r_lo else "does not grow"
     return Claim(
-        f"From {lo} to {hi} tokens (x{hi / lo:g}) the unfused/fused traffic ratio grows from "
-        f"{r_lo:g} to {r_hi:g} (x{r_hi / r_lo:.3g}): the fused kernel's bytes grow with the "
-        "sequence, the unfused score and probability matrices with its square."
+        f"From {lo} to {hi} tokens (x{hi / lo:g}) the unfused/fused traffic ratio {verb} from "
+        f"{r_lo:g} to {r_hi:g} (x{r_hi / r_lo:.3g}): the fused kernel's bytes grow "
+        f"{_growth_word(e_f)} (exponent {e_f:.2f}), the unfused kernels' {_growth_word(e_u)} "
+        f"(exponent {e_u:.2f})."
+    )
+
+
+def _rule_pct(model: str, hw: str, phase: str, seq: int, rule: str) -> float:
+    """Percent of the fully fused step that switching ``rule`` off adds (negative: it saves)."""
+    on = mapping(model, hw, phase=phase, seq=seq)
+    off = mapping(model, hw, phase=phase, seq=seq, options=MapOptions(disabled_fusion=(rule,)))
+    return 100 * (off.time_s - on.time_s) / on.time_s if on.time_s else 0.0
+
+
+def epilogue_claim(model: str = "llama2-7b", hw: str = "h100-sxm", *, seq: int = 2048) -> Claim:
+    """What unticking ``gemm_epilogue`` does to the explorer's sheet: the kernels it adds.
+
+    Returns:
+        Markdown: the kernel count per prefill step with the rule on and off, layer 0's new
+        kernels and their bottleneck classes.
+    """
+    on = mapping(model, hw, phase="prefill", seq=seq)
+    opts = MapOptions(disabled_fusion=("gemm_epilogue",))
+    off = mapping(model, hw, phase="prefill", seq=seq, options=opts)
+    names = {k.kernel.name for k in on.kernels}
+    new = [k for k in off.kernels if k.kernel.name not in names]
+    layer0 = [k for k in new if k.kernel.name.startswith("layers.0.")]
+    classes = sorted({k.cost.bottleneck for k in new})
+    shown = join_names(k.kernel.name.removeprefix("layers.0.") for k in layer0)
+    return Claim(
+        f"Untick `gemm_epilogue` in the widget below and look at the sheet: a {seq}-token "
+        f"prefill goes from {len(on.kernels)} to {len(off.kernels)} kernels; in layer 0 the "
+        f"new ones are {shown} (class {', '.join(f'**{c}**' for c in classes)}), the "
+        "elementwise work the GEMMs' epilogues had absorbed."
+    )
+
+
+def seq_claim(
+    model: str = "llama2-7b", hw: str = "h100-sxm", *, seqs: tuple[int, int] = (2048, 4096)
+) -> Claim:
+    """What raising **seq** does to the cost of unticking ``flash_attention`` (prefill).
+
+    Returns:
+        Markdown: the attention bar's growth and the step's slowdown without fused attention at
+        both sequence lengths, with the direction read from the numbers.
+    """
+    a, b = seqs
+    pa, pb = (_rule_pct(model, hw, "prefill", s, "flash_attention") for s in seqs)
+    word = "larger" if pb > pa else "smaller"
+    return Claim(
+        f"Raise **seq** from {a:,} to {b:,} and untick `flash_attention` again: the step is "
+        f"{pb:.1f} % slower instead of {pa:.1f} %, a {word} effect."
+    )
+
+
+def takeaway_claim(
+    model: str = "llama2-7b",
+    hw: str = "h100-sxm",
+    *,
+    seqs: tuple[int, ...] = (512, 2048, 4096),
+    decode_seq: int = 2048,
+) -> Claim:
+    """How fused attention's value moves with the prompt length, and in decode, computed.
+
+    Returns:
+        Markdown bullet: the slowdown without ``flash_attention`` (percent of the step) in
+        prefill at each length and in one decode step, with the directions read from the numbers.
+    """
+    pre = [_rule_pct(model, hw, "prefill", s, "flash_attention") for s in seqs]
+    dec = _rule_pct(model, hw, "decode", decode_seq, "flash_attention")
+    rising = all(y > x for x, y in itertools.pairwise(pre))
+    trend = "grows with the prompt" if rising else "does not grow steadily with the prompt"
+    where = "far less" if dec < min(pre) / 2 else ("less" if dec < min(pre) else "as much or more")
+    points = ", ".join(f"{p:.1f} % at {s:,}" for s, p in zip(seqs, pre, strict=True))
+    return Claim(
+        f"- Without `flash_attention` a prefill step of `{model}` on `{hw}` is slower by "
+        f"{points} tokens: fused attention's value {trend}. In decode ({decode_seq:,} tokens "
+        f"cached) it is worth {dec:.1f} %, {where}: one query row's traffic is the KV cache, "
+        "fused or not."
+    )
+
+
+def overlap_claim(
+    table: pd.DataFrame,
+    model: str = "llama2-7b",
+    hw: str = "h100-sxm",
+    *,
+    phase: str = "prefill",
+    seq: int = 2048,
+) -> Claim:
+    """Whether the rules' savings add up: every rule off against the sum of the rows.
+
+    Args:
+        table: A :func:`fusion_savings` frame for the same model, hardware, phase and seq.
+        model: Preset name.
+        hw: Hardware profile.
+        phase: ``"prefill"`` or ``"decode"``.
+        seq: Prompt (prefill) or context (decode) length, tokens.
+
+    Returns:
+        Markdown bullet: the off-chip bytes every rule off adds against the sum of the rows (GB).
+    """
+    base, _ = _offchip_bytes(model, hw, phase, seq, 1, ())
+    off, _ = _offchip_bytes(model, hw, phase, seq, 1, tuple(FUSION_RULES))
+    together, rows = off - base, float(table["bytes_saved"].sum())
+    if rows and abs(together / rows - 1) < 0.005:
+        verdict = (
+            "equal to the sum of the rows: in this graph no two rules compete for the same "
+            "ops. Rows add up only when that holds, so map with the rules off together "
+            "before adding them"
+        )
+    else:
+        rel = "less" if together < rows else "more"
+        verdict = f"{rel} than the sum of the rows: the rules overlap, so the rows do not add up"
+    return Claim(
+        f"- Adding the rows: every rule off costs {together / 1e9:.3g} GB here, the rows sum to "
+        f"{rows / 1e9:.3g} GB, {verdict}."
+    )
+
+
+def compute_bound_claim(
+    model: str = "llama2-7b", hw: str = "h100-sxm", *, seq: int = 2048, kernel: str = "o_proj"
+) -> Claim:
+    """Bytes on a compute-bound kernel: ``kernel`` with and without its fused epilogue.
+
+    Returns:
+        Markdown bullet: layer 0's ``kernel`` (prefill) off-chip bytes and time with the
+        ``gemm_epilogue`` on and off, its class, and the class of the kernels the rule removes.
+    """
+    name = (
+        f"layers.0.attn.{kernel}"
+        if kernel in ("q_proj", "k_proj", "v_proj", "o_proj")
+        else (f"layers.0.mlp.{kernel}")
+    )
+    on = mapping(model, hw, phase="prefill", seq=seq)
+    off = mapping(
+        model, hw, phase="prefill", seq=seq, options=MapOptions(disabled_fusion=("gemm_epilogue",))
+    )
+    level = on.hardware.offchip.name
+    k_on, k_off = on.kernel(name), off.kernel(name)
+    db = k_on.cost.bytes_at(level) - k_off.cost.bytes_at(level)
+    dt = k_on.cost.total_s / k_off.cost.total_s - 1 if k_off.cost.total_s else 0.0
+    cls = k_on.cost.bottleneck
+    same = abs(dt) < 0.005
+    names = {k.kernel.name for k in on.kernels}
+    removed = sorted({k.cost.bottleneck for k in off.kernels if k.kernel.name not in names})
+    timing = (
+        "takes the same time" if same else f"takes {abs(dt):.1%} {'longer' if dt > 0 else 'less'}"
+    )
+    if same and cls == "compute":
+        lesson = (
+            "bytes added to or taken from a compute-bound kernel do not change its time; the "
+            f"rule's saving is the removed kernels' time, and they are **{'/'.join(removed)}**"
+        )
+    elif same:
+        lesson = "the bytes it adds are too few to show in its time"
+    else:
+        lesson = "its time moves with its bytes here"
+    return Claim(
+        f"- Fusion and compute-bound kernels: with the epilogue fused, prefill's `{kernel}` "
+        f"(**{cls}**) moves {abs(db) / 1e6:.3g} MB {'more' if db > 0 else 'less'} (it reads the "
+        f"residual in its epilogue) and {timing}: {lesson}."
+    )
+
+
+def spill_claim(
+    model: str = "llama2-7b",
+    hw: str = "h100-sxm",
+    *,
+    seq: int = 2048,
+    kernel: str = "layers.0.mlp.up_proj",
+    tile: tuple[int, int, int] = (512, 256, 128),
+) -> Claim:
+    """A fused GEMM forced past its SRAM: the spill bytes the mapper charges and the time.
+
+    Args:
+        model: Preset name.
+        hw: Hardware profile.
+        seq: Prompt length (tokens), prefill.
+        kernel: A GEMM kernel that carries a fused epilogue.
+        tile: ``(tile_m, tile_n, tile_k)`` forced on it (no split-K).
+
+    Returns:
+        Markdown bullet: SRAM the tile needs against capacity (KiB), spill traffic (MB) and the
+        kernel's time against the searched tile's (µs), with the words read from the numbers.
+    """
+    base = mapping(model, hw, phase="prefill", seq=seq).kernel(kernel)
+    forced = TileOverride(pattern=kernel, m=tile[0], n=tile[1], k=tile[2], split_k=1)
+    k = mapping(model, hw, phase="prefill", seq=seq, options=MapOptions(tiles=(forced,))).kernel(
+        kernel
+    )
+    t = k.tiling
+    over = t.sram_bytes > t.sram_capacity_bytes
+    ratio = k.cost.total_s / base.cost.total_s if base.cost.total_s else 0.0
+    fits = "more than" if over else "within"
+    spills = (
+        f"the mapper charges {t.spill_bytes / 1e6:.4g} MB of spill traffic"
+        if t.spill_bytes > 0
+        else "nothing spills"
+    )
+    speed = "slower" if ratio > 1.005 else ("faster" if ratio < 0.995 else "as fast")
+    fused = join_names(base.kernel.fusion) if base.kernel.fusion else "no rule"
+    return Claim(
+        f"- {'Fusing past an SRAM limit' if over else 'A fused tile within SRAM'}: `{kernel}` "
+        f"(fused: {fused}) forced to a {t.shape} tile "
+        f"needs {t.sram_bytes / 1024:.0f} KiB of SRAM, {fits} the "
+        f"{t.sram_capacity_bytes / 1024:.0f} KiB per core; {spills}, and the kernel is "
+        f"x{ratio:.2f} the searched tile's time "
+        f"({speed}: {k.cost.total_s * 1e6:.1f} against {base.cost.total_s * 1e6:.1f} µs)."
     )
 
 
@@ -243,8 +474,8 @@ def check_fusion_savings(
         off - base,
         rel_tol=1e-3,
         hint="map twice (rule on, rule off) and subtract total.bytes_at('hbm')",
-        hint2="bytes with the rule off minus bytes with it on (MapOptions(fusion=...)); the "
-        "result is positive",
+        hint2="bytes with the rule off (MapOptions(disabled_fusion=(rule,))) minus bytes with "
+        "every rule on; a rule that saves bytes gives a positive difference",
         strict=strict,
     )
 

@@ -15,7 +15,7 @@ import pandas as pd
 
 from workbench.errors import WorkbenchError
 from workbench.exercises._check import CheckResult, compare
-from workbench.exercises._claims import Claim
+from workbench.exercises._claims import Claim, join_names
 from workbench.exercises._figures import Figure
 from workbench.exercises._shared import hardware
 from workbench.report.charts.dataflow import energy_by_level_chart
@@ -48,6 +48,7 @@ __all__ = [
     "nest_text",
     "profile_claim",
     "profile_table",
+    "takeaway_claim",
     "tiny_nest_text",
     "utilisation_claim",
 ]
@@ -220,6 +221,43 @@ def energy_claim(table: pd.DataFrame, layer: str) -> Claim:
     )
 
 
+def takeaway_claim(layers: tuple[str, ...] | None = None) -> Claim:
+    """The takeaways measured over the lesson's layers: the MACs' share, and energy vs speed.
+
+    Args:
+        layers: Names in :data:`LAYERS` (default: all of them).
+
+    Returns:
+        Markdown bullets: the range of the MACs' share of the total energy over every layer and
+        dataflow, the level that costs most most often, and on which layers the lowest-energy
+        dataflow is also the fastest (from :func:`energy_table`).
+    """
+    names = tuple(layers or LAYERS)
+    shares, tops, agree, differ = [], {}, [], []
+    for layer in names:
+        t = energy_table(layer)
+        shares += list(t["mac"] / t["total"])
+        for df in t.index:
+            lv = str(t.loc[df, list(_LEVELS)].astype(float).idxmax())
+            tops[lv] = tops.get(lv, 0) + 1
+        (agree if t["total"].idxmin() == t["cycles"].idxmin() else differ).append(layer)
+    top = max(tops, key=lambda k: tops[k])
+    mac_word = "a minority" if max(shares) < 0.5 else "up to the majority"
+    split = (
+        f"the lowest-energy dataflow is also the fastest on {join_names(agree)}, not on "
+        f"{join_names(differ)}: compare both per layer"
+        if differ
+        else f"the lowest-energy dataflow is also the fastest on every layer here "
+        f"({join_names(agree)}); that is this model's outcome, not a rule"
+    )
+    return Claim(
+        f"- Over {len(names)} layers x {len(DATAFLOWS)} dataflows the MACs are "
+        f"{min(shares):.1%} to {max(shares):.1%} of the energy, {mac_word}: where the data moves "
+        f"decides the rest, and the level that costs most is `{top}` in {tops[top]} of "
+        f"{sum(tops.values())} mappings.\n- Energy and time are separate questions: {split}."
+    )
+
+
 def check_pes_used(answer: object, *, layer: str, dataflow: str) -> CheckResult:
     """PEs the spatial loops of the mapped nest occupy (product of ``parallel_for`` bounds)."""
     _shape(layer)
@@ -240,8 +278,11 @@ def check_best_dataflow(answer: object, *, layer: str) -> CheckResult:
         "lowest-energy dataflow",
         answer,
         best,
-        hint="set the widget to the layer and compare the bars' total length",
-        hint2="answer with a dataflow name, e.g. 'weight_stationary'",
+        hint="which operand does the layer reuse most: few input channels and big filters mean "
+        "each weight is used at many output pixels, each input pixel by several filter rows",
+        hint2="the winner is the dataflow that keeps the most-reused operand close to the MACs "
+        "and shares the rest over the array; answer with a dataflow name, e.g. "
+        "'weight_stationary'",
         synonyms=_SYNONYMS,
     )
 
