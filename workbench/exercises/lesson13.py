@@ -233,7 +233,10 @@ def takeaway_claim(layers: tuple[str, ...] | None = None) -> Claim:
         dataflow is also the fastest (from :func:`energy_table`).
     """
     names = tuple(layers or LAYERS)
-    shares, tops, agree, differ = [], {}, [], []
+    shares: list[float] = []
+    tops: dict[str, int] = {}
+    agree: list[str] = []
+    differ: list[str] = []
     for layer in names:
         t = energy_table(layer)
         shares += list(t["mac"] / t["total"])
