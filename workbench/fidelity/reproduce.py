@@ -32,7 +32,7 @@ with :func:`workbench.map_model`. The step time is turned into the row's metric:
   reduction, optimizer), its kernels mapped with the row's stack (attention class, launch,
   fusion rules, the attention format under FP8 GEMMs) and the stack's training figures (its
   selective recomputation policy where the row's source ran it, the compute slowdown under
-  overlapped collectives); MFU = counted FLOPs per chip / (step time x peak), counted as the
+  overlapped collectives: workbench/fidelity/_reproduce_training.py); MFU = counted FLOPs per chip / (step time x peak), counted as the
   source counts them (PaLM model FLOPs, or Megatron hardware FLOPs with the recomputed forward);
   a row in tokens/s/chip gets global batch x seq / chips / step time.
 * cnn: ``batch / time`` (images/s).
@@ -69,16 +69,9 @@ from workbench.ir import Attention, Elementwise, Graph, Linear
 from workbench.ir.dtypes import bytes_for
 from workbench.ir.ops_vector import Quantize
 from workbench.mapper import ModelMapping, map_model
-from workbench.models import (
-    PRESETS,
-    TransformerConfig,
-    decoder_graph,
-    resnet50_graph,
-    training_flops_per_token,
-)
+from workbench.models import PRESETS, TransformerConfig, decoder_graph, resnet50_graph
 from workbench.models.footprint import graph_footprint
 from workbench.options import MapOptions
-from workbench.platform.training import TrainingPlan, training_step
 
 __all__ = ["Reproduction", "fit_request_overhead", "fit_step_overhead", "reproduce"]
 
@@ -303,7 +296,9 @@ def _model(s: ModelSetup, hw: Hardware, stack: Stack, metric: str, per_chip: boo
             bottleneck=_class((m,)),
         )
     if s.kind == "training":
-        return _training(s, hw, stack, metric)
+        from workbench.fidelity._reproduce_training import training  # NOTE: imports this module
+
+        return training(s, hw, stack, metric)
     chips = s.tensor_parallel if per_chip else 1
     parts: list[tuple[ModelMapping, int]] = []
     if s.kind in ("prefill", "generate", "serving"):
@@ -331,65 +326,6 @@ def _model(s: ModelSetup, hw: Hardware, stack: Stack, metric: str, per_chip: boo
         floor_s=floor,
         bottleneck=_class(tuple(m for m, _ in parts), tuple(n for _, n in parts)),
         memory_fits=_memory_fits(s, hw),
-    )
-
-
-def _selective(s: ModelSetup, stack: Stack) -> str:
-    """The selective recomputation policy a row ran: its stack's, where its source ran one."""
-    t = s.training
-    assert t is not None
-    if not t.selective_recompute:
-        return "none"
-    if stack.selective_recompute is None:
-        raise CorpusError(f"stack {stack.name!r} has no selective recomputation policy")
-    return stack.selective_recompute.value
-
-
-def _training(s: ModelSetup, hw: Hardware, stack: Stack, metric: str = "mfu") -> Reproduction:
-    t = s.training
-    assert t is not None  # NOTE: the schema requires it for kind training
-    slow = stack.overlap_slowdown.value if stack.overlap_slowdown is not None else 0.0
-    plan = TrainingPlan(
-        tensor_parallel=s.tensor_parallel,
-        pipeline_parallel=t.pipeline_parallel,
-        data_parallel=t.data_parallel,
-        micro_batch=t.micro_batch,
-        global_batch=t.global_batch,
-        interleave=t.interleave,
-        sequence_parallel=t.sequence_parallel,
-        recompute=s.recompute,
-        selective=_selective(s, stack),
-        tp_overlap=t.tp_overlap,
-        pp_overlap=t.pp_overlap,
-        dp_overlap=t.dp_overlap,
-        dp_sharding=t.dp_sharding,
-        grad_dtype=t.grad_dtype,
-        attention=t.attention,
-        overlap_slowdown=slow,
-    )
-    cfg = _config(s)
-    wide = stack.fp8_attention_dtype.value
-    over = (("*attn.sdpa", wide),) if wide and s.dtype.startswith("fp8") else ()
-    options = stack.map_options(MapOptions(dtype_overrides=over))
-    step = training_step(cfg, hw, plan, seq=s.seq, dtype=s.dtype, options=options)
-    # NOTE: like with like: a source that counts the rematerialised forward (Megatron's
-    # hardware FLOPs) is compared with the same count over the predicted step.
-    counted_r = s.recompute if t.flop_count == "hardware" else 0.0
-    per_token = training_flops_per_token(cfg, s.seq, counted_r)
-    work = t.global_batch * s.seq * per_token / plan.chips
-    peak = _peak(hw, s.dtype)
-    floor = step.flops / peak
-    if metric == "items_per_s":  # NOTE: training tokens/s per chip (torchtitan's TPS/GPU)
-        tokens = t.global_batch * s.seq / plan.chips
-        predicted, bound = tokens / step.step_s, tokens / floor
-    else:
-        predicted, bound = work / (step.step_s * peak), work / (floor * peak)
-    return Reproduction(
-        predicted=predicted,
-        bound=bound,
-        time_s=step.step_s,
-        floor_s=floor,
-        bottleneck=_class(step.mappings),
     )
 
 
