@@ -32,9 +32,10 @@ with :func:`workbench.map_model`. The step time is turned into the row's metric:
   reduction, optimizer), its kernels mapped with the row's stack (attention class, launch,
   fusion rules, the attention format under FP8 GEMMs) and the stack's training figures (its
   selective recomputation policy where the row's source ran it, the compute slowdown under
-  overlapped collectives: workbench/fidelity/_reproduce_training.py); MFU = counted FLOPs per chip / (step time x peak), counted as the
-  source counts them (PaLM model FLOPs, or Megatron hardware FLOPs with the recomputed forward);
-  a row in tokens/s/chip gets global batch x seq / chips / step time.
+  overlapped collectives: workbench/fidelity/_reproduce_training.py); MFU = counted FLOPs per
+  chip / (step time x peak), counted as the source counts them (PaLM model FLOPs, or Megatron
+  hardware FLOPs with the recomputed forward); a row in tokens/s/chip gets global batch x seq /
+  chips / step time.
 * cnn: ``batch / time`` (images/s).
 * collective, encoder, ratio: workbench/fidelity/reproduce_kinds.py.
 
