@@ -101,3 +101,11 @@ def test_another_stacks_host_time_is_its_own_runtime_change(runs):
     assert report.first_failing is not None
     assert report.first_failing.mechanism == "launch_sync_overhead"
     assert report.decision == "roll back"
+
+
+def test_a_launch_mode_change_is_one_mismatch_not_two(runs):
+    from workbench.review.triage import compare_tags
+
+    assert compare_tags(runs["graph"], runs["compile"]) == ("runtime.launch: 'graph' != 'eager'",)
+    mismatch = compare_tags(runs["compile"], runs["eager"])
+    assert mismatch == (f"runtime.launch_host_s: {COMPILE_S!r} != {EAGER_S!r}",)
