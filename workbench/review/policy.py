@@ -9,7 +9,7 @@ policy, one row per rule, so every rule is visible, testable and changed in one 
   hardware; per-chip MFU trades against per-request latency when a model is spread over more
   chips (the change is judged on latency and throughput per chip, with the trade-off stated);
   a workload changed alone is its own cost, nothing to roll back; a stall fraction is a
-  diagnostic, not a guardrail, when the candidate is faster on every slice.
+  diagnostic, not a guardrail, when the candidate is faster on every judged slice.
 * :data:`EVIDENCE`: the evidence each kind of run or change needs before a sign-off (serving
   p99 for inference runs only, a quality metric only when a kernel's format changed, repeats for
   measured runs).
@@ -108,7 +108,7 @@ NOT_JUDGED: tuple[NotJudged, ...] = (
     NotJudged(
         kind="faster",
         metric="stall_fraction",
-        why="a diagnostic, not a guardrail: the candidate is faster on every slice",
+        why="a diagnostic, not a guardrail: the candidate is faster on every judged slice",
     ),
 )
 
