@@ -119,3 +119,12 @@ def test_map_states_the_host_time_of_an_eager_launch(capsys):
     assert main(argv) == 0
     stack = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("stack"))
     assert "eager" not in stack  # graph replay: no host launch per kernel
+
+
+def test_a_sync_bound_kernel_names_the_drain_not_a_grid_barrier():
+    graph = build_graph("gpt2", "decode", 1, 64)
+    synced = map_model(graph, H100, MapOptions(barrier_per_layer=True))
+    sync = [k for k in synced.kernels if k.cost.bottleneck == "sync"]
+    assert sync
+    assert all("device-wide sync(s) after it" in k.cost.evidence for k in sync)
+    assert not any("grid barrier" in k.cost.evidence for k in sync)
