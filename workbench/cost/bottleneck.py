@@ -68,7 +68,7 @@ def _classify(kernel: Kernel, tiling: Tiling, cost: Cost, hw: Hardware) -> tuple
         )
     if cost.sync_s > cost.exec_s:
         return "sync", (
-            f"sync-bound: {kernel.barriers + tiling.barriers} grid barrier(s) "
+            f"sync-bound: {_syncs(kernel.barriers, tiling.barriers)} "
             f"{fmt_time(cost.sync_s)} > execution {fmt_time(cost.exec_s)}"
         )
     level, mem_s = max(cost.memory_s, key=lambda p: p[1], default=("", 0.0))
@@ -102,3 +102,11 @@ def _classify(kernel: Kernel, tiling: Tiling, cost: Cost, hw: Hardware) -> tuple
         f"pipeline {fmt_time(cost.pipeline_s)} (compute {fmt_time(cost.compute_s)}); "
         f"intensity {intensity:.3g} FLOP/B"
     )
+
+
+def _syncs(drains: int, grid: int) -> str:
+    """``1 device-wide sync after it (its next launch exposed)``, ``2 grid barrier(s)``, or both."""
+    parts = [f"{grid} grid barrier(s)"] if grid else []
+    if drains:
+        parts.append(f"{drains} device-wide sync(s) after it (its next launch exposed)")
+    return " + ".join(parts) or "0 barrier(s)"

@@ -50,7 +50,8 @@ __all__ = [
 ]
 
 #: The stack a corpus row or ``workbench map`` uses when none is named: torch.compile with CUDA
-#: graphs, whose figures are the hardware profile's own (it changes nothing a profile says).
+#: graphs, whose figures are the hardware profile's own (it changes nothing a profile says) except
+#: the host time of a kernel launched outside a graph (``--launch eager``: Inductor's launcher).
 DEFAULT_STACK = "pytorch-compile"
 _NAME = re.compile(r"^[a-z0-9][a-z0-9.+-]*$")
 _MAX_BYTES = 1 << 16
@@ -187,6 +188,13 @@ class Stack(_Model):
     cuda_graphs: Flag = Field(
         description="Kernel launches replayed as a captured graph (False: a host launch each)."
     )
+    eager_launch_s: Seconds | None = Field(
+        default=None,
+        description="Host time per kernel launched outside a captured graph, seconds: the "
+        "framework's dispatch plus the driver's submission (paid with cuda_graphs false, or "
+        "under --launch eager). None: the hardware profile's overheads.kernel_launch_s, the "
+        "driver's submission alone, as a C++ runtime pays.",
+    )
     decode_bandwidth_fraction: Fraction | None = Field(
         default=None,
         description="Achieved fraction of off-chip bandwidth in decode where published "
@@ -216,8 +224,9 @@ class Stack(_Model):
     def map_options(self, options: MapOptions | None = None) -> MapOptions:
         """``options`` (default: none) with this stack's mapping figures in force.
 
-        Sets the step overhead, K/V sharing, attention class, launch mode and the fusion rules
-        the stack does not apply; a figure of None leaves the profile's own.
+        Sets the step overhead, K/V sharing, attention class, launch mode, host time per eager
+        launch and the fusion rules the stack does not apply; a figure of None leaves the
+        profile's own.
         """
         from dataclasses import replace
 
@@ -230,6 +239,7 @@ class Stack(_Model):
             attention_kernel=self.attention_kernel.value or base.attention_kernel,
             launch="graph" if self.cuda_graphs.value else "eager",
             disabled_fusion=tuple(dict.fromkeys((*base.disabled_fusion, *off))),
+            launch_host_s=self.eager_launch_s.value if self.eager_launch_s else None,
         )
 
 

@@ -224,6 +224,10 @@ def test_the_stacks_command_lists_every_stack_and_the_default(capsys):
     assert f"{DEFAULT_STACK} (default)" in out
     trt = next(line for line in out.splitlines() if line.startswith("tensorrt-llm-0.6 "))
     assert "(f)" in trt  # the fitted step overhead says so
+    assert "eager launch" in out.splitlines()[0]
+    eager = next(line for line in out.splitlines() if line.startswith("pytorch-eager "))
+    assert eager.endswith("20 us (s)")  # the framework's host time per launch, with its origin
+    assert trt.endswith("profile")  # a C++ runtime pays the driver's submission alone
     assert main(["stacks", "--format", "json"]) == 0
     assert '"default": "pytorch-compile"' in capsys.readouterr().out
 
