@@ -29,7 +29,8 @@ def register(subs: argparse._SubParsersAction) -> None:
         "trace",
         help="summarise a profiler trace, with an expected time for every measured kernel",
         description="Read a Kineto (PyTorch profiler) or Nsight Systems trace: iterations, "
-        "temporal breakdown, kernel time by category, top kernels, and (when shapes were "
+        "temporal breakdown, kernel time by category (and the share no rule classified), top "
+        "kernels, memory copies by direction (bytes, bandwidth), and (when shapes were "
         "recorded) every kernel beside its expected time on the trace's GPU.",
     )
     p.add_argument("file", metavar="FILE", help="the trace (.json, .json.gz, .sqlite)")

@@ -1,4 +1,4 @@
-"""Lesson 12, the bandwidth lens: working-set pressure along a real optimisation trajectory.
+"""Lesson 12, the bandwidth lens: pressure (MBU at HBM) along a real optimisation trajectory.
 
 Every step of :data:`workbench.platform.trajectory.TRAJECTORY` is mapped on the same model and
 hardware; pressure is achieved bandwidth at a memory level over that level's sustained rate

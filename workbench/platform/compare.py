@@ -36,7 +36,7 @@ from workbench.mapper import map_model
 from workbench.models import build_graph
 from workbench.models.presets import PRESETS
 from workbench.options import MapOptions
-from workbench.platform.fit import FitReport, fit_check, max_kv_tokens
+from workbench.platform.fit import FitReport, fit_check, max_kv_tokens, setting_refusal
 from workbench.platform.multichip import ParallelPlan, collective_share
 from workbench.serving import (
     LoadPoint,
@@ -53,7 +53,7 @@ from workbench.serving import (
 )
 
 __all__ = ["RATE_FRACTIONS", "PlatformRow", "compare_platforms", "platform_row", "risk_score",
-           "shortlist"]  # fmt: skip
+           "serving_context", "serving_refusal", "shortlist"]  # fmt: skip
 
 #: Offered rates of the serving sweep, as fractions of the estimated saturation rate.
 RATE_FRACTIONS: tuple[float, ...] = (0.05, 0.2, 0.4, 0.6, 0.8, 1.0)
@@ -139,6 +139,46 @@ def _workload(trace: str | Workload, n_requests: int, seed: int) -> Workload:
     return load_builtin_trace(trace).head(n_requests)
 
 
+def serving_context(model: str, work: Workload) -> int:
+    """The context one sequence of ``work`` needs, tokens (1 for a model that is not a decoder).
+
+    The 99th percentile of prompt + output tokens, at most the model's context length.
+    """
+    if model not in PRESETS or not PRESETS[model].causal:
+        return 1
+    return int(min(np.percentile(work.prompt_tokens + work.output_tokens, 99),
+                   PRESETS[model].max_seq))  # fmt: skip
+
+
+def serving_refusal(
+    model: str,
+    hw: Hardware,
+    *,
+    trace: str | Workload = "production-chat",
+    n_requests: int = 1500,
+    dtype: str = "bf16",
+) -> str:
+    """Why ``hw`` cannot serve ``model`` on the trace at all ('' when it can).
+
+    The check ``map`` and the explorer apply (:func:`workbench.platform.fit.setting_refusal`)
+    at one sequence of the trace's :func:`serving_context`: a model whose weights, one such
+    sequence's KV cache and its activations do not fit one chip has no latency curve to draw.
+
+    Args:
+        model: Decoder preset.
+        hw: Platform.
+        trace: Built-in trace name or a Workload.
+        n_requests: Requests of the trace replayed (its head).
+        dtype: Activation, weight and KV format.
+
+    Returns:
+        One line naming the limit and the numbers, or ''.
+    """
+    ctx = serving_context(model, _workload(trace, n_requests, 0))
+    why = setting_refusal(model, hw, phase="decode", batch=1, seq=ctx, dtype=dtype)
+    return f"one request of {ctx:,} tokens (the trace's p99) {why}" if why else ""
+
+
 def _llm_row(
     model: str, hw: Hardware, opts: MapOptions, plan: ParallelPlan, fit: FitReport,
     work: Workload, sla_s: float, max_batch: int, seed: int,
@@ -215,10 +255,7 @@ def platform_row(
     dtype = opts.dtype or "bf16"
     work = _workload(trace, n_requests, seed)
     llm = model in PRESETS and PRESETS[model].causal
-    ctx = 1
-    if llm:
-        ctx = int(min(np.percentile(work.prompt_tokens + work.output_tokens, 99),
-                      PRESETS[model].max_seq))  # fmt: skip
+    ctx = serving_context(model, work)
     fit = fit_check(model, hw, batch=max_batch, context=ctx, dtype=dtype,
                     weight_dtype=opts.weight_dtype, tensor_parallel=plan.tensor_parallel,
                     prefill_tokens=min(ctx, 2048))  # fmt: skip

@@ -2,7 +2,9 @@
 
 :func:`trace_document` gathers, over the steady-state iterations (the warm-up step reported
 apart): the iterations, HTA's temporal breakdown per rank, kernel time by category per
-iteration, the top kernels by total time and, when the trace recorded shapes, every modelled
+iteration with the share no classification rule matched ("other"), the top kernels by total time
+with the rule that classified each, memory copies by direction (bytes and achieved bandwidth,
+:mod:`workbench.evidence.copies`) and, when the trace recorded shapes, every modelled
 kernel beside its expected time on the trace's hardware (:mod:`workbench.review.expected`),
 with an optional what-if on another profile. :func:`trace_text` renders it; kernel names are
 shortened readably there (the full name stays in the JSON) and every text that came from the
@@ -14,9 +16,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from workbench._format import fmt_time
+from workbench._format import fmt_bytes, fmt_si, fmt_time
 from workbench.errors import GraphError, WorkbenchError, printable
 from workbench.evidence.breakdown import temporal_breakdown
+from workbench.evidence.copies import copies_by_direction
 from workbench.evidence.operators import RecordedOps
 from workbench.evidence.run import CATEGORIES, MeasuredRun, TraceError
 from workbench.hw.schema import Hardware
@@ -39,7 +42,9 @@ TRACE_KEYS = (
     "iterations",
     "temporal_breakdown",
     "by_category",
+    "classification",
     "top_kernels",
+    "memory_copies",
     "expected",
     "what_if",
     "warnings",
@@ -163,7 +168,9 @@ def trace_document(
         "iterations": _iterations_doc(run),
         "temporal_breakdown": [_rank_doc(b) for b in temporal_breakdown(run)],
         "by_category": by_category_s(run),
+        "classification": _classification_doc(run),
         "top_kernels": _top_kernels(run, top),
+        "memory_copies": _copies_doc(run),
         "expected": expected,
         "what_if": whatif,
         "warnings": list(run.warnings),
@@ -203,6 +210,44 @@ def _rank_doc(b: Any) -> dict[str, Any]:
         "non_compute_pct": b.non_compute_pct,
         "comm_overlap_pct": b.comm_overlap_pct,
     }
+
+
+def _classification_doc(run: MeasuredRun, top: int = 5) -> dict[str, Any]:
+    """Share of kernel time (kernels only, steady state) that no rule classified, and its names.
+
+    ``other_share`` is None when the steady state holds no kernel time.
+    """
+    steady = {it.index for it in run.steady_iterations}
+    total = 0.0
+    other: dict[str, float] = {}
+    for k in run.kernels:
+        if k.kind == "kernel" and k.iteration in steady:
+            total += k.duration_s
+            if k.category == "other":
+                other[k.name] = other.get(k.name, 0.0) + k.duration_s
+    n = max(len(steady), 1)
+    ranked = sorted(other.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+    return {
+        "other_share": sum(other.values()) / total if total > 0 else None,
+        "other_kernels": [
+            {"name": name, "short_name": short_name(name, 40), "per_iteration_s": t / n}
+            for name, t in ranked
+        ],
+    }
+
+
+def _copies_doc(run: MeasuredRun) -> list[dict[str, Any]]:
+    return [
+        {
+            "direction": c.direction,
+            "calls_per_iteration": c.calls,
+            "bytes_per_iteration": c.bytes,
+            "time_per_iteration_s": c.time_s,
+            "bandwidth_bytes_per_s": c.bandwidth_bytes_per_s,
+            "unsized_calls_per_iteration": c.unsized_calls,
+        }
+        for c in copies_by_direction(run)
+    ]
 
 
 def _top_kernels(run: MeasuredRun, top: int) -> list[dict[str, Any]]:
@@ -276,12 +321,14 @@ def trace_text(doc: dict[str, Any], *, top: int = 5) -> str:
     lines.append("kernel time by category, per iteration (steady state)")
     cats = sorted(doc["by_category"].items(), key=lambda kv: -kv[1])
     lines += [f"  {c:<12} {fmt_time(t):>9}" for c, t in cats if t > 0]
+    lines += _classification_lines(doc["classification"])
     lines.append("top kernels by total time (steady state, per iteration)")
     for k in doc["top_kernels"]:
         lines.append(
             f"  {fmt_time(k['per_iteration_s']):>9}  x{k['calls_per_iteration']:<5.3g} "
             f"{k['category']:<11} {k['short_name']}"
         )
+    lines += _copy_lines(doc["memory_copies"])
     if doc["what_if"]:
         w = doc["what_if"]
         lines.append(
@@ -291,6 +338,33 @@ def trace_text(doc: dict[str, Any], *, top: int = 5) -> str:
         )
     lines += [f"warning: {printable(w)}" for w in doc["warnings"]]
     return "\n".join(lines) + "\n"
+
+
+def _classification_lines(doc: dict[str, Any]) -> list[str]:
+    share = doc["other_share"]
+    if share is None:
+        return []
+    names = ", ".join(k["short_name"] for k in doc["other_kernels"][:3])
+    return [
+        f"  no rule matched ('other'): {100 * share:.1f}% of kernel time"
+        + (f" ({names})" if names else "")
+    ]
+
+
+def _copy_lines(copies: list[dict[str, Any]]) -> list[str]:
+    if not copies:
+        return []
+    lines = ["memory copies by direction (steady state, per iteration)"]
+    for c in copies:
+        bw = c["bandwidth_bytes_per_s"]
+        rate = f"at {fmt_si(bw, 'B/s')}" if bw is not None else "no rate (no sized copy time)"
+        unsized = c["unsized_calls_per_iteration"]
+        lines.append(
+            f"  {c['direction']:<7} x{c['calls_per_iteration']:<5.3g} "
+            f"{fmt_time(c['time_per_iteration_s']):>9}  {fmt_bytes(c['bytes_per_iteration']):>9} "
+            f"{rate}" + (f" ({unsized:.3g} without a size)" if unsized else "")
+        )
+    return lines
 
 
 def _n(count: int, noun: str) -> str:

@@ -18,6 +18,7 @@ from workbench.review._families import family_of, natural_key
 from workbench.review.attribution import attribution_rows
 from workbench.review.closure import METRIC_LABELS, amount
 from workbench.review.mechanisms import MECHANISMS
+from workbench.review.trace_summary import short_name
 from workbench.review.triage import TriageReport
 
 __all__ = ["triage_document", "triage_text"]
@@ -182,7 +183,9 @@ def _attribution_lines(report: TriageReport) -> list[str]:
             "diff by kernel family (top 5 by delta), by layer type, unexplained remainder:"
         )
         for name, count, bt, ct, delta, share, mechs in families:
-            label = f"{name} x{count}" if count > 1 else name
+            # NOTE: a measured run's families are demangled kernel names (2,000 characters for a
+            # TBE kernel): shortened readably here; the JSON keeps the full name (issue 17).
+            label = f"{short_name(name)} x{count}" if count > 1 else short_name(name)
             mech = f"  [{mechs}]" if mechs else ""
             lines.append(
                 f"  {'family':<10} {label:<32} {fmt_time(bt):>9} -> {fmt_time(ct):>9}  "

@@ -5,6 +5,10 @@ from the hardware profile) and redraws throughput against p50/p95/p99 latency wi
 and the knee. The expensive work is done once per model, hardware and trace: after drawing, the
 panel also sweeps every other batch limit the slider offers (nearest first, the status line says
 so), so moving the slider only redraws from the cache. The SLA slider never reruns a sweep.
+
+A model the platform cannot serve at all (weights, one request of the trace's p99 context and its
+activations over one chip's memory: :func:`workbench.platform.compare.serving_refusal`, the check
+``map`` and the explorer apply) is refused with the reason under the controls, never drawn.
 """
 
 from __future__ import annotations
@@ -14,8 +18,10 @@ from typing import Any
 
 import ipywidgets as widgets
 
+from workbench.errors import WorkbenchError
 from workbench.exercises.lesson10 import SATURATION_FRACTIONS, panel_sweep
-from workbench.hw import list_hardware
+from workbench.hw import list_hardware, load_hardware
+from workbench.platform.compare import serving_refusal
 from workbench.report.sla_charts import latency_throughput_chart
 from workbench.serving import LoadPoint, find_knee
 from workbench.ui._live import LiveChart, Panel, ShowsWidget, busy
@@ -85,6 +91,10 @@ class LatencyPanel(ShowsWidget):
         }
         self._summary = widgets.HTML()
         self._status = widgets.HTML()
+        self._refusal = widgets.HTML()
+        why = self.refusal()
+        if why:
+            raise WorkbenchError(f"LatencyPanel: {model} on {hardware}: {why}")
         self.points: tuple[LoadPoint, ...] = self._sweep()
         self._chart = LiveChart(self._make_chart())
         self._fill()
@@ -108,12 +118,33 @@ class LatencyPanel(ShowsWidget):
             fractions=self.fractions,
         )
 
+    def refusal(self) -> str:
+        """Why the current model, hardware and trace have no latency curve ('' when they have one).
+
+        :func:`workbench.platform.compare.serving_refusal`: the fit check of ``map`` and the
+        explorer at one request of the trace's 99th-percentile context.
+        """
+        c = self.controls
+        return serving_refusal(
+            c["model"].value,
+            load_hardware(c["hardware"].value),
+            trace=c["trace"].value,
+            n_requests=self.n_requests,
+        )
+
+    @property
+    def refusal_text(self) -> str:
+        """The refusal line shown under the controls (HTML; '' when the curve is drawn)."""
+        return str(self._refusal.value)
+
     def prepare_batches(self) -> tuple[int, ...]:
         """Sweep every batch limit the slider offers (cached), nearest to the current one first.
 
         Returns:
-            The batch limits swept (the current one excluded).
+            The batch limits swept (the current one excluded; none while the setting is refused).
         """
+        if self.refusal():
+            return ()
         options = tuple(int(b) for b in self.controls["max_batch"].options)
         here = options.index(int(self.controls["max_batch"].value))
         rest = sorted((i for i in range(len(options)) if i != here), key=lambda i: abs(i - here))
@@ -125,6 +156,13 @@ class LatencyPanel(ShowsWidget):
         """A new model, hardware or trace: sweep it (seconds when unseen), then the batch limits."""
         c = self.controls
         what = f"{c['model'].value} on {c['hardware'].value} ({c['trace'].value})"
+        why = self.refusal()
+        self._refusal.value = (
+            f"<b>not drawn: {html.escape(what)}: {html.escape(why)}</b>" if why else ""
+        )
+        if why:
+            self._summary.value = ""
+            return
         controls = list(c.values())
         with busy(self._status, controls, f"{what}: step times and the load sweep"):
             self.update()
@@ -156,7 +194,9 @@ class LatencyPanel(ShowsWidget):
         self._summary.value = f"<b>{html.escape(text)}</b>"
 
     def update(self) -> tuple[LoadPoint, ...]:
-        """Rerun the sweep with the current controls and redraw."""
+        """Rerun the sweep with the current controls and redraw (the old points if refused)."""
+        if self.refusal():
+            return self.points
         self.points = self._sweep()
         self._chart.chart = self._make_chart()
         self._fill()
@@ -179,6 +219,7 @@ class LatencyPanel(ShowsWidget):
                     widgets.HBox([c["max_batch"], c["sla_ms"]], layout=wrap),
                     self._summary,
                     self._status,
+                    self._refusal,
                     self._chart.widget,
                 ],
                 charts=lambda: (self._chart.chart,),

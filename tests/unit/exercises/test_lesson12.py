@@ -144,3 +144,21 @@ def test_a_level_without_bytes_bounds_nothing():
     text = lesson12.headroom_claim(table, "hbm").text
     assert "bounds nothing" in text
     assert "inf" not in text
+
+
+def test_the_lens_axis_has_one_name_tied_to_mbu():
+    # issue 20: the axis had six names ("working-set pressure", "achieved bandwidth" ...)
+    import json
+    from pathlib import Path
+
+    nb = Path(__file__).resolve().parents[3] / "lessons" / "12-the-bandwidth-lens.ipynb"
+    text = " ".join(
+        " ".join("".join(c["source"]).split())
+        for c in json.loads(nb.read_text())["cells"]
+        if c["cell_type"] == "markdown"
+    )
+    for alias in ("working-set pressure", "bandwidth utilisation", "bandwidth utilization"):
+        assert alias not in text
+    assert "MBU" in text
+    chart = lesson12.lens_figure("llama2-7b", "h100-sxm", "hbm")
+    assert "hbm pressure = MBU" in json.dumps(chart.chart.to_dict())

@@ -102,3 +102,20 @@ def test_lesson08_takeaways_follow_the_mapper():
     t = lesson08.fused_attention_table("llama2-7b", "h100-sxm", seq=4096)
     ratio = t.loc["unfused", "attention_hbm_gb"] / t.loc["fused", "attention_hbm_gb"]
     assert f"x{ratio:.3g} the off-chip bytes" in text
+
+
+def test_kv_bytes_hints_guide_the_count_without_the_call_that_computes_it(monkeypatch):
+    from workbench.exercises import _check
+
+    monkeypatch.setattr(_check, "_ATTEMPTS", {})
+    expected = kv_bytes_per_token("llama2-7b") * 3000 * 16
+    for _ in range(3):  # the first hint, then the graded second one
+        result = lesson08.check_kv_bytes(
+            expected / 2, model="llama2-7b", context=3000, batch=16, strict=False
+        )
+    assert len(result.hints) == 2
+    text = repr(result)
+    assert "kv_bytes_per_token" not in text  # typing that call would answer it
+    assert "too low" in text
+    assert str(int(expected)) not in text
+    assert f"{expected:,}" not in text

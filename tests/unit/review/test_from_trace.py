@@ -164,3 +164,35 @@ def test_measured_slowdown_moves_the_simulated_tail(tmp_path):
     report = triage(base, cand, changed="runtime")
     assert report.sla is not None
     assert report.sla.candidate["p95_s"] > report.sla.baseline["p95_s"]
+
+
+def test_a_long_demangled_name_is_shortened_in_the_triage_table(tmp_path, capsys):
+    # issue 17: a 2,000-character TBE kernel name broke the diff table of a measured pair
+    from workbench.evidence import MeasuredKernel, write_kineto_trace
+
+    accessor = "at::GenericPackedTensorAccessor<float, 2ul, at::RestrictPtrTraits, int>"
+    long = (
+        "void split_embedding_backward_codegen_rowwise_adagrad_unweighted_kernel<float, float>("
+        + ", ".join([accessor] * 28)
+        + ")"
+    )
+    assert len(long) > 2000
+    records = []
+    for label, ms in (("a", 1.0), ("b", 3.0)):
+        kernels = [
+            MeasuredKernel(name=long, category="embedding", rule="", start_s=0.01 * i,
+                           duration_s=ms * 1e-3, device=0, stream=7, iteration=i)
+            for i in range(4)
+        ]  # fmt: skip
+        trace = write_kineto_trace(tmp_path / f"{label}.json", kernels)
+        records.append(tmp_path / f"{label}-run.json")
+        assert main(["run", "--from-trace", str(trace), "--record", str(records[-1])]) == 0
+    capsys.readouterr()
+    main(["triage", *map(str, records)])
+    out = capsys.readouterr().out
+    family = [line for line in out.splitlines() if line.lstrip().startswith("family ")]
+    assert family
+    assert all(len(line) < 200 for line in family), family
+    assert "split_embedding_backward_codegen_rowwise_adagrad_unweighted_k..." in family[0]
+    main(["triage", *map(str, records), "--format", "json"])
+    assert long in capsys.readouterr().out  # the full name stays in the JSON

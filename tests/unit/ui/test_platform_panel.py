@@ -60,3 +60,43 @@ def test_new_workload_says_computing_then_clears():
     assert seen[-1] == ""
     assert disabled == [True, False]
     assert not panel.controls["model"].disabled
+
+
+def test_a_model_the_platform_cannot_hold_is_refused_with_the_reason():
+    # issue 20: every widget applies the fit check of `map` and the explorer; Llama-2-7B's
+    # 12.6 GiB of weights on a 1 GiB edge NPU has no latency curve (the panel drew p99s past
+    # 10^5 s).
+    import pytest
+
+    from workbench.errors import WorkbenchError
+
+    with pytest.raises(WorkbenchError, match=r"LatencyPanel: llama2-7b on edge-npu: .* does not "
+                       r"fit on one edge-npu: weights 12\.6 GiB"):  # fmt: skip
+        LatencyPanel(model="llama2-7b", hardware="edge-npu", n_requests=120, prepare=False)
+    panel = LatencyPanel(
+        model="gpt2", hardware="edge-npu", sla_ms=5000, n_requests=120, rates=(0.01,),
+        prepare=False,
+    )  # fmt: skip
+    points = panel.points
+    assert not panel.refusal_text
+    panel.controls["model"].value = "llama2-7b"
+    assert "not drawn: llama2-7b on edge-npu" in panel.refusal_text
+    assert "does not fit on one edge-npu" in panel.refusal_text
+    assert panel.points is points  # nothing swept, nothing drawn for the refused setting
+    assert panel.knee_text == ""  # no knee of the previous model left on screen
+    assert panel.prepare_batches() == ()
+    panel.controls["max_batch"].value = 8
+    assert panel.points is points
+    panel.controls["model"].value = "gpt2"
+    assert panel.refusal_text == ""
+    assert panel.knee_text  # drawn again, with its own knee line
+
+
+def test_the_lessons_panels_are_not_refused():
+    from workbench.hw import load_hardware
+    from workbench.platform.compare import serving_refusal
+
+    # lesson 10 (h100-sxm, 1,500 requests) and lesson 11 (gaudi3 and h200, 1,000 requests)
+    for hw, n in (("h100-sxm", 1500), ("gaudi3", 1000), ("h200", 1000)):
+        for trace in ("production-chat", "synthetic-fixed"):
+            assert serving_refusal("llama2-7b", load_hardware(hw), trace=trace, n_requests=n) == ""
