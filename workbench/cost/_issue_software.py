@@ -187,6 +187,10 @@ class SoftwareIssued:
         """Streaming the issuing core does itself (:func:`~workbench.cost.host.dram_stream_s`)."""
         return host.dram_stream_s(kernel, hw)
 
+    def power_floor_s(self, kernel: Kernel, hw: Hardware, flops) -> float:
+        """0 s: the calibrated rates were measured on this host, under its own power limit."""
+        return 0.0
+
     def classify(self, kernel: Kernel, hw: Hardware, total_s: float, fixed_s: float, found):
         """The time split (:func:`~workbench.cost.host.host_class`) unless capacity or sync."""
         if found[0] in ("capacity", "sync"):

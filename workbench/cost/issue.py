@@ -25,6 +25,8 @@ Where they differ (each written once, in :mod:`._issue_hardware` and :mod:`._iss
                                                              per-engine-block issue (calibrated)
     vector rate, transpose   peak, copy rates                calibrated class rates, strided
     DRAM streaming           overlapped (a level time)       adds to the calls
+    power roof               engine FLOPs x pJ/FLOP          0 (the calibrated rates are
+                             / (TDP - idle)                  sustained on this host)
     bottleneck class         overlap classifier              time split (fixed vs work)
     math efficiency          solved through the GEMM shape   the measured figure
 
@@ -123,6 +125,10 @@ class TileIssue(Protocol):
 
     def dram_stream_s(self, kernel: Kernel, hw: Hardware) -> float:
         """Seconds of DRAM streaming that add to the pipeline instead of hiding behind it."""
+        ...
+
+    def power_floor_s(self, kernel: Kernel, hw: Hardware, flops) -> Array | float:
+        """Seconds the board needs to dissipate ``flops`` of the kernel's engine (power roof)."""
         ...
 
     def classify(self, kernel: Kernel, hw: Hardware, total_s: float, fixed_s: float, found):

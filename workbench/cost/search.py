@@ -3,6 +3,13 @@
 Every candidate of a mapspace is costed at once with NumPy array arithmetic; the fastest
 candidate that fits SRAM wins (a forced tile is kept even if it spills, and is then
 capacity-bound). :func:`rank` returns the top-k for runtime autotuning.
+
+The chosen candidate then meets the board's power roof (``engine FLOPs x pJ/FLOP / (TDP -
+idle)``, :func:`workbench.cost.model.power_floor_s`): a kernel whose execution at the boost clock
+is shorter than its roof would draw more than the board may spend, so it runs at the capped clock
+and its compute, pipeline and execution take the roof's time (a compute-bound class); a longer
+kernel draws less and keeps its clock. Candidates are ranked at the boost clock (the cap slows
+every busy candidate alike, and the tiling that is fastest unthrottled stays the one chosen).
 """
 
 from __future__ import annotations
@@ -132,16 +139,42 @@ def _tiling(kernel: Kernel, hw: Hardware, ms, sc: Scored, i: int) -> Tiling:
     )
 
 
+def _engine_flops(kernel: Kernel, tiling: Tiling) -> float:
+    """FLOPs the kernel's own engine executes: padded tiles, or a vector kernel's work."""
+    if kernel.gemm is not None or kernel.attention is not None:
+        return float(tiling.padded_flops)
+    # NOTE: a matrix kernel's row work runs on the vector unit, whose energy figure is a
+    # different engine's (cost/model.py power_floor_s): it does not meet the matrix roof.
+    return float(kernel.flops) if kernel.engine != "matrix" else 0.0
+
+
+def _power_capped(kernel: Kernel, hw: Hardware, tiling: Tiling, exec_s: float) -> Tiling:
+    """``tiling`` with its compute and pipeline at the board's power roof, where it binds.
+
+    The roof binds where it is longer than the execution at the boost clock ``exec_s``
+    (seconds); a kernel that takes longer than its roof draws less than the budget and keeps
+    its clock, and its tiling is returned unchanged.
+    """
+    power = float(tile_issue(hw).power_floor_s(kernel, hw, _engine_flops(kernel, tiling)))
+    if power <= exec_s:
+        return tiling
+    return replace(
+        tiling,
+        compute_s=max(tiling.compute_s, power),
+        pipeline_s=max(tiling.pipeline_s, power),
+    )
+
+
 def _cost(
     kernel: Kernel, hw: Hardware, options: MapOptions, ms, sc: Scored, i: int, tiling: Tiling
 ) -> Cost:
     sh = sc.key.shape
     mem = tuple((k, float(at(v, sh, i))) for k, v in sc.memory_s.items())
-    exec_s = float(at(sc.exec_s, sh, i))
+    exec_s = max(float(at(sc.exec_s, sh, i)), tiling.pipeline_s)
     barriers = kernel.barriers + tiling.barriers
     launch_s, sync_s = launch_and_sync(exec_s, barriers, hw, options.launch)
     total = exec_s + launch_s + sync_s
-    compute = float(at(sc.compute_s, sh, i))
+    compute = tiling.compute_s
     stall = max(0.0, exec_s - compute)
     traffic = dict(tiling.traffic)
     e = energy(
@@ -155,7 +188,7 @@ def _cost(
     )
     cost = Cost(
         compute_s=compute,
-        pipeline_s=float(at(sc.pipeline_s, sh, i)),
+        pipeline_s=tiling.pipeline_s,
         memory_s=mem,
         traffic=tiling.traffic,
         exec_s=exec_s,
@@ -214,7 +247,8 @@ def rank(
     ms, sc = _mapspace(kernel, hw, options)
     out = []
     for i in sc.top(k):
-        tiling = _tiling(kernel, hw, ms, sc, int(i))
+        boost_s = float(at(sc.exec_s, sc.key.shape, int(i)))
+        tiling = _power_capped(kernel, hw, _tiling(kernel, hw, ms, sc, int(i)), boost_s)
         out.append((tiling, _cost(kernel, hw, options, ms, sc, int(i), tiling)))
     return out
 
