@@ -29,10 +29,15 @@ Energy (joules) = FLOPs x pJ/FLOP + sum over levels of bytes x pJ/byte + link by
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from workbench.hw.schema import Hardware
 
-__all__ = ["BOTTLENECK_CLASSES", "Cost", "launch_and_sync", "power_floor_s"]
+if TYPE_CHECKING:
+    from workbench.lowering.kernel import Kernel
+    from workbench.scheduling.tiling import Tiling
+
+__all__ = ["BOTTLENECK_CLASSES", "Cost", "engine_flops", "launch_and_sync", "power_floor_s"]
 
 #: Bottleneck classes; ``bandwidth`` is reported as ``bandwidth:<level>``.
 BOTTLENECK_CLASSES = ("compute", "bandwidth", "overhead", "sync", "capacity", "interconnect")
@@ -168,6 +173,17 @@ def power_floor_s(hw: Hardware, dtype: str, flops):
     if budget_w <= 0:
         return 0.0 * flops
     return flops * _pj_per_flop(hw, dtype) * 1e-12 / budget_w
+
+
+def engine_flops(kernel: Kernel, tiling: Tiling) -> float:
+    """FLOPs the kernel's own engine executes: what meets the power roof.
+
+    Padded tiles of a GEMM or attention, a vector kernel's work; 0 for a matrix kernel's row
+    work, which runs on the vector unit (another engine's energy figure, :func:`power_floor_s`).
+    """
+    if kernel.gemm is not None or kernel.attention is not None:
+        return float(tiling.padded_flops)
+    return float(kernel.flops) if kernel.engine != "matrix" else 0.0
 
 
 def energy(

@@ -23,7 +23,7 @@ from workbench.cost.bottleneck import classify
 from workbench.cost.collective import collective_cost
 from workbench.cost.efficiency import math_efficiency
 from workbench.cost.issue import tile_issue
-from workbench.cost.model import Cost, energy, launch_and_sync
+from workbench.cost.model import Cost, energy, engine_flops, launch_and_sync
 from workbench.cost.score_gemm import score_gemm
 from workbench.cost.score_kernels import score_attention, score_rows
 from workbench.cost.scored import Scored, at
@@ -139,15 +139,6 @@ def _tiling(kernel: Kernel, hw: Hardware, ms, sc: Scored, i: int) -> Tiling:
     )
 
 
-def _engine_flops(kernel: Kernel, tiling: Tiling) -> float:
-    """FLOPs the kernel's own engine executes: padded tiles, or a vector kernel's work."""
-    if kernel.gemm is not None or kernel.attention is not None:
-        return float(tiling.padded_flops)
-    # NOTE: a matrix kernel's row work runs on the vector unit, whose energy figure is a
-    # different engine's (cost/model.py power_floor_s): it does not meet the matrix roof.
-    return float(kernel.flops) if kernel.engine != "matrix" else 0.0
-
-
 def _power_capped(kernel: Kernel, hw: Hardware, tiling: Tiling, exec_s: float) -> Tiling:
     """``tiling`` with its compute and pipeline at the board's power roof, where it binds.
 
@@ -155,7 +146,7 @@ def _power_capped(kernel: Kernel, hw: Hardware, tiling: Tiling, exec_s: float) -
     (seconds); a kernel that takes longer than its roof draws less than the budget and keeps
     its clock, and its tiling is returned unchanged.
     """
-    power = float(tile_issue(hw).power_floor_s(kernel, hw, _engine_flops(kernel, tiling)))
+    power = float(tile_issue(hw).power_floor_s(kernel, hw, engine_flops(kernel, tiling)))
     if power <= exec_s:
         return tiling
     return replace(

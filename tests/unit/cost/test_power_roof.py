@@ -51,6 +51,7 @@ def test_a_sustained_gemm_runs_at_the_rate_its_energy_figure_was_derived_from(na
     rate = 2.0 * side**3 / kernel.cost.exec_s
     assert rate == pytest.approx(_sustained(hw, fmt), rel=0.01)
     assert kernel.cost.bottleneck == "compute"
+    assert "power cap" in kernel.cost.evidence
     # the roof, not the engine model, sets it: at the boost clock the same GEMM is faster
     free = map_model(_gemm(side, side, side, fmt), _uncapped(hw), OPTS).kernels[0]
     assert free.cost.exec_s < 0.8 * kernel.cost.exec_s
@@ -63,6 +64,7 @@ def test_a_latency_bound_kernel_keeps_its_boost_clock():
     free = map_model(_gemm(128, 768, 768), _uncapped(hw), OPTS).kernels[0].cost
     assert capped.total_s == free.total_s
     assert capped.compute_s == free.compute_s
+    assert "power cap" not in capped.evidence
 
 
 @pytest.mark.parametrize("name", ["a100-80gb", "h100-sxm", "mi300x"])
@@ -72,6 +74,7 @@ def test_a_figure_derived_from_the_peak_never_binds(name, shape):
     kernel = map_model(_gemm(*shape, dtype="bf16"), hw, OPTS).kernels[0]
     roof = power_floor_s(hw, "bf16", kernel.tiling.padded_flops)
     assert roof <= kernel.cost.compute_s
+    assert "power cap" not in kernel.cost.evidence
     assert roof == pytest.approx(kernel.tiling.padded_flops / hw.peak_flops("bf16"), rel=0.01)
 
 
