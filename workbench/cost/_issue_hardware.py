@@ -91,6 +91,15 @@ class HardwareScheduled:
         """One off-chip latency: earlier waves' stores overlap the next wave's main loop."""
         return hw.offchip.latency_s
 
+    def stream_ramp_s(self, hw: Hardware, level: str) -> float:
+        """``latency of level + store drain``: what a bandwidth-bound kernel adds to its bytes.
+
+        Its first request comes back one latency of the level after the kernel starts, and the
+        kernel ends when its last stores have landed (:meth:`store_drain_s`); in between the
+        level streams at its sustained bandwidth.
+        """
+        return hw.level(level).latency_s + self.store_drain_s(hw)
+
     def gather_s(self, kernel: Kernel, hw: Hardware) -> float:
         """0 s: the engine reads a conv's operands in place (implicit GEMM)."""
         return 0.0

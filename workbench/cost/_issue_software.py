@@ -73,6 +73,10 @@ class SoftwareIssued:
         """0 s: a call returns when its stores are done (they are in its time)."""
         return 0.0
 
+    def stream_ramp_s(self, hw: Hardware, level: str) -> float:
+        """0 s: a level's calibrated rate was measured over whole calls, latency included."""
+        return 0.0
+
     def gather_s(self, kernel: Kernel, hw: Hardware) -> float:
         """A conv's set-up plus its im2col gather (:func:`~workbench.cost.host.gather_s`)."""
         return host.gather_s(kernel, hw)

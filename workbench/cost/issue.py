@@ -19,6 +19,7 @@ Where they differ (each written once, in :mod:`._issue_hardware` and :mod:`._iss
     systolic fill skew       skew cycles / clock per tile    0
     split-K fix-up           latency + partials              0 (accumulates in place)
     store drain              one off-chip latency            0
+    bandwidth-bound ramp     level latency + store drain     0 (in the calibrated rates)
     im2col, epilogue         0 (implicit GEMM, overlapped)   gather + calibrated passes
     batched GEMM issue       (no issue)                      once per (m, n) tile, not per entry
     attention                published class breakdown       generic block loop, exact blocks,
@@ -81,6 +82,10 @@ class TileIssue(Protocol):
 
     def store_drain_s(self, hw: Hardware) -> float:
         """Seconds after the last wave until its output stores have landed."""
+        ...
+
+    def stream_ramp_s(self, hw: Hardware, level: str) -> float:
+        """Seconds a kernel bound by ``level``'s bandwidth adds to its bytes' streaming time."""
         ...
 
     def gather_s(self, kernel: Kernel, hw: Hardware) -> float:

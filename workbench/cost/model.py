@@ -2,7 +2,10 @@
 
 Time of one kernel (seconds)::
 
-    execution = max(pipeline, traffic[level] / bandwidth[level] for every level, network)
+    execution = max(pipeline, traffic[level] / bandwidth[level] + ramp[level] for every level,
+                    network)
+    ramp      = latency[level] + store drain    # first request back, last stores landed
+                                                # (0 on calibrated hosts: cost/issue.py)
     pipeline  = waves x per-tile time         # compute at the sustained rate, K-step loads
                                               # from the next level, latency not hidden by
                                               # the pipeline stages, prologue and epilogue
