@@ -252,6 +252,7 @@ def _schedule_cached(kernel: Kernel, hw: Hardware, options: MapOptions) -> tuple
         id(hw),
         override,
         options.launch,
+        options.launch_host_s if options.launch == "eager" else None,  # NOTE: graph replay: unused
         options.search,
         options.attention_kernel,
     )

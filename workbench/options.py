@@ -93,6 +93,12 @@ class MapOptions:
         layout_propagation: Keep the chosen layout across consecutive kernels (one transform at
             the graph input). Off: every conv converts its input and converts back.
         launch: ``"eager"`` (a host launch per kernel) or ``"graph"`` (captured graph replay).
+        launch_host_s: Host time per kernel launched eagerly, seconds: the software stack's
+            framework dispatch plus the driver's submission (a PyTorch eager op ~20 us, an
+            Inductor kernel launched without CUDA graphs ~8 us; ``stacks/*.yaml``
+            ``eager_launch_s``). None: the profile's ``overheads.kernel_launch_s`` (the
+            driver's submission alone, as a C++ runtime pays). Read in eager mode, and for the
+            launch a device-wide sync exposes.
         tiles: Forced tiles (beats the search).
         search: ``"full"`` (evaluate the whole mapspace) or ``"heuristic"`` (the default tile).
         barrier_per_layer: Add a device-wide barrier after every layer (a debugging sync).
@@ -123,6 +129,7 @@ class MapOptions:
     layout: str = "auto"
     layout_propagation: bool = True
     launch: str = "graph"
+    launch_host_s: float | None = None
     tiles: tuple[TileOverride, ...] = ()
     search: str = "full"
     barrier_per_layer: bool = False
@@ -166,6 +173,9 @@ class MapOptions:
         step = self.step_overhead_s
         if step is not None and not 0.0 <= step < float("inf"):
             raise WorkbenchError(f"step_overhead_s must be a finite number >= 0 s, got {step!r}")
+        host = self.launch_host_s
+        if host is not None and not 0.0 <= host <= 1.0:
+            raise WorkbenchError(f"launch_host_s must be a number in 0..1 s, got {host!r}")
 
     def fusion_enabled(self, rule: str) -> bool:
         """Whether fusion ``rule`` is on."""
@@ -213,6 +223,8 @@ class MapOptions:
             tags["overlap_collectives"] = True
         if self.step_overhead_s is not None:
             tags["step_overhead_s"] = self.step_overhead_s
+        if self.launch == "eager" and self.launch_host_s is not None:
+            tags["launch_host_s"] = self.launch_host_s
         if not self.gqa_kv_sharing:
             tags["gqa_kv_sharing"] = False
         return tags

@@ -16,6 +16,7 @@ from workbench._cli.common import (
     write_output,
 )
 from workbench._format import fmt_bytes, fmt_capacity, fmt_si, fmt_time
+from workbench.cost.model import host_launch_s
 from workbench.mapper import ModelMapping
 from workbench.report import sheet
 
@@ -56,6 +57,16 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _launch_note(m: ModelMapping) -> str:
+    """``; eager launches, 7.5 us of host time each`` when kernels are launched eagerly."""
+    o = m.options
+    if o.launch != "eager":
+        return ""
+    host = host_launch_s(m.hardware, o.launch_host_s)
+    whose = "the profile's driver submission" if o.launch_host_s is None else "the stack's"
+    return f"; eager launches, {fmt_time(host)} of host time each ({whose})"
+
+
 def summary_text(m: ModelMapping, *, full: bool = False, stack: str | None = None) -> str:
     """A readable summary and sheet (identical layers grouped unless ``full``).
 
@@ -68,7 +79,7 @@ def summary_text(m: ModelMapping, *, full: bool = False, stack: str | None = Non
         f"hardware  {hw.name} ({hw.vendor}); model format {m.dtype}, "
         f"{hw.offchip.name} {fmt_si(hw.offchip.bandwidth_bytes_per_s, 'B/s')} "
         f"({fmt_si(hw.offchip.sustained_bytes_per_s, 'B/s')} sustained)",
-        *([f"stack     {stack}"] if stack else []),
+        *([f"stack     {stack}{_launch_note(m)}"] if stack else []),
         f"time      {fmt_time(m.time_s)} per step   {m.tokens_per_s:,.1f} {unit}",
         f"MFU       {m.mfu:.1%}   MBU {m.mbu:.1%}   HFU {m.hfu:.1%}   energy {m.energy_j:.3g} J   "
         f"power {fmt_si(m.power_w, 'W')}",

@@ -21,7 +21,8 @@ def register(subparsers: Any) -> None:
         "stacks",
         help="list the software stacks (stacks/*.yaml) and their figures",
         description="One line per software stack: step and request overhead, attention class, "
-        "GQA K/V sharing, CUDA graphs; each figure's origin (s: source, f: fitted, a: assumption).",
+        "GQA K/V sharing, CUDA graphs, host time per eager launch; each figure's origin "
+        "(s: source, f: fitted, a: assumption).",
     )
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.set_defaults(func=run)
@@ -43,13 +44,17 @@ def _row(s: Stack) -> str:
         f"{name:<28} {_seconds(s.step_overhead_s):<14} {_seconds(s.request_overhead_s):<14} "
         f"{(s.attention_kernel.value or 'profile') + f' ({_origin(s.attention_kernel)})':<14} "
         f"{f'{str(s.gqa_kv_sharing.value).lower()} ({_origin(s.gqa_kv_sharing)})':<11} "
-        f"{str(s.cuda_graphs.value).lower()} ({_origin(s.cuda_graphs)})"
+        f"{f'{str(s.cuda_graphs.value).lower()} ({_origin(s.cuda_graphs)})':<11} "
+        f"{_seconds(s.eager_launch_s) if s.eager_launch_s else 'profile'}"
     )
 
 
 def stacks_text() -> str:
     """The table of every shipped stack."""
-    header = f"{'stack':<28} {'step':<14} {'request':<14} {'attention':<14} {'gqa kv':<11} graphs"
+    header = (
+        f"{'stack':<28} {'step':<14} {'request':<14} {'attention':<14} {'gqa kv':<11} "
+        f"{'graphs':<11} eager launch"
+    )
     lines = [header, "-" * len(header)]
     lines += [_row(load_stack(n)) for n in list_stacks()]
     lines.append("origin: s = source, f = fitted to calibration rows (fits.py), a = assumption")

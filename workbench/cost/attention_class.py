@@ -23,6 +23,14 @@ calibration rows of the published corpus (workbench/fidelity/data/published.yaml
 attention row is held out and tests them. ``t_mm`` runs at the matrix engine's solved math rate
 (workbench/cost/efficiency.py), so a change to the GEMM model moves these fits: rerun
 scripts/fit_attention_classes.py and copy its figures.
+
+The backward pass (training) runs five block GEMMs against the forward's two (``S = Q K^T``
+recomputed, ``dV += P^T dO``, ``dP = dO V^T``, ``dK += dS^T Q``, ``dQ += dS K``: FlashAttention-2,
+arXiv:2307.08691, Algorithm 2), :data:`BACKWARD_FLOPS` = 2.5 forwards of FLOPs, with ``dQ``
+accumulated across thread blocks through memory and more state held per block: it runs at a
+lower fraction of the engine than the forward. Each class states that fraction
+(``backward_efficiency``: backward efficiency over forward efficiency, from its source), so a
+backward costs ``forward time x 2.5 / backward_efficiency`` (:func:`backward_factor`).
 """
 
 from __future__ import annotations
@@ -37,10 +45,12 @@ from workbench.lowering.kernel import Kernel
 from workbench.scheduling.attention import packed_group
 
 __all__ = [
+    "BACKWARD_FLOPS",
     "CLASSES",
     "SOFTMAX_LANE_OPS",
     "AttentionClass",
     "attention_class",
+    "backward_factor",
     "class_for_software",
     "fused_attention_times",
 ]
@@ -49,6 +59,12 @@ __all__ = [
 # sum), half a conversion (two scores packed per cvt to bf16x2/f16x2); the output rescale adds
 # d / bc multiplies per score (FlashAttention-2, arXiv:2307.08691, Algorithm 1, lines 8-10).
 SOFTMAX_LANE_OPS = 3.5
+#: Backward over forward FLOPs of fused attention: five block GEMMs against two [V]
+#: (FlashAttention-2, arXiv:2307.08691, Section 4.1: "we multiply the forward pass FLOPs by 2.5").
+BACKWARD_FLOPS = 2.5
+#: Backward over forward efficiency where no class is named (``generic``: TPU Pallas, Gaudi
+#: FusedSDPA, NPUs): assumption, no published breakdown; the backward runs as the forward does.
+GENERIC_BACKWARD_EFFICIENCY = 1.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -66,6 +82,9 @@ class AttentionClass:
             cannot overlap anything of that item (pipeline fill and drain of an overlapped
             schedule); an unoverlapped class pays them in its blocks already.
         source: Where the fraction comes from.
+        backward_efficiency: The backward pass's fraction of the engine over the forward's
+            (0, 1]: its time is ``BACKWARD_FLOPS / backward_efficiency`` forwards.
+        backward_source: Where that ratio comes from.
     """
 
     name: str
@@ -73,6 +92,8 @@ class AttentionClass:
     softmax_exposed: float
     fill_exposed: bool
     source: str
+    backward_efficiency: float
+    backward_source: str
 
 
 CLASSES: dict[str, AttentionClass] = {
@@ -86,6 +107,11 @@ CLASSES: dict[str, AttentionClass] = {
         softmax_exposed=0.426,
         fill_exposed=False,
         source="fitted to calibration row attn.fa2.a100.peak",
+        # [V] FlashAttention-2 (arXiv:2307.08691) Section 1: "up to 73% of the theoretical max
+        # throughput in the forward pass, and up to 63% ... in the backward pass" (A100):
+        # 63 / 73.
+        backward_efficiency=63.0 / 73.0,
+        backward_source="FlashAttention-2 arXiv:2307.08691 Section 1: 63% backward vs 73% forward",
     ),
     "fa3": AttentionClass(
         name="fa3",
@@ -98,6 +124,12 @@ CLASSES: dict[str, AttentionClass] = {
         softmax_exposed=0.495,
         fill_exposed=True,
         source="fitted to calibration row attn.fa3.h100.s16k",
+        # [S]/[D] FlashAttention-3 (arXiv:2407.08608) Figure 6: backward ~581 TFLOP/s at head
+        # dim 128, 16k, no mask (a summary of the figure; the paper: "1.5-1.75x faster than
+        # FlashAttention-2 in the backward pass"), against its forward 648 TFLOP/s at the same
+        # shape (Figure 5; corpus row attn.fa3paper.fa3.h100.dense.d128.s16384).
+        backward_efficiency=581.0 / 648.0,
+        backward_source="FlashAttention-3 arXiv:2407.08608 Figures 5-6: 581 bwd vs 648 fwd",
     ),
     "serial": AttentionClass(
         name="serial",
@@ -107,6 +139,13 @@ CLASSES: dict[str, AttentionClass] = {
         softmax_exposed=1.0,
         fill_exposed=False,
         source="mechanism: no overlap of softmax and MMA",
+        # [D] from [V]: FlashAttention-2 (arXiv:2307.08691) Section 4.1: FlashAttention-2 is
+        # "around 1.3-1.5x faster than FlashAttention in Triton in the forward pass and around
+        # 2x faster in the backward pass", so Triton's backward/forward efficiency is FA2's
+        # (63/73) x 1.4 / 2 (the middle of 1.3-1.5).
+        backward_efficiency=63.0 / 73.0 * 1.4 / 2.0,
+        backward_source="FlashAttention-2 arXiv:2307.08691 Section 4.1: vs Triton 1.3-1.5x "
+        "forward, 2x backward",
     ),
 }
 
@@ -122,6 +161,20 @@ def attention_class(name: str) -> AttentionClass:
     except KeyError:
         known = ", ".join(CLASSES)
         raise WorkbenchError(f"attention kernel {name!r}: expected one of {known}") from None
+
+
+def backward_factor(name: str | None) -> float:
+    """Fused attention's backward time over its forward time for class ``name``.
+
+    ``BACKWARD_FLOPS / backward_efficiency``: 2.5 forwards of FLOPs at the class's backward
+    efficiency; ``generic`` (or None) runs at the forward's (:data:`GENERIC_BACKWARD_EFFICIENCY`).
+
+    >>> round(backward_factor("fa2"), 3), backward_factor("generic")
+    (2.897, 2.5)
+    """
+    if name in (None, "generic"):
+        return BACKWARD_FLOPS / GENERIC_BACKWARD_EFFICIENCY
+    return BACKWARD_FLOPS / attention_class(name).backward_efficiency
 
 
 def class_for_software(software: str) -> str | None:

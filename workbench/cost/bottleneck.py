@@ -70,7 +70,7 @@ def _classify(kernel: Kernel, tiling: Tiling, cost: Cost, hw: Hardware) -> tuple
         )
     if cost.sync_s > cost.exec_s:
         return "sync", (
-            f"sync-bound: {kernel.barriers + tiling.barriers} grid barrier(s) "
+            f"sync-bound: {_syncs(kernel.barriers, tiling.barriers)} "
             f"{fmt_time(cost.sync_s)} > execution {fmt_time(cost.exec_s)}"
         )
     level, mem_s = max(cost.memory_s, key=lambda p: p[1], default=("", 0.0))
@@ -117,3 +117,11 @@ def _power_capped(kernel: Kernel, tiling: Tiling, cost: Cost, hw: Hardware) -> s
         f"; held at the board's power cap: {budget:.3g} W above idle sustains "
         f"{fmt_rate(flops / roof)} at this format (the clock falls below boost)"
     )
+
+
+def _syncs(drains: int, grid: int) -> str:
+    """``1 device-wide sync after it (its next launch exposed)``, ``2 grid barrier(s)``, or both."""
+    parts = [f"{grid} grid barrier(s)"] if grid else []
+    if drains:
+        parts.append(f"{drains} device-wide sync(s) after it (its next launch exposed)")
+    return " + ".join(parts) or "0 barrier(s)"

@@ -176,13 +176,16 @@ def all_gather_s(out_bytes: float, chips: int, hw: Hardware) -> float:
     return ic.collective_latency_s + net + (n - 1) * ic.latency_s
 
 
-def collective_cost(kernel: Kernel, hw: Hardware, launch: str) -> tuple[Tiling, Cost]:
+def collective_cost(
+    kernel: Kernel, hw: Hardware, launch: str, host_s: float | None = None
+) -> tuple[Tiling, Cost]:
     """The (trivial) tiling and the cost of a collective kernel, its algorithm in the evidence.
 
     Args:
         kernel: A collective kernel (``link_bytes`` is what a ring would send per chip).
         hw: Platform.
         launch: ``"eager"`` or ``"graph"``.
+        host_s: Host time per eager launch, seconds (None: the profile's ``kernel_launch_s``).
 
     Returns:
         ``(Tiling, Cost)``; the class is ``interconnect`` unless launch or sync dominate.
@@ -199,7 +202,9 @@ def collective_cost(kernel: Kernel, hw: Hardware, launch: str) -> tuple[Tiling, 
     else:
         net, algo = all_reduce_s(kernel.link_bytes, n, hw)
         lat = 0.0
-    launch_s, sync_s = launch_and_sync(net, kernel.barriers, hw, launch)
+    launch_s, sync_s = launch_and_sync(
+        net, hw, launch=launch, host_s=host_s, drains=kernel.barriers
+    )
     tiling = Tiling(
         tile_m=1, tile_n=1, tile_k=1, source="heuristic", sram_capacity_bytes=hw.sram.capacity_bytes
     )

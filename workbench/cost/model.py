@@ -10,9 +10,18 @@ Time of one kernel (seconds)::
                                               # from the next level, latency not hidden by
                                               # the pipeline stages, prologue and epilogue
     graph launch: total = execution + graph_launch_s       (device-side gap per kernel)
-    eager launch: total = max(execution + graph_launch_s, kernel_launch_s)
+    eager launch: total = max(execution + graph_launch_s, host launch)
                                               # the host cannot issue faster than this
-    total += barriers x barrier_s             # grid-wide syncs drain the pipeline
+    host launch = the software stack's host time per kernel launched outside a graph
+                  (MapOptions.launch_host_s: framework dispatch + driver submission), else the
+                  profile's kernel_launch_s (the driver's submission alone: a C++ runtime)
+    total += grid barriers x barrier_s        # grid-wide syncs inside the kernel
+    total += drains x (barrier_s + exposed)   # a device-wide sync after the kernel: the device
+                                              # drains, the host waits, and the next launch is
+                                              # no longer hidden behind this kernel
+    exposed (graph) = kernel_launch_s - graph_launch_s     # the next graph segment's launch
+    exposed (eager) = min(host launch - graph_launch_s, execution)
+                                              # the next launch no longer overlaps this kernel
 
 Power roof (chips): the board cannot dissipate more than ``tdp_w``, so the engine's clock falls
 until a kernel's engine energy fits the budget left above idle::
@@ -40,7 +49,14 @@ if TYPE_CHECKING:
     from workbench.lowering.kernel import Kernel
     from workbench.scheduling.tiling import Tiling
 
-__all__ = ["BOTTLENECK_CLASSES", "Cost", "engine_flops", "launch_and_sync", "power_floor_s"]
+__all__ = [
+    "BOTTLENECK_CLASSES",
+    "Cost",
+    "engine_flops",
+    "host_launch_s",
+    "launch_and_sync",
+    "power_floor_s",
+]
 
 #: Bottleneck classes; ``bandwidth`` is reported as ``bandwidth:<level>``.
 BOTTLENECK_CLASSES = ("compute", "bandwidth", "overhead", "sync", "capacity", "interconnect")
@@ -126,22 +142,65 @@ def _merge(a: tuple[tuple[str, float], ...], b: tuple[tuple[str, float], ...]):
     return tuple(out.items())
 
 
-def launch_and_sync(exec_s: float, barriers: int, hw: Hardware, launch: str) -> tuple[float, float]:
+def host_launch_s(hw: Hardware, host_s: float | None = None) -> float:
+    """Host time to launch one kernel outside a captured graph, seconds.
+
+    The software stack's figure (``host_s``: its framework's dispatch plus the driver's
+    submission, e.g. ~20 us for a PyTorch eager op) when given, else the profile's
+    ``overheads.kernel_launch_s`` (the driver's submission alone, what a C++ runtime pays).
+    """
+    return hw.overheads.kernel_launch_s if host_s is None else host_s
+
+
+def launch_and_sync(
+    exec_s: float,
+    hw: Hardware,
+    *,
+    launch: str,
+    host_s: float | None = None,
+    grid_barriers: int = 0,
+    drains: int = 0,
+) -> tuple[float, float]:
     """Launch overhead added to ``exec_s`` and barrier time (see module docstring).
+
+    A drain (a device-wide sync after the kernel, as a per-layer debugging barrier) costs the
+    sync itself (``barrier_s``) plus the launch it exposes: the host waits for the device before
+    it launches the next kernel, so that launch no longer overlaps this kernel. In graph mode
+    the sync splits the graph, and the next segment pays a host launch (``kernel_launch_s``)
+    instead of the in-graph gap; in eager mode the next launch loses its overlap with this
+    kernel's execution (at most its host launch). NVIDIA's CUDA Graphs post (V100, 2.9 us
+    kernels: 9.6 us a kernel with a sync after each, 3.8 us without; reference dossier A6,
+    [R]) puts that cost at ~6 us a sync; H100's figures give 2 + 4 - 1.5 = 4.5 us.
 
     Args:
         exec_s: Device execution time, seconds.
-        barriers: Grid-wide barriers in the kernel.
         hw: Hardware (its overheads).
         launch: ``"eager"`` or ``"graph"``.
+        host_s: Host time per eager launch, seconds (None: ``kernel_launch_s``).
+        grid_barriers: Grid-wide barriers inside the kernel (split rows, split-K).
+        drains: Device-wide syncs after the kernel (the per-layer debugging barrier).
 
     Returns:
         ``(launch_s, sync_s)``, seconds.
+
+    >>> from workbench.hw import load_hardware
+    >>> hw = load_hardware("h100-sxm")
+    >>> [round(s * 1e6, 2) for s in launch_and_sync(10e-6, hw, launch="graph", drains=1)]
+    [1.5, 4.5]
+    >>> [round(s * 1e6, 2) for s in launch_and_sync(2e-6, hw, launch="eager", host_s=20e-6)]
+    [18.0, 0.0]
     """
     o = hw.overheads
+    issue = host_launch_s(hw, host_s)
     with_gap = exec_s + o.graph_launch_s
-    total = max(with_gap, o.kernel_launch_s) if launch == "eager" else with_gap
-    return total - exec_s, barriers * o.barrier_s
+    if launch == "eager":
+        total = max(with_gap, issue)
+        exposed = min(max(issue - o.graph_launch_s, 0.0), exec_s)
+    else:
+        total = with_gap
+        exposed = max(o.kernel_launch_s - o.graph_launch_s, 0.0)
+    sync = grid_barriers * o.barrier_s + drains * (o.barrier_s + exposed)
+    return total - exec_s, sync
 
 
 def _pj_per_flop(hw: Hardware, dtype: str) -> float:

@@ -162,8 +162,14 @@ def _cost(
     sh = sc.key.shape
     mem = tuple((k, float(at(v, sh, i))) for k, v in sc.memory_s.items())
     exec_s = max(float(at(sc.exec_s, sh, i)), tiling.pipeline_s)
-    barriers = kernel.barriers + tiling.barriers
-    launch_s, sync_s = launch_and_sync(exec_s, barriers, hw, options.launch)
+    launch_s, sync_s = launch_and_sync(
+        exec_s,
+        hw,
+        launch=options.launch,
+        host_s=options.launch_host_s,
+        grid_barriers=tiling.barriers,
+        drains=kernel.barriers,
+    )
     total = exec_s + launch_s + sync_s
     compute = tiling.compute_s
     stall = max(0.0, exec_s - compute)
@@ -234,7 +240,7 @@ def rank(
         ``(Tiling, Cost)`` pairs, fastest first (candidates that fit SRAM first).
     """
     if kernel.kind == "collective":
-        return [collective_cost(kernel, hw, options.launch)]
+        return [collective_cost(kernel, hw, options.launch, options.launch_host_s)]
     ms, sc = _mapspace(kernel, hw, options)
     out = []
     for i in sc.top(k):

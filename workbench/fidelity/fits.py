@@ -10,24 +10,33 @@ uses when none of its rows is available (``fallback``). Leave-one-source-out cro
 figure                                 row(s), first present wins                    fallback
 =====================================  ===========================================  =========
 matrix_engine.efficiency (a100, h100)  gemm.mamf.<hw>, then gemm.azure.a100 8192^3   pool
-format_efficiency.fp8_e4m3 (h100,      gemm.azure.<hw>.8192x8192x8192                pool
-h200, mi300x)
-offchip sustained_fraction (4 chips)   stream.copy.azure.<hw>                        pool
+format_efficiency.fp8_e4m3 (h100,      gemm.azure.<hw>.8192x8192x8192; mi300x then   pool (as
+h200, mi300x)                          gemm.rvs.mi300x (AMD's acceptance guide)      a ratio)
+offchip sustained_fraction (4 chips)   stream.copy.azure.<hw>; a100 then             pool
+                                       stream.copy.ukri-bench, mi300x then
+                                       stream.copy.rocm-acceptance
 fa2 softmax_exposed                    attn.fa2.a100.peak                            pool
 fa3 softmax_exposed                    attn.fa3.h100.s16k                            pool
-attention_warp_mma_fraction            attn.fa2.h100.peak                            unfitted
-(h100-sxm, h200)
+attention_warp_mma_fraction            attn.fa2.h100.peak, then the PyTorch SDPA     unfitted
+(h100-sxm, h200)                       (FA2) row of pytorch/benchmark PR 2296
 a stack's step_overhead_s or              the rows its stack file names (``fitted:      unfitted
 request_overhead_s (stacks/*.yaml)       true``; today gen.nemo.h100.llama2-7b.bs1 for
                                          nemo-inference and tensorrt-llm-*)
 =====================================  ===========================================  =========
 
+A second row is from another publication than the first (its own ``source_key``), so that a
+figure fitted to one publication is, with that publication left out, solved from another rather
+than falling back; in-sample the first row still wins, so the shipped figure is unchanged.
+
 ``pool``: the median of the same kind of figure solved for the other targets in the same fold
-(e.g. another chip's sustained fraction); when none is left, ``unfitted``. ``unfitted``: the
-schema's meaning of "not fitted" (efficiency and sustained fraction 1.0, no FP8 entry, the
-profile's ``legacy_mma_fraction``, the profile's own step overhead). Figures copied from a
-publication that is not a corpus row (e.g. the h200 and mi300x MAMF efficiencies) are sourced,
-not fitted, and are not re-solved.
+(e.g. another chip's sustained fraction), filled in once the last fit of that kind is solved
+(later fits are solved with it in force); when none is left, ``unfitted``. An FP8 efficiency is
+pooled as a ratio: the median over the chips solved in the fold of FP8 efficiency / the chip's
+bf16 efficiency, times this chip's bf16 efficiency, at its bf16 shape (:func:`_pool` says why).
+``unfitted``: the schema's meaning of "not fitted" (efficiency and sustained fraction 1.0, no
+FP8 entry, the profile's ``legacy_mma_fraction``, the profile's own step overhead). Figures
+copied from a publication that is not a corpus row (e.g. the h200 and mi300x MAMF efficiencies)
+are sourced, not fitted, and are not re-solved.
 """
 
 from __future__ import annotations
@@ -110,16 +119,29 @@ def _hw(kind: str, hw: str, rows: tuple[str, ...], pool: bool = True) -> Fit:
 
 _AZURE_A100_GEMM = "gemm.azure.a100-80gb.8192x8192x8192"
 
+#: Second sources (other publications) of figures first fitted to an Azure AI-benchmarking-guide
+#: row: with the Azure rows left out, these are what the figure is solved from.
+_SECOND_ROWS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("fp8_efficiency", "mi300x"): ("gemm.rvs.mi300x.8192x8192x8192",),
+    ("sustained_fraction", "a100-80gb"): ("stream.copy.ukri-bench.a100-80gb",),
+    ("sustained_fraction", "mi300x"): ("stream.copy.rocm-acceptance.mi300x",),
+}
+
+
+def _azure(kind: str, hw: str, first: str) -> Fit:
+    return _hw(kind, hw, (first, *_SECOND_ROWS.get((kind, hw), ())))
+
+
 #: Every fitted figure, in solving order (a later fit is solved on the earlier ones' values).
 FITS: tuple[Fit, ...] = (
     _hw("efficiency", "a100-80gb", ("gemm.mamf.a100", _AZURE_A100_GEMM)),
     _hw("efficiency", "h100-sxm", ("gemm.mamf.h100",)),
     *(
-        _hw("fp8_efficiency", hw, (f"gemm.azure.{hw}.8192x8192x8192",))
+        _azure("fp8_efficiency", hw, f"gemm.azure.{hw}.8192x8192x8192")
         for hw in ("h100-sxm", "h200", "mi300x")
     ),
     *(
-        _hw("sustained_fraction", hw, (f"stream.copy.azure.{hw}",))
+        _azure("sustained_fraction", hw, f"stream.copy.azure.{hw}")
         for hw in ("a100-80gb", "h100-sxm", "h200", "mi300x")
     ),
     Fit(
@@ -129,17 +151,19 @@ FITS: tuple[Fit, ...] = (
         rows=("attn.fa2.a100.peak",),
     ),
     Fit(
-        name="h100-sxm attention_warp_mma_fraction",
-        kind="warp_mma_fraction",
-        targets=("h100-sxm", "h200"),  # NOTE: h200 carries the h100 figure (same SMs and kernel)
-        rows=("attn.fa2.h100.peak",),
-        pool=False,
-    ),
-    Fit(
         name="fa3 softmax_exposed",
         kind="softmax_exposed",
         targets=("fa3",),
         rows=("attn.fa3.h100.s16k",),
+    ),
+    # NOTE: after both softmax fits, so that a pooled fa2 softmax_exposed is in force when the
+    # warp-level MMA fraction is solved on an FA2 row
+    Fit(
+        name="h100-sxm attention_warp_mma_fraction",
+        kind="warp_mma_fraction",
+        targets=("h100-sxm", "h200"),  # NOTE: h200 carries the h100 figure (same SMs and kernel)
+        rows=("attn.fa2.h100.peak", "attn.sdpa-fa2.tritonbench.h100.b128.h8.d128.s16k"),
+        pool=False,
     ),
     *stack_fits(),  # NOTE: after the chip figures: a stack's overhead is what they leave
 )
@@ -205,6 +229,9 @@ def solve_fits(
 ) -> FitState:
     """Solve every fit from ``rows`` (the training rows of a fold), in order.
 
+    A fit with none of its rows falls back once the last fit of its kind is solved (see
+    :func:`_pool`), so every later fit is solved with the fallback in force.
+
     Args:
         rows: The rows a fit may use; a fit whose rows are all absent falls back.
         profiles: Hardware profiles by name as shipped (every fitted field is overwritten).
@@ -217,6 +244,7 @@ def solve_fits(
     values: dict[str, float | None] = {}
     shapes: dict[str, tuple[int, int, int]] = {}
     origin: dict[str, str] = {}
+    last = {f.kind: f.name for f in fits}
     for fit in fits:
         state = FitState(values=values, shapes=shapes, origin=origin)
         row = next((by_id[i] for i in fit.rows if i in by_id), None)
@@ -226,19 +254,52 @@ def solve_fits(
             origin[fit.name] = row.id
             if isinstance(row.setup, GemmSetup):
                 shapes[fit.name] = (row.setup.m, row.setup.n, row.setup.k)
-            continue
-        values[fit.name], origin[fit.name] = None, "unfitted"
-    # NOTE: a pooled figure is filled in once every fit of its kind with a row is solved; a fit
-    # solved before that saw it unfitted.
-    for fit in fits:
-        same = [
-            v
-            for f in fits
-            if f.kind == fit.kind and origin[f.name] in f.rows and (v := values[f.name]) is not None
-        ]
-        if fit.pool and origin[fit.name] == "unfitted" and same:
-            values[fit.name], origin[fit.name] = statistics.median(same), "pooled"
+        else:
+            values[fit.name], origin[fit.name] = None, "unfitted"
+        if last[fit.kind] == fit.name:
+            _pool([f for f in fits if f.kind == fit.kind], values, shapes, origin, profiles)
     return FitState(values=values, shapes=shapes, origin=origin)
+
+
+def _pool(
+    same: list[Fit],
+    values: dict[str, float | None],
+    shapes: dict[str, tuple[int, int, int]],
+    origin: dict[str, str],
+    profiles: Mapping[str, Hardware],
+) -> None:
+    """Fill in the ``pool`` fallback of every unsolved fit of one kind (in place).
+
+    The fallback is the median of the figure over the fits of that kind solved from their own
+    rows in this fold (other chips, or another class). An FP8 efficiency is pooled as a ratio
+    instead: the median, over the chips whose FP8 efficiency is solved, of FP8 efficiency over
+    that chip's own large-GEMM (bf16) efficiency, times this chip's bf16 efficiency, at its bf16
+    measurement's shape. NOTE: an FP8 GEMM runs on the same engine at twice the bf16 rate, so
+    how far below its peak it lands depends on the chip's own GEMM efficiency; taking another
+    chip's FP8 fraction as is would carry that chip's bf16 efficiency over too. The ratio is a
+    measured one (no factor is assumed); with no FP8 fit solved the figure stays unfitted (the
+    bf16 efficiency applies to FP8, the schema's meaning).
+    """
+    solved = [f for f in same if origin[f.name] in f.rows and values[f.name] is not None]
+    if not solved:
+        return
+    state = FitState(values=values, shapes=shapes, origin=origin)
+    with applied(state, profiles) as fitted:
+        eff = {f.name: fitted[f.targets[0]].matrix_engine for f in same if f.targets[0] in fitted}
+    for fit in same:
+        if not fit.pool or origin[fit.name] != "unfitted":
+            continue
+        if fit.kind != "fp8_efficiency":
+            values[fit.name] = statistics.median(values[f.name] or 0.0 for f in solved)
+            origin[fit.name] = "pooled"
+            continue
+        me = eff[fit.name]
+        if me.efficiency_shape is None:
+            continue  # NOTE: no shape to measure the pooled figure at: stays unfitted
+        ratio = statistics.median((values[f.name] or 0.0) / eff[f.name].efficiency for f in solved)
+        values[fit.name] = min(1.0, ratio * me.efficiency)
+        shapes[fit.name] = me.efficiency_shape
+        origin[fit.name] = "pooled"
 
 
 def shipped(profiles: Mapping[str, Hardware], rows: tuple[PublishedRow, ...]) -> dict[str, float]:

@@ -9,8 +9,9 @@ with :func:`workbench.map_model`. The step time is turned into the row's metric:
   format, fused into the GEMM's epilogue, so C is stored (and floored) at its real width.
 * stream (a STREAM copy): bytes read + written / time (B/s).
 * Attention: the source's FLOP count (``4 b h s^2 d``, halved for causal when the source does)
-  over time (FLOP/s); a forward+backward row counts and costs 3.5 forwards (the backward is
-  ``ATTENTION_BACKWARD`` = 2.5 forwards, as in training). The row's stack names the
+  over time (FLOP/s); a forward+backward row counts 3.5 forwards of FLOPs (the backward is 2.5,
+  as the source counts it) and costs the forward plus the class's backward, 2.5 forwards at the
+  class's backward efficiency (``backward_factor``, as in training). The row's stack names the
   implementation class that is costed (FA3, FA2 or CK, Triton:
   workbench/cost/attention_class.py), whatever the profile ships.
 * Every row is mapped with its stack's figures (``stacks/<row.stack>.yaml``,
@@ -28,9 +29,13 @@ with :func:`workbench.map_model`. The step time is turned into the row's metric:
 * training: one optimizer step of the row's parallel configuration on its busiest chip
   (:func:`workbench.platform.training.training_step`: forward, backward as dgrad + wgrad GEMMs,
   recompute, tensor-parallel collectives, pipeline bubble and sends, data-parallel gradient
-  reduction, optimizer); MFU = counted FLOPs per chip / (step time x peak), counted as the
-  source counts them (PaLM model FLOPs, or Megatron hardware FLOPs with the recomputed forward);
-  a row in tokens/s/chip gets global batch x seq / chips / step time.
+  reduction, optimizer), its kernels mapped with the row's stack (attention class, launch,
+  fusion rules, the attention format under FP8 GEMMs) and the stack's training figures (its
+  selective recomputation policy where the row's source ran it, the compute slowdown under
+  overlapped collectives: workbench/fidelity/_reproduce_training.py); MFU = counted FLOPs per
+  chip / (step time x peak), counted as the source counts them (PaLM model FLOPs, or Megatron
+  hardware FLOPs with the recomputed forward); a row in tokens/s/chip gets global batch x seq /
+  chips / step time.
 * cnn: ``batch / time`` (images/s).
 * collective, encoder, ratio: workbench/fidelity/reproduce_kinds.py.
 
@@ -44,6 +49,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from workbench.cost.attention_class import BACKWARD_FLOPS, backward_factor
 from workbench.fidelity.schema import (
     AttentionSetup,
     CorpusError,
@@ -64,16 +70,9 @@ from workbench.ir import Attention, Elementwise, Graph, Linear
 from workbench.ir.dtypes import bytes_for
 from workbench.ir.ops_vector import Quantize
 from workbench.mapper import ModelMapping, map_model
-from workbench.models import (
-    PRESETS,
-    TransformerConfig,
-    decoder_graph,
-    resnet50_graph,
-    training_flops_per_token,
-)
+from workbench.models import PRESETS, TransformerConfig, decoder_graph, resnet50_graph
 from workbench.models.footprint import graph_footprint
 from workbench.options import MapOptions
-from workbench.platform.training import ATTENTION_BACKWARD, TrainingPlan, training_step
 
 __all__ = ["Reproduction", "fit_request_overhead", "fit_step_overhead", "reproduce"]
 
@@ -170,8 +169,10 @@ def _attention(s: AttentionSetup, hw: Hardware, stack: Stack) -> Reproduction:
         causal=s.causal,
         dtype=s.dtype,
     )
-    m = map_model(Graph(name="attn", ops=(op,)), hw, stack.map_options())
-    passes = 1.0 + ATTENTION_BACKWARD if s.passes == "forward_backward" else 1.0
+    options = stack.map_options()
+    m = map_model(Graph(name="attn", ops=(op,)), hw, options)
+    both = s.passes == "forward_backward"
+    passes = 1.0 + BACKWARD_FLOPS if both else 1.0
     counted = 4.0 * s.batch * s.heads * s.seq * s.seq * s.head_dim * passes
     if s.causal and s.flop_convention == "causal_half":
         counted /= 2
@@ -182,7 +183,8 @@ def _attention(s: AttentionSetup, hw: Hardware, stack: Stack) -> Reproduction:
     floor = max(
         op.matmul_flops * passes / _peak(hw, s.dtype), nbytes / hw.offchip.bandwidth_bytes_per_s
     )
-    time = m.time_s * passes
+    kind = options.attention_kernel or hw.software.attention_kernel
+    time = m.time_s * (1.0 + backward_factor(kind) if both else 1.0)
     return Reproduction(
         predicted=counted / time,
         bound=counted / floor,
@@ -295,7 +297,9 @@ def _model(s: ModelSetup, hw: Hardware, stack: Stack, metric: str, per_chip: boo
             bottleneck=_class((m,)),
         )
     if s.kind == "training":
-        return _training(s, hw, metric)
+        from workbench.fidelity._reproduce_training import training  # NOTE: imports this module
+
+        return training(s, hw, stack, metric)
     chips = s.tensor_parallel if per_chip else 1
     parts: list[tuple[ModelMapping, int]] = []
     if s.kind in ("prefill", "generate", "serving"):
@@ -323,48 +327,6 @@ def _model(s: ModelSetup, hw: Hardware, stack: Stack, metric: str, per_chip: boo
         floor_s=floor,
         bottleneck=_class(tuple(m for m, _ in parts), tuple(n for _, n in parts)),
         memory_fits=_memory_fits(s, hw),
-    )
-
-
-def _training(s: ModelSetup, hw: Hardware, metric: str = "mfu") -> Reproduction:
-    t = s.training
-    assert t is not None  # NOTE: the schema requires it for kind training
-    plan = TrainingPlan(
-        tensor_parallel=s.tensor_parallel,
-        pipeline_parallel=t.pipeline_parallel,
-        data_parallel=t.data_parallel,
-        micro_batch=t.micro_batch,
-        global_batch=t.global_batch,
-        interleave=t.interleave,
-        sequence_parallel=t.sequence_parallel,
-        recompute=s.recompute,
-        tp_overlap=t.tp_overlap,
-        pp_overlap=t.pp_overlap,
-        dp_overlap=t.dp_overlap,
-        dp_sharding=t.dp_sharding,
-        grad_dtype=t.grad_dtype,
-        attention=t.attention,
-    )
-    cfg = _config(s)
-    step = training_step(cfg, hw, plan, seq=s.seq, dtype=s.dtype)
-    # NOTE: like with like: a source that counts the rematerialised forward (Megatron's
-    # hardware FLOPs) is compared with the same count over the predicted step.
-    counted_r = s.recompute if t.flop_count == "hardware" else 0.0
-    per_token = training_flops_per_token(cfg, s.seq, counted_r)
-    work = t.global_batch * s.seq * per_token / plan.chips
-    peak = _peak(hw, s.dtype)
-    floor = step.flops / peak
-    if metric == "items_per_s":  # NOTE: training tokens/s per chip (torchtitan's TPS/GPU)
-        tokens = t.global_batch * s.seq / plan.chips
-        predicted, bound = tokens / step.step_s, tokens / floor
-    else:
-        predicted, bound = work / (step.step_s * peak), work / (floor * peak)
-    return Reproduction(
-        predicted=predicted,
-        bound=bound,
-        time_s=step.step_s,
-        floor_s=floor,
-        bottleneck=_class(step.mappings),
     )
 
 

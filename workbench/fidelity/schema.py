@@ -191,6 +191,11 @@ class TrainingSetup(_Model):
         description="fused: a FlashAttention-style kernel; unfused: scores materialised (QK^T, "
         "scale-mask-softmax, dropout, PV), as Megatron-LM ran it before FlashAttention (2022).",
     )
+    selective_recompute: bool = Field(
+        default=False,
+        description="The source ran its stack's selective activation checkpointing (what it "
+        "re-runs is the stack's selective_recompute figure); cite where the source says so.",
+    )
     flop_count: Literal["model", "hardware"] = Field(
         default="model",
         description="What the source's utilisation counts: model FLOPs (PaLM MFU) or hardware "

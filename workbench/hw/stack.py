@@ -35,7 +35,7 @@ from workbench.errors import HardwareError, WorkbenchError
 from workbench.hw._schema_base import _Model
 from workbench.hw.loader import _format_validation, _parse_yaml
 from workbench.hw.schema import Hardware
-from workbench.options import MapOptions
+from workbench.options import FUSION_RULES, MapOptions
 
 __all__ = [
     "DEFAULT_STACK",
@@ -50,7 +50,8 @@ __all__ = [
 ]
 
 #: The stack a corpus row or ``workbench map`` uses when none is named: torch.compile with CUDA
-#: graphs, whose figures are the hardware profile's own (it changes nothing a profile says).
+#: graphs, whose figures are the hardware profile's own (it changes nothing a profile says) except
+#: the host time of a kernel launched outside a graph (``--launch eager``: Inductor's launcher).
 DEFAULT_STACK = "pytorch-compile"
 _NAME = re.compile(r"^[a-z0-9][a-z0-9.+-]*$")
 _MAX_BYTES = 1 << 16
@@ -130,6 +131,37 @@ class Recompute(Figure):
     value: Literal["none", "selective", "full"] = Field(description="none, selective or full.")
 
 
+class Fusions(Figure):
+    """Fusion rules (:data:`workbench.options.FUSION_RULES`) the stack does not apply."""
+
+    value: tuple[str, ...] = Field(
+        description="Rule names switched off for every kernel of the stack (empty: all apply)."
+    )
+
+    @model_validator(mode="after")
+    def _known_rules(self) -> Fusions:
+        unknown = [r for r in self.value if r not in FUSION_RULES]
+        if unknown:
+            raise ValueError(f"unknown fusion rule(s) {unknown} (known: {', '.join(FUSION_RULES)})")
+        return self
+
+
+class SelectivePolicy(Figure):
+    """What the stack's selective activation checkpointing re-runs in the backward."""
+
+    value: Literal["every_other_gemm", "attention_core"] = Field(
+        description="every_other_gemm: every second GEMM of a layer and every non-matrix op "
+        "(torchtitan's per-op policy); attention_core: the attention's scores, softmax, dropout "
+        "and context GEMMs (Megatron-LM selective recomputation, arXiv:2205.05198)."
+    )
+
+
+class Slowdown(Figure):
+    """A fractional slowdown, in [0, 1]."""
+
+    value: float = Field(ge=0.0, le=1.0, description="Fraction: 0.2 = 20% longer.")
+
+
 class Stack(_Model):
     """One software stack (``stacks/<name>.yaml``)."""
 
@@ -156,6 +188,13 @@ class Stack(_Model):
     cuda_graphs: Flag = Field(
         description="Kernel launches replayed as a captured graph (False: a host launch each)."
     )
+    eager_launch_s: Seconds | None = Field(
+        default=None,
+        description="Host time per kernel launched outside a captured graph, seconds: the "
+        "framework's dispatch plus the driver's submission (paid with cuda_graphs false, or "
+        "under --launch eager). None: the hardware profile's overheads.kernel_launch_s, the "
+        "driver's submission alone, as a C++ runtime pays.",
+    )
     decode_bandwidth_fraction: Fraction | None = Field(
         default=None,
         description="Achieved fraction of off-chip bandwidth in decode where published "
@@ -165,23 +204,42 @@ class Stack(_Model):
         description="Training: tensor-parallel collectives overlapped with GEMMs by default."
     )
     recompute: Recompute = Field(description="Training: default activation recomputation.")
+    disabled_fusion: Fusions | None = Field(
+        default=None,
+        description="Fusion rules the stack does not apply (None: every rule, as the mapper "
+        "plans; e.g. eager PyTorch runs each operator as its own kernel).",
+    )
+    selective_recompute: SelectivePolicy | None = Field(
+        default=None,
+        description="Training: what the stack's selective activation checkpointing re-runs, "
+        "for rows whose source ran it (None: the stack has no selective policy).",
+    )
+    overlap_slowdown: Slowdown | None = Field(
+        default=None,
+        description="Training: how much slower compute kernels run while an overlapped "
+        "collective runs beside them (SMs and memory shared), fraction (None: 0, no slowdown).",
+    )
     sources: tuple[str, ...] = Field(min_length=1, description="Where the figures come from.")
 
     def map_options(self, options: MapOptions | None = None) -> MapOptions:
         """``options`` (default: none) with this stack's mapping figures in force.
 
-        Sets the step overhead, K/V sharing, attention class and launch mode; a figure of None
-        leaves the profile's own.
+        Sets the step overhead, K/V sharing, attention class, launch mode, host time per eager
+        launch and the fusion rules the stack does not apply; a figure of None leaves the
+        profile's own.
         """
         from dataclasses import replace
 
         base = options or MapOptions()
+        off = self.disabled_fusion.value if self.disabled_fusion is not None else ()
         return replace(
             base,
             step_overhead_s=self.step_overhead_s.value,
             gqa_kv_sharing=self.gqa_kv_sharing.value,
             attention_kernel=self.attention_kernel.value or base.attention_kernel,
             launch="graph" if self.cuda_graphs.value else "eager",
+            disabled_fusion=tuple(dict.fromkeys((*base.disabled_fusion, *off))),
+            launch_host_s=self.eager_launch_s.value if self.eager_launch_s else None,
         )
 
 

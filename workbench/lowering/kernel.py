@@ -133,7 +133,9 @@ class Kernel:
         saved_bytes: Off-chip bytes fusion avoided (intermediates not written and re-read).
         fusion: Fusion rules applied to build this kernel.
         notes: Decisions and refusals worth showing (e.g. fusion refused: would overflow SRAM).
-        barriers: Grid-wide barriers inside the kernel.
+        barriers: Device-wide syncs after the kernel (the per-layer debugging barrier): the
+            device drains and the next launch is exposed (cost/model.py). Grid barriers
+            inside the kernel (split rows, split-K) are the schedule's (Tiling.barriers).
         cached_input_bytes: Bytes of its input that the previous kernel just wrote and a
             shared cache still holds: read from the cache, not from off-chip memory.
         link_bytes: Bytes each chip sends over its links (collectives).

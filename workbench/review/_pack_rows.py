@@ -256,7 +256,13 @@ def matrix_rows(r: TriageReport) -> list[dict[str, Any]]:
                 "change": "-" if change is None else fmt_change(change),
                 "mfu_baseline": row["baseline"].get("mfu"),
                 "mfu_candidate": row["candidate"].get("mfu"),
-                "status": status if change is not None else "unknown",
+                "status": (
+                    "trade-off"
+                    if not row.get("judged", True)
+                    else status
+                    if change is not None
+                    else "unknown"
+                ),
             }
         )
     return rows

@@ -209,15 +209,19 @@ def _option_reverts(
             graph = x[0]
             if field in _OPTION_META and base_graph is not None:
                 graph = base_graph
-            return graph, x[1], dataclasses.replace(x[2], **{field: getattr(ob, field)})
+            changes = {field: getattr(ob, field)}
+            if field == "launch":
+                changes["launch_host_s"] = ob.launch_host_s
+            return graph, x[1], dataclasses.replace(x[2], **changes)
 
         return fn
 
     group_of = {"launch": "runtime", "barrier_per_layer": "runtime", "chips": "runtime"}
+    group_of["launch_host_s"] = "runtime"
     for f in dataclasses.fields(MapOptions):
         va, vb = getattr(ob, f.name), getattr(oc, f.name)
-        if va == vb:
-            continue
+        if va == vb or (f.name == "launch_host_s" and ob.launch != oc.launch):
+            continue  # NOTE: the host time per eager launch rides with a launch-mode change
         group = group_of.get(f.name, "compiler")
         if f.name in ("disabled_fusion", "dtype_overrides", "tiles"):
             for item in sorted(set(va) ^ set(vb), key=str):

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from workbench._format import fmt_time
 from workbench.hw.schema import Hardware
 from workbench.review.records import RunRecord, embedded_hardware
 from workbench.review.reproduce import hardware_for
@@ -126,11 +127,32 @@ def declared_changes(
                 continue
             if f.name in sets:
                 out += _as_set_changes(group, sets[f.name], va, vb)
+            elif f.name == "launch_host_s":
+                out += _host_launch_change(a, b)
             elif f.name == "hardware_hash":
                 out += profile_diff(hardware_for(base), hardware_for(cand))
             else:
                 out.append(Change(group=group, name=f.name, before=str(va), after=str(vb)))
     return tuple(out)
+
+
+def _host_launch_change(a: Any, b: Any) -> list[Change]:
+    """The host time per eager launch, when it changed on its own (it rides with the launch mode).
+
+    A graph run records none (graph replay never pays it), so a launch-mode change carries it.
+    """
+    if a.launch != b.launch:
+        return []
+
+    def shown(v: float | None) -> str:
+        return "the profile's kernel launch" if v is None else fmt_time(v)
+
+    name = "host time per eager launch"
+    return [
+        Change(
+            group="runtime", name=name, before=shown(a.launch_host_s), after=shown(b.launch_host_s)
+        )
+    ]
 
 
 def changed_hardware_parts(base: RunRecord, cand: RunRecord) -> tuple[str, ...]:

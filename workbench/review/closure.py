@@ -275,13 +275,14 @@ def validation_matrix(base: Any, cand: Any, sla: Any | None) -> tuple[dict, ...]
     from the SLA simulation when there is one, quality error from the records when measured.
 
     Returns:
-        Rows ``{"slice", "source", "baseline": {metric: value}, "candidate": {...}}``.
+        Rows ``{"slice", "source", "phase", "baseline": {metric: value}, "candidate": {...}}``.
     """
     from workbench.review.reproduce import remap
 
     row = {
         "slice": base.label,
         "source": "record",
+        "phase": base.tags.workload.phase,
         "baseline": _slice_metrics(base),
         "candidate": _slice_metrics(cand),
     }
@@ -308,6 +309,7 @@ def validation_matrix(base: Any, cand: Any, sla: Any | None) -> tuple[dict, ...]
             {
                 "slice": label,
                 "source": "re-mapped",
+                "phase": str(meta.get("phase") or w.phase),
                 "baseline": _slice_metrics(mb),
                 "candidate": _slice_metrics(mc),
             }
@@ -327,6 +329,9 @@ def guardrail_inputs(
 ) -> tuple[dict[str, tuple[float | None, float | None]], dict[str, str]]:
     """Guardrail values (the worst slice per metric) and the slice each comes from.
 
+    A row marked ``"judged": False`` by the decision policy (:func:`workbench.review.policy.
+    judge_slices`: the other LLM phase, a trade-off) is left out of the per-slice metrics.
+
     Args:
         matrix: Rows of :func:`validation_matrix`.
         time_key: The time metric compared (``time_per_token_s`` when the workload changed).
@@ -334,6 +339,7 @@ def guardrail_inputs(
     Returns:
         ``(metric -> (baseline, candidate), metric -> slice label)``.
     """
+    matrix = tuple(r for r in matrix if r.get("judged", True))
     values: dict[str, tuple[float | None, float | None]] = {}
     sources: dict[str, str] = {}
 

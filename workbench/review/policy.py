@@ -9,10 +9,18 @@ policy, one row per rule, so every rule is visible, testable and changed in one 
   hardware; per-chip MFU trades against per-request latency when a model is spread over more
   chips (the change is judged on latency and throughput per chip, with the trade-off stated);
   a workload changed alone is its own cost, nothing to roll back; a stall fraction is a
-  diagnostic, not a guardrail, when the candidate is faster on every slice.
+  diagnostic, not a guardrail, when the candidate is faster on every judged slice.
 * :data:`EVIDENCE`: the evidence each kind of run or change needs before a sign-off (serving
   p99 for inference runs only, a quality metric only when a kernel's format changed, repeats for
   measured runs).
+* :data:`SLICES`: which validation-matrix slices judge the per-slice guardrails (step time, MFU,
+  stall). A change is judged on the phase it was recorded in, the phase it targets (the recorded
+  slice and its shorter twin); the other LLM phase, re-mapped, is a trade-off stated in the
+  reasons, not a guardrail: a weight-only int8 build that speeds decode 16% and slows prefill
+  12% (dequantizing on compute-bound GEMMs) ships on decode, its prefill cost named. Whether the
+  other phase matters is the workload mix's call, and the serving simulation's p95/p99 (the
+  production request mix, prefill and decode weighted by its prompt and output lengths) are the
+  guardrails that weigh it.
 
 Kinds of change (:func:`change_kinds`): ``hardware``, ``tensor_parallel``, ``workload``,
 ``workload_only``, ``faster`` (time per item better on every slice), ``format_changed`` (a
@@ -33,13 +41,17 @@ from workbench.review.signoff import precision_changed, workload_changed
 __all__ = [
     "EVIDENCE",
     "NOT_JUDGED",
+    "SLICES",
     "EvidenceRule",
     "NotJudged",
+    "SliceRule",
     "change_kinds",
     "is_training",
+    "judge_slices",
     "needs",
     "skipped_metrics",
     "tensor_parallel_trade_off",
+    "trade_offs",
 ]
 
 
@@ -96,7 +108,7 @@ NOT_JUDGED: tuple[NotJudged, ...] = (
     NotJudged(
         kind="faster",
         metric="stall_fraction",
-        why="a diagnostic, not a guardrail: the candidate is faster on every slice",
+        why="a diagnostic, not a guardrail: the candidate is faster on every judged slice",
     ),
 )
 
@@ -105,6 +117,39 @@ EVIDENCE: tuple[EvidenceRule, ...] = (
     EvidenceRule(kind="inference", needs="p99"),
     EvidenceRule(kind="format_changed", needs="quality"),
     EvidenceRule(kind="measured", needs="repeats"),
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SliceRule:
+    """Whether one kind of validation-matrix slice judges the per-slice guardrails.
+
+    Attributes:
+        slice: ``recorded_phase`` (the recorded slice, and re-mapped slices of its phase) or
+            ``other_phase`` (the other LLM phase, re-mapped with each run's options).
+        judged: Whether its step time, MFU and stall judge the guardrails.
+        why: The note shown beside the slice.
+    """
+
+    slice: str
+    judged: bool
+    why: str
+
+
+#: Which slices judge the per-slice guardrails (every row is tested). The serving percentiles
+#: (p95/p99/throughput) and quality come from the recorded slice and always judge.
+SLICES: tuple[SliceRule, ...] = (
+    SliceRule(
+        slice="recorded_phase",
+        judged=True,
+        why="the phase the runs were recorded in: the phase the change targets",
+    ),
+    SliceRule(
+        slice="other_phase",
+        judged=False,
+        why="the other phase: a trade-off, stated; the serving simulation's p95/p99 (the "
+        "production request mix, both phases) judge whether it matters",
+    ),
 )
 
 _TRAINING_MARKS = ("backward", "optimizer", "autograd")
@@ -118,8 +163,65 @@ def is_training(r: RunRecord) -> bool:
 
 
 def _faster(matrix: Sequence[dict[str, Any]], key: str) -> bool:
-    rows = [r for r in matrix if key in r["baseline"] and key in r["candidate"]]
+    rows = [
+        r
+        for r in matrix
+        if r.get("judged", True) and key in r["baseline"] and key in r["candidate"]
+    ]
     return bool(rows) and all(r["candidate"][key] < r["baseline"][key] for r in rows)
+
+
+def _slice_rule(row: dict[str, Any], recorded_phase: str) -> SliceRule:
+    kind = "other_phase" if row.get("phase", recorded_phase) != recorded_phase else "recorded_phase"
+    return next(r for r in SLICES if r.slice == kind)
+
+
+def judge_slices(matrix: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
+    """The validation matrix with each row's ``judged`` flag and ``note`` (:data:`SLICES`).
+
+    The first row is the recorded slice; a row of another phase is a trade-off, not judged.
+
+    >>> rows = judge_slices([{"slice": "a", "phase": "decode"}, {"slice": "b", "phase": "prefill"}])
+    >>> [r["judged"] for r in rows]
+    [True, False]
+    """
+    if not matrix:
+        return ()
+    recorded = str(matrix[0].get("phase", ""))
+    out = []
+    for row in matrix:
+        rule = _slice_rule(row, recorded)
+        out.append({**row, "judged": rule.judged, "note": "" if rule.judged else rule.why})
+    return tuple(out)
+
+
+def trade_offs(
+    matrix: Sequence[dict[str, Any]], time_key: str, flag_at: float, *, simulated: bool
+) -> tuple[str, ...]:
+    """One reason per slice that is not judged and whose time regressed past ``flag_at``.
+
+    Args:
+        matrix: Rows of :func:`judge_slices`.
+        time_key: ``time_s`` or ``time_per_token_s``.
+        flag_at: The time guardrail's flag line (a fraction).
+        simulated: Whether the serving simulation's percentiles judged the request mix.
+    """
+    out = []
+    for row in matrix:
+        b, c = row["baseline"].get(time_key), row["candidate"].get(time_key)
+        if row.get("judged", True) or not b or c is None or (c - b) / b <= flag_at:
+            continue
+        weigh = (
+            "the serving simulation's p95/p99 over the request mix judged whether it matters"
+            if simulated
+            else "no serving simulation weighed the request mix: judge it on a run of that phase"
+        )
+        out.append(
+            f"trade-off: {row['slice']} (the other phase, {row['source']}) "
+            f"{(c - b) / b:+.1%} {'time per token' if time_key != 'time_s' else 'step time'}, "
+            f"not judged on its own: {weigh}"
+        )
+    return tuple(out)
 
 
 def change_kinds(
@@ -130,7 +232,7 @@ def change_kinds(
     Args:
         base: Baseline run.
         cand: Candidate run.
-        matrix: The validation matrix (for ``faster``).
+        matrix: The validation matrix (for ``faster``: on every judged slice).
         per_item: Whether times are compared per token (the workload changed).
     """
     out = set()

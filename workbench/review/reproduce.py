@@ -33,6 +33,7 @@ def options_for(record: RunRecord) -> MapOptions:
         layout=c.layout,
         layout_propagation=c.layout_propagation,
         launch=r.launch,
+        launch_host_s=r.launch_host_s,
         tiles=tuple(TileOverride.parse(t) for t in c.tiles),
         search=c.search,
         barrier_per_layer=r.barrier_per_layer,

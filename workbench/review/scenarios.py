@@ -14,6 +14,7 @@ from pathlib import Path
 from workbench._files import write_text_safely
 from workbench.errors import WorkbenchError
 from workbench.hw.loader import load_hardware
+from workbench.hw.stack import load_stack
 from workbench.mapper import ModelMapping, map_model
 from workbench.models import build_graph
 from workbench.options import MapOptions, TileOverride
@@ -64,6 +65,9 @@ class Scenario:
 _COMPILER = "ML compiler engineer"
 _RUNTIME = "runtime systems engineer"
 _LONG_SEQ = 1024
+#: The default stack's host time per eager launch (Inductor's launcher): what the serving stack
+#: pays once it launches kernels one by one, and what ``workbench run --launch eager`` records.
+_EAGER_HOST_S = load_stack().map_options().launch_host_s
 
 
 def _seq_tile(seq: int) -> TileOverride:
@@ -171,7 +175,7 @@ SCENARIOS: dict[str, Scenario] = {
             context=512,
             hardware="h100-sxm",
             baseline=MapOptions(),
-            candidate=MapOptions(launch="eager"),
+            candidate=MapOptions(launch="eager", launch_host_s=_EAGER_HOST_S),
             changed="runtime",
             expected_mechanism="launch_sync_overhead",
             expected_owner=_RUNTIME,

@@ -87,6 +87,9 @@ class RuntimeTags:
         launch: ``"eager"`` or ``"graph"``.
         barrier_per_layer: Whether a device-wide barrier follows every layer.
         chips: Chips the model is spread over.
+        launch_host_s: Host time per eager launch the run was mapped with (its software
+            stack's ``eager_launch_s``), seconds; None for graph launches or the profile's own
+            ``kernel_launch_s`` (records written before it existed read as None).
     """
 
     backend: str
@@ -94,6 +97,7 @@ class RuntimeTags:
     launch: str
     barrier_per_layer: bool
     chips: int
+    launch_host_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -270,6 +274,8 @@ def build_tags(
             launch=o.launch,
             barrier_per_layer=o.barrier_per_layer,
             chips=o.chips,
+            # NOTE: graph replay never pays it: a graph run is the same whatever the stack's figure
+            launch_host_s=o.launch_host_s if o.launch == "eager" else None,
         ),
         hardware=HardwareTags(
             profile=mapping.hardware.name,

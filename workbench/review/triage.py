@@ -55,9 +55,11 @@ from workbench.review.mechanisms import FirstFailing
 from workbench.review.owners import OwnerRole, OwnershipTable, load_owners
 from workbench.review.policy import (
     change_kinds,
+    judge_slices,
     needs,
     skipped_metrics,
     tensor_parallel_trade_off,
+    trade_offs,
 )
 from workbench.review.records import RunRecord, load_record
 from workbench.review.signoff import (
@@ -212,6 +214,8 @@ def compare_tags(
         for f in dataclasses.fields(a):
             if group == "workload" and f.name in ("model", "phase"):
                 continue
+            if f.name == "launch_host_s" and a.launch != b.launch:
+                continue  # NOTE: the host time per eager launch rides with the launch mode
             va, vb = getattr(a, f.name), getattr(b, f.name)
             if va != vb:
                 out.append(f"{group}.{f.name}: {va!r} != {vb!r}")
@@ -301,7 +305,7 @@ def triage(
     sla = simulate_sla(base, cand) if simulate else None
     flag = next((g.flag_at for g in guardrails.guardrails if g.metric == "p99_s"), 0.02)
     branches = debug_branches(base, cand, comparable=True, mismatched=(), sla=sla, flag_at=flag)
-    matrix = validation_matrix(base, cand, sla)
+    matrix = judge_slices(validation_matrix(base, cand, sla))
     kinds = change_kinds(base, cand, matrix, per_item=per_item)
     checks = _checks(
         base, cand, matrix, sla, guardrails, per_item=per_item, noise=noise, kinds=kinds
@@ -310,6 +314,9 @@ def triage(
     decision, reasons = decide(checks, missing)
     if "tensor_parallel" in kinds:
         reasons = (*reasons, tensor_parallel_trade_off(base, cand))
+    time_flag = next((c.flag_at for c in checks if c.metric == "time_s"), 0.01)
+    time_key = "time_per_token_s" if per_item else "time_s"
+    reasons = (*reasons, *trade_offs(matrix, time_key, time_flag, simulated=sla is not None))
     if first is not None:
         reasons = (
             *reasons,

@@ -257,6 +257,7 @@ def _matrix_lines(report: TriageReport) -> list[str]:
             f"  {row['slice']:<40} {_cell(row, 'baseline', key):>9} -> "
             f"{_cell(row, 'candidate', key):>9} {change:>8}   MFU {_cell(row, 'baseline', 'mfu')}"
             f" -> {_cell(row, 'candidate', 'mfu')}  ({row['source']})"
+            + ("  trade-off, not judged" if not row.get("judged", True) else "")
         )
     drove = [k for k in report.checks if k.status in ("rollback", "flag") and k.source]
     if drove:

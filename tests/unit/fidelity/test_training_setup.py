@@ -76,3 +76,33 @@ def test_hardware_flop_count_compares_like_with_like():
     assert hardware.time_s == pytest.approx(model.time_s)
     assert 1.2 < hardware.predicted / model.predicted < 4 / 3
     assert model.predicted <= model.bound
+
+
+def _on(stack: str, training_extra: str = "") -> str:
+    text = ROW.replace("  hardware: a100-80gb\n", f"  hardware: a100-80gb\n  stack: {stack}\n")
+    return text.replace("dp_overlap: false}", f"dp_overlap: false{training_extra}}}")
+
+
+def test_a_training_row_runs_its_stack_s_selective_policy_where_its_source_ran_one():
+    from workbench.fidelity.reproduce import reproduce
+    from workbench.hw import load_hardware
+
+    hw = load_hardware("a100-80gb")
+    plain = reproduce(parse_corpus(_on("torchtitan")).rows[0], hw)
+    sac = reproduce(parse_corpus(_on("torchtitan", ", selective_recompute: true")).rows[0], hw)
+    # NOTE: torchtitan's per-op policy re-runs every second GEMM and the non-matrix ops.
+    assert sac.time_s > plain.time_s
+    no_policy = parse_corpus(_on("pytorch-eager", ", selective_recompute: true")).rows[0]
+    with pytest.raises(CorpusError, match="no selective recomputation policy"):
+        reproduce(no_policy, hw)
+
+
+def test_a_training_row_is_mapped_with_its_stack():
+    from workbench.fidelity.reproduce import reproduce
+    from workbench.hw import load_hardware
+
+    hw = load_hardware("a100-80gb")
+    fused = reproduce(parse_corpus(_on("pytorch-compile")).rows[0], hw)
+    megatron = reproduce(parse_corpus(_on("nemo-megatron")).rows[0], hw)
+    # NOTE: Megatron-LM runs its GeLU and residual adds as kernels after the GEMMs.
+    assert megatron.time_s > fused.time_s

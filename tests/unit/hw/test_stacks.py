@@ -14,6 +14,7 @@ from workbench.hw.stack import (
     parse_stack,
     stacks_dir,
 )
+from workbench.options import MapOptions
 
 GOOD = (stacks_dir() / "gpt-fast.yaml").read_text(encoding="utf-8")
 
@@ -223,6 +224,10 @@ def test_the_stacks_command_lists_every_stack_and_the_default(capsys):
     assert f"{DEFAULT_STACK} (default)" in out
     trt = next(line for line in out.splitlines() if line.startswith("tensorrt-llm-0.6 "))
     assert "(f)" in trt  # the fitted step overhead says so
+    assert "eager launch" in out.splitlines()[0]
+    eager = next(line for line in out.splitlines() if line.startswith("pytorch-eager "))
+    assert eager.endswith("20 us (s)")  # the framework's host time per launch, with its origin
+    assert trt.endswith("profile")  # a C++ runtime pays the driver's submission alone
     assert main(["stacks", "--format", "json"]) == 0
     assert '"default": "pytorch-compile"' in capsys.readouterr().out
 
@@ -237,3 +242,43 @@ def test_an_attention_row_s_stack_is_the_kernel_its_source_names():
         named = class_for_software(r.setup.software)
         assert named is not None, r.id
         assert load_stack(r.stack).attention_kernel.value == named, r.id
+
+
+def _with_training_figures(extra: str) -> str:
+    return GOOD.replace("sources:", extra + "sources:", 1)
+
+
+def test_a_stack_states_its_fusion_and_training_figures():
+    tt, compiled = load_stack("torchtitan"), load_stack("torchtitan-compile")
+    assert tt.selective_recompute is not None
+    assert tt.selective_recompute.value == "every_other_gemm"
+    assert set(compiled.map_options().disabled_fusion) < set(tt.map_options().disabled_fusion)
+    assert "gemm_epilogue" in load_stack("nemo-megatron").map_options().disabled_fusion
+    # NOTE: the default stack changes nothing a hardware profile says.
+    assert load_stack().map_options().disabled_fusion == ()
+    # NOTE: a row's own fusion switches are kept beside the stack's.
+    mine = tt.map_options(MapOptions(disabled_fusion=("layout_fold",)))
+    assert "layout_fold" in mine.disabled_fusion
+    assert "gemm_epilogue" in mine.disabled_fusion
+    slow = load_stack("nemo-megatron").overlap_slowdown
+    assert slow is not None
+    assert 0 < slow.value < 1
+    assert slow.source is not None
+    assert "2507.03114" in slow.source
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        ("disabled_fusion:\n  value: [no_such_rule]\n  assumption: 'a stated assumption'\n",
+         "unknown fusion rule"),
+        ("selective_recompute:\n  value: everything\n  assumption: 'a stated assumption'\n",
+         "selective_recompute"),
+        ("overlap_slowdown:\n  value: 1.5\n  assumption: 'a stated assumption'\n", "<= 1"),
+        ("overlap_slowdown:\n  value: 0.2\n", "exactly one"),
+    ],
+)  # fmt: skip
+def test_a_bad_training_figure_is_refused_in_one_line(extra, words):
+    with pytest.raises(StackError, match=words) as err:
+        parse_stack(_with_training_figures(extra), "stacks/gpt-fast.yaml")
+    assert "\n" not in str(err.value)

@@ -9,7 +9,16 @@ from workbench.hw.loader import load_hardware
 from workbench.mapper import map_model
 from workbench.models import build_graph
 from workbench.options import MapOptions
-from workbench.review.policy import EVIDENCE, NOT_JUDGED, change_kinds, is_training, needs
+from workbench.review.policy import (
+    EVIDENCE,
+    NOT_JUDGED,
+    SLICES,
+    change_kinds,
+    is_training,
+    judge_slices,
+    needs,
+    trade_offs,
+)
 from workbench.review.signoff import missing_evidence
 from workbench.review.triage import triage
 from workbench.review.triage_render import triage_text
@@ -140,3 +149,54 @@ def test_a_kernel_override_keeps_mfu_judged(run):
     assert "format_changed" in kinds
     assert "model_format_changed" not in kinds
     assert next(k for k in r.checks if k.metric == "mfu").status != "n/a"
+
+
+def _decode(quality, **opts):
+    from workbench.review.records import record_from_mapping
+
+    graph = build_graph("llama2-7b", "decode", 1, 512)
+    mapping = map_model(graph, load_hardware("h100-sxm"), MapOptions(search="heuristic", **opts))
+    return record_from_mapping(mapping, quality_error=quality)
+
+
+@pytest.fixture(scope="module")
+def int8_decode():
+    # weight-only int8: decode streams half the weight bytes (faster), prefill dequantizes on
+    # compute-bound GEMMs (slower): a change that targets decode, with a prefill trade-off
+    base, cand = _decode(0.0002), _decode(0.0006, weight_dtype="int8")
+    return triage(base, cand, changed="compiler")
+
+
+@pytest.mark.parametrize("rule", SLICES, ids=lambda r: r.slice)
+def test_each_slice_rule_judges_or_states_a_trade_off(int8_decode, run, rule):
+    r = int8_decode
+    rows = [x for x in r.matrix if (x["phase"] == "decode") == (rule.slice == "recorded_phase")]
+    assert rows
+    assert all(x["judged"] is rule.judged for x in rows)
+    if rule.judged:
+        # a regression on the recorded phase drives the decision and names its slice
+        slow = triage(run(), run(disabled_fusion=("gemm_epilogue",)), changed="compiler")
+        assert slow.decision == "roll back"
+        assert any("gpt2 prefill" in x for x in slow.reasons)
+        assert r.decision == "ship", r.reasons  # faster on every judged (decode) slice
+    else:
+        assert all(x["note"] == rule.why for x in rows)
+        prefill = rows[0]
+        assert prefill["candidate"]["time_s"] > 1.05 * prefill["baseline"]["time_s"]
+        line = next(x for x in r.reasons if x.startswith("trade-off: "))
+        assert prefill["slice"] in line
+        assert "p95/p99" in line
+        assert "trade-off, not judged" in triage_text(r)
+        assert r.decision == "ship", r.reasons  # not rolled back on the other phase
+
+
+def test_without_a_serving_simulation_the_trade_off_says_nothing_weighed_it(int8_decode):
+    lines = trade_offs(int8_decode.matrix, "time_s", 0.01, simulated=False)
+    assert len(lines) == 1
+    assert "no serving simulation weighed the request mix" in lines[0]
+
+
+def test_the_recorded_slice_is_always_judged():
+    rows = judge_slices([{"slice": "a", "phase": "prefill"}, {"slice": "b", "phase": "decode"}])
+    assert [x["judged"] for x in rows] == [True, False]
+    assert judge_slices([]) == ()
