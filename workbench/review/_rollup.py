@@ -18,7 +18,8 @@ declared changes, shares come from the per-operator and per-category roll-up"):
 - the mechanism is ``hardware_rate`` when the hardware differs (the platform's rates) and
   ``measured_slowdown`` otherwise (a cause outside any mapping sheet);
 - the anchor is the operator (the ``cpu_op`` that launched the kernels, when the record carries
-  it) whose kernels of that category moved most.
+  it) whose kernels of that category moved most, read from the record's kernel rows (their
+  time per step over every step, the warm-up one included).
 
 Records written before per-step category times existed fall back to the kernel rows' times with
 the step-time noise as the floor.
@@ -177,7 +178,8 @@ def rollup_shares(
         op, op_delta, sides = _top_operator(rows_b.get(cat, {}), rows_c.get(cat, {}))
         evidence = (
             f"{cat} kernel time per step {_side(sb, rows_b, cat)} -> {_side(sc, rows_c, cat)}, "
-            f"{_signed(delta)}{noise}; most under {op} ({_signed(op_delta)}, {sides})"
+            f"{_signed(delta)}{noise}; most under {op} ({_signed(op_delta)} per step with the "
+            f"warm-up one, {sides})"
         )
         if cat == found[0][2]:
             if others:

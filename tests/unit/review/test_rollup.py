@@ -44,7 +44,7 @@ def test_a_cross_generation_pair_heads_with_the_category_that_moved(tmp_path):
     assert ff.kernel == "gemm kernels"
     assert ff.share == pytest.approx(16e-3 / (b.model.time_s - a.model.time_s), rel=1e-3)
     assert "gemm kernel time per step 4 ms -> 20 ms, +16 ms" in ff.evidence
-    assert "most under aten::mm (+16 ms, both runs)" in ff.evidence
+    assert "most under aten::mm (+16 ms per step with the warm-up one, both runs)" in ff.evidence
     assert "95% interval +16 ms to +16 ms per step" in ff.evidence
     assert [m.kernel for m in r.mechanisms] == ["gemm kernels"]  # elementwise did not move
     assert r.owner is not None
@@ -102,7 +102,10 @@ def test_without_operators_the_anchor_is_the_kernel(tmp_path):
     assert all(k.ops == () for k in b.kernels)
     ff = triage(a, b, changed="hardware", simulate=False).first_failing
     assert ff is not None
-    assert "most under kernel volta_sgemm_128x64_nn (+20 ms, candidate only)" in ff.evidence
+    assert (
+        "most under kernel volta_sgemm_128x64_nn (+20 ms per step with the warm-up one, "
+        "candidate only)" in ff.evidence
+    )
 
 
 def test_category_steps_are_per_steady_step(tmp_path):
