@@ -61,6 +61,7 @@ __all__ = [
     "panel_move_claim",
     "pitfalls",
     "step_timeline_ms",
+    "synthetic_claim",
     "takeaways",
     "triage_scenario",
 ]
@@ -200,4 +201,26 @@ def check_step_time(answer: object, *, strict: bool | None = None) -> CheckResul
         hint2="the steady-state figure is a median, not a mean (a median of an odd count is "
         "the middle value once sorted); milliseconds, as the table gives them",
         strict=strict,
+    )
+
+
+def synthetic_claim(pair: Any) -> Claim:
+    """How the synthetic trace pair was made: the generator's jitter and gap, the steps read back.
+
+    Args:
+        pair: A :class:`workbench.review.synthetic.TracePair`.
+    """
+    import inspect
+
+    from workbench.evidence import read_trace
+    from workbench.review.synthetic import synthetic_kernels
+
+    defaults = inspect.signature(synthetic_kernels).parameters
+    jitter, gap = defaults["jitter"].default, defaults["gap_s"].default
+    steps = read_trace(pair.baseline_trace).repeats
+    return Claim(
+        "**These traces are synthetic**: `synthetic_scenario_traces` generates them from the two "
+        f"mappings' predicted kernel times, with a seeded {jitter:.0%} jitter per kernel, a "
+        f"{fmt_time(gap)} gap before each launch and {steps} `ProfilerStep#` iterations (counted "
+        "back from the trace), so that the lesson runs without a GPU."
     )

@@ -149,3 +149,20 @@ def test_rules_follow_the_numbers(monkeypatch):
     fake = SimpleNamespace(headline=lambda: {"change": 0.1, "noise": 0.5}, candidate=real.candidate)
     monkeypatch.setattr(_lesson06_rules, "measured_triage", lambda: fake)
     assert "+10.0% does not clear it" in _lesson06_rules._noise_rule()
+
+
+def test_the_synthetic_pair_claim_reads_the_generator_and_the_trace():
+    from workbench.evidence import read_trace
+    from workbench.review import synthetic_scenario_traces
+
+    pair = synthetic_scenario_traces("epilogue-fusion")
+    text = lesson06.synthetic_claim(pair).text
+    assert f"{read_trace(pair.candidate_trace).repeats} `ProfilerStep#` iterations" in text
+    import inspect
+
+    from workbench._format import fmt_time
+    from workbench.review.synthetic import synthetic_kernels
+
+    params = inspect.signature(synthetic_kernels).parameters
+    jitter, gap = params["jitter"].default, params["gap_s"].default
+    assert f"a seeded {jitter:.0%} jitter per kernel, a {fmt_time(gap)} gap" in text
