@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
-from typing import Any
+from typing import TYPE_CHECKING
 
 from workbench._format import fmt_time
 from workbench.evidence.compare import shift_interval95
@@ -37,6 +37,9 @@ from workbench.evidence.operators import RecordedOps
 from workbench.evidence.run import CATEGORIES, MeasuredRun
 from workbench.review._record_types import RunRecord
 from workbench.review.trace_summary import short_name
+
+if TYPE_CHECKING:
+    from workbench.review.headline import MechanismShare
 
 __all__ = ["NO_OPERATOR", "category_steps", "operators_by_name", "rollup_shares"]
 
@@ -133,7 +136,7 @@ def rollup_shares(
     *,
     noise_s: float,
     material_share: float,
-) -> list[Any]:
+) -> list[MechanismShare]:
     """The material categories of an unmapped measured pair, largest share first.
 
     Args:
@@ -146,7 +149,7 @@ def rollup_shares(
     Returns:
         :class:`~workbench.review.headline.MechanismShare` items (empty when none is material).
     """
-    from workbench.review.headline import MechanismShare
+    from workbench.review.headline import MechanismShare  # NOTE: headline imports this module
 
     sb, sc = _steps(base), _steps(cand)
     rows_b, rows_c = _row_times(base), _row_times(cand)
