@@ -145,13 +145,16 @@ def assemble(
     activities.reverse()  # NOTE: popped from the end, so in start order (ties as read)
     pop = activities.pop
     durations = launch_dur_s or {}
+    launched = bool(launch_s)
     for _ in range(len(activities)):
         a = pop()
         category, rule = _classify(a, names)
-        iteration = _iteration(a, launch_s, cpu_steps, gpu_steps) if annotated else 0
         corr = a.correlation
-        call_s = durations.get(corr) if corr is not None else None
-        call_start = launch_s.get(corr) if call_s is not None and corr is not None else None
+        launch = call_s = None
+        if corr is not None:
+            launch = launch_s.get(corr)
+            call_s = durations.get(corr) if launch is not None else None
+        iteration = _iteration(a, launch, launched, cpu_steps, gpu_steps) if annotated else 0
         kernels.append(
             MeasuredKernel(
                 name=a.name,
@@ -170,8 +173,8 @@ def assemble(
                 shared_memory_bytes=a.shared_memory_bytes,
                 correlation=a.correlation,
                 bytes=a.bytes,
-                launch_start_s=call_start,
-                launch_duration_s=call_s if call_start is not None else None,
+                launch_start_s=launch if call_s is not None else None,
+                launch_duration_s=call_s,
             )
         )
     iterations = iteration_stats(kernels)
@@ -223,9 +226,12 @@ def _classify(a: Activity, memo: dict[str, tuple[str, str] | None]) -> tuple[str
 
 
 def _iteration(
-    a: Activity, launch_s: Mapping[int, float], cpu: StepWindows, gpu: StepWindows
+    a: Activity, launch: float | None, launched: bool, cpu: StepWindows, gpu: StepWindows
 ) -> int | None:
-    launch = launch_s.get(a.correlation) if a.correlation is not None else None
+    """The step of ``a``, whose launch call started at ``launch`` (None: no launch found).
+
+    ``launched``: whether the trace recorded any launch event at all.
+    """
     if launch is not None and cpu:
         found = cpu.find(launch)
         if found is not None:
@@ -234,7 +240,7 @@ def _iteration(
         found = gpu.find(a.start_s)
         if found is not None:
             return found
-    if launch is None and cpu and not launch_s:
+    if launch is None and cpu and not launched:
         # NOTE: only a trace with no launch events at all is placed by the activity's own start;
         # where launches were recorded, one without its launch is left out, as HTA does.
         return cpu.find(a.start_s)
