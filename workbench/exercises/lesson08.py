@@ -302,7 +302,7 @@ def widget_claim(model: str, hw: str, *, batch: int = 8) -> Claim:
     """
     seq_move, batch_move = widget_moves(model, hw, batch=batch)
     (s0, s1), (b0, b1) = seq_move.settings(), batch_move.settings()
-    t = roofline_move_table(model, hw, settings=(s0, s1, b0, b1))
+    t = roofline_move_table(model, hw, settings=tuple(dict.fromkeys((s0, s1, b0, b1))))
     a = t.loc["attn.sdpa"]
     g = t.loc["mlp.up_proj"]
     seq_a = _moves(a.loc[s0, "intensity"], a.loc[s1, "intensity"])
