@@ -13,7 +13,9 @@ import pandas as pd
 from workbench.errors import WorkbenchError
 from workbench.exercises._check import CheckResult, compare
 from workbench.exercises._claims import BOTTLENECK_SYNONYMS, Claim
+from workbench.exercises._moves import ControlMove, phrase_move
 from workbench.exercises._shared import hardware, mapping
+from workbench.mapper import ModelMapping
 from workbench.models import build_graph
 from workbench.models.presets import PRESETS
 from workbench.options import MapOptions
@@ -21,9 +23,12 @@ from workbench.platform.fit import fit_check, kv_bytes_per_token, setting_refusa
 from workbench.report.charts import roofline_points
 
 __all__ = [
+    "EXPLORER",
     "WidgetMove",
     "check_decode_bottleneck",
     "check_kv_bytes",
+    "explorer_claim",
+    "explorer_moves",
     "fit_claim",
     "fused_attention_table",
     "gqa_claim",
@@ -34,8 +39,19 @@ __all__ = [
     "roofline_move_table",
     "takeaway_claim",
     "widget_claim",
+    "widget_move_table",
     "widget_moves",
 ]
+
+#: The explorer's controls as lesson 08 builds it (every fusion rule on).
+EXPLORER: dict[str, object] = {
+    "model": "llama2-7b",
+    "hardware": "h100-sxm",
+    "phase": "decode",
+    "batch": 8,
+    "seq": 2048,
+    "flash_attention": True,
+}
 
 
 def phase_table(model: str, hw: str, *, seq: int = 2048, batch: int = 1) -> pd.DataFrame:
@@ -402,3 +418,97 @@ def takeaway_claim(model: str, hw: str, *, seq: int = 2048, long_seq: int = 4096
         "time."
     )
     return Claim(first + "\n" + second)
+
+
+def widget_move_table(model: str, hw: str, *, batch: int = 8) -> pd.DataFrame:
+    """:func:`roofline_move_table` at exactly the settings of :func:`widget_moves`."""
+    seq_move, batch_move = widget_moves(model, hw, batch=batch)
+    settings = (*seq_move.settings(), *batch_move.settings())
+    return roofline_move_table(model, hw, settings=tuple(dict.fromkeys(settings)))
+
+
+def explorer_moves() -> tuple[ControlMove, ...]:
+    """Lesson 08's other explorer instructions, as data, each from :data:`EXPLORER`.
+
+    Switch to prefill; untick ``flash_attention`` there; then two pushes the explorer refuses
+    (a context past the model's positions, a batch whose KV cache does not fit): the refusal,
+    and its reason on screen, is what they teach.
+    """
+    prefill = {**EXPLORER, "phase": "prefill"}
+
+    def move(
+        state: dict[str, object], control: str, end: object, refused: bool = False
+    ) -> ControlMove:
+        setting = tuple((k, v) for k, v in state.items() if k != control)
+        return ControlMove(widget="MappingExplorer", control=control, start=state[control],
+                           end=end, setting=setting, refused=refused)  # fmt: skip
+
+    return (
+        move(EXPLORER, "phase", "prefill"),
+        move(prefill, "flash_attention", False),
+        move(EXPLORER, "seq", 4096, refused=True),
+        move(EXPLORER, "batch", 128, refused=True),
+    )
+
+
+def _explorer_mapping(state: dict[str, object]) -> tuple[str, ModelMapping | None]:
+    """``(refusal, mapping)`` of the explorer at ``state``, as the explorer computes them."""
+    model, hw, phase = str(state["model"]), str(state["hardware"]), str(state["phase"])
+    batch, seq = int(str(state["batch"])), int(str(state["seq"]))
+    why = setting_refusal(model, hardware(hw), phase=phase, batch=batch, seq=seq)
+    if why:
+        return why, None
+    off = () if state.get("flash_attention", True) else ("flash_attention",)
+    opts = MapOptions(disabled_fusion=off)
+    return "", mapping(model, hw, phase=phase, batch=batch, seq=seq, options=opts)
+
+
+def _attention_bytes(m: ModelMapping) -> float:
+    """Off-chip bytes of the attention kernels other than the projections, bytes."""
+    level = m.hardware.offchip.name
+    return sum(
+        k.cost.bytes_at(level)
+        for k in m.kernels
+        if k.kernel.layer_type == "attention" and "proj" not in k.kernel.name
+    )
+
+
+def _phase_line(head: str, state: dict[str, object], a: ModelMapping, b: ModelMapping) -> str:
+    p0, p1 = (
+        next(p for p in roofline_points(m) if p["kernel"] == "layers.0.attn.sdpa") for m in (a, b)
+    )
+    r = p1["intensity"] / p0["intensity"]
+    where = "stays put" if 0.9 <= r <= 1.1 else f"moves {'right' if r > 1 else 'left'} (x{r:,.3g})"
+    return (
+        f"{head} (batch {state['batch']}, seq {int(str(state['seq'])):,}): the step goes from "
+        f"{a.time_s * 1e3:.3g} ms for {a.items_per_step:,} tokens to {b.time_s * 1e3:.3g} ms for "
+        f"{b.items_per_step:,}; attention's point {where} (to {p1['intensity']:.3g} FLOP/byte) "
+        f"and its class goes from **{p0['bottleneck']}** to **{p1['bottleneck']}**."
+    )
+
+
+def explorer_claim() -> Claim:
+    """What each of :func:`explorer_moves` does, computed with the explorer's own check and map.
+
+    Returns:
+        Markdown bullets: the step and attention's roofline point before and after the phase
+        switch; the attention kernels' off-chip bytes and the step with ``flash_attention`` off;
+        the refusal line the explorer shows for each push.
+    """
+    lines = []
+    for mv in explorer_moves():
+        _, before = _explorer_mapping(mv.state())
+        why, after = _explorer_mapping(mv.state(after=True))
+        head = f"- {phrase_move(mv)}"
+        if before is None or after is None:
+            lines.append(f"{head}: no step time; the explorer says why: *{why}*.")
+        elif mv.control == "phase":
+            lines.append(_phase_line(head, mv.state(), before, after))
+        else:
+            b0, b1 = _attention_bytes(before), _attention_bytes(after)
+            lines.append(
+                f"{head} (in prefill): attention's off-chip bytes go from {b0 / 1e9:.3g} GB to "
+                f"{b1 / 1e9:.3g} GB (x{b1 / b0:.3g}) and the step from "
+                f"{before.time_s * 1e3:.3g} ms to {after.time_s * 1e3:.3g} ms."
+            )
+    return Claim("\n".join(lines))
