@@ -340,7 +340,7 @@ def load_claim(points: tuple[LoadPoint, ...]) -> Claim:
         f"Throughput flattens {where}: the replica first falls behind its arrivals. "
         f"{order[0].upper()}{order[1:]} (x{TAIL_KNEE_FACTOR:g} its {lo.p99_e2e_s:.3g} s)."
     )
-    if i > 0:
+    if i > 1:  # a load between the lightest and the one where throughput flattens
         b = points[i - 1]
         rise = {
             "mean": b.mean_e2e_s / lo.mean_e2e_s,
