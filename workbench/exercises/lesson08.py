@@ -34,8 +34,11 @@ __all__ = [
     "gqa_claim",
     "kv_claim",
     "kv_growth_table",
+    "kv_takeaway_claim",
     "phase_claim",
     "phase_table",
+    "pitfall_claim",
+    "question_claim",
     "roofline_move_table",
     "takeaway_claim",
     "widget_claim",
@@ -512,3 +515,75 @@ def explorer_claim() -> Claim:
                 f"{before.time_s * 1e3:.3g} ms to {after.time_s * 1e3:.3g} ms."
             )
     return Claim("\n".join(lines))
+
+
+def question_claim(table: pd.DataFrame, short: int, long: int) -> Claim:
+    """The senior-engineer question, its figures read from :func:`kv_growth_table`.
+
+    Args:
+        table: A :func:`kv_growth_table` frame with rows ``short`` and ``long``.
+        short: The old context limit's cached tokens.
+        long: The new one's.
+    """
+    a, b = table.loc[short], table.loc[long]
+    return Claim(
+        f'*"Your decode step went from {a["decode_ms"]:g} ms to {b["decode_ms"]:g} ms '
+        f"(x{b['decode_ms'] / a['decode_ms']:.2f}) when the product team raised the context "
+        f"limit from {short:,} to {long:,} cached tokens. Which kernel got slower, what limits "
+        'it, and what would you change first?"*'
+    )
+
+
+def kv_takeaway_claim(table: pd.DataFrame, model: str, other: str) -> Claim:
+    """The KV-cache takeaway, from :func:`kv_growth_table` and the two models' configurations.
+
+    Returns:
+        A Markdown bullet: how the cache grows between the table's first and last context, where
+        it overtakes the weights and half the decode step (:func:`kv_claim`), and what
+        grouped-query attention does to it (:func:`gqa_claim`).
+    """
+    lo, hi = table.index.min(), table.index.max()
+    grow = table.loc[hi, "kv_gib"] / table.loc[lo, "kv_gib"]
+    return Claim(
+        f"- The KV cache is per sequence and per token: from {lo:,} to {hi:,} tokens it grows "
+        f"x{grow:.3g} (x{hi / lo:.3g} the tokens). {kv_claim(table, model).text} "
+        f"{gqa_claim(model, other).text}"
+    )
+
+
+def pitfall_claim(
+    model: str, hw: str, phases: pd.DataFrame, *, batch: int = 64, context: int = 4096
+) -> Claim:
+    """The lesson's pitfalls, each with the figure that makes it one.
+
+    Args:
+        model: Preset name.
+        hw: Hardware profile.
+        phases: A :func:`phase_table` frame.
+        batch: Sequences of the memory-sizing pitfall.
+        context: Their context, tokens.
+
+    Returns:
+        Markdown bullets: time per token in decode against prefill; the KV cache against the
+        weights at ``batch`` x ``context``; what batch 1 -> the farthest accepted batch does to
+        ``up_proj``'s and attention's intensity (:func:`widget_move_table`).
+    """
+    per = phases.loc["decode", "us_per_token"] / phases.loc["prefill", "us_per_token"]
+    f = fit_check(model, hardware(hw), batch=batch, context=context)
+    _, batch_move = widget_moves(model, hw)
+    t = widget_move_table(model, hw)
+    (b0, s0), (b1, s1) = batch_move.settings()
+    g = t.loc["mlp.up_proj"]
+    a = t.loc["attn.sdpa"]
+    gx = g.loc[(b1, s1), "intensity"] / g.loc[(b0, s0), "intensity"]
+    ax = a.loc[(b1, s1), "intensity"] / a.loc[(b0, s0), "intensity"]
+    return Claim(
+        f"- Quoting one tokens-per-second figure without saying prefill or decode: here a "
+        f"decode token costs x{per:.0f} a prefill token.\n"
+        f"- Sizing memory for weights only: {batch} sequences of {context:,} tokens hold a KV "
+        f"cache of {f.kv_bytes / 2**30:.3g} GiB, x{f.kv_bytes / f.weights_bytes:.3g} the "
+        f"weights.\n"
+        f"- Assuming batching helps attention the way it helps GEMMs: batch {b0} -> {b1} moves "
+        f"`up_proj`'s intensity x{gx:.3g} and attention's x{ax:.3g} (every sequence reads its "
+        "own cache)."
+    )

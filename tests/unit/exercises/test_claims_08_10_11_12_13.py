@@ -210,3 +210,21 @@ def test_lesson13_instructions_give_no_answer_away():
         assert "PEs" not in text
         assert "spends least" not in text
         assert after.startswith(phrase_move(lesson13.widget_moves()[i]))
+
+
+def test_lesson08_question_takeaway_and_pitfalls_read_the_tables():
+    assert "Your decode latency doubled" not in _text("08")
+    kv = lesson08.kv_growth_table("llama2-7b", "h100-sxm", contexts=(512, 2048, 4095), batch=8)
+    q = lesson08.question_claim(kv, 2048, 4095).text
+    ratio = kv.loc[4095, "decode_ms"] / kv.loc[2048, "decode_ms"]
+    assert f"(x{ratio:.2f})" in q
+    take = lesson08.kv_takeaway_claim(kv, "llama2-7b", "llama3-8b").text
+    assert lesson08.kv_claim(kv, "llama2-7b").text in take
+    assert lesson08.gqa_claim("llama2-7b", "llama3-8b").text in take
+    phases = lesson08.phase_table("llama2-7b", "h100-sxm", seq=2048)
+    pit = lesson08.pitfall_claim("llama2-7b", "h100-sxm", phases).text
+    per = phases.loc["decode", "us_per_token"] / phases.loc["prefill", "us_per_token"]
+    assert f"a decode token costs x{per:.0f} a prefill token" in pit
+    t = lesson08.widget_move_table("llama2-7b", "h100-sxm")
+    a = t.loc["attn.sdpa"]["intensity"]
+    assert f"attention's x{a.loc[(64, 2048)] / a.loc[(1, 2048)]:.3g}" in pit
