@@ -560,7 +560,7 @@ def panel_claim(
 
 def widget_moves() -> tuple[ControlMove, ...]:
     """The instructions of lesson 10's panel, as data: trace, batch limit, platform, SLA."""
-    ends = (("trace", "synthetic-fixed"), ("max_batch", 8), ("hardware", "h200"),
+    ends = (("trace", "synthetic-fixed"), ("max_batch", 4), ("hardware", "h200"),
             ("sla_ms", 20000.0))  # fmt: skip
     return panel_moves(PANEL, ends)
 

@@ -228,3 +228,13 @@ def test_lesson08_question_takeaway_and_pitfalls_read_the_tables():
     t = lesson08.widget_move_table("llama2-7b", "h100-sxm")
     a = t.loc["attn.sdpa"]["intensity"]
     assert f"attention's x{a.loc[(64, 2048)] / a.loc[(1, 2048)]:.3g}" in pit
+
+
+def test_lesson10_tighter_sla_exercise_is_not_section_3s_read_off(points):
+    # Exercise 2 asks for the knee at a tighter SLA: it must differ from the knee the lesson
+    # prints at 15 s, or the exercise is a copy of section 3 (the model moved it there once)
+    src = _text("10")
+    sla = float(src.split("check_knee_rate(answer, points=points, sla_s=")[1].split(")")[0])
+    tight = find_knee(points, sla).last_ok
+    assert tight is not None
+    assert tight.offered_rate_per_s != find_knee(points, 15.0).last_ok.offered_rate_per_s
