@@ -3,6 +3,7 @@
 
 from pathlib import Path
 
+from _instruction_hooks import perform_instructions
 from _lab import open_and_run, step_slider, too_wide, widget_outputs
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
@@ -32,6 +33,10 @@ def check_widget_lesson(page, errors, base, token, lesson):
         output = widget_outputs(page).first
         output.scroll_into_view_if_needed()
         timing = step_slider(page, output)
+        # the lesson's instructions, on the widget already open (issue 20)
+        server = (base, token, f"lessons/{lesson}.ipynb")
+        for line in perform_instructions(page, output, lesson[:2], server):
+            print(f"\nINSTRUCTION {line}")
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / f"lesson{lesson[:2]}-1366.png"))
     except Exception:
