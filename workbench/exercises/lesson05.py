@@ -533,16 +533,16 @@ def outlier_pitfall_claim(
     for label, axis in (("tensor", None), ("channel", 1)):
         out = x.astype(np.float64) @ fake_quantize(w, "int8", axis=axis).astype(np.float64)
         snr[label] = error_metrics(out[:, 1:], exact[:, 1:]).snr_db
-    worse = snr["tensor"] < snr["channel"]
+    lost = snr["channel"] - snr["tensor"]
+    verdict = (
+        "the single large value crushes the resolution of every other channel."
+        if lost > 6.0  # NOTE: 6 dB = one bit of resolution lost
+        else f"here the outlier costs the other channels only {lost:.1f} dB."
+    )
     return Claim(
         f"- Per-tensor scales on a tensor with an outlier channel: with one output channel of "
         f"`w` x{outlier:g}, int8 with one scale per tensor leaves the other {n - 1} channels "
-        f"{snr['tensor']:.1f} dB of SNR, one scale per channel {snr['channel']:.1f} dB: "
-        + (
-            "the single large value crushes the resolution of every other channel."
-            if worse
-            else "here the outlier costs the other channels nothing."
-        )
+        f"{snr['tensor']:.1f} dB of SNR, one scale per channel {snr['channel']:.1f} dB: {verdict}"
     )
 
 

@@ -201,7 +201,7 @@ def check_barrier_cost(
     syncs and prices one from the profile's overheads.
     """
     return compare(
-        f"barrier_cost_us[{model},{hw}]",
+        f"barrier build cost[{model},{hw}] (µs)",
         answer,
         barrier_cost_us(model, hw, seq=seq),
         rel_tol=0.01,
