@@ -73,7 +73,9 @@ class ExplorerSetting:
         if control not in CONTROLS:
             known = ", ".join((*CONTROLS, *FUSION_RULES))
             raise WorkbenchError(f"the explorer has no control {control!r} (known: {known})")
-        return dataclasses.replace(self, **{control: value})
+        fields = {f: getattr(self, f) for f in CONTROLS}
+        fields[control] = value
+        return ExplorerSetting(**fields, disabled_fusion=self.disabled_fusion)
 
     @property
     def options(self) -> MapOptions:
@@ -119,7 +121,7 @@ class ExplorerStep:
     def instruction(self) -> str:
         """The instruction as a lesson says it (Markdown).
 
-        >>> s = explorer_walk(ExplorerSetting(model="gpt2", hardware="h100-sxm"),
+        >>> s = explorer_walk(ExplorerSetting(model="gpt2", hardware="h100-sxm", seq=512),
         ...                   [("flash_attention", False), ("seq", 1024)])
         >>> [step.instruction for step in s]
         ['untick `flash_attention`', 'drag **seq** to 1,024']
@@ -146,9 +148,12 @@ def explorer_walk(
         One :class:`ExplorerStep` per move.
 
     Raises:
-        WorkbenchError: A move that changes nothing, or that reaches a setting the explorer
-            refuses (the reason is in the message).
+        WorkbenchError: A start or a move the explorer refuses (the reason is in the
+            message), or a move that changes nothing.
     """
+    why = start.refusal()
+    if why:
+        raise WorkbenchError(f"the explorer refuses its start {start}: {why}")
     steps = []
     at = start
     for control, value in moves:

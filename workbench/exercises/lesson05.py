@@ -436,8 +436,9 @@ def quality_claim(quality: pd.DataFrame, decode: pd.DataFrame) -> Claim:
             f"{f} {quality.loc[f, 'snr_db']:g} dB"
             + (f" (decode x{sp:g})" if sp is not None else "")
         )
-    quantized = [f for f in rows if speed[f] is not None and speed[f] > 1]
-    ordered = all(speed[a] < speed[b] for a, b in itertools.pairwise(quantized))
+    fast = {f: sp for f, sp in speed.items() if sp is not None and sp > 1}
+    quantized = [f for f in rows if f in fast]
+    ordered = all(fast[a] < fast[b] for a, b in itertools.pairwise(quantized))
     verdict = (
         "here the faster a format makes decode, the more signal it loses"
         if ordered and len(quantized) > 1

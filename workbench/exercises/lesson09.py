@@ -21,6 +21,7 @@ from workbench.execution.run import make_inputs
 from workbench.exercises._check import CheckResult, compare
 from workbench.exercises._claims import Claim
 from workbench.exercises._shared import hardware, mapping
+from workbench.mapper import KernelMapping
 from workbench.options import MapOptions, TileOverride
 from workbench.report.charts.tiles import forced_tile
 from workbench.scheduling.tiling import Tiling
@@ -30,6 +31,7 @@ from workbench.tuning.autotune import tune_result
 __all__ = [
     "LAB",
     "LAB_MOVES",
+    "LabSetting",
     "LabStep",
     "autotune_kernel",
     "candidates_claim",
@@ -51,8 +53,26 @@ __all__ = [
     "variant_table",
 ]
 
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LabSetting:
+    """The tiling lab's constructor arguments (prefill, batch 1, bf16: the lab's defaults).
+
+    Attributes:
+        model: Preset name.
+        kernel: The GEMM kernel under study.
+        hardware: Hardware profile name.
+        seq: Tokens (the GEMM's M).
+    """
+
+    model: str
+    kernel: str
+    hardware: str
+    seq: int
+
+
 #: The tiling lab as the lesson builds it (``TilingLab(model=..., kernel=..., ...)``).
-LAB = {"model": "gpt2", "kernel": "layers.0.mlp.up_proj", "hardware": "h100-sxm", "seq": 64}
+LAB = LabSetting(model="gpt2", kernel="layers.0.mlp.up_proj", hardware="h100-sxm", seq=64)
 #: The slider moves the lesson instructs, in order, each from where the previous one left.
 LAB_MOVES: tuple[tuple[str, int], ...] = (("tile_n", 128), ("tile_n", 32))
 #: The lab's sliders: a setting is ``(tile_m, tile_n, tile_k, stages, split_k)``.
@@ -307,51 +327,43 @@ class LabStep:
         return f"drag **{self.control}** to {self.value}"
 
 
-def _lab_kernel(model: str, kernel: str, hw: str, seq: int):  # -> Kernel
+def _lab_kernel(lab: LabSetting) -> KernelMapping:
     # NOTE: the lab maps build_graph(model, phase="prefill", batch=1, seq=seq) with no options.
-    return mapping(model, hw, seq=seq).kernel(kernel)
+    return mapping(lab.model, lab.hardware, seq=lab.seq).kernel(lab.kernel)
 
 
 def lab_prediction(
-    setting: tuple[int, int, int, int, int],
-    *,
-    model: str = LAB["model"],
-    kernel: str = LAB["kernel"],
-    hw: str = LAB["hardware"],
-    seq: int = LAB["seq"],
+    setting: tuple[int, int, int, int, int], *, lab: LabSetting = LAB
 ) -> tuple[Tiling, Cost]:
     """The lab's prediction at slider values ``setting`` (its own forced-tile ranking)."""
     m, n, k, stages, split_k = setting
-    km = _lab_kernel(model, kernel, hw, seq)
+    km = _lab_kernel(lab)
     forced = forced_tile(km.kernel.name, m, n, k, split_k=split_k, stages=stages)
-    return rank(km.kernel, hardware(hw), MapOptions(tiles=(forced,)), k=1)[0]
+    return rank(km.kernel, hardware(lab.hardware), MapOptions(tiles=(forced,)), k=1)[0]
 
 
 def lab_steps(
-    moves: tuple[tuple[str, int], ...] = LAB_MOVES,
-    *,
-    model: str = LAB["model"],
-    kernel: str = LAB["kernel"],
-    hw: str = LAB["hardware"],
-    seq: int = LAB["seq"],
+    moves: tuple[tuple[str, int], ...] = LAB_MOVES, *, lab: LabSetting = LAB
 ) -> tuple[LabStep, ...]:
     """The lab instructions as data, from the searched tiling the lab starts at.
 
     Raises:
         WorkbenchError: An unknown slider, or a move that changes nothing.
     """
-    t = _lab_kernel(model, kernel, hw, seq).tiling
-    at = (t.tile_m, t.tile_n, t.tile_k, t.stages, t.split_k)
+    t = _lab_kernel(lab).tiling
+    at: tuple[int, int, int, int, int] = (t.tile_m, t.tile_n, t.tile_k, t.stages, t.split_k)
     steps = []
     for control, value in moves:
         if control not in _LAB_CONTROLS:
             raise WorkbenchError(f"the tiling lab has no slider {control!r}")
         i = _LAB_CONTROLS.index(control)
-        nxt = (*at[:i], value, *at[i + 1 :])
+        values = list(at)
+        values[i] = value
+        nxt = (values[0], values[1], values[2], values[3], values[4])
         if nxt == at:
             raise WorkbenchError(f"the instruction {control} -> {value} changes nothing")
-        steps.append(LabStep(control, value, at, nxt))  # type: ignore[arg-type]
-        at = nxt  # type: ignore[assignment]
+        steps.append(LabStep(control, value, at, nxt))
+        at = nxt
     return tuple(steps)
 
 
@@ -360,14 +372,7 @@ def _binding_bytes(t: Tiling, c: Cost) -> tuple[str, float]:
     return level, dict(t.traffic).get(level, 0.0)
 
 
-def lab_claim(
-    moves: tuple[tuple[str, int], ...] = LAB_MOVES,
-    *,
-    model: str = LAB["model"],
-    kernel: str = LAB["kernel"],
-    hw: str = LAB["hardware"],
-    seq: int = LAB["seq"],
-) -> Claim:
+def lab_claim(moves: tuple[tuple[str, int], ...] = LAB_MOVES, *, lab: LabSetting = LAB) -> Claim:
     """What each of :func:`lab_steps` does to the lab's tiles, SRAM use and predicted time.
 
     Returns:
@@ -376,10 +381,12 @@ def lab_claim(
         more traffic at the binding level); then what **Measure** does.
     """
     lines = []
-    cores = hardware(hw).matrix_engine.cores
-    kw = {"model": model, "kernel": kernel, "hw": hw, "seq": seq}
-    for step in lab_steps(moves, **kw):
-        (ta, ca), (tb, cb) = lab_prediction(step.before, **kw), lab_prediction(step.after, **kw)
+    cores = hardware(lab.hardware).matrix_engine.cores
+    for step in lab_steps(moves, lab=lab):
+        (ta, ca), (tb, cb) = (
+            lab_prediction(step.before, lab=lab),
+            lab_prediction(step.after, lab=lab),
+        )
         slower = cb.total_s > ca.total_s
         level, bytes_a = _binding_bytes(ta, ca)
         _, bytes_b = _binding_bytes(tb, cb)
@@ -397,9 +404,9 @@ def lab_claim(
             f"predicted {cb.total_s * 1e6:.3g} µs instead of {ca.total_s * 1e6:.3g} µs "
             f"({'slower' if slower else 'faster'}: {why})."
         )
-    steps = lab_steps(moves, **kw)
-    start_s = lab_prediction(steps[0].before, **kw)[1].total_s
-    ends = [lab_prediction(st.after, **kw)[1].total_s for st in steps]
+    steps = lab_steps(moves, lab=lab)
+    start_s = lab_prediction(steps[0].before, lab=lab)[1].total_s
+    ends = [lab_prediction(st.after, lab=lab)[1].total_s for st in steps]
     if start_s < min(ends):
         lines.append(f"- Neither move beats the searched tile ({start_s * 1e6:.3g} µs).")
     lines.append(

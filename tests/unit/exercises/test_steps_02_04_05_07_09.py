@@ -11,6 +11,7 @@ steps in JupyterLab.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 from pathlib import Path
 
@@ -85,7 +86,7 @@ def test_the_notebooks_claims_use_the_steps_the_tests_perform():
     assert lesson05.explorer_steps(model, hw, **kw) == lesson05.explorer_steps()
     (call,) = _calls("09", "lab_claim")
     assert _args(call) == ([lesson09.LAB_MOVES], {})
-    assert _widget_kwargs("09", "TilingLab") == lesson09.LAB
+    assert _widget_kwargs("09", "TilingLab") == dataclasses.asdict(lesson09.LAB)
     (call,) = _calls("07", "panel_claim")
     assert _args(call) == ([lesson07.PANEL_START, lesson07.PANEL_MOVES], {})
     assert _widget_kwargs("07", "TriagePanel") == {"scenario": lesson07.PANEL_START}
@@ -144,7 +145,7 @@ def test_a_fusion_step_keeps_the_rules_in_their_order():
 def test_the_lab_carries_out_every_instruction_and_measures():
     from workbench.ui import TilingLab
 
-    lab = TilingLab(**lesson09.LAB)
+    lab = TilingLab(**dataclasses.asdict(lesson09.LAB))
     steps = lesson09.lab_steps()
     t = lab.tiling
     assert steps[0].before == (t.tile_m, t.tile_n, t.tile_k, t.stages, t.split_k)
