@@ -52,7 +52,7 @@ def test_takeaway_claim_words_follow_the_shares():
     pre = mapping("llama2-7b", "h100-sxm", phase="prefill", seq=2048)
     share = sum(k.cost.total_s for k in pre.kernels if k.cost.bottleneck == "compute")
     assert f"hold {share / pre.time_s:.0%}" in text
-    assert "is mostly compute-bound" in text
+    assert "is mostly compute-bound" in text  # also the premise of the "Predict first" cell
     assert "every GEMM is bound" in text
     assert "above the weight-streaming floor" in text
     small = str(lesson02.takeaway_claim("gpt2", seq=128))
