@@ -14,7 +14,8 @@ def validate_published(split: str, fmt: str, chart: str | None) -> int:
 
     Args:
         split: ``calibration``, ``heldout`` or ``all``.
-        fmt: ``table``, ``json`` or ``csv``.
+        fmt: ``table``, ``json``, ``csv`` or ``md`` (the cross-validated headline as the
+            README's Markdown tables; ``--split all`` only).
         chart: A ``.html``, ``.svg`` or ``.png`` path, or None.
 
     Returns:
@@ -27,6 +28,8 @@ def validate_published(split: str, fmt: str, chart: str | None) -> int:
         raise WorkbenchError(f"--chart {chart}: use a .html, .svg or .png file")
     # NOTE: the cross-validated headline needs every row (each fold re-fits on the others), so
     # it is computed for the whole corpus only.
+    if fmt == "md" and split != "all":
+        raise WorkbenchError("--format md prints the cross-validated headline: use --split all")
     cv = cross_validate() if split == "all" else None
     report = cv.in_sample if cv is not None else run_corpus(split=split)
     if not report.rows:
@@ -36,6 +39,9 @@ def validate_published(split: str, fmt: str, chart: str | None) -> int:
         if cv is not None:
             doc["cross_validation"] = cv.as_dict()
         print(json.dumps(doc, indent=1))
+    elif fmt == "md":
+        assert cv is not None
+        print(cv.markdown(), end="")
     elif fmt == "csv":
         print(report.to_csv(), end="")
     else:

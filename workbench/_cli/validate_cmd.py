@@ -28,7 +28,10 @@ def register(subparsers: Any) -> None:
         "--backend", default=None, help="numpy or cupy (default: WORKBENCH_BACKEND, then automatic)"
     )
     p.add_argument(
-        "--format", choices=("table", "json", "csv"), default="table", help="csv: --published only"
+        "--format",
+        choices=("table", "json", "csv", "md"),
+        default="table",
+        help="csv: --published only; md: --published, the cross-validated headline as Markdown",
     )
     p.add_argument(
         "--published",
@@ -73,8 +76,8 @@ def _validate(args: argparse.Namespace) -> int:
         from workbench._cli.published_cmd import validate_published
 
         return validate_published(args.split, args.format, args.chart)
-    if args.format == "csv" or args.chart or args.split != "all":
-        raise WorkbenchError("--format csv, --split and --chart need --published")
+    if args.format in ("csv", "md") or args.chart or args.split != "all":
+        raise WorkbenchError("--format csv or md, --split and --chart need --published")
     from workbench.execution.backend import get_backend
     from workbench.hw.loader import load_hardware
     from workbench.tuning.validate import validate

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from workbench.cost.model import power_floor_s
 from workbench.hw.schema import Hardware
 from workbench.lowering.kernel import Kernel
 
@@ -90,6 +91,15 @@ class HardwareScheduled:
         """One off-chip latency: earlier waves' stores overlap the next wave's main loop."""
         return hw.offchip.latency_s
 
+    def stream_ramp_s(self, hw: Hardware, level: str) -> float:
+        """``latency of level + store drain``: what a bandwidth-bound kernel adds to its bytes.
+
+        Its first request comes back one latency of the level after the kernel starts, and the
+        kernel ends when its last stores have landed (:meth:`store_drain_s`); in between the
+        level streams at its sustained bandwidth.
+        """
+        return hw.level(level).latency_s + self.store_drain_s(hw)
+
     def gather_s(self, kernel: Kernel, hw: Hardware) -> float:
         """0 s: the engine reads a conv's operands in place (implicit GEMM)."""
         return 0.0
@@ -141,6 +151,15 @@ class HardwareScheduled:
     def dram_stream_s(self, kernel: Kernel, hw: Hardware) -> float:
         """0 s: DRAM streaming overlaps the tiles (it is a level time)."""
         return 0.0
+
+    def power_floor_s(self, kernel: Kernel, hw: Hardware, flops) -> Array | float:
+        """``flops x energy per FLOP / (TDP - idle)``: the board's power roof, seconds.
+
+        The engine's FLOPs in its own format (the vector unit's in fp32, as the energy model
+        counts them); see :func:`workbench.cost.model.power_floor_s`.
+        """
+        fmt = kernel.compute_dtype if kernel.engine == "matrix" else "fp32"
+        return power_floor_s(hw, fmt, flops)
 
     def classify(self, kernel: Kernel, hw: Hardware, total_s: float, fixed_s: float, found):
         """The overlap classifier's class stands."""

@@ -73,6 +73,10 @@ class SoftwareIssued:
         """0 s: a call returns when its stores are done (they are in its time)."""
         return 0.0
 
+    def stream_ramp_s(self, hw: Hardware, level: str) -> float:
+        """0 s: a level's calibrated rate was measured over whole calls, latency included."""
+        return 0.0
+
     def gather_s(self, kernel: Kernel, hw: Hardware) -> float:
         """A conv's set-up plus its im2col gather (:func:`~workbench.cost.host.gather_s`)."""
         return host.gather_s(kernel, hw)
@@ -186,6 +190,10 @@ class SoftwareIssued:
     def dram_stream_s(self, kernel: Kernel, hw: Hardware) -> float:
         """Streaming the issuing core does itself (:func:`~workbench.cost.host.dram_stream_s`)."""
         return host.dram_stream_s(kernel, hw)
+
+    def power_floor_s(self, kernel: Kernel, hw: Hardware, flops) -> float:
+        """0 s: the calibrated rates were measured on this host, under its own power limit."""
+        return 0.0
 
     def classify(self, kernel: Kernel, hw: Hardware, total_s: float, fixed_s: float, found):
         """The time split (:func:`~workbench.cost.host.host_class`) unless capacity or sync."""

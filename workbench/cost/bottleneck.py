@@ -13,13 +13,15 @@ Rules, in order:
 6. ``compute`` when the tile pipeline (its engine busy at least 60% of it) is slower than
    every level's transfer, or the compute time alone is; else ``bandwidth:<level>`` for the
    slowest level. The sentences compare the same quantities the class was decided on, so they
-   never contradict it.
+   never contradict it; a compute-bound kernel held at the board's power roof
+   (:func:`workbench.cost.model.power_floor_s`) says so, with the rate the budget sustains.
 """
 
 from __future__ import annotations
 
 from workbench._format import fmt_bytes, fmt_rate, fmt_si, fmt_time
-from workbench.cost.model import Cost
+from workbench.cost.issue import tile_issue
+from workbench.cost.model import Cost, engine_flops
 from workbench.hw.schema import Hardware
 from workbench.lowering.kernel import Kernel
 from workbench.scheduling.tiling import Tiling
@@ -93,7 +95,7 @@ def _classify(kernel: Kernel, tiling: Tiling, cost: Cost, hw: Hardware) -> tuple
             f"{achieved / peak:.0%} of {fmt} peak (wave efficiency "
             f"{tiling.wave_efficiency:.0%}); tile pipeline {fmt_time(cost.pipeline_s)} >= "
             f"slowest transfer ({level} {fmt_time(mem_s)})"
-        )
+        ) + _power_capped(kernel, tiling, cost, hw)
     lvl = hw.level(level)
     moved = cost.bytes_at(level)
     return f"bandwidth:{level}", (
@@ -101,6 +103,19 @@ def _classify(kernel: Kernel, tiling: Tiling, cost: Cost, hw: Hardware) -> tuple
         f"{fmt_si(lvl.sustained_bytes_per_s, 'B/s')} sustained = {fmt_time(mem_s)} >= tile "
         f"pipeline {fmt_time(cost.pipeline_s)} (compute {fmt_time(cost.compute_s)}); "
         f"intensity {intensity:.3g} FLOP/B"
+    )
+
+
+def _power_capped(kernel: Kernel, tiling: Tiling, cost: Cost, hw: Hardware) -> str:
+    """``"; held at the power cap ..."`` where the board's power roof sets the time, else ``""``."""
+    flops = engine_flops(kernel, tiling)
+    roof = float(tile_issue(hw).power_floor_s(kernel, hw, flops))
+    if roof <= 0 or roof < 0.999 * cost.exec_s:
+        return ""
+    budget = hw.power.tdp_w - hw.power.idle_w
+    return (
+        f"; held at the board's power cap: {budget:.3g} W above idle sustains "
+        f"{fmt_rate(flops / roof)} at this format (the clock falls below boost)"
     )
 
 

@@ -19,12 +19,15 @@ Where they differ (each written once, in :mod:`._issue_hardware` and :mod:`._iss
     systolic fill skew       skew cycles / clock per tile    0
     split-K fix-up           latency + partials              0 (accumulates in place)
     store drain              one off-chip latency            0
+    bandwidth-bound ramp     level latency + store drain     0 (in the calibrated rates)
     im2col, epilogue         0 (implicit GEMM, overlapped)   gather + calibrated passes
     batched GEMM issue       (no issue)                      once per (m, n) tile, not per entry
     attention                published class breakdown       generic block loop, exact blocks,
                                                              per-engine-block issue (calibrated)
     vector rate, transpose   peak, copy rates                calibrated class rates, strided
     DRAM streaming           overlapped (a level time)       adds to the calls
+    power roof               engine FLOPs x pJ/FLOP          0 (the calibrated rates are
+                             / (TDP - idle)                  sustained on this host)
     bottleneck class         overlap classifier              time split (fixed vs work)
     math efficiency          solved through the GEMM shape   the measured figure
 
@@ -81,6 +84,10 @@ class TileIssue(Protocol):
         """Seconds after the last wave until its output stores have landed."""
         ...
 
+    def stream_ramp_s(self, hw: Hardware, level: str) -> float:
+        """Seconds a kernel bound by ``level``'s bandwidth adds to its bytes' streaming time."""
+        ...
+
     def gather_s(self, kernel: Kernel, hw: Hardware) -> float:
         """Seconds a conv spends setting up and gathering its im2col A matrix once."""
         ...
@@ -123,6 +130,10 @@ class TileIssue(Protocol):
 
     def dram_stream_s(self, kernel: Kernel, hw: Hardware) -> float:
         """Seconds of DRAM streaming that add to the pipeline instead of hiding behind it."""
+        ...
+
+    def power_floor_s(self, kernel: Kernel, hw: Hardware, flops) -> Array | float:
+        """Seconds the board needs to dissipate ``flops`` of the kernel's engine (power roof)."""
         ...
 
     def classify(self, kernel: Kernel, hw: Hardware, total_s: float, fixed_s: float, found):

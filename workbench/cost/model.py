@@ -2,7 +2,10 @@
 
 Time of one kernel (seconds)::
 
-    execution = max(pipeline, traffic[level] / bandwidth[level] for every level, network)
+    execution = max(pipeline, traffic[level] / bandwidth[level] + ramp[level] for every level,
+                    network)
+    ramp      = latency[level] + store drain    # first request back, last stores landed
+                                                # (0 on calibrated hosts: cost/issue.py)
     pipeline  = waves x per-tile time         # compute at the sustained rate, K-step loads
                                               # from the next level, latency not hidden by
                                               # the pipeline stages, prologue and epilogue
@@ -20,6 +23,17 @@ Time of one kernel (seconds)::
     exposed (eager) = min(host launch - graph_launch_s, execution)
                                               # the next launch no longer overlaps this kernel
 
+Power roof (chips): the board cannot dissipate more than ``tdp_w``, so the engine's clock falls
+until a kernel's engine energy fits the budget left above idle::
+
+    execution >= engine FLOPs x energy per FLOP / (tdp_w - idle_w)       (power_floor_s)
+
+With ``energy_pj_per_flop`` derived as ``(tdp_w - idle_w) / peak`` the roof is ``FLOPs / peak``
+and never binds; on a power-capped board (a 70 W card whose sustained GEMM rate is measured
+far below its peak) the figure is derived from the measured sustained rate, and the roof is that
+rate for every kernel busy enough to reach it, while a latency-bound kernel draws less and keeps
+its boost clock.
+
 Energy (joules) = FLOPs x pJ/FLOP + sum over levels of bytes x pJ/byte + link bytes x pJ/byte
 + idle power x time.
 """
@@ -27,10 +41,22 @@ Energy (joules) = FLOPs x pJ/FLOP + sum over levels of bytes x pJ/byte + link by
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from workbench.hw.schema import Hardware
 
-__all__ = ["BOTTLENECK_CLASSES", "Cost", "host_launch_s", "launch_and_sync"]
+if TYPE_CHECKING:
+    from workbench.lowering.kernel import Kernel
+    from workbench.scheduling.tiling import Tiling
+
+__all__ = [
+    "BOTTLENECK_CLASSES",
+    "Cost",
+    "engine_flops",
+    "host_launch_s",
+    "launch_and_sync",
+    "power_floor_s",
+]
 
 #: Bottleneck classes; ``bandwidth`` is reported as ``bandwidth:<level>``.
 BOTTLENECK_CLASSES = ("compute", "bandwidth", "overhead", "sync", "capacity", "interconnect")
@@ -177,6 +203,51 @@ def launch_and_sync(
     return total - exec_s, sync
 
 
+def _pj_per_flop(hw: Hardware, dtype: str) -> float:
+    """Energy of one FLOP in ``dtype`` (the fp32 figure, else the largest, where absent), pJ."""
+    pj = hw.power.energy_pj_per_flop
+    return pj.get(dtype) or pj.get("fp32") or max(pj.values())
+
+
+def power_floor_s(hw: Hardware, dtype: str, flops):
+    """Seconds the board needs to dissipate ``flops`` engine FLOPs in ``dtype`` (power roof).
+
+    ``flops x energy_pj_per_flop[dtype] / (tdp_w - idle_w)``: the power the board may spend above
+    idle bounds the engine's sustained rate (module docstring). Only the engine the kernel runs
+    on counts: each ``energy_pj_per_flop`` figure is the energy of that engine running alone
+    (derived from one engine's rate at the board limit), so adding a second engine's figure
+    would spend the same budget twice.
+
+    Args:
+        hw: The profile (its ``power`` section).
+        dtype: The format the engine computes in.
+        flops: FLOPs the engine executes (a float, or an array over candidates).
+
+    Returns:
+        Seconds (same shape as ``flops``); 0 where the board has no budget above idle.
+
+    >>> from workbench.hw import load_hardware
+    >>> hw = load_hardware("a100-80gb")  # pJ/FLOP = (TDP - idle) / peak: the roof is FLOPs / peak
+    >>> round(power_floor_s(hw, "bf16", 312e12), 2)
+    1.0
+    """
+    budget_w = hw.power.tdp_w - hw.power.idle_w
+    if budget_w <= 0:
+        return 0.0 * flops
+    return flops * _pj_per_flop(hw, dtype) * 1e-12 / budget_w
+
+
+def engine_flops(kernel: Kernel, tiling: Tiling) -> float:
+    """FLOPs the kernel's own engine executes: what meets the power roof.
+
+    Padded tiles of a GEMM or attention, a vector kernel's work; 0 for a matrix kernel's row
+    work, which runs on the vector unit (another engine's energy figure, :func:`power_floor_s`).
+    """
+    if kernel.gemm is not None or kernel.attention is not None:
+        return float(tiling.padded_flops)
+    return float(kernel.flops) if kernel.engine != "matrix" else 0.0
+
+
 def energy(
     hw: Hardware,
     *,
@@ -189,7 +260,7 @@ def energy(
 ) -> float:
     """Energy of a kernel in joules (see module docstring)."""
     pj = hw.power.energy_pj_per_flop
-    per_flop = pj.get(dtype) or pj.get("fp32") or max(pj.values())
+    per_flop = _pj_per_flop(hw, dtype)
     vec = pj.get("fp32") or per_flop
     e = matmul_flops * per_flop + vector_flops * vec
     for lvl in hw.memory:

@@ -66,12 +66,19 @@ def with_issue(sc: Scored, issue_s: np.ndarray | float) -> Scored:
 
 
 def finish(kernel, hw, traffic, compute, pipeline, fits, mem=None, penalty=0.0) -> Scored:
-    """Execution time (max of pipeline and level times, seconds) and sort key of every candidate."""
+    """Execution time and sort key of every candidate, seconds.
+
+    ``exec = max(pipeline, level time + ramp for every level)``: a level's bytes stream at its
+    bandwidth only after the first request has come back, and the kernel ends when its last
+    stores have landed (:meth:`~workbench.cost.issue.TileIssue.stream_ramp_s`); the pipeline
+    carries its own prologue and drain.
+    """
     mem = mem if mem is not None else memory_times(hw, traffic)
+    ti = tile_issue(hw)
     exec_s = pipeline.copy()
-    for t in mem.values():
-        exec_s = np.maximum(exec_s, t)
-    stream = tile_issue(hw).dram_stream_s(kernel, hw)
+    for name, t in mem.items():
+        exec_s = np.maximum(exec_s, t + ti.stream_ramp_s(hw, name))
+    stream = ti.dram_stream_s(kernel, hw)
     if stream > 0:
         # NOTE: streaming the issuing core does itself adds to the calls (0 on chips).
         exec_s = np.maximum(exec_s, pipeline + stream)

@@ -3,6 +3,13 @@
 Every candidate of a mapspace is costed at once with NumPy array arithmetic; the fastest
 candidate that fits SRAM wins (a forced tile is kept even if it spills, and is then
 capacity-bound). :func:`rank` returns the top-k for runtime autotuning.
+
+The chosen candidate then meets the board's power roof (``engine FLOPs x pJ/FLOP / (TDP -
+idle)``, :func:`workbench.cost.model.power_floor_s`): a kernel whose execution at the boost clock
+is shorter than its roof would draw more than the board may spend, so it runs at the capped clock
+and its compute, pipeline and execution take the roof's time (a compute-bound class); a longer
+kernel draws less and keeps its clock. Candidates are ranked at the boost clock (the cap slows
+every busy candidate alike, and the tiling that is fastest unthrottled stays the one chosen).
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ from workbench.cost.bottleneck import classify
 from workbench.cost.collective import collective_cost
 from workbench.cost.efficiency import math_efficiency
 from workbench.cost.issue import tile_issue
-from workbench.cost.model import Cost, energy, launch_and_sync
+from workbench.cost.model import Cost, energy, engine_flops, launch_and_sync
 from workbench.cost.score_gemm import score_gemm
 from workbench.cost.score_kernels import score_attention, score_rows
 from workbench.cost.scored import Scored, at
@@ -132,12 +139,29 @@ def _tiling(kernel: Kernel, hw: Hardware, ms, sc: Scored, i: int) -> Tiling:
     )
 
 
+def _power_capped(kernel: Kernel, hw: Hardware, tiling: Tiling, exec_s: float) -> Tiling:
+    """``tiling`` with its compute and pipeline at the board's power roof, where it binds.
+
+    The roof binds where it is longer than the execution at the boost clock ``exec_s``
+    (seconds); a kernel that takes longer than its roof draws less than the budget and keeps
+    its clock, and its tiling is returned unchanged.
+    """
+    power = float(tile_issue(hw).power_floor_s(kernel, hw, engine_flops(kernel, tiling)))
+    if power <= exec_s:
+        return tiling
+    return replace(
+        tiling,
+        compute_s=max(tiling.compute_s, power),
+        pipeline_s=max(tiling.pipeline_s, power),
+    )
+
+
 def _cost(
     kernel: Kernel, hw: Hardware, options: MapOptions, ms, sc: Scored, i: int, tiling: Tiling
 ) -> Cost:
     sh = sc.key.shape
     mem = tuple((k, float(at(v, sh, i))) for k, v in sc.memory_s.items())
-    exec_s = float(at(sc.exec_s, sh, i))
+    exec_s = max(float(at(sc.exec_s, sh, i)), tiling.pipeline_s)
     launch_s, sync_s = launch_and_sync(
         exec_s,
         hw,
@@ -147,7 +171,7 @@ def _cost(
         drains=kernel.barriers,
     )
     total = exec_s + launch_s + sync_s
-    compute = float(at(sc.compute_s, sh, i))
+    compute = tiling.compute_s
     stall = max(0.0, exec_s - compute)
     traffic = dict(tiling.traffic)
     e = energy(
@@ -161,7 +185,7 @@ def _cost(
     )
     cost = Cost(
         compute_s=compute,
-        pipeline_s=float(at(sc.pipeline_s, sh, i)),
+        pipeline_s=tiling.pipeline_s,
         memory_s=mem,
         traffic=tiling.traffic,
         exec_s=exec_s,
@@ -220,7 +244,8 @@ def rank(
     ms, sc = _mapspace(kernel, hw, options)
     out = []
     for i in sc.top(k):
-        tiling = _tiling(kernel, hw, ms, sc, int(i))
+        boost_s = float(at(sc.exec_s, sc.key.shape, int(i)))
+        tiling = _power_capped(kernel, hw, _tiling(kernel, hw, ms, sc, int(i)), boost_s)
         out.append((tiling, _cost(kernel, hw, options, ms, sc, int(i), tiling)))
     return out
 

@@ -97,6 +97,36 @@ class CrossValidation:
             ],
         }
 
+    def markdown(self) -> str:
+        """The headline as the README prints it: two Markdown tables, percentages to 0.1.
+
+        ``workbench validate --published --format md`` prints this text, and a test checks that
+        the README holds it verbatim, so the README's fidelity figures are the code's.
+        """
+        ins, loso = self.in_sample, self.loso
+        n_cal = sum(r.split == "calibration" for r in ins.rows)
+        n_held = len(ins.rows) - n_cal
+        held = ins.median("heldout") or 0.0
+        gap = (loso.median("all") or 0.0) - held
+        lines = [
+            "| figure | rows | median \\|error\\| |",
+            "|---|---|---|",
+            f"| **leave-one-source-out, all rows** | {len(loso.rows)} | "
+            f"**{loso.median('all') or 0.0:.1%}** |",
+            f"| leave-one-source-out, held-out rows | {n_held} | "
+            f"{loso.median('heldout') or 0.0:.1%} |",
+            f"| in-sample held-out | {n_held} | {held:.1%} (gap {gap:+.1%}) |",
+            f"| in-sample calibration | {n_cal} | {ins.median('calibration') or 0.0:.1%} |",
+            "",
+            "| category, median \\|error\\| | leave-one-source-out | in-sample held-out |",
+            "|---|---|---|",
+        ]
+        held_cats = ins.category_medians("heldout")
+        for cat, v in loso.category_medians("all").items():
+            h = f"{held_cats[cat]:.1%}" if cat in held_cats else "-"
+            lines.append(f"| {_CATEGORY_NAMES.get(cat, cat)} | {v:.1%} | {h} |")
+        return "\n".join(lines) + "\n"
+
     def summary_lines(self) -> list[str]:
         """The headline: LOSO median and categories, the in-sample held-out figure and the gap."""
         loso = self.loso.median("all") or 0.0
@@ -135,6 +165,21 @@ class CrossValidation:
             f"worst category {worst:.1%})"
         )
         return out
+
+
+#: How the README names each category.
+_CATEGORY_NAMES = {
+    "gemm": "GEMM",
+    "attention": "attention",
+    "llm_decode": "LLM decode",
+    "llm_prefill_ttft": "LLM prefill / TTFT",
+    "serving_throughput": "serving throughput",
+    "cnn": "CNN",
+    "training": "training",
+    "collective": "collective",
+    "encoder": "encoder",
+    "ratio": "ratio",
+}
 
 
 def _fit_rows(name: str) -> tuple[str, ...]:

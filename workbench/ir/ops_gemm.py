@@ -227,6 +227,22 @@ class Conv2d(Op):
         )
 
     @property
+    def im2col_expansion(self) -> float:
+        """Elements of the implicit-GEMM A matrix per input element it reads, >= 1.
+
+        ``P Q R S / (H W)``: each input pixel feeds up to ``R S`` output pixels' windows (9 for a
+        3 x 3 stride-1 conv, 2.25 at stride 2, 12.25 for ResNet's 7 x 7 stride-2 stem). A
+        strided 1 x 1 conv reads only the pixels it samples (each pixel's channels contiguous),
+        so its A matrix is no expansion of what it reads: 1.
+
+        >>> Conv2d(name="c", inputs=("x",), batch=1, in_channels=64, height=56, width=56,
+        ...     out_channels=64, kernel_h=3, kernel_w=3, padding=1).im2col_expansion
+        9.0
+        """
+        window = self.out_h * self.out_w * self.kernel_h * self.kernel_w
+        return max(1.0, window / (self.height * self.width))
+
+    @property
     def macs(self) -> int:
         """Multiply-accumulates (the usual 'GMACs' figure of CNN papers)."""
         m, n, k = self.gemm_mnk

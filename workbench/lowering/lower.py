@@ -196,6 +196,7 @@ def _gemm_kernel(
             c_bytes=eb,
             b_is_weight=True,
             epilogue_bytes=group.extra_read_bytes,
+            a_expansion=head.im2col_expansion,
         )
         kind = "conv"
     engine, reason, engine_dtype = engine_for(hw, dtype)

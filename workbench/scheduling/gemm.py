@@ -287,25 +287,52 @@ def _dram_traffic(p, hw, tm, tn, ra, df, grid_m, grid_n, tiles, fill_a, fill_b, 
     if not caches:
         return fill_a / p.a_expansion + fill_b
     usable = CACHE_USABLE_FRACTION * max(c.capacity_bytes for c in caches)
-    a_mat = p.m * p.k * p.a_bytes
-    b_mat = p.k * p.n * p.b_bytes
     wave = np.minimum(tiles // max(p.batch, 1), hw.matrix_engine.cores).clip(min=1)
     # raster "mn": a wave spans rows_w rows of tiles; "nm": cols_w columns.
     rows_w = np.maximum(1, -(-wave // grid_n))
     cols_w = np.maximum(1, -(-wave // grid_m))
+    # NOTE: seen from off-chip memory, A is the tensor it is gathered from (bytes per A element
+    # a_bytes / e) where the halo a wave's tiles share stays in the cache (_halo_expansion).
+    rows_in_flight = np.where(ra == 0, rows_w, np.minimum(wave, grid_m))
+    ab = p.a_bytes / _halo_expansion(p, tm, rows_in_flight, usable)
+    a_mat = p.m * p.k * ab
+    b_mat = p.k * p.n * p.b_bytes
     bands_m = -(-grid_m // rows_w)
     bands_n = -(-grid_n // cols_w)
     b_mn = np.where(b_mat <= usable, b_mat, bands_m * b_mat)
-    a_mn = np.where(rows_w * tm * p.k * p.a_bytes <= usable, a_mat, grid_n * a_mat)
+    a_mn = np.where(rows_w * tm * p.k * ab <= usable, a_mat, grid_n * a_mat)
     a_nm = np.where(a_mat <= usable, a_mat, bands_n * a_mat)
     b_nm = np.where(cols_w * tn * p.k * p.b_bytes <= usable, b_mat, grid_m * b_mat)
     if hw.overheads.tile_issue_s == 0:
-        a_mn, b_mn, a_nm, b_nm = _grouped(p, tm, tn, grid_m, grid_n, usable, a_mn, b_mn, a_nm, b_nm)
+        a_mn, b_mn, a_nm, b_nm = _grouped(
+            p, ab, tm, tn, grid_m, grid_n, usable, a_mn, b_mn, a_nm, b_nm
+        )
     a = np.where(ra == 0, a_mn, a_nm)
     b = np.where(ra == 0, b_mn, b_nm)
-    a = np.minimum(a * p.batch, fill_a) / p.a_expansion
+    a = np.minimum(a * p.batch, fill_a * ab / p.a_bytes)
     b = np.minimum(b * p.batch, fill_b)
     return a + b
+
+
+def _halo_expansion(p: GemmProblem, tm, rows: np.ndarray, usable: float) -> np.ndarray:
+    """A elements per off-chip element read: ``p.a_expansion`` where the halo stays cached, else 1.
+
+    An implicit-GEMM conv gathers each input element into up to ``a_expansion`` rows of its A
+    matrix (the R x S windows overlap); a tile re-reads, K-step after K-step, the input rows its
+    neighbours in the same wave read too. Those re-reads come from the shared cache while the
+    input under the ``rows`` rows of tiles in flight (``rows x tm`` rows of A over the whole
+    K, read once) fits its usable part; otherwise every A element is charged to off-chip
+    memory as if nothing were shared (conservative).
+
+    >>> p = GemmProblem(batch=1, m=2**20, n=64, k=576, a_bytes=1, b_bytes=1, c_bytes=1,
+    ...     a_expansion=9.0)
+    >>> _halo_expansion(p, 128, np.array([4, 4096]), 2**20).tolist()
+    [9.0, 1.0]
+    """
+    if p.a_expansion == 1.0:
+        return np.ones_like(rows, dtype=float)
+    unique = np.minimum(rows * tm, p.m) * p.k * p.a_bytes / p.a_expansion
+    return np.where(unique <= usable, p.a_expansion, 1.0)
 
 
 #: Most rows (columns) of tiles a library's grouped raster visits before moving on: CUTLASS's
@@ -314,7 +341,7 @@ def _dram_traffic(p, hw, tm, tn, ra, df, grid_m, grid_n, tiles, fill_a, fill_b, 
 MAX_RASTER_GROUP = 8
 
 
-def _grouped(p, tm, tn, grid_m, grid_n, usable, a_mn, b_mn, a_nm, b_nm):
+def _grouped(p, ab, tm, tn, grid_m, grid_n, usable, a_mn, b_mn, a_nm, b_nm):
     """Off-chip operand bytes with the library's grouped (swizzled) raster, where it reads less.
 
     GPU libraries do not visit output tiles row after row: a grouped raster walks a group of G
@@ -323,10 +350,12 @@ def _grouped(p, tm, tn, grid_m, grid_n, usable, a_mn, b_mn, a_nm, b_nm):
     band (and transposed for ``"nm"``). G is the most panels half the cache holds, at most
     :data:`MAX_RASTER_GROUP`. Each raster keeps the cheaper of its band and grouped traffic (the
     library's choice). Software-scheduled hosts run the plain raster and keep the band model.
+    ``ab`` is A's off-chip bytes per element (below ``p.a_bytes`` for a conv whose halo stays
+    cached: :func:`_halo_expansion`).
     """
-    a_mat = p.m * p.k * p.a_bytes
+    a_mat = p.m * p.k * ab
     b_mat = p.k * p.n * p.b_bytes
-    a_panel = tm * p.k * p.a_bytes
+    a_panel = tm * p.k * ab
     b_panel = tn * p.k * p.b_bytes
     g_m = np.clip(usable // np.maximum(a_panel, 1), 1, np.minimum(grid_m, MAX_RASTER_GROUP))
     g_n = np.clip(usable // np.maximum(b_panel, 1), 1, np.minimum(grid_n, MAX_RASTER_GROUP))

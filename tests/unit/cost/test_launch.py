@@ -74,7 +74,8 @@ def test_eager_decode_pays_the_frameworks_dispatch_on_every_short_kernel(decode)
     )
     # the driver's 4 us hides behind most decode kernels; a PyTorch op's ~20 us does not
     assert driver.time_s / graph.time_s - 1 < 0.05
-    assert framework.time_s / graph.time_s - 1 > 0.2
+    assert framework.time_s / graph.time_s - 1 > 0.15
+    assert framework.time_s - graph.time_s > 10 * (driver.time_s - graph.time_s)
     floor = framework.options.launch_host_s
     assert all(k.cost.exec_s + k.cost.launch_s >= floor - 1e-12 for k in framework.kernels)
 
