@@ -41,9 +41,14 @@ def test_explorer_claim_follows_each_step():
         assert f"{step.after.mapping().time_s * 1e3:.3g} ms" in text
     assert "moves left from 295 to 153" in text  # h100 -> a100: a lower ridge
     assert "moves right from 153 to 247" in text
-    assert "(x1.72, slower)" in text
-    assert "(x0.447, faster)" in text
-    assert "compute-bound kernels go from 257 of 323 to 0" in text
+    a100, mi300x = steps[1], steps[2]
+    r = a100.after.mapping().time_s / a100.before.mapping().time_s
+    assert f"(x{r:.3g}, slower)" in text
+    r = mi300x.after.mapping().time_s / mi300x.before.mapping().time_s
+    assert f"(x{r:.3g}, faster)" in text
+    pre = steps[0].before.mapping()
+    n = pre.bottleneck_counts()["compute"]
+    assert f"compute-bound kernels go from {n} of {len(pre.kernels)} to 0" in text
     assert steps[-1].after.hardware == steps[0].before.hardware  # back where the drags start
 
 
@@ -166,11 +171,12 @@ def test_layout_claims_read_the_table():
     t = lesson05.layout_table()
     text = str(lesson05.layout_takeaway_claim(t))
     assert f"runs {t.loc[('NHWC', False), 'transforms']} of them" in text
-    assert "as much as the convolutions themselves" in text
+    assert "the convolutions themselves" in text
     assert "pure traffic (no FLOPs)" in text
     nchw = str(lesson05.nchw_pitfall_claim(t))
     assert "Reading NCHW as free" in nchw
-    assert "x2.20" in nchw
+    ratio = t.loc[("NCHW", True), "total_ms"] / t.loc[("NHWC", True), "total_ms"]
+    assert f"(x{ratio:.2f})" in nchw
     free = t.copy()
     free.loc[("NCHW", True), "total_ms"] = 0.5
     assert "charges nothing" in str(lesson05.nchw_pitfall_claim(free))
@@ -225,7 +231,9 @@ def test_panel_claim_and_stale_claim_read_the_library():
 
 def test_slice_pitfall_words_follow_the_guardrail(monkeypatch):
     text = str(lesson07.slice_pitfall_claim(("attention-fp32", "long-seq-tile")))
-    assert "`attention-fp32` moves the step time +96.5%" in text
+    row = lesson07.panel_report("attention-fp32").matrix[0]
+    change = row["candidate"]["time_s"] / row["baseline"]["time_s"] - 1
+    assert f"`attention-fp32` moves the step time {change:+.1%}" in text
     assert "no practice scenario passes" in text
     loose = SimpleNamespace(
         guardrails=[SimpleNamespace(metric="time_s", flag_at=0.5, rollback_at=0.6)]
@@ -256,9 +264,15 @@ def test_lab_claim_reads_the_lab_prediction():
         tiling, cost = lesson09.lab_prediction(step.after)
         assert f"predicted {cost.total_s * 1e6:.3g} µs" in text
         assert f"{tiling.tiles} tiles on 132 cores" in text
-    assert "fewer of the 132 cores get a tile" in text
-    assert "more of the 132 cores get a tile" in text
-    assert "Neither move beats the searched tile" in text
+    first, second = lesson09.lab_steps()
+    (ta, _), (tb, cb) = (lesson09.lab_prediction(x) for x in (first.before, first.after))
+    assert (tb.tiles < ta.tiles) == ("fewer of the 132 cores get a tile" in text)
+    t2, c2 = lesson09.lab_prediction(second.after)
+    if c2.total_s > cb.total_s and t2.tiles > tb.tiles:  # more cores busy, yet slower
+        assert "traffic x" in text.split("\n")[1]
+    searched = lesson09.lab_prediction(first.before)[1].total_s
+    beaten = searched > min(cb.total_s, c2.total_s)
+    assert ("Neither move beats the searched tile" in text) == (not beaten)
 
 
 def test_plan_claims_follow_the_tables():
@@ -279,7 +293,8 @@ def test_plan_claims_follow_the_tables():
 def test_static_plan_claim_forces_the_tuned_tile():
     text = str(lesson09.static_plan_claim(shapes=((1, 2048),)))
     own = mapping("llama2-7b", "h100-sxm", batch=1, seq=2048).kernel("layers.0.mlp.up_proj")
-    assert "`8x64x48`, costs x" in text
+    chat = mapping("llama2-7b", "h100-sxm", batch=1, seq=16).kernel("layers.0.mlp.up_proj")
+    assert f"`{chat.tiling.shape}`, costs x" in text
     assert f"(best `{own.tiling.shape}`)" not in text  # the best is not in this sentence
     assert "costs nothing there" in text
     ratio = float(text.split("costs x")[1].split(" ")[0])
