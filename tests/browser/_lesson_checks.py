@@ -10,19 +10,17 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
 # Lessons with a charted widget (MappingExplorer, TilingLab or LatencyPanel) not checked by the
 # redraw-latency test: that test runs the same layout check on 01, 10, 11, 12 and 13 while it
-# has them open (``_redraw.py``), so no lesson is opened and run twice for it.
+# has them open (``_redraw.py``), so no lesson is opened and run twice for it. Lessons 02, 04,
+# 05 and 09 get the same checks in ``test_instructions_02_04_05.py`` and
+# ``test_instructions_07_09.py``, which perform their instructions while they are open.
 WIDGET_LESSONS = [
-    "02-hardware-model-and-roofline",
     "03-tiling-and-wave-quantization",
-    "04-fusion-boundaries",
-    "05-quantization-and-layouts",
     "08-attention-and-bandwidth",
-    "09-scheduling-vs-autotuning",
 ]
 
 # Lessons whose widget is H5's TriagePanel (no chart): the width check, and one interaction (a
-# different scenario in its dropdown rewrites the panel).
-TRIAGE_LESSONS = ["06-regression-triage", "07-senior-design-review"]
+# different scenario in its dropdown rewrites the panel). Lesson 07: ``test_instructions_07_09``.
+TRIAGE_LESSONS = ["06-regression-triage"]
 
 
 def check_widget_lesson(page, errors, base, token, lesson):
