@@ -3,25 +3,24 @@
 
 from pathlib import Path
 
+from _instruction_hooks import perform_instructions
 from _lab import open_and_run, step_slider, too_wide, widget_outputs
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
 # Lessons with a charted widget (MappingExplorer, TilingLab or LatencyPanel) not checked by the
 # redraw-latency test: that test runs the same layout check on 01, 10, 11, 12 and 13 while it
-# has them open (``_redraw.py``), so no lesson is opened and run twice for it.
+# has them open (``_redraw.py``), so no lesson is opened and run twice for it. Lessons 02, 04,
+# 05 and 09 get the same checks in ``test_instructions_02_04_05.py`` and
+# ``test_instructions_07_09.py``, which perform their instructions while they are open.
 WIDGET_LESSONS = [
-    "02-hardware-model-and-roofline",
     "03-tiling-and-wave-quantization",
-    "04-fusion-boundaries",
-    "05-quantization-and-layouts",
     "08-attention-and-bandwidth",
-    "09-scheduling-vs-autotuning",
 ]
 
 # Lessons whose widget is H5's TriagePanel (no chart): the width check, and one interaction (a
-# different scenario in its dropdown rewrites the panel).
-TRIAGE_LESSONS = ["06-regression-triage", "07-senior-design-review"]
+# different scenario in its dropdown rewrites the panel). Lesson 07: ``test_instructions_07_09``.
+TRIAGE_LESSONS = ["06-regression-triage"]
 
 
 def check_widget_lesson(page, errors, base, token, lesson):
@@ -32,6 +31,10 @@ def check_widget_lesson(page, errors, base, token, lesson):
         output = widget_outputs(page).first
         output.scroll_into_view_if_needed()
         timing = step_slider(page, output)
+        # the lesson's instructions, on the widget already open (issue 20)
+        server = (base, token, f"lessons/{lesson}.ipynb")
+        for line in perform_instructions(page, output, lesson[:2], server):
+            print(f"\nINSTRUCTION {line}")
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / f"lesson{lesson[:2]}-1366.png"))
     except Exception:
@@ -64,11 +67,10 @@ def check_triage_lesson(page, errors, base, token, lesson):
     page.wait_for_function(
         "([el, t]) => el.innerText !== t", arg=[output.element_handle(), before_text]
     )
-    if lesson.startswith("06"):  # its instructions, as data, on the panel already open
-        from _instructions_06 import perform_panel_moves
-
-        moves = perform_panel_moves(page, output, base, token, f"lessons/{lesson}.ipynb")
-        print(f"\n06 panel moves: {'; '.join(moves)}")
+    # the lesson's instructions, on the panel already open (issue 20)
+    server = (base, token, f"lessons/{lesson}.ipynb")
+    for line in perform_instructions(page, output, lesson[:2], server):
+        print(f"\nINSTRUCTION {line}")
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"lesson{lesson[:2]}-1366.png"))
     assert not wide, f"{lesson}: elements wider than their cell at 1366 px: {wide}"

@@ -8,6 +8,7 @@ import os
 import statistics
 from pathlib import Path
 
+from _instruction_hooks import perform_instructions
 from _lab import open_and_run, select, step_select, step_slider, too_wide, widget_outputs
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
@@ -59,6 +60,11 @@ def check_redraw(page, errors, base, token, lesson):
     name = CASES[lesson][0]
     try:
         wide = _run_steps(page, errors, base, token, lesson)
+        # the lesson's instructions, on the widget already open (issue 20)
+        output = widget_outputs(page).first
+        server = (base, token, f"lessons/{name}.ipynb")
+        for line in perform_instructions(page, output, lesson, server):
+            print(f"INSTRUCTION {line}")
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / f"lesson{lesson}-1366.png"))
     except Exception:

@@ -6,10 +6,11 @@ first slider changes its value and the chart redraws (a MutationObserver in the 
 chart change). Timings are printed for information only; ``benchmarks/bench_browser.py``
 reports their percentiles. Screenshots go to ``test-artifacts/``.
 
-The first three widget lessons are here; the other three and the two triage lessons are in
+The first widget lesson is here; the other and the triage lesson are in
 ``test_lessons_browser_b.py`` (two files, so ``--dist loadfile`` runs them side by side).
 Lessons 01, 10, 11, 12 and 13 get the same layout check in the redraw-latency test, which has
-them open already (``_redraw.py``).
+them open already (``_redraw.py``); 02, 04, 05, 07 and 09 in the instruction tests
+(``test_instructions_02_04_05.py``, ``test_instructions_07_09.py``).
 """
 
 import sys
@@ -23,7 +24,7 @@ from _lesson_checks import WIDGET_LESSONS, check_widget_lesson
 pytestmark = pytest.mark.browser
 
 
-@pytest.mark.parametrize("lesson", WIDGET_LESSONS[:3], ids=lambda n: n[:2])
+@pytest.mark.parametrize("lesson", WIDGET_LESSONS[:1], ids=lambda n: n[:2])
 def test_lesson_fits_and_redraws(jupyterlab, laptop_page, lesson):
     page, errors = laptop_page
     base, token = jupyterlab

@@ -20,7 +20,12 @@ from workbench.hw.stack import DEFAULT_STACK, decode_hardware, load_stack
 from workbench.ir.graph import Graph
 from workbench.mapper import ModelMapping, map_model
 from workbench.models.config import MAX_SYSTEM_CHIPS, TransformerConfig, chips_problem
-from workbench.models.footprint import Footprint, check_graph_size, graph_footprint
+from workbench.models.footprint import (
+    Footprint,
+    check_graph_size,
+    graph_footprint,
+    position_refusal,
+)
 from workbench.options import FUSION_RULES, MapOptions, TileOverride
 
 __all__ = [
@@ -217,19 +222,15 @@ def seq_for(cfg: TransformerConfig, args: argparse.Namespace) -> tuple[int, int 
         if seq > room:
             seq = room
             note(f"--seq defaults to {seq} for {cfg.name} (its context is {cfg.max_seq} tokens)")
-    need = ((context if context is not None else seq) + 1) if decode else seq
     flag = "--context" if decode and context is not None else "--seq"
-    what = f"{need} positions ({'context + 1 new token' if decode else 'prompt'})"
-    if need > cfg.max_seq:
+    # NOTE: the widgets apply the same rule (position_refusal); only the flag and the
+    # --allow-long-context way out are the command line's own.
+    why = position_refusal(cfg, phase=args.phase, seq=seq, context=context)
+    if why:
         if cfg.position == "learned":
-            raise WorkbenchError(
-                f"{flag}: {cfg.name} has {cfg.max_seq} learned positions; this step needs {what}"
-            )
+            raise WorkbenchError(f"{flag}: {why}")
         if not getattr(args, "allow_long_context", False):
-            raise WorkbenchError(
-                f"{flag}: {cfg.name}'s context is {cfg.max_seq} tokens; this step needs {what} "
-                "(pass --allow-long-context to map it anyway)"
-            )
+            raise WorkbenchError(f"{flag}: {why} (pass --allow-long-context to map it anyway)")
         note(f"{cfg.name} mapped past its {cfg.max_seq}-token context (--allow-long-context)")
     return seq, context
 

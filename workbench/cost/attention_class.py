@@ -104,7 +104,7 @@ CLASSES: dict[str, AttentionClass] = {
         # forward on A100, arXiv:2307.08691 section 4.1), solved by
         # scripts/fit_attention_classes.py; a warp's softmax is serial with its own MMAs, the
         # other warps of the sub-partition hide the rest.
-        softmax_exposed=0.429,
+        softmax_exposed=0.247,
         fill_exposed=False,
         source="fitted to calibration row attn.fa2.a100.peak",
         # [V] FlashAttention-2 (arXiv:2307.08691) Section 1: "up to 73% of the theoretical max

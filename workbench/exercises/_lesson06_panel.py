@@ -1,8 +1,8 @@
 """Lesson 06's instructions for its triage panel, as data (issue 20).
 
 Every "switch **changed** to ..." or "select ... in the panel" the lesson gives is a
-:class:`PanelMove` in :data:`PANEL_MOVES`. The sentence the lesson prints for a move
-(:func:`panel_move_claim`) is computed by driving the panel's own model
+:class:`~workbench.exercises._moves.ControlMove` in :data:`PANEL_MOVES`. The sentence the lesson
+prints for a move (:func:`panel_move_claim`) is computed by driving the panel's own model
 (:class:`workbench.ui.TriagePanel` as the lesson builds it, :func:`panel_outcomes`) through the
 moves in the order the lesson gives them, so it says what the panel shows at exactly that
 setting: a refusal when that is what the move teaches, a triaged pair otherwise. The browser
@@ -16,36 +16,26 @@ from functools import lru_cache
 
 from workbench.errors import WorkbenchError
 from workbench.exercises._claims import Claim
+from workbench.exercises._moves import ControlMove
 from workbench.review import SCENARIOS, build_scenario, triage
 
-__all__ = ["PANEL_MOVES", "PANEL_SCENARIO", "PanelMove", "panel_move_claim", "panel_outcomes"]
+__all__ = ["PANEL_MOVES", "PANEL_SCENARIO", "PanelOutcome", "panel_move_claim", "panel_outcomes"]
 
 #: The scenario the lesson's panel opens on (``TriagePanel(scenario=...)`` in the notebook).
 PANEL_SCENARIO = "epilogue-fusion"
 
-
-@dataclass(frozen=True, slots=True)
-class PanelMove:
-    """One instruction for the triage panel: set dropdown ``control`` to ``value``.
-
-    Attributes:
-        control: ``scenario`` or ``changed`` (the panel's two dropdowns).
-        value: The option to select.
-        refused: Whether the panel refuses at that setting (what the move teaches).
-    """
-
-    control: str
-    value: str
-    refused: bool
-
-
-#: The moves, in the order the lesson gives them (the panel carries each one's state onward).
+#: The moves, in the order the lesson gives them: each starts where the one before left the
+#: panel (``start``: the control's value then; ``setting``: the other dropdown's).
 PANEL_MOVES = (
-    PanelMove("changed", "(none)", refused=True),
-    PanelMove("changed", "runtime", refused=True),
-    PanelMove("scenario", "long-seq-tile", refused=False),
-    PanelMove("scenario", "barrier-per-layer", refused=False),
-)
+    ControlMove(widget="TriagePanel", control="changed", start="compiler", end="(none)",
+                setting=(("scenario", PANEL_SCENARIO),), refused=True),
+    ControlMove(widget="TriagePanel", control="changed", start="(none)", end="runtime",
+                setting=(("scenario", PANEL_SCENARIO),), refused=True),
+    ControlMove(widget="TriagePanel", control="scenario", start=PANEL_SCENARIO,
+                end="long-seq-tile", setting=(("changed", "runtime"),)),
+    ControlMove(widget="TriagePanel", control="scenario", start="long-seq-tile",
+                end="barrier-per-layer", setting=(("changed", "compiler"),)),
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +50,7 @@ class PanelOutcome:
         scenario: The scenario the panel shows.
     """
 
-    move: PanelMove
+    move: ControlMove
     refused: bool
     changed: str
     mismatched: tuple[str, ...]
@@ -76,14 +66,21 @@ def panel_outcomes() -> tuple[PanelOutcome, ...]:
     changed group; selecting a group re-triages the same runs with that declaration
     (``(none)``: nothing declared); triage runs without the serving simulation. The unit tests
     perform the same moves on a real panel and check it shows the same.
+
+    Raises:
+        WorkbenchError: A move does not start where the one before left the panel.
     """
     scenario, changed = PANEL_SCENARIO, SCENARIOS[PANEL_SCENARIO].changed
     out = []
     for move in PANEL_MOVES:
+        now = {"scenario": scenario, "changed": changed}
+        if now[move.control] != move.start or any(now[k] != v for k, v in move.setting):
+            raise WorkbenchError(f"lesson 06: {move} does not start where the move before ended")
         if move.control == "scenario":
-            scenario, changed = move.value, SCENARIOS[move.value].changed
+            scenario = str(move.end)
+            changed = SCENARIOS[scenario].changed
         else:
-            changed = move.value
+            changed = str(move.end)
         r = triage(
             *build_scenario(scenario),
             changed=None if changed == "(none)" else changed,
@@ -108,7 +105,7 @@ def panel_move_claim(control: str, value: str) -> Claim:
         WorkbenchError: The move is not one of :data:`PANEL_MOVES` (an instruction the lesson
             gives must be data the tests perform).
     """
-    found = [o for o in panel_outcomes() if (o.move.control, o.move.value) == (control, value)]
+    found = [o for o in panel_outcomes() if (o.move.control, o.move.end) == (control, value)]
     if not found:
         raise WorkbenchError(f"lesson 06: no panel move sets {control!r} to {value!r}")
     o = found[0]

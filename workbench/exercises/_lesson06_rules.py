@@ -163,12 +163,12 @@ def takeaways() -> Claim:
 
 
 def _wrong_group_pitfall() -> str:
-    wrong = next(o for o in panel_outcomes() if o.move.control == "changed" and o.move.value
+    wrong = next(o for o in panel_outcomes() if o.move.control == "changed" and o.move.end
                  not in ("(none)", SCENARIOS[o.scenario].changed))  # fmt: skip
     verdict = "still refuses" if wrong.refused else "triages it anyway"
     return (
         f"Declaring `--changed` for the wrong group: `{wrong.scenario}` declared "
-        f"`{wrong.move.value}` {verdict}, because the tags that differ "
+        f"`{wrong.move.end}` {verdict}, because the tags that differ "
         f"({', '.join(f'`{m}`' for m in wrong.mismatched[:2])}) are outside it."
     )
 

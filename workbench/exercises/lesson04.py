@@ -10,17 +10,20 @@ import pandas as pd
 from workbench.exercises._check import CheckResult, check_direction, compare
 from workbench.exercises._claims import Claim, join_names
 from workbench.exercises._shared import mapping, mapping_summary
+from workbench.exercises._widget_steps import ExplorerSetting, ExplorerStep, explorer_walk
 from workbench.ir import Attention, bytes_for
 from workbench.models import build_graph
 from workbench.options import FUSION_RULES, MapOptions, TileOverride
 
 __all__ = [
     "attention_traffic",
+    "boundary_claim",
     "check_fusion_effect",
     "check_fusion_savings",
     "check_score_matrix_bytes",
     "compute_bound_claim",
     "epilogue_claim",
+    "explorer_steps",
     "flash_claim",
     "fusion_claim",
     "fusion_savings",
@@ -141,31 +144,6 @@ def fusion_claim(table: pd.DataFrame) -> Claim:
     return Claim(text)
 
 
-def flash_claim(model: str = "llama2-7b", hw: str = "h100-sxm", *, seq: int = 2048) -> Claim:
-    """What unticking ``flash_attention`` does to the explorer's attention points and bars.
-
-    Returns:
-        Markdown: the attention layers' off-chip intensity (FLOP/byte, time-weighted over their
-        kernels) and time per step, fused and unfused, in a ``seq``-token prefill.
-    """
-    out = {}
-    for label, opts in (("fused", MapOptions()),
-                        ("unfused", MapOptions(disabled_fusion=("flash_attention",)))):  # fmt: skip
-        m = mapping(model, hw, phase="prefill", seq=seq, options=opts)
-        ks = [k for k in m.kernels if k.kernel.layer_type == "attention"]
-        flops = sum(k.kernel.flops for k in ks)
-        moved = sum(k.cost.bytes_at(m.hardware.offchip.name) for k in ks)
-        out[label] = (flops / moved if moved else 0.0, sum(k.cost.total_s for k in ks))
-    (i_f, t_f), (i_u, t_u) = out["fused"], out["unfused"]
-    where = "left" if i_u < i_f else "right"
-    return Claim(
-        f"Untick `flash_attention` in a {seq}-token prefill: the attention layers' intensity "
-        f"goes from {i_f:.3g} to {i_u:.3g} FLOP/byte (their points move {where}) and their time "
-        f"per step from {t_f * 1e3:.3g} to {t_u * 1e3:.3g} ms (the attention bar grows "
-        f"x{t_u / t_f:.2g})."
-    )
-
-
 def _growth_word(exponent: float) -> str:
     """``about linearly`` / ``about quadratically`` / ``as seq^e`` for a log-log slope."""
     if abs(exponent - 1) < 0.25:
@@ -206,44 +184,98 @@ def _rule_pct(model: str, hw: str, phase: str, seq: int, rule: str) -> float:
     return 100 * (off.time_s - on.time_s) / on.time_s if on.time_s else 0.0
 
 
+def explorer_steps(
+    model: str = "llama2-7b", hw: str = "h100-sxm", *, seqs: tuple[int, int] = (2048, 4096)
+) -> tuple[ExplorerStep, ...]:
+    """The live-widget section's instructions as data, in the order the lesson gives them.
+
+    From the explorer as the lesson builds it (``model`` on ``hw``, a ``seqs[0]``-token
+    prefill, every rule ticked): untick and re-tick ``gemm_epilogue``; untick
+    ``flash_attention``; drag **seq** to ``seqs[1]``; tick ``flash_attention`` again.
+
+    Returns:
+        The steps, each accepted by the explorer's own refusal check.
+    """
+    start = ExplorerSetting(model=model, hardware=hw, phase="prefill", seq=seqs[0])
+    return explorer_walk(
+        start,
+        [
+            ("gemm_epilogue", False),
+            ("gemm_epilogue", True),
+            ("flash_attention", False),
+            ("seq", seqs[1]),
+            ("flash_attention", True),
+        ],
+    )
+
+
 def epilogue_claim(model: str = "llama2-7b", hw: str = "h100-sxm", *, seq: int = 2048) -> Claim:
-    """What unticking ``gemm_epilogue`` does to the explorer's sheet: the kernels it adds.
+    """Steps 1-2 of :func:`explorer_steps`: what unticking ``gemm_epilogue`` does to the sheet.
 
     Returns:
         Markdown: the kernel count per prefill step with the rule on and off, layer 0's new
-        kernels and their bottleneck classes.
+        kernels and their bottleneck classes, and the count after ticking it again.
     """
-    on = mapping(model, hw, phase="prefill", seq=seq)
-    opts = MapOptions(disabled_fusion=("gemm_epilogue",))
-    off = mapping(model, hw, phase="prefill", seq=seq, options=opts)
+    off_step, on_step = explorer_steps(model, hw, seqs=(seq, 2 * seq))[:2]
+    on, off = off_step.before.mapping(), off_step.after.mapping()
     names = {k.kernel.name for k in on.kernels}
     new = [k for k in off.kernels if k.kernel.name not in names]
     layer0 = [k for k in new if k.kernel.name.startswith("layers.0.")]
     classes = sorted({k.cost.bottleneck for k in new})
     shown = join_names(k.kernel.name.removeprefix("layers.0.") for k in layer0)
+    back = len(on_step.after.mapping().kernels)
+    say = off_step.instruction
     return Claim(
-        f"Untick `gemm_epilogue` in the widget below and look at the sheet: a {seq}-token "
-        f"prefill goes from {len(on.kernels)} to {len(off.kernels)} kernels; in layer 0 the "
-        f"new ones are {shown} (class {', '.join(f'**{c}**' for c in classes)}), the "
-        "elementwise work the GEMMs' epilogues had absorbed."
+        f"{say[0].upper()}{say[1:]} in the widget below and look at the sheet: a "
+        f"{seq}-token prefill goes from {len(on.kernels)} to {len(off.kernels)} kernels; in "
+        f"layer 0 the new ones are {shown} (class {', '.join(f'**{c}**' for c in classes)}), "
+        f"the elementwise work the GEMMs' epilogues had absorbed. Then {on_step.instruction} "
+        f"again ({back} kernels)."
+    )
+
+
+def flash_claim(model: str = "llama2-7b", hw: str = "h100-sxm", *, seq: int = 2048) -> Claim:
+    """Step 3 of :func:`explorer_steps`: unticking ``flash_attention``, points and bars.
+
+    Returns:
+        Markdown: the attention layers' off-chip intensity (FLOP/byte, over all their kernels)
+        and time per step, fused and unfused, in a ``seq``-token prefill.
+    """
+    step = explorer_steps(model, hw, seqs=(seq, 2 * seq))[2]
+    out = {}
+    for label, m in (("fused", step.before.mapping()), ("unfused", step.after.mapping())):
+        ks = [k for k in m.kernels if k.kernel.layer_type == "attention"]
+        flops = sum(k.kernel.flops for k in ks)
+        moved = sum(k.cost.bytes_at(m.hardware.offchip.name) for k in ks)
+        out[label] = (flops / moved if moved else 0.0, sum(k.cost.total_s for k in ks))
+    (i_f, t_f), (i_u, t_u) = out["fused"], out["unfused"]
+    where = "left" if i_u < i_f else "right"
+    return Claim(
+        f"Then {step.instruction} in the {seq}-token prefill: the attention layers' intensity "
+        f"goes from {i_f:.3g} to {i_u:.3g} FLOP/byte (their points move {where}) and their time "
+        f"per step from {t_f * 1e3:.3g} to {t_u * 1e3:.3g} ms (the attention bar grows "
+        f"x{t_u / t_f:.2g})."
     )
 
 
 def seq_claim(
     model: str = "llama2-7b", hw: str = "h100-sxm", *, seqs: tuple[int, int] = (2048, 4096)
 ) -> Claim:
-    """What raising **seq** does to the cost of unticking ``flash_attention`` (prefill).
+    """Steps 3-5 of :func:`explorer_steps`: the cost of no fused attention at two lengths.
 
     Returns:
-        Markdown: the attention bar's growth and the step's slowdown without fused attention at
-        both sequence lengths, with the direction read from the numbers.
+        Markdown: the step's slowdown without ``flash_attention`` at ``seqs[0]`` (step 3) and
+        at ``seqs[1]`` (step 5, ticking it again), with the direction read from the numbers.
     """
-    a, b = seqs
-    pa, pb = (_rule_pct(model, hw, "prefill", s, "flash_attention") for s in seqs)
+    steps = explorer_steps(model, hw, seqs=seqs)
+    untick, drag, tick = steps[2], steps[3], steps[4]
+    pa = 100 * (untick.after.mapping().time_s / untick.before.mapping().time_s - 1)
+    pb = 100 * (tick.before.mapping().time_s / tick.after.mapping().time_s - 1)
     word = "larger" if pb > pa else "smaller"
     return Claim(
-        f"Raise **seq** from {a:,} to {b:,} and untick `flash_attention` again: the step is "
-        f"{pb:.1f} % slower instead of {pa:.1f} %, a {word} effect."
+        f"Then {drag.instruction} with `flash_attention` still unticked, and {tick.instruction} "
+        f"again: without it the step is {pb:.1f} % slower at {seqs[1]:,} tokens, against "
+        f"{pa:.1f} % at {seqs[0]:,}: a {word} effect."
     )
 
 
@@ -271,6 +303,59 @@ def takeaway_claim(
         f"{points} tokens: fused attention's value {trend}. In decode ({decode_seq:,} tokens "
         f"cached) it is worth {dec:.1f} %, {where}: one query row's traffic is the KV cache, "
         "fused or not."
+    )
+
+
+def boundary_claim(
+    table: pd.DataFrame,
+    model: str = "llama2-7b",
+    hw: str = "h100-sxm",
+    *,
+    seq: int = 2048,
+    rule: str = "gemm_epilogue",
+) -> Claim:
+    """What a kernel boundary costs: a write and a read of the intermediate, less cache hits.
+
+    Args:
+        table: A :func:`fusion_savings` frame for the same model, hardware and prefill ``seq``.
+        model: Preset name.
+        hw: Hardware profile.
+        seq: Prompt length, tokens.
+        rule: The fusion rule whose boundaries are priced.
+
+    Returns:
+        Markdown bullet: the intermediates ``rule`` keeps on chip and their bytes written and
+        read back (``kernel.saved_bytes``: 2 x each intermediate), the off-chip bytes the
+        mapping actually adds with the rule off (``table``), and the re-reads the shared cache
+        serves (the unfused kernels' ``cached_input_bytes``), in GB.
+    """
+    on = mapping(model, hw, phase="prefill", seq=seq)
+    off = mapping(model, hw, phase="prefill", seq=seq, options=MapOptions(disabled_fusion=(rule,)))
+    fused = [k for k in on.kernels if rule in k.kernel.fusion]
+    both = sum(k.kernel.saved_bytes for k in fused)
+    grew = float(table.loc[rule, "bytes_saved"])
+    names = {k.kernel.name for k in on.kernels}
+    cached = sum(k.kernel.cached_input_bytes for k in off.kernels if k.kernel.name not in names)
+    if not both:
+        return Claim(
+            f"- `{rule}` records no intermediate bytes in `kernel.saved_bytes` here: price it by "
+            "switching it off (the savings table)."
+        )
+    if cached and abs(both - cached - grew) <= 0.005 * both:
+        rest = (
+            f"the other {cached / 1e9:.3g} GB are re-reads the cache serves (the producer has "
+            "just written the intermediate and it fits), so a boundary costs its write plus "
+            "the read that misses the cache"
+        )
+    elif abs(both - grew) <= 0.005 * both:
+        rest = "every re-read goes off chip, so a boundary costs exactly its write and its read"
+    else:
+        rest = f"{(both - grew) / 1e9:.3g} GB apart from the write-and-read count"
+    return Claim(
+        f"- A kernel boundary costs a write and a read of the intermediate: `{rule}` keeps the "
+        f"intermediates of {len(fused)} kernels on chip, {both / 1e9:.3g} GB that would be "
+        f"written and read back across the boundaries (`kernel.saved_bytes`). Mapped with the "
+        f"rule off, off-chip traffic grows {grew / 1e9:.3g} GB ({grew / both:.0%} of that): {rest}."
     )
 
 

@@ -2,28 +2,41 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pandas as pd
 
+from workbench.errors import WorkbenchError
 from workbench.execution.quant import error_metrics, fake_quantize
 from workbench.exercises._check import CheckResult, check_direction, compare
 from workbench.exercises._claims import Claim
 from workbench.exercises._shared import hardware, mapping
+from workbench.exercises._widget_steps import ExplorerSetting, ExplorerStep, explorer_walk
 from workbench.ir import Linear
-from workbench.mapper import map_model
-from workbench.models import build_graph
+from workbench.mapper import ModelMapping
 from workbench.options import MapOptions
+from workbench.platform.fit import setting_refusal
 
 __all__ = [
     "FORMATS",
+    "batch_pitfall_claim",
     "check_format_effect",
     "check_int8_bytes",
     "check_layout_transforms",
     "dtype_claim",
+    "explorer_claim",
+    "explorer_steps",
     "format_claim",
     "format_table",
+    "int4_pitfall_claim",
     "layout_claim",
     "layout_table",
+    "layout_takeaway_claim",
+    "nchw_pitfall_claim",
+    "outlier_pitfall_claim",
+    "pitfall_claim",
+    "quality_claim",
     "quality_table",
     "takeaway_claim",
 ]
@@ -171,28 +184,76 @@ def format_claim(decode: pd.DataFrame, prefill: pd.DataFrame) -> Claim:
     )
 
 
+def explorer_steps(
+    model: str = "llama2-7b", hw: str = "h100-sxm", *, seq: int = 2048, to: str = "fp8_e4m3"
+) -> tuple[ExplorerStep, ...]:
+    """The live-widget section's instructions as data, in the order the lesson gives them.
+
+    From the explorer as the lesson builds it (a decode step of ``model`` on ``hw`` at a
+    ``seq``-token context, bf16): **dtype** to ``to``; **phase** to prefill; **dtype** back to
+    bf16.
+
+    Returns:
+        The steps, each accepted by the explorer's own refusal check.
+    """
+    start = ExplorerSetting(model=model, hardware=hw, phase="decode", seq=seq)
+    return explorer_walk(start, [("dtype", to), ("phase", "prefill"), ("dtype", "bf16")])
+
+
+def _up_proj_intensity(m: ModelMapping) -> float:
+    k = m.kernel("layers.0.mlp.up_proj")
+    moved = k.cost.bytes_at(m.hardware.offchip.name)
+    return k.kernel.flops / moved if moved else 0.0
+
+
 def dtype_claim(
     model: str = "llama2-7b", hw: str = "h100-sxm", *, seq: int = 2048, to: str = "fp8_e4m3"
 ) -> Claim:
-    """What switching the explorer's dtype from bf16 to ``to`` does to the roofline in decode.
+    """Step 1 of :func:`explorer_steps`: switching **dtype** from bf16 to ``to`` in decode.
 
     Returns:
-        Markdown: the compute roof (peak, TFLOP/s or TOPS) and ``up_proj``'s off-chip intensity
-        (FLOP/byte) in both formats.
+        Markdown: the compute roof (peak, TFLOP/s or TOPS), ``up_proj``'s off-chip intensity
+        (FLOP/byte) and the step time in both formats.
     """
-    out = {}
-    for dt in ("bf16", to):
-        graph = build_graph(model, phase="decode", seq=seq, dtype=dt)
-        m = map_model(graph, hardware(hw))
-        k = m.kernel("layers.0.mlp.up_proj")
-        moved = k.cost.bytes_at(m.hardware.offchip.name)
-        out[dt] = (m.peak_flops / 1e12, k.kernel.flops / moved if moved else 0.0)
-    (pb, ib), (pt, it) = out["bf16"], out[to]
+    step = explorer_steps(model, hw, seq=seq, to=to)[0]
+    a, b = step.before.mapping(), step.after.mapping()
+    ib, it = _up_proj_intensity(a), _up_proj_intensity(b)
     unit = "TOPS" if to.startswith("int") else "TFLOP/s"
     return Claim(
-        f"Switch **dtype** from bf16 to {to} in decode: the compute roof moves from {pb:.4g} to "
-        f"{pt:.4g} {unit}, and `up_proj`'s point moves from {ib:.3g} to {it:.3g} FLOP/byte "
-        f"(x{it / ib:.2g}: each weight byte carries more FLOPs)."
+        f"{step.instruction[0].upper()}{step.instruction[1:]} in decode: the compute roof moves "
+        f"from {a.peak_flops / 1e12:.4g} to {b.peak_flops / 1e12:.4g} {unit}, `up_proj`'s point "
+        f"moves from {ib:.3g} to {it:.3g} FLOP/byte (x{it / ib:.2g}: each weight byte carries "
+        f"more FLOPs), and the step takes {b.time_s * 1e3:.3g} ms instead of "
+        f"{a.time_s * 1e3:.3g} ms (x{a.time_s / b.time_s:.3g} faster)."
+    )
+
+
+def explorer_claim(
+    model: str = "llama2-7b", hw: str = "h100-sxm", *, seq: int = 2048, to: str = "fp8_e4m3"
+) -> Claim:
+    """What each instruction of :func:`explorer_steps` does, on the explorer's own mapping.
+
+    Returns:
+        A Markdown list: step 1 (:func:`dtype_claim`); step 2, prefill in ``to``: its class
+        counts and step time; step 3, back to bf16: the prefill step's change, and the speedup
+        ``to`` gave prefill against the one it gave decode.
+    """
+    one, two, three = explorer_steps(model, hw, seq=seq, to=to)
+    pre_to, pre_bf = two.after.mapping(), three.after.mapping()
+    dec_bf, dec_to = one.before.mapping(), one.after.mapping()
+    counts = pre_to.bottleneck_counts()
+    compute = counts.get("compute", 0)
+    gain_pre = pre_bf.time_s / pre_to.time_s
+    gain_dec = dec_bf.time_s / dec_to.time_s
+    more = "more" if gain_pre > gain_dec else "less"
+    return Claim(
+        f"- {dtype_claim(model, hw, seq=seq, to=to).text}\n"
+        f"- Then {two.instruction}: still in {to}, {compute} of {len(pre_to.kernels)} kernels "
+        f"are compute-bound against the {pre_to.peak_flops / 1e12:.4g} {to} roof and the "
+        f"{seq:,}-token prefill takes {pre_to.time_s * 1e3:.3g} ms.\n"
+        f"- Then {three.instruction}: the prefill step goes from {pre_to.time_s * 1e3:.3g} to "
+        f"{pre_bf.time_s * 1e3:.3g} ms: {to} made prefill x{gain_pre:.3g} faster, {more} than "
+        f"the x{gain_dec:.3g} it gave decode."
     )
 
 
@@ -349,3 +410,216 @@ def takeaway_claim(decode: pd.DataFrame, prefill: pd.DataFrame) -> Claim:
             f"(x{prefill.loc[f, 'speedup']:g}) where the matrix engine computes fp8."
         )
     return Claim(text)
+
+
+def _decode_label(quality_label: str, decode: pd.DataFrame) -> str | None:
+    """The :func:`format_table` row of a :func:`quality_table` row (same format, other label)."""
+    head = quality_label.split()[0].split("_")[0]
+    return next((f for f in decode.index if f.split()[0].split("_")[0] == head), None)
+
+
+def quality_claim(quality: pd.DataFrame, decode: pd.DataFrame) -> Claim:
+    """Signal-to-noise against decode speedup, from :func:`quality_table` and :func:`format_table`.
+
+    Returns:
+        Markdown: the formats in order of SNR (dB) with their decode speedups, and whether the
+        faster formats are the noisier ones here (read from both orders).
+    """
+    rows = sorted(quality.index, key=lambda f: -quality.loc[f, "snr_db"])
+    parts = []
+    speed = {}
+    for f in rows:
+        d = _decode_label(f, decode)
+        sp = float(decode.loc[d, "speedup"]) if d is not None else None
+        speed[f] = sp
+        parts.append(
+            f"{f} {quality.loc[f, 'snr_db']:g} dB"
+            + (f" (decode x{sp:g})" if sp is not None else "")
+        )
+    fast = {f: sp for f, sp in speed.items() if sp is not None and sp > 1}
+    quantized = [f for f in rows if f in fast]
+    ordered = all(fast[a] < fast[b] for a, b in itertools.pairwise(quantized))
+    verdict = (
+        "here the faster a format makes decode, the more signal it loses"
+        if ordered and len(quantized) > 1
+        else "here speed and signal do not trade off in order"
+    )
+    return Claim(
+        "Every format costs signal-to-noise against the exact float64 product (even bf16 "
+        f"operands): {', '.join(parts)}; {verdict}. Whether that error is acceptable is a "
+        "model-level question (perplexity, task accuracy), but this is the evidence that starts "
+        "the discussion, computed, not quoted."
+    )
+
+
+def layout_takeaway_claim(
+    table: pd.DataFrame, model: str = "resnet50", hw: str = "h100-sxm", *, batch: int = 32
+) -> Claim:
+    """What per-layer layout conversion costs against the convolutions, from :func:`layout_table`.
+
+    Returns:
+        Markdown bullet: the transforms' FLOPs (none: pure traffic), their count and time
+        without and with propagation (NHWC), against the convolutions' time (ms).
+    """
+    off = MapOptions(layout="NHWC", layout_propagation=False)
+    mp = mapping(model, hw, batch=batch, options=off)
+    moves = [k for k in mp.kernels if k.kernel.kind == "layout"]
+    convs = sum(k.cost.total_s for k in mp.kernels if k.kernel.kind == "conv") * 1e3
+    flops = sum(k.kernel.flops for k in moves)
+    t_off = table.loc[("NHWC", False), "transform_ms"]
+    t_on = table.loc[("NHWC", True), "transform_ms"]
+    n_off = table.loc[("NHWC", False), "transforms"]
+    n_on = table.loc[("NHWC", True), "transforms"]
+    r = t_off / convs if convs else 0.0
+    size = "as much as" if 0.8 <= r <= 1.25 else ("more than" if r > 1 else "less than")
+    pure = "pure traffic (no FLOPs)" if flops == 0 else f"mostly traffic ({flops:.3g} FLOPs)"
+    return Claim(
+        f"- Layout transforms are {pure}. Converting per layer (NHWC, no propagation) runs "
+        f"{n_off} of them in {t_off:.3g} ms, {size} the convolutions themselves "
+        f"({convs:.3g} ms, x{r:.2f}); propagating the layout leaves {n_on} ({t_on:.3g} ms). "
+        "Choose the layout once and propagate it."
+    )
+
+
+def int4_pitfall_claim(
+    model: str = "llama2-7b",
+    hw: str = "h100-sxm",
+    *,
+    seq: int = 2048,
+    kernel: str = "layers.0.mlp.up_proj",
+) -> Claim:
+    """int4 weight-only bytes per weight and dequantization work, as the mapper lowers them.
+
+    Returns:
+        Markdown bullet: bytes per weight of ``kernel`` in int4 against bf16 (the group scale
+        and zero point included), the share they add over a bare quarter, the dequantization
+        instructions per weight, and the prefill speedup of int4 (``format_table``).
+    """
+    bf = mapping(model, hw, phase="prefill", seq=seq).kernel(kernel).kernel.gemm
+    q4 = mapping(model, hw, phase="prefill", seq=seq, options=MapOptions(weight_dtype="int4"))
+    g = q4.kernel(kernel).kernel.gemm
+    if bf is None or g is None:
+        raise WorkbenchError(f"int4_pitfall_claim: {kernel} is not a GEMM")
+    quarter = bf.b_bytes / 4
+    extra = g.b_bytes / quarter - 1
+    pre = mapping(model, hw, phase="prefill", seq=seq).time_s / q4.time_s
+    return Claim(
+        f"- Counting int4 as a quarter of the bf16 bytes: the mapped `{kernel}` "
+        f"({g.k}x{g.n}) reads {g.b_bytes:.4g} bytes per weight, not {quarter:g}: each group's "
+        f"fp16 scale and zero point add {extra:.2%}, so its weights are "
+        f"x{g.b_bytes / bf.b_bytes:.3g} of bf16's, not x0.25. And every weight is dequantized in "
+        f"the GEMM's main loop ({g.b_dequant_ops:g} vector instructions each): int4 prefill "
+        f"runs at x{pre:.2f} the bf16 speed here ({'slower' if pre < 1 else 'faster'})."
+    )
+
+
+def outlier_pitfall_claim(
+    *, m: int = 64, n: int = 512, k: int = 1024, seed: int = 0, outlier: float = 100.0
+) -> Claim:
+    """One outlier channel under a per-tensor and a per-channel int8 scale, measured.
+
+    The weight of :func:`quality_table` (same seed and shape) with output channel 0 scaled by
+    ``outlier``; ``x @ w`` with ``w`` int8 (one scale per tensor, then one per output channel)
+    against the exact float64 product, SNR over the other channels' outputs.
+
+    Returns:
+        Markdown bullet: the SNR (dB) of the other channels with each scale.
+    """
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    w = (rng.standard_normal((k, n)) / np.sqrt(k)).astype(np.float32)
+    w[:, 0] *= outlier
+    exact = x.astype(np.float64) @ w.astype(np.float64)
+    snr = {}
+    for label, axis in (("tensor", None), ("channel", 1)):
+        out = x.astype(np.float64) @ fake_quantize(w, "int8", axis=axis).astype(np.float64)
+        snr[label] = error_metrics(out[:, 1:], exact[:, 1:]).snr_db
+    lost = snr["channel"] - snr["tensor"]
+    verdict = (
+        "the single large value crushes the resolution of every other channel."
+        if lost > 6.0  # NOTE: 6 dB = one bit of resolution lost
+        else f"here the outlier costs the other channels only {lost:.1f} dB."
+    )
+    return Claim(
+        f"- Per-tensor scales on a tensor with an outlier channel: with one output channel of "
+        f"`w` x{outlier:g}, int8 with one scale per tensor leaves the other {n - 1} channels "
+        f"{snr['tensor']:.1f} dB of SNR, one scale per channel {snr['channel']:.1f} dB: {verdict}"
+    )
+
+
+def batch_pitfall_claim(
+    model: str = "llama2-7b",
+    hw: str = "h100-sxm",
+    *,
+    seq: int = 512,
+    batches: tuple[int, ...] = (1, 16, 64, 128),
+    weight_dtype: str = "int8",
+) -> Claim:
+    """The decode speedup of a weight-only format across batch sizes, with ``up_proj``'s class.
+
+    Every setting is one the explorer accepts (:func:`setting_refusal`).
+
+    Returns:
+        Markdown bullet: the speedup (bf16 time over ``weight_dtype``'s) at each batch, the
+        class of quantized ``up_proj``, and whether the speedup falls as the batch grows.
+    """
+    parts, gains, classes = [], [], []
+    for b in batches:
+        why = setting_refusal(model, hardware(hw), phase="decode", batch=b, seq=seq)
+        if why:
+            raise WorkbenchError(f"batch_pitfall_claim: batch {b} is refused: {why}")
+        base = mapping(model, hw, phase="decode", seq=seq, batch=b)
+        q = mapping(
+            model, hw, phase="decode", seq=seq, batch=b,
+            options=MapOptions(weight_dtype=weight_dtype),
+        )  # fmt: skip
+        gains.append(base.time_s / q.time_s)
+        cls = q.kernel("layers.0.mlp.up_proj").cost.bottleneck
+        classes.append(cls)
+        parts.append(f"x{gains[-1]:.3g} at batch {b} (`up_proj` **{cls}**)")
+    falls = all(b < a for a, b in itertools.pairwise(gains))
+    crosses = classes[0].startswith("bandwidth") and classes[-1] == "compute"
+    return Claim(
+        f"- Comparing formats at one batch size: {weight_dtype} weight-only speeds a decode step "
+        f"({seq:,}-token context) {', '.join(parts)}: its value "
+        + (
+            "falls as the batch grows"
+            + (" and the GEMMs cross from bandwidth- to compute-bound." if crosses else ".")
+            if falls
+            else "does not fall steadily with the batch here."
+        )
+    )
+
+
+def nchw_pitfall_claim(table: pd.DataFrame) -> Claim:
+    """Whether NCHW is free in this model, read from a :func:`layout_table` frame.
+
+    Returns:
+        Markdown bullet: NCHW's transforms and time against NHWC with propagation, and the
+        presentation advice that follows from them.
+    """
+    nchw = table.loc[("NCHW", True)]
+    nhwc = table.loc[("NHWC", True)]
+    if nchw["total_ms"] <= nhwc["total_ms"]:
+        return Claim(
+            '- Reading the layout table as "NCHW is free": this profile charges nothing for '
+            "NCHW tensor-core convolutions, which real libraries convert internally; say so "
+            "when you present it."
+        )
+    return Claim(
+        f"- Reading NCHW as free: even with propagation, NCHW runs {int(nchw['transforms'])} "
+        f"transforms ({nchw['transform_ms']:.3g} ms, the conversion a tensor-core convolution "
+        f"makes internally) and takes {nchw['total_ms']:.3g} ms against NHWC's "
+        f"{nhwc['total_ms']:.3g} ms (x{nchw['total_ms'] / nhwc['total_ms']:.2f})."
+    )
+
+
+def pitfall_claim(layouts: pd.DataFrame, model: str = "llama2-7b", hw: str = "h100-sxm") -> Claim:
+    """The lesson's four pitfalls, each computed (see the ``*_pitfall_claim`` functions)."""
+    parts = (
+        int4_pitfall_claim(model, hw),
+        outlier_pitfall_claim(),
+        batch_pitfall_claim(model, hw),
+        nchw_pitfall_claim(layouts),
+    )
+    return Claim("\n".join(p.text for p in parts))

@@ -30,7 +30,6 @@ from workbench.exercises._lesson06_measured import (
 from workbench.exercises._lesson06_panel import (
     PANEL_MOVES,
     PANEL_SCENARIO,
-    PanelMove,
     panel_move_claim,
 )
 from workbench.exercises._lesson06_rules import pitfalls, takeaways
@@ -45,7 +44,6 @@ __all__ = [
     "PANEL_MOVES",
     "PANEL_SCENARIO",
     "V100_TRACE",
-    "PanelMove",
     "check_first_failing",
     "check_stall_prediction",
     "check_step_time",

@@ -1,19 +1,41 @@
-"""Lesson 07, preparing a senior design review: helpers and self-checks."""
+"""Lesson 07, preparing a senior design review: helpers, computed claims and self-checks."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from workbench.errors import WorkbenchError
 from workbench.exercises._check import CheckResult, compare
+from workbench.exercises._claims import Claim
+from workbench.exercises._shared import mapping
 from workbench.hw import load_hardware
 from workbench.mapper import ModelMapping, map_model
 from workbench.models import build_graph
-from workbench.review import SCENARIOS, build_scenario, triage
+from workbench.options import MapOptions
+from workbench.review import SCENARIOS, build_scenario, load_guardrails, triage
+from workbench.review.triage import TriageReport
 
 __all__ = [
+    "PANEL_MOVES",
+    "PANEL_START",
+    "PanelStep",
+    "barrier_cost_us",
+    "check_barrier_cost",
     "check_dominant_bottleneck",
     "check_release_decision",
     "dominant_bottleneck",
+    "panel_claim",
+    "panel_report",
+    "panel_steps",
     "review_mapping",
+    "slice_pitfall_claim",
+    "stale_pitfall_claim",
 ]
+
+#: The triage panel as the lesson builds it (``TriagePanel(scenario=...)``, no simulation).
+PANEL_START = "unchanged"
+#: The scenarios the lesson tells the student to switch the panel to, in order.
+PANEL_MOVES = ("barrier-per-layer",)
 
 
 def review_mapping(
@@ -82,4 +104,177 @@ def check_release_decision(
         hint2="one of ship, ship behind a flag, cannot sign off, roll back: every guardrail "
         "reads evidence from both runs before it can hold or fail",
         strict=strict,
+    )
+
+
+# --- the panel's instruction, computed as the panel computes it ---------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PanelStep:
+    """One instruction for the triage panel: pick ``after`` in its scenario dropdown."""
+
+    before: str
+    after: str
+
+    @property
+    def instruction(self) -> str:
+        """The instruction as the lesson says it (Markdown)."""
+        return f"switch **scenario** to `{self.after}`"
+
+
+def panel_steps(
+    start: str = PANEL_START, moves: tuple[str, ...] = PANEL_MOVES
+) -> tuple[PanelStep, ...]:
+    """The panel instructions as data, each from the scenario the previous one left."""
+    steps, at = [], start
+    for name in moves:
+        if name not in SCENARIOS or name == at:
+            raise WorkbenchError(f"panel step {at!r} -> {name!r}: not a different scenario")
+        steps.append(PanelStep(at, name))
+        at = name
+    return tuple(steps)
+
+
+def panel_report(scenario: str, *, simulate: bool = False) -> TriageReport:
+    """The triage the panel shows for ``scenario`` (its declared change; no simulation)."""
+    base, cand = build_scenario(scenario)
+    return triage(base, cand, changed=SCENARIOS[scenario].changed, simulate=simulate)
+
+
+def _headline(r: TriageReport) -> str:
+    h = r.headline()
+    return (
+        f"time {r.baseline.model.time_s * 1e6:.1f} → {r.candidate.model.time_s * 1e6:.1f} us "
+        f"({h['compared']} {h['change']:+.1%})"
+    )
+
+
+def panel_claim(start: str = PANEL_START, moves: tuple[str, ...] = PANEL_MOVES) -> Claim:
+    """What the panel shows at its start and after each of :func:`panel_steps`.
+
+    The decision itself is left to the panel (Exercise 2 asks for it with the simulation).
+
+    Returns:
+        Markdown: the headline's time change and the first failing mechanism with its owner,
+        at the start and after each step.
+    """
+
+    def where(r: TriageReport) -> str:
+        ff = r.first_failing
+        if ff is None:
+            return "no failing mechanism"
+        owner = r.owner.role if r.owner else "?"
+        return f"first failing mechanism **{ff.mechanism}** (owner: {owner})"
+
+    first = panel_report(start)
+    lines = [f"- The panel opens on `{start}`: {_headline(first)}, {where(first)}."]
+    for step in panel_steps(start, moves):
+        r = panel_report(step.after)
+        lines.append(
+            f"- Then {step.instruction}: {_headline(r)}, {where(r)}; the decision and its "
+            "reasons are in the headline."
+        )
+    return Claim("\n".join(lines))
+
+
+# --- exercise 3: the barrier build priced from first principles -----------------------------
+
+
+def barrier_cost_us(model: str = "llama2-7b", hw: str = "h100-sxm", *, seq: int = 2048) -> float:
+    """Microseconds the per-layer debugging barrier adds to one decode step (mapped twice)."""
+    on = mapping(model, hw, phase="decode", seq=seq, options=MapOptions(barrier_per_layer=True))
+    return (on.time_s - mapping(model, hw, phase="decode", seq=seq).time_s) * 1e6
+
+
+def check_barrier_cost(
+    answer: float,
+    *,
+    model: str = "llama2-7b",
+    hw: str = "h100-sxm",
+    seq: int = 2048,
+    strict: bool | None = None,
+) -> CheckResult:
+    """Check the microseconds a barrier after every layer adds to a decode step, within 1 %.
+
+    The expected value is the mapper's (:func:`barrier_cost_us`): the learner counts the
+    syncs and prices one from the profile's overheads.
+    """
+    return compare(
+        f"barrier build cost[{model},{hw}] (µs)",
+        answer,
+        barrier_cost_us(model, hw, seq=seq),
+        rel_tol=0.01,
+        hint="count the syncs (one after each top-level layer), then price one sync",
+        hint2="a sync costs the barrier itself plus the launch it stops the graph from hiding: "
+        "the next kernel pays the host's launch instead of the in-graph gap; the three figures "
+        "are the profile's overheads, and the answer is in microseconds",
+        strict=strict,
+    )
+
+
+# --- pitfalls, computed ------------------------------------------------------------------------
+
+
+def stale_pitfall_claim(
+    model: str = "gpt2", hw: str = "h100-sxm", *, seq: int = 512, other_seq: int = 1024
+) -> Claim:
+    """How the pack's headline figures move when the mapping changes (a typed figure would not).
+
+    Returns:
+        Markdown bullet: MFU and step time at ``seq`` and at ``other_seq`` tokens (prefill).
+    """
+    a = review_mapping(model, hw, phase="prefill", seq=seq)
+    b = review_mapping(model, hw, phase="prefill", seq=other_seq)
+    return Claim(
+        f"- Typing a figure into the review by hand: this pack's MFU is {a.mfu:.1%} and its "
+        f"step {a.time_s * 1e6:.1f} µs at {seq:,} tokens; the same model mapped at "
+        f"{other_seq:,} tokens gives {b.mfu:.1%} and {b.time_s * 1e6:.1f} µs, so a typed "
+        f"{a.mfu:.1%} is {abs(b.mfu - a.mfu) * 100:.1f} points off the moment the prompt "
+        "length changes. The pack recomputes; a typed figure does not."
+    )
+
+
+def slice_pitfall_claim(scenarios: tuple[str, ...] | None = None) -> Claim:
+    """Per practice scenario, the step-time change on each judged slice of its matrix.
+
+    Each judged slice's change is set against the step-time guardrail (flag and roll-back
+    thresholds of the built-in guardrails file).
+
+    Returns:
+        Markdown bullet: the scenario whose judged slices differ most (the change at each),
+        and whether any change is inside the guardrail on one slice and beyond it on another.
+    """
+    g = next(x for x in load_guardrails().guardrails if x.metric == "time_s")
+    names = scenarios or tuple(n for n in SCENARIOS if n != "unchanged")
+    spread = []
+    split = []
+    for name in names:
+        r = panel_report(name)
+        changes = [
+            (row["slice"], row["candidate"]["time_s"] / row["baseline"]["time_s"] - 1)
+            for row in r.matrix
+            if row.get("judged", True) and row["baseline"].get("time_s")
+        ]
+        if len(changes) < 2:
+            continue
+        lo, hi = min(c for _, c in changes), max(c for _, c in changes)
+        spread.append((hi - lo, name, changes))
+        if lo <= g.flag_at < g.rollback_at < hi:
+            split.append(name)
+    if not spread:
+        return Claim("- Reviewing one slice: no scenario here has two judged slices.")
+    _, name, changes = max(spread)
+    shown = ", ".join(f"{c:+.1%} on {s}" for s, c in changes)
+    verdict = (
+        f"{', '.join(f'`{n}`' for n in split)} pass the step-time guardrail on one slice and "
+        "fail it on another"
+        if split
+        else f"no practice scenario passes the step-time guardrail (flag beyond "
+        f"{g.flag_at:+.0%}, roll back beyond {g.rollback_at:+.0%}) on one slice and fails it "
+        "on another, but the size of the regression depends on the slice"
+    )
+    return Claim(
+        f"- Reviewing one slice: `{name}` moves the step time {shown}; {verdict}. The "
+        "validation matrix shows every slice, so the worst one decides."
     )

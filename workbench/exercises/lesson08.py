@@ -13,7 +13,9 @@ import pandas as pd
 from workbench.errors import WorkbenchError
 from workbench.exercises._check import CheckResult, compare
 from workbench.exercises._claims import BOTTLENECK_SYNONYMS, Claim
+from workbench.exercises._moves import ControlMove, phrase_move
 from workbench.exercises._shared import hardware, mapping
+from workbench.mapper import ModelMapping
 from workbench.models import build_graph
 from workbench.models.presets import PRESETS
 from workbench.options import MapOptions
@@ -21,21 +23,38 @@ from workbench.platform.fit import fit_check, kv_bytes_per_token, setting_refusa
 from workbench.report.charts import roofline_points
 
 __all__ = [
+    "EXPLORER",
     "WidgetMove",
     "check_decode_bottleneck",
     "check_kv_bytes",
+    "explorer_claim",
+    "explorer_moves",
     "fit_claim",
     "fused_attention_table",
     "gqa_claim",
     "kv_claim",
     "kv_growth_table",
+    "kv_takeaway_claim",
     "phase_claim",
     "phase_table",
+    "pitfall_claim",
+    "question_claim",
     "roofline_move_table",
     "takeaway_claim",
     "widget_claim",
+    "widget_move_table",
     "widget_moves",
 ]
+
+#: The explorer's controls as lesson 08 builds it (every fusion rule on).
+EXPLORER: dict[str, object] = {
+    "model": "llama2-7b",
+    "hardware": "h100-sxm",
+    "phase": "decode",
+    "batch": 8,
+    "seq": 2048,
+    "flash_attention": True,
+}
 
 
 def phase_table(model: str, hw: str, *, seq: int = 2048, batch: int = 1) -> pd.DataFrame:
@@ -302,7 +321,7 @@ def widget_claim(model: str, hw: str, *, batch: int = 8) -> Claim:
     """
     seq_move, batch_move = widget_moves(model, hw, batch=batch)
     (s0, s1), (b0, b1) = seq_move.settings(), batch_move.settings()
-    t = roofline_move_table(model, hw, settings=(s0, s1, b0, b1))
+    t = roofline_move_table(model, hw, settings=tuple(dict.fromkeys((s0, s1, b0, b1))))
     a = t.loc["attn.sdpa"]
     g = t.loc["mlp.up_proj"]
     seq_a = _moves(a.loc[s0, "intensity"], a.loc[s1, "intensity"])
@@ -402,3 +421,169 @@ def takeaway_claim(model: str, hw: str, *, seq: int = 2048, long_seq: int = 4096
         "time."
     )
     return Claim(first + "\n" + second)
+
+
+def widget_move_table(model: str, hw: str, *, batch: int = 8) -> pd.DataFrame:
+    """:func:`roofline_move_table` at exactly the settings of :func:`widget_moves`."""
+    seq_move, batch_move = widget_moves(model, hw, batch=batch)
+    settings = (*seq_move.settings(), *batch_move.settings())
+    return roofline_move_table(model, hw, settings=tuple(dict.fromkeys(settings)))
+
+
+def explorer_moves() -> tuple[ControlMove, ...]:
+    """Lesson 08's other explorer instructions, as data, each from :data:`EXPLORER`.
+
+    Switch to prefill; untick ``flash_attention`` there; then two pushes the explorer refuses
+    (a context past the model's positions, a batch whose KV cache does not fit): the refusal,
+    and its reason on screen, is what they teach.
+    """
+    prefill = {**EXPLORER, "phase": "prefill"}
+
+    def move(
+        state: dict[str, object], control: str, end: object, refused: bool = False
+    ) -> ControlMove:
+        setting = tuple((k, v) for k, v in state.items() if k != control)
+        return ControlMove(widget="MappingExplorer", control=control, start=state[control],
+                           end=end, setting=setting, refused=refused)  # fmt: skip
+
+    return (
+        move(EXPLORER, "phase", "prefill"),
+        move(prefill, "flash_attention", False),
+        move(EXPLORER, "seq", 4096, refused=True),
+        move(EXPLORER, "batch", 128, refused=True),
+    )
+
+
+def _explorer_mapping(state: dict[str, object]) -> tuple[str, ModelMapping | None]:
+    """``(refusal, mapping)`` of the explorer at ``state``, as the explorer computes them."""
+    model, hw, phase = str(state["model"]), str(state["hardware"]), str(state["phase"])
+    batch, seq = int(str(state["batch"])), int(str(state["seq"]))
+    why = setting_refusal(model, hardware(hw), phase=phase, batch=batch, seq=seq)
+    if why:
+        return why, None
+    off = () if state.get("flash_attention", True) else ("flash_attention",)
+    opts = MapOptions(disabled_fusion=off)
+    return "", mapping(model, hw, phase=phase, batch=batch, seq=seq, options=opts)
+
+
+def _attention_bytes(m: ModelMapping) -> float:
+    """Off-chip bytes of the attention kernels other than the projections, bytes."""
+    level = m.hardware.offchip.name
+    return sum(
+        k.cost.bytes_at(level)
+        for k in m.kernels
+        if k.kernel.layer_type == "attention" and "proj" not in k.kernel.name
+    )
+
+
+def _phase_line(head: str, state: dict[str, object], a: ModelMapping, b: ModelMapping) -> str:
+    p0, p1 = (
+        next(p for p in roofline_points(m) if p["kernel"] == "layers.0.attn.sdpa") for m in (a, b)
+    )
+    r = p1["intensity"] / p0["intensity"]
+    where = "stays put" if 0.9 <= r <= 1.1 else f"moves {'right' if r > 1 else 'left'} (x{r:,.3g})"
+    return (
+        f"{head} (batch {state['batch']}, seq {int(str(state['seq'])):,}): the step goes from "
+        f"{a.time_s * 1e3:.3g} ms for {a.items_per_step:,} tokens to {b.time_s * 1e3:.3g} ms for "
+        f"{b.items_per_step:,}; attention's point {where} (to {p1['intensity']:.3g} FLOP/byte) "
+        f"and its class goes from **{p0['bottleneck']}** to **{p1['bottleneck']}**."
+    )
+
+
+def explorer_claim() -> Claim:
+    """What each of :func:`explorer_moves` does, computed with the explorer's own check and map.
+
+    Returns:
+        Markdown bullets: the step and attention's roofline point before and after the phase
+        switch; the attention kernels' off-chip bytes and the step with ``flash_attention`` off;
+        the refusal line the explorer shows for each push.
+    """
+    lines = []
+    for mv in explorer_moves():
+        _, before = _explorer_mapping(mv.state())
+        why, after = _explorer_mapping(mv.state(after=True))
+        head = f"- {phrase_move(mv)}"
+        if before is None or after is None:
+            lines.append(f"{head}: no step time; the explorer says why: *{why}*.")
+        elif mv.control == "phase":
+            lines.append(_phase_line(head, mv.state(), before, after))
+        else:
+            b0, b1 = _attention_bytes(before), _attention_bytes(after)
+            lines.append(
+                f"{head} (in prefill): attention's off-chip bytes go from {b0 / 1e9:.3g} GB to "
+                f"{b1 / 1e9:.3g} GB (x{b1 / b0:.3g}) and the step from "
+                f"{before.time_s * 1e3:.3g} ms to {after.time_s * 1e3:.3g} ms."
+            )
+    return Claim("\n".join(lines))
+
+
+def question_claim(table: pd.DataFrame, short: int, long: int) -> Claim:
+    """The senior-engineer question, its figures read from :func:`kv_growth_table`.
+
+    Args:
+        table: A :func:`kv_growth_table` frame with rows ``short`` and ``long``.
+        short: The old context limit's cached tokens.
+        long: The new one's.
+    """
+    a, b = table.loc[short], table.loc[long]
+    return Claim(
+        f'*"Your decode step went from {a["decode_ms"]:g} ms to {b["decode_ms"]:g} ms '
+        f"(x{b['decode_ms'] / a['decode_ms']:.2f}) when the product team raised the context "
+        f"limit from {short:,} to {long:,} cached tokens. Which kernel got slower, what limits "
+        'it, and what would you change first?"*'
+    )
+
+
+def kv_takeaway_claim(table: pd.DataFrame, model: str, other: str) -> Claim:
+    """The KV-cache takeaway, from :func:`kv_growth_table` and the two models' configurations.
+
+    Returns:
+        A Markdown bullet: how the cache grows between the table's first and last context, where
+        it overtakes the weights and half the decode step (:func:`kv_claim`), and what
+        grouped-query attention does to it (:func:`gqa_claim`).
+    """
+    lo, hi = table.index.min(), table.index.max()
+    grow = table.loc[hi, "kv_gib"] / table.loc[lo, "kv_gib"]
+    return Claim(
+        f"- The KV cache is per sequence and per token: from {lo:,} to {hi:,} tokens it grows "
+        f"x{grow:.3g} (x{hi / lo:.3g} the tokens). {kv_claim(table, model).text} "
+        f"{gqa_claim(model, other).text}"
+    )
+
+
+def pitfall_claim(
+    model: str, hw: str, phases: pd.DataFrame, *, batch: int = 64, context: int = 4096
+) -> Claim:
+    """The lesson's pitfalls, each with the figure that makes it one.
+
+    Args:
+        model: Preset name.
+        hw: Hardware profile.
+        phases: A :func:`phase_table` frame.
+        batch: Sequences of the memory-sizing pitfall.
+        context: Their context, tokens.
+
+    Returns:
+        Markdown bullets: time per token in decode against prefill; the KV cache against the
+        weights at ``batch`` x ``context``; what batch 1 -> the farthest accepted batch does to
+        ``up_proj``'s and attention's intensity (:func:`widget_move_table`).
+    """
+    per = phases.loc["decode", "us_per_token"] / phases.loc["prefill", "us_per_token"]
+    f = fit_check(model, hardware(hw), batch=batch, context=context)
+    _, batch_move = widget_moves(model, hw)
+    t = widget_move_table(model, hw)
+    (b0, s0), (b1, s1) = batch_move.settings()
+    g = t.loc["mlp.up_proj"]
+    a = t.loc["attn.sdpa"]
+    gx = g.loc[(b1, s1), "intensity"] / g.loc[(b0, s0), "intensity"]
+    ax = a.loc[(b1, s1), "intensity"] / a.loc[(b0, s0), "intensity"]
+    return Claim(
+        f"- Quoting one tokens-per-second figure without saying prefill or decode: here a "
+        f"decode token costs x{per:.0f} a prefill token.\n"
+        f"- Sizing memory for weights only: {batch} sequences of {context:,} tokens hold a KV "
+        f"cache of {f.kv_bytes / 2**30:.3g} GiB, x{f.kv_bytes / f.weights_bytes:.3g} the "
+        f"weights.\n"
+        f"- Assuming batching helps attention the way it helps GEMMs: batch {b0} -> {b1} moves "
+        f"`up_proj`'s intensity x{gx:.3g} and attention's x{ax:.3g} (every sequence reads its "
+        "own cache)."
+    )

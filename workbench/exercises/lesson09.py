@@ -6,32 +6,77 @@ variants, and a measured autotune of a small kernel on the execution engine (Num
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import pandas as pd
 
+from workbench.cost.model import Cost
 from workbench.cost.search import rank
+from workbench.errors import WorkbenchError
 from workbench.execution.backend import resolve_backend
 from workbench.execution.measure import measure
 from workbench.execution.run import make_inputs
 from workbench.exercises._check import CheckResult, compare
 from workbench.exercises._claims import Claim
 from workbench.exercises._shared import hardware, mapping
-from workbench.options import MapOptions
+from workbench.mapper import KernelMapping
+from workbench.options import MapOptions, TileOverride
+from workbench.report.charts.tiles import forced_tile
+from workbench.scheduling.tiling import Tiling
 from workbench.tuning import TuneResult, sweep_best_plan
 from workbench.tuning.autotune import tune_result
 
 __all__ = [
+    "LAB",
+    "LAB_MOVES",
+    "LabSetting",
+    "LabStep",
     "autotune_kernel",
     "candidates_claim",
     "candidates_table",
     "check_distinct_plans",
     "check_model_pick_rank",
     "check_plan_prediction",
+    "check_waves",
+    "lab_claim",
+    "lab_prediction",
+    "lab_steps",
+    "measured_pitfall_claim",
+    "numpy_claim",
     "plan_claim",
     "plan_table",
+    "shape_takeaway_claim",
+    "static_plan_claim",
+    "variant_claim",
     "variant_table",
 ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LabSetting:
+    """The tiling lab's constructor arguments (prefill, batch 1, bf16: the lab's defaults).
+
+    Attributes:
+        model: Preset name.
+        kernel: The GEMM kernel under study.
+        hardware: Hardware profile name.
+        seq: Tokens (the GEMM's M).
+    """
+
+    model: str
+    kernel: str
+    hardware: str
+    seq: int
+
+
+#: The tiling lab as the lesson builds it (``TilingLab(model=..., kernel=..., ...)``).
+LAB = LabSetting(model="gpt2", kernel="layers.0.mlp.up_proj", hardware="h100-sxm", seq=64)
+#: The slider moves the lesson instructs, in order, each from where the previous one left.
+LAB_MOVES: tuple[tuple[str, int], ...] = (("tile_n", 128), ("tile_n", 32))
+#: The lab's sliders: a setting is ``(tile_m, tile_n, tile_k, stages, split_k)``.
+_LAB_CONTROLS = ("tile_m", "tile_n", "tile_k", "stages", "split_k")
 
 
 def plan_table(
@@ -256,5 +301,333 @@ def check_plan_prediction(
         },
         hint="the GEMM's shape is what the cost model sees: what are its M, N and K at each point?",
         hint2="one of same, different",
+        strict=strict,
+    )
+
+
+# --- the tiling lab's instructions, predicted as the lab predicts ------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LabStep:
+    """One lab instruction: set slider ``control`` to ``value``, from ``before`` to ``after``.
+
+    ``before`` and ``after`` are the sliders' values ``(tile_m, tile_n, tile_k, stages,
+    split_k)``.
+    """
+
+    control: str
+    value: int
+    before: tuple[int, int, int, int, int]
+    after: tuple[int, int, int, int, int]
+
+    @property
+    def instruction(self) -> str:
+        """The instruction as the lesson says it (Markdown)."""
+        return f"drag **{self.control}** to {self.value}"
+
+
+def _lab_kernel(lab: LabSetting) -> KernelMapping:
+    # NOTE: the lab maps build_graph(model, phase="prefill", batch=1, seq=seq) with no options.
+    return mapping(lab.model, lab.hardware, seq=lab.seq).kernel(lab.kernel)
+
+
+def lab_prediction(
+    setting: tuple[int, int, int, int, int], *, lab: LabSetting = LAB
+) -> tuple[Tiling, Cost]:
+    """The lab's prediction at slider values ``setting`` (its own forced-tile ranking)."""
+    m, n, k, stages, split_k = setting
+    km = _lab_kernel(lab)
+    forced = forced_tile(km.kernel.name, m, n, k, split_k=split_k, stages=stages)
+    return rank(km.kernel, hardware(lab.hardware), MapOptions(tiles=(forced,)), k=1)[0]
+
+
+def lab_steps(
+    moves: tuple[tuple[str, int], ...] = LAB_MOVES, *, lab: LabSetting = LAB
+) -> tuple[LabStep, ...]:
+    """The lab instructions as data, from the searched tiling the lab starts at.
+
+    Raises:
+        WorkbenchError: An unknown slider, or a move that changes nothing.
+    """
+    t = _lab_kernel(lab).tiling
+    at: tuple[int, int, int, int, int] = (t.tile_m, t.tile_n, t.tile_k, t.stages, t.split_k)
+    steps = []
+    for control, value in moves:
+        if control not in _LAB_CONTROLS:
+            raise WorkbenchError(f"the tiling lab has no slider {control!r}")
+        i = _LAB_CONTROLS.index(control)
+        values = list(at)
+        values[i] = value
+        nxt = (values[0], values[1], values[2], values[3], values[4])
+        if nxt == at:
+            raise WorkbenchError(f"the instruction {control} -> {value} changes nothing")
+        steps.append(LabStep(control, value, at, nxt))
+        at = nxt
+    return tuple(steps)
+
+
+def _binding_bytes(t: Tiling, c: Cost) -> tuple[str, float]:
+    level = c.bottleneck.split(":")[1] if c.bottleneck.startswith("bandwidth:") else ""
+    return level, dict(t.traffic).get(level, 0.0)
+
+
+def lab_claim(moves: tuple[tuple[str, int], ...] = LAB_MOVES, *, lab: LabSetting = LAB) -> Claim:
+    """What each of :func:`lab_steps` does to the lab's tiles, SRAM use and predicted time.
+
+    Returns:
+        A Markdown list: per step, tiles on the cores, SRAM (KiB of capacity), predicted time
+        (µs) before and after, and the reason read from the numbers (fewer tiles than cores, or
+        more traffic at the binding level); then what **Measure** does.
+    """
+    lines = []
+    cores = hardware(lab.hardware).matrix_engine.cores
+    for step in lab_steps(moves, lab=lab):
+        (ta, ca), (tb, cb) = (
+            lab_prediction(step.before, lab=lab),
+            lab_prediction(step.after, lab=lab),
+        )
+        slower = cb.total_s > ca.total_s
+        level, bytes_a = _binding_bytes(ta, ca)
+        _, bytes_b = _binding_bytes(tb, cb)
+        busy_a, busy_b = min(ta.tiles, cores), min(tb.tiles, cores)
+        if busy_b != busy_a and (busy_b < busy_a) == slower:
+            why = f"{'fewer' if slower else 'more'} of the {cores} cores get a tile"
+        elif level and bytes_b != bytes_a and (bytes_b > bytes_a) == slower:
+            why = f"{level} traffic x{bytes_b / bytes_a:.3g}"
+        else:
+            why = "see the lab's evidence line"
+        lines.append(
+            f"- {step.instruction[0].upper()}{step.instruction[1:]}: {tb.tiles} tiles on "
+            f"{cores} cores instead of {ta.tiles}, SRAM {tb.sram_bytes / 1024:.0f} of "
+            f"{tb.sram_capacity_bytes / 1024:.0f} KiB instead of {ta.sram_bytes / 1024:.0f}, "
+            f"predicted {cb.total_s * 1e6:.3g} µs instead of {ca.total_s * 1e6:.3g} µs "
+            f"({'slower' if slower else 'faster'}: {why})."
+        )
+    steps = lab_steps(moves, lab=lab)
+    start_s = lab_prediction(steps[0].before, lab=lab)[1].total_s
+    ends = [lab_prediction(st.after, lab=lab)[1].total_s for st in steps]
+    if start_s < min(ends):
+        lines.append(f"- Neither move beats the searched tile ({start_s * 1e6:.3g} µs).")
+    lines.append(
+        "- Then press **Measure**: the lab times the current tile on this machine's backend "
+        "(a measured time, different on every run, so not printed here)."
+    )
+    return Claim("\n".join(lines))
+
+
+# --- claims on the plan tables -----------------------------------------------------------------
+
+
+def variant_claim(table: pd.DataFrame) -> Claim:
+    """What the model variants change, read from :func:`variant_table`.
+
+    Returns:
+        Markdown: whether the best tile differs between variants, and the range of waves and
+        wave efficiency.
+    """
+    tiles = table["best_tile"].unique()
+    w, e = table["waves"], table["wave_efficiency"]
+    tile = (
+        f"all {len(table)} variants get the same tile, `{tiles[0]}`"
+        if len(tiles) == 1
+        else f"the {len(table)} variants get {len(tiles)} different tiles"
+    )
+    return Claim(
+        f"The GEMM's N and K change with the model: {tile}, while the waves range from "
+        f"{w.min()} to {w.max()} and the wave efficiency from {e.min():.3g} to {e.max():.3g}."
+    )
+
+
+def _tiles_by(table: pd.DataFrame, fixed: str) -> list[str]:
+    """For each value of ``fixed`` (``batch`` or ``seq``), the tiles along the other axis."""
+    other = "batch" if fixed == "seq" else "seq"
+    out = []
+    for value, g in table["best_tile"].groupby(level=fixed):
+        if g.nunique() > 1:
+            along = ", ".join(str(v) for v in g.index.get_level_values(other))
+            out.append(f"{fixed} {value}, {other} {along}: {', '.join(f'`{t}`' for t in g)}")
+    return out
+
+
+def shape_takeaway_claim(plans: pd.DataFrame, variants: pd.DataFrame) -> Claim:
+    """Which of batch, sequence and model width move the best tile, read from the tables.
+
+    Returns:
+        A Markdown bullet: the rows where batch (at a fixed sequence) and sequence (at a fixed
+        batch) change the tile, and whether the variants' tiles differ.
+    """
+    by_batch = _tiles_by(plans, "seq")  # the tile along batch, at one sequence length
+    by_seq = _tiles_by(plans, "batch")  # the tile along the sequence, at one batch
+    moved = [name for name, rows in (("batch", by_batch), ("sequence", by_seq)) if rows]
+    if moved:
+        where = "; at ".join(rows[0] for rows in (by_batch, by_seq) if rows)
+        text = (
+            f"- The best plan is a function of shape: {' and '.join(moved)} move it (at {where}). "
+        )
+    else:
+        text = "- Neither batch nor sequence moves the best tile in this table. "
+    if variants["best_tile"].nunique() > 1:
+        text += "Model width moves it too (the variant table)."
+    else:
+        text += (
+            "Model width does not change the tile in the variant table, only its waves and "
+            "wave efficiency."
+        )
+    return Claim(text)
+
+
+def _forced_ratio(model: str, hw: str, kernel: str, tile: Tiling, batch: int, seq: int) -> float:
+    """Predicted time of ``kernel`` at (batch, seq) with ``tile``'s shape forced, over its best."""
+    own = mapping(model, hw, batch=batch, seq=seq).kernel(kernel)
+    forced = TileOverride(pattern=kernel, m=tile.tile_m, n=tile.tile_n, k=tile.tile_k)
+    _, cost = rank(own.kernel, hardware(hw), MapOptions(tiles=(forced,)), k=1)[0]
+    return cost.total_s / own.cost.total_s
+
+
+def static_plan_claim(
+    model: str = "llama2-7b",
+    hw: str = "h100-sxm",
+    *,
+    tuned_at: tuple[int, int] = (1, 16),
+    shapes: tuple[tuple[int, int], ...] = ((8, 128), (1, 2048), (64, 2048)),
+    kernel: str = "layers.0.mlp.up_proj",
+) -> Claim:
+    """The cost of shipping the tile tuned at one shape for every shape, predicted.
+
+    The best tile at ``tuned_at`` (batch, tokens) is forced at each of ``shapes`` (stages and
+    split-K still searched) and set against that shape's own best; and the other way round, the
+    best tile of the last shape forced at ``tuned_at``.
+
+    Returns:
+        A Markdown bullet: per shape, the shipped tile's predicted time over the best tile's,
+        and the reverse ratio.
+    """
+    tile = mapping(model, hw, batch=tuned_at[0], seq=tuned_at[1]).kernel(kernel).tiling
+    parts = [
+        f"x{_forced_ratio(model, hw, kernel, tile, b, s):.3g} at batch {b} x {s:,} tokens"
+        for b, s in shapes
+    ]
+    last = mapping(model, hw, batch=shapes[-1][0], seq=shapes[-1][1]).kernel(kernel).tiling
+    back = _forced_ratio(model, hw, kernel, last, *tuned_at)
+    cls = mapping(model, hw, batch=tuned_at[0], seq=tuned_at[1]).kernel(kernel).cost.bottleneck
+    reverse = (
+        f"costs nothing there (x{back:.2f}: the small shape is **{cls}**, whatever the tile)"
+        if back < 1.005
+        else f"costs x{back:.3g} there"
+    )
+    return Claim(
+        f"- Tuning once at the benchmark shape and shipping that plan for every shape: the "
+        f"tile tuned at batch {tuned_at[0]} x {tuned_at[1]:,} tokens, `{tile.shape}`, costs "
+        f"{', '.join(parts)} against each shape's own best (predicted). The other way round, "
+        f"the {shapes[-1][0]} x {shapes[-1][1]:,} tile `{last.shape}` at {tuned_at[0]} x "
+        f"{tuned_at[1]:,} {reverse}."
+    )
+
+
+# --- claims on a measured run (not checked by nbval: times differ between runs) ---------------
+
+
+def numpy_claim(
+    result: TuneResult,
+    model: str,
+    hw: str,
+    *,
+    seq: int = 64,
+    kernel: str = "layers.0.mlp.up_proj",
+) -> Claim:
+    """Whether the measured order follows the number of tile products NumPy runs.
+
+    The execution engine runs ``ceil(M / tile_m) x ceil(N / tile_n) x ceil(K / tile_k)``
+    small matrix products for a GEMM (``workbench.execution.gemm``); on a host that count, not
+    on-chip reuse, is what a tile changes.
+
+    Args:
+        result: An :func:`autotune_kernel` result of ``kernel`` (``model`` at ``seq`` tokens).
+        model: Preset name.
+        hw: The profile the cost model ranked for.
+        seq: Tokens.
+        kernel: Kernel name.
+
+    Returns:
+        A Markdown sentence: each candidate's product count and measured rank, and whether the
+        fewest products was the fastest and the model's pick won.
+    """
+    cs = result.candidates
+    if not cs:
+        return Claim("Nothing was timed (a plan-cache hit).")
+    g = mapping(model, hw, seq=seq).kernel(kernel).kernel.gemm
+    if g is None:
+        raise WorkbenchError(f"numpy_claim: {kernel} is not a GEMM")
+    calls = {
+        c.tiling.shape: math.ceil(g.m / c.tiling.tile_m)
+        * math.ceil(g.n / c.tiling.tile_n)
+        * math.ceil(g.k / c.tiling.tile_k)
+        for c in cs
+    }
+    parts = ", ".join(
+        f"`{c.tiling.shape}` {calls[c.tiling.shape]:,} products (measured rank "
+        f"{int(c.measured_rank)})"
+        for c in cs
+    )
+    fewest = min(cs, key=lambda c: calls[c.tiling.shape])
+    follows = "was" if fewest.measured_rank == 1 else "was not"
+    pick = next(c for c in cs if c.predicted_rank == 1)
+    won = "won" if pick.measured_rank == 1 else "did not win"
+    return Claim(
+        f"On `{result.backend}` a tile is a count of small matrix products, not on-chip reuse: "
+        f"{parts}. In this run the candidate with the fewest products {follows} the fastest, "
+        f"and the model's pick (ranked for `{hw}`) {won}: where the two rankings disagree is "
+        "the gap runtime autotuning closes."
+    )
+
+
+def measured_pitfall_claim(result: TuneResult, hw: str) -> Claim:
+    """The run-to-run spread and the host-to-device gap of a measured run.
+
+    Returns:
+        Markdown bullets: the spread of the model's pick's timed runs (slowest over fastest),
+        and its measured time against the cost model's prediction for ``hw``.
+    """
+    pick = next(c for c in result.candidates if c.predicted_rank == 1)
+    samples = pick.measured.samples
+    spread = max(samples) / min(samples) if samples and min(samples) > 0 else 1.0
+    gap = pick.measured.median_s / pick.predicted_s if pick.predicted_s else 0.0
+    return Claim(
+        f"- Trusting one timed run: the model's pick ran {len(samples)} times here, the slowest "
+        f"x{spread:.3g} the fastest; take the median of several after a warm-up.\n"
+        f"- Reading absolute NumPy times as device predictions: its median on "
+        f"`{result.backend}` is x{gap:,.0f} the `{hw}` prediction; compare rankings, not "
+        "seconds."
+    )
+
+
+# --- exercise 3: tiles and waves from first principles ----------------------------------------
+
+
+def check_waves(
+    answer: tuple[int, int],
+    *,
+    model: str = "llama2-7b",
+    hw: str = "h100-sxm",
+    batch: int = 1,
+    seq: int = 2048,
+    kernel: str = "layers.0.mlp.up_proj",
+    strict: bool | None = None,
+) -> CheckResult:
+    """Check ``(tiles, waves)`` of ``kernel``'s searched tiling at one shape.
+
+    The expected values are the mapper's (``tiling.tiles``, ``tiling.waves``); the learner
+    derives them from the GEMM's shape, the tile in the plan table and the core count.
+    """
+    t = mapping(model, hw, batch=batch, seq=seq).kernel(kernel).tiling
+    return compare(
+        f"tiles_and_waves[{kernel},b{batch},s{seq}]",
+        answer,
+        (t.tiles, t.waves),
+        hint="tiles: how many tile_m-row blocks cover M, times how many tile_n-column blocks "
+        "cover N (a partial block is still a tile); waves: the tiles dealt out to the cores",
+        hint2="M is batch x tokens and N the layer's output width; a last wave that is only "
+        "partly full still takes a whole wave; give two integers",
         strict=strict,
     )

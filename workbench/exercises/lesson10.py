@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 
 import pandas as pd
 
 from workbench.exercises._check import CheckResult, check_level, compare
 from workbench.exercises._claims import Claim
+from workbench.exercises._moves import ControlMove, phrase_move
 from workbench.exercises._shared import hardware
 from workbench.models.presets import PRESETS
 from workbench.serving import (
@@ -25,18 +27,39 @@ from workbench.serving import (
 from workbench.serving.step_time import TableStepTime
 
 __all__ = [
+    "PANEL",
+    "RATES",
     "check_knee_rate",
     "check_littles_law",
     "check_tail_prediction",
     "knee_claim",
     "latency_table",
+    "load_claim",
+    "panel_claim",
+    "panel_moves",
     "panel_sweep",
+    "pitfall_claim",
+    "question_claim",
     "step_table",
     "sweep",
     "tail_claim",
+    "takeaway_claim",
     "trace_claim",
     "trace_table",
+    "widget_claim",
+    "widget_moves",
 ]
+
+#: Offered rates of the lesson's sweep and its panel, requests/s.
+RATES = (1.0, 3.0, 5.0, 7.0, 9.0)
+#: The LatencyPanel's controls as the lesson builds it (1,500 requests per rate, :data:`RATES`).
+PANEL: dict[str, object] = {
+    "model": "llama2-7b",
+    "hardware": "h100-sxm",
+    "trace": "production-chat",
+    "max_batch": 32,
+    "sla_ms": 15000.0,
+}
 
 
 def step_table(model: str, hw: str, max_batch: int = 32) -> TableStepTime:
@@ -275,3 +298,273 @@ def check_tail_prediction(
         "requests queued behind them?",
         strict=strict,
     )
+
+
+def _first(points: tuple[LoadPoint, ...], pred: Callable[[LoadPoint], bool]) -> LoadPoint | None:
+    return next((p for p in points if pred(p)), None)
+
+
+def load_claim(points: tuple[LoadPoint, ...]) -> Claim:
+    """Where latency rises against where throughput flattens, read from a sweep.
+
+    Throughput flattens at the first load whose completions fall behind its arrivals
+    (:meth:`LoadPoint.saturated`, the simulator's own test); the tail leaves its low-load level
+    at :func:`workbench.serving.tail_knee` (p99 past x :data:`TAIL_KNEE_FACTOR`). The sentence
+    says which comes first, and how far the mean, the median and the p99 had risen at the last
+    load before throughput flattened.
+
+    Args:
+        points: A sweep, lightest load first.
+
+    Returns:
+        Markdown.
+    """
+    lo = points[0]
+    sat = _first(points, lambda p: p.saturated())
+    tail = tail_knee(points)
+    if sat is None:
+        return Claim(
+            f"The replica keeps up with every load swept (up to {points[-1].offered_rate_per_s:.3g}"
+            " requests/s): throughput never flattens here, so the sweep cannot show where "
+            "latency turns against it; sweep higher."
+        )
+    i = points.index(sat)
+    where = f"at {sat.offered_rate_per_s:.3g} requests/s (served {sat.achieved_rate_per_s:.3g})"
+    if tail is None or points.index(tail) > i:
+        order = "the p99 has not yet left its low-load level there"
+    elif points.index(tail) == i:
+        order = "the p99 leaves its low-load level at that same load, not long before"
+    else:
+        order = f"the p99 left its low-load level earlier, at {tail.offered_rate_per_s:.3g}"
+    text = (
+        f"Throughput flattens {where}: the replica first falls behind its arrivals. "
+        f"{order[0].upper()}{order[1:]} (x{TAIL_KNEE_FACTOR:g} its {lo.p99_e2e_s:.3g} s)."
+    )
+    if i > 1:  # a load between the lightest and the one where throughput flattens
+        b = points[i - 1]
+        rise = {
+            "mean": b.mean_e2e_s / lo.mean_e2e_s,
+            "median": b.p50_e2e_s / lo.p50_e2e_s,
+            "p99": b.p99_e2e_s / lo.p99_e2e_s,
+        }
+        most = max(rise, key=lambda k: rise[k])
+        text += (
+            f" One load below, at {b.offered_rate_per_s:.3g} requests/s, latency has already "
+            f"risen: mean x{rise['mean']:.3g}, median x{rise['median']:.3g}, p99 "
+            f"x{rise['p99']:.3g} their low-load level; in seconds the p99 rose most "
+            f"(+{b.p99_e2e_s - lo.p99_e2e_s:.3g} s against +{b.p50_e2e_s - lo.p50_e2e_s:.3g} s "
+            f"for the median), relative to its low-load level the {most} rose most."
+        )
+    return Claim(text)
+
+
+def question_claim(points: tuple[LoadPoint, ...], sla_s: float) -> Claim:
+    """The senior-engineer question, its figures read from the sweep (not typed).
+
+    The load test reports the heaviest load whose *mean* latency is under the SLA; the question
+    is what to promise against a p99 SLA.
+    """
+    ok = [p for p in points if p.mean_e2e_s <= sla_s]
+    p = ok[-1] if ok else points[0]
+    return Claim(
+        f'*"The load test says one replica sustains {p.achieved_rate_per_s:.3g} requests/s '
+        f"(offered {p.offered_rate_per_s:.3g}) with a mean latency of {p.mean_e2e_s:.3g} s. "
+        f"Product's SLA is p99 under {sla_s:g} s. How many requests/s do you actually promise, "
+        'and what trace did you test with?"*'
+    )
+
+
+def takeaway_claim(
+    points: tuple[LoadPoint, ...], sla_s: float, *, model: str, hw: str, n: int = 1500
+) -> Claim:
+    """The lesson's takeaways that state a direction, computed from the sweeps.
+
+    Args:
+        points: The production-like sweep.
+        sla_s: p99 SLA, seconds.
+        model: Decoder preset (for the synthetic sweep at the same rates).
+        hw: Hardware profile.
+        n: Requests per rate.
+
+    Returns:
+        Markdown bullets: planning at the knee against peak throughput and the mean; the
+        synthetic trace's capacity against the production mix's.
+    """
+    knee = find_knee(points, sla_s).last_ok
+    peak = max(points, key=lambda p: p.achieved_rate_per_s)
+    by_mean = [p for p in points if p.mean_e2e_s <= sla_s]
+    if knee is None:
+        first = f"- Every swept load breaks the {sla_s:g} s p99 SLA: there is no knee to plan at."
+    else:
+        first = (
+            f"- Plan at the knee of the p99 curve ({knee.offered_rate_per_s:.3g} requests/s at "
+            f"a {sla_s:g} s SLA). Peak throughput ({peak.achieved_rate_per_s:.3g} served at "
+            f"{peak.offered_rate_per_s:.3g} offered) comes with a p99 of "
+            f"{peak.p99_e2e_s:.3g} s (x{peak.p99_e2e_s / sla_s:.2g} the SLA)"
+        )
+        if by_mean and by_mean[-1] is peak:
+            first += "; it is also the heaviest load whose *mean* meets the SLA"
+        elif by_mean:
+            m = by_mean[-1]
+            first += (
+                f", and the heaviest load whose *mean* meets the SLA "
+                f"({m.offered_rate_per_s:.3g} requests/s) has a p99 of {m.p99_e2e_s:.3g} s"
+            )
+        first += "."
+    syn = sweep(model, hw, tuple(p.offered_rate_per_s for p in points), trace="synthetic-fixed",
+                n=n)  # fmt: skip
+    sk = find_knee(syn, sla_s)
+    if sk.last_ok is None or knee is None:
+        second = "- The synthetic fixed-shape trace and the production mix: no knee to compare."
+    else:
+        ratio = sk.last_ok.offered_rate_per_s / knee.offered_rate_per_s
+        bound = "at least " if sk.first_break is None else ""
+        verb = "overstates" if ratio > 1 else "does not overstate"
+        second = (
+            f"- Replay a production-like trace: the synthetic fixed-shape trace meets the SLA "
+            f"up to {sk.last_ok.offered_rate_per_s:.3g} requests/s (p99 "
+            f"{sk.last_ok.p99_e2e_s:.3g} s), so it {verb} capacity ({bound}x{ratio:.2g} the "
+            "production knee)."
+        )
+    return Claim(first + "\n" + second)
+
+
+def pitfall_claim(
+    points: tuple[LoadPoint, ...],
+    *,
+    model: str,
+    hw: str,
+    rate: float,
+    n: int = 1500,
+    few: int = 100,
+) -> Claim:
+    """The lesson's pitfalls that state a direction, each computed (or worded as found).
+
+    Args:
+        points: The production-like sweep (1,500 requests a rate).
+        model: Decoder preset.
+        hw: Hardware profile.
+        rate: The offered rate the few-requests and variance comparisons replay, requests/s.
+        n: Requests per rate of ``points``.
+        few: The small request count of the few-requests comparison.
+
+    Returns:
+        Markdown bullets: the mean against the p99; a p99 from ``few`` requests against the
+        sweep's; one load level (:func:`load_claim`'s order); runtime variance's effect on the
+        mean and on the p99.
+    """
+    lo = points[0]
+    full = next(p for p in points if p.offered_rate_per_s == rate)
+    small = sweep(model, hw, (rate,), n=few)[0]
+    calm = sweep(model, hw, (rate,), n=n, variance=False)[0]
+    fewer = "understates" if small.p99_e2e_s < full.p99_e2e_s else "does not understate"
+    d_mean = full.mean_e2e_s / calm.mean_e2e_s - 1
+    d_p99 = full.p99_e2e_s / calm.p99_e2e_s - 1
+    if d_p99 > 2 * max(d_mean, 0):
+        variance = "moves the tail more than the mean"
+    elif d_mean > 2 * max(d_p99, 0):
+        variance = "moves the mean more than the tail"
+    else:
+        variance = "moves the mean and the tail alike"
+    sat = _first(points, lambda p: p.saturated())
+    tail = tail_knee(points)
+    if sat is None:
+        load = "this sweep never reached the load where throughput flattens"
+    elif tail is not None and points.index(tail) <= points.index(sat):
+        load = (
+            f"where the p99 leaves its low-load level ({tail.offered_rate_per_s:.3g} requests/s)"
+            f" and where throughput flattens ({sat.offered_rate_per_s:.3g}) are found only by "
+            "sweeping the load"
+        )
+    else:
+        load = f"throughput flattens at {sat.offered_rate_per_s:.3g} requests/s"
+    return Claim(
+        f"- Reporting the mean latency: at {lo.offered_rate_per_s:.3g} requests/s the p99 is "
+        f"x{lo.p99_e2e_s / lo.mean_e2e_s:.2g} the mean.\n"
+        f"- Measuring p99 with too few requests: at {rate:g} requests/s the first {few} "
+        f"requests give a p99 of {small.p99_e2e_s:.3g} s, the first {n:,} "
+        f"{full.p99_e2e_s:.3g} s: the short replay {fewer} the tail.\n"
+        f"- Testing at one load level: {load}.\n"
+        f"- Ignoring runtime variance: at {rate:g} requests/s this profile's launch jitter and "
+        f"slow steps change the mean by {d_mean:+.1%} and the p99 by {d_p99:+.1%}: variance "
+        f"{variance} here."
+    )
+
+
+def _knee_phrase(points: tuple[LoadPoint, ...], sla_s: float) -> str:
+    """The knee as the LatencyPanel's line states it, short."""
+    found = find_knee(points, sla_s)
+    ok = found.last_ok
+    if ok is None:
+        return "every swept load breaks the SLA"
+    if found.first_break is None:
+        return f"no knee up to {ok.offered_rate_per_s:.3g} requests/s"
+    return f"knee {ok.offered_rate_per_s:.3g} requests/s (p99 {ok.p99_e2e_s:.3g} s)"
+
+
+#: The LatencyPanel's on-screen names of controls whose key differs.
+_LABELS = {"max_batch": "max batch", "sla_ms": "SLA ms"}
+
+
+def panel_moves(
+    panel: dict[str, object], ends: tuple[tuple[str, object], ...]
+) -> tuple[ControlMove, ...]:
+    """One :class:`ControlMove` of a LatencyPanel per ``(control, end)``, each from ``panel``."""
+    return tuple(
+        ControlMove(
+            widget="LatencyPanel",
+            control=c,
+            start=panel[c],
+            end=end,
+            setting=tuple((k, v) for k, v in panel.items() if k != c),
+            label=_LABELS.get(c, ""),
+        )
+        for c, end in ends
+    )
+
+
+def panel_claim(
+    moves: tuple[ControlMove, ...],
+    *,
+    n: int,
+    rates: tuple[float, ...] | None = None,
+    fractions: tuple[float, ...] = SATURATION_FRACTIONS,
+) -> Claim:
+    """What each instructed move does to the LatencyPanel's knee, computed with its own sweep.
+
+    The panel's sweep (:func:`panel_sweep`, memoised: the panel and this claim share it) before
+    and after each move, and the knee the panel's line then states (:func:`find_knee`).
+
+    Args:
+        moves: LatencyPanel moves (see :func:`panel_moves`).
+        n: Requests per rate, as the panel replays.
+        rates: The panel's offered rates (None: ``fractions`` of the saturation rate).
+        fractions: The panel's rate fractions when ``rates`` is None.
+
+    Returns:
+        Markdown, one bullet per move.
+    """
+    lines = []
+    for m in moves:
+        knees = []
+        for state in (m.state(), m.state(after=True)):
+            pts = panel_sweep(
+                str(state["model"]), str(state["hardware"]), trace=str(state["trace"]),
+                max_batch=int(str(state["max_batch"])),
+                n=n, rates=rates, fractions=fractions,
+            )  # fmt: skip
+            knees.append(_knee_phrase(pts, float(str(state["sla_ms"])) / 1e3))
+        lines.append(f"- {phrase_move(m)}: {knees[0]} -> **{knees[1]}**.")
+    return Claim("\n".join(lines))
+
+
+def widget_moves() -> tuple[ControlMove, ...]:
+    """The instructions of lesson 10's panel, as data: trace, batch limit, platform, SLA."""
+    ends = (("trace", "synthetic-fixed"), ("max_batch", 4), ("hardware", "h200"),
+            ("sla_ms", 20000.0))  # fmt: skip
+    return panel_moves(PANEL, ends)
+
+
+def widget_claim(n: int = 1500, rates: tuple[float, ...] = RATES) -> Claim:
+    """Lesson 10's panel instructions and the knee each one moves to (:func:`panel_claim`)."""
+    return panel_claim(widget_moves(), n=n, rates=rates)

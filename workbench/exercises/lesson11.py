@@ -13,19 +13,26 @@ import pandas as pd
 
 from workbench.exercises._check import CheckResult, compare
 from workbench.exercises._claims import Claim
-from workbench.exercises._shared import hardware
-from workbench.exercises.lesson10 import panel_sweep
+from workbench.exercises._moves import ControlMove
+from workbench.exercises._shared import hardware, mapping
+from workbench.exercises.lesson10 import panel_claim, panel_moves, panel_sweep
 from workbench.ir import Graph, Linear
 from workbench.mapper import map_model
+from workbench.models import build_graph
 from workbench.platform.compare import RATE_FRACTIONS, PlatformRow, compare_platforms, shortlist
 from workbench.platform.fit import fit_check
 from workbench.serving import find_knee
 
 __all__ = [
+    "PANEL",
+    "bound_claim",
+    "check_decode_floor",
     "check_fits",
     "check_gemm_prediction",
     "check_winner",
+    "decode_inputs_table",
     "fit_table",
+    "floor_claim",
     "gemm_table",
     "matrix",
     "matrix_table",
@@ -34,7 +41,19 @@ __all__ = [
     "trace_gap_table",
     "trap_claim",
     "trap_table",
+    "widget_claim",
+    "widget_moves",
 ]
+
+#: The LatencyPanel's controls as the lesson builds it (1,000 requests a rate at the fit
+#: matrix's rate fractions).
+PANEL: dict[str, object] = {
+    "model": "llama2-7b",
+    "hardware": "gaudi3",
+    "trace": "production-chat",
+    "max_batch": 16,
+    "sla_ms": 20000.0,
+}
 
 
 def gemm_table(platforms: Sequence[str], n: int = 8192, dtype: str = "bf16") -> pd.DataFrame:
@@ -212,8 +231,7 @@ def trap_claim(table: pd.DataFrame) -> Claim:
         f"`{g}` wins the {table.loc[g, 'tflops']:g} TFLOP/s GEMM but ranks "
         f"{table.loc[g, 'serving_rank']} serving the trace at the SLA; `{s}` serves best "
         f"({table.loc[s, 'req_per_s_at_sla']:g} requests/s) and ranks {table.loc[s, 'gemm_rank']} "
-        "on the GEMM. Serving is decode-bound: every token reads the weights and the KV cache, "
-        "and runtime variance and software maturity move the tail."
+        "on the GEMM."
     )
 
 
@@ -302,4 +320,130 @@ def check_winner(
         hint="the rank rule: throughput at SLA per chip x (1 - risk)",
         hint2="the platform in the first row of the ranked shortlist table",
         strict=strict,
+    )
+
+
+def widget_moves() -> tuple[ControlMove, ...]:
+    """The instructions of lesson 11's panel, as data: the other platform, then the trace."""
+    return panel_moves(PANEL, (("hardware", "h200"), ("trace", "synthetic-fixed")))
+
+
+def widget_claim(n: int = 1000) -> Claim:
+    """Lesson 11's panel instructions and the knee each one moves to (the panel's own sweep)."""
+    return panel_claim(widget_moves(), n=n, fractions=RATE_FRACTIONS)
+
+
+def bound_claim(
+    platforms: Sequence[str],
+    trap: pd.DataFrame,
+    model: str = "llama2-7b",
+    *,
+    batch: int = 16,
+    context: int = 1024,
+) -> Claim:
+    """What bounds serving: a decode step's MBU and MFU, and which ranking serving follows.
+
+    Args:
+        platforms: Profile names.
+        trap: A :func:`trap_table` frame of the same platforms (its ``serving_rank``).
+        model: Decoder preset.
+        batch: Sequences in the decode step (the panel's batch limit).
+        context: Cached tokens of the decode step.
+
+    Returns:
+        Markdown: the decode step's MBU and MFU range over the platforms, and the rank
+        correlation of the serving order with the sustained off-chip bandwidth and with the
+        dense peak FLOP/s.
+    """
+    rows = []
+    for p in platforms:
+        m = mapping(model, p, phase="decode", batch=batch, seq=context)
+        rows.append(
+            {"platform": p, "mbu": m.mbu, "mfu": m.mfu, "peak": m.peak_flops,
+             "bandwidth": hardware(p).offchip.sustained_bytes_per_s}
+        )  # fmt: skip
+    df = pd.DataFrame(rows).set_index("platform")
+    serve = -trap.loc[df.index, "serving_rank"].astype(float)
+    # NOTE: Spearman's rank correlation: Pearson's on the ranks (no scipy needed)
+    corr_bw = float(serve.rank().corr(df["bandwidth"].rank()))
+    corr_peak = float(serve.rank().corr(df["peak"].rank()))
+    follows = "bandwidth, not peak FLOP/s" if corr_bw > corr_peak else "peak FLOP/s, not bandwidth"
+    return Claim(
+        f"A decode step of {batch} sequences at {context:,} cached tokens runs at MBU "
+        f"{df['mbu'].min():.0%} to {df['mbu'].max():.0%} and MFU {df['mfu'].min():.1%} to "
+        f"{df['mfu'].max():.1%} on these platforms. The serving order's rank correlation is "
+        f"{corr_bw:.2f} with the sustained off-chip bandwidth and {corr_peak:.2f} with the dense "
+        f"peak: serving follows **{follows}**."
+    )
+
+
+def decode_inputs_table(platforms: Sequence[str], model: str = "llama2-7b") -> pd.DataFrame:
+    """What the decode-floor exercise needs: the model's parameters and each sustained rate.
+
+    Returns:
+        One row per platform: ``params`` (the model's), ``bytes_per_weight`` (bf16) and
+        ``sustained_bytes_per_s`` (off-chip, what a well-tuned kernel sustains).
+    """
+    params = build_graph(model, "decode", batch=1, seq=1).params
+    return pd.DataFrame(
+        [
+            {
+                "platform": p,
+                "params": params,
+                "bytes_per_weight": 2,
+                "sustained_bytes_per_s": f"{hardware(p).offchip.sustained_bytes_per_s:.4g}",
+            }
+            for p in platforms
+        ]
+    ).set_index("platform")
+
+
+def _floor_tokens_per_s(model: str, platform: str) -> float:
+    """Decode tokens/s of one sequence if each token only read every bf16 weight once."""
+    weights = build_graph(model, "decode", batch=1, seq=1).params * 2
+    return hardware(platform).offchip.sustained_bytes_per_s / weights
+
+
+def check_decode_floor(
+    answer: object, *, model: str = "llama2-7b", platform: str = "h200", strict: bool | None = None
+) -> CheckResult:
+    """The most tokens/s one sequence can decode on ``platform`` (weights read once per token).
+
+    From first principles: each new token reads every weight once, so a step cannot take less
+    than the weight bytes over the sustained off-chip rate; tokens/s is its inverse (2 %).
+    """
+    return compare(
+        f"decode floor on {platform} (tokens/s, batch 1)",
+        answer,
+        _floor_tokens_per_s(model, platform),
+        rel_tol=0.02,
+        hint="one new token needs every weight once: how long does reading them all take?",
+        hint2="first the bytes of all weights, then the time at the sustained rate; the answer "
+        "is tokens per second, the inverse of that time",
+        strict=strict,
+    )
+
+
+def floor_claim(model: str, platforms: Sequence[str], *, context: int = 1024) -> Claim:
+    """The decode floor against the mapper's batch-1 decode step, per platform.
+
+    Returns:
+        Markdown: per platform, the floor (tokens/s) and the mapper's tokens/s at batch 1 with
+        ``context`` cached tokens (the KV cache, launches and kernels' bandwidth losses are the
+        gap).
+    """
+    parts, floors = [], []
+    for p in platforms:
+        floor = _floor_tokens_per_s(model, p)
+        floors.append((p, floor))
+        m = mapping(model, p, phase="decode", batch=1, seq=context)
+        parts.append(
+            f"`{p}` floor {floor:,.0f} tokens/s, the mapper's step {m.tokens_per_s:,.0f} "
+            f"({m.tokens_per_s / floor:.0%} of it)"
+        )
+    (lo, f_lo), (hi, f_hi) = min(floors, key=lambda x: x[1]), max(floors, key=lambda x: x[1])
+    return Claim(
+        f"One sequence of `{model}` at {context:,} cached tokens: " + "; ".join(parts) + ". "
+        f"`{hi}`'s floor is x{f_hi / f_lo:.3g} `{lo}`'s: the ratio of their sustained bandwidths, "
+        "whatever their peak FLOP/s."
     )

@@ -14,11 +14,18 @@ from workbench.errors import WorkbenchError
 from workbench.exercises._check import CheckResult, check_level, compare
 from workbench.exercises._claims import Claim, join_names
 from workbench.exercises._figures import Figure
+from workbench.exercises._moves import ControlMove, phrase_move
 from workbench.mapper import ModelMapping
-from workbench.platform.trajectory import TRAJECTORY, serving_verdicts, trajectory
+from workbench.platform.trajectory import (
+    TRAJECTORY,
+    serving_verdicts,
+    trajectory,
+    trajectory_refusal,
+)
 from workbench.report.charts import bandwidth_lens, bandwidth_lens_points
 
 __all__ = [
+    "PANEL",
     "SATURATION",
     "SETTINGS",
     "check_first_saturated",
@@ -28,11 +35,15 @@ __all__ = [
     "headroom_claim",
     "lens_chart",
     "lens_figure",
+    "pitfall_claim",
+    "pressure_claim",
     "queue_claim",
     "serving_claim",
     "trajectory_claim",
     "trajectory_table",
     "variants",
+    "widget_claim",
+    "widget_moves",
 ]
 
 #: Pressure (fraction of the level's sustained bandwidth) where the saturation zone starts. An
@@ -43,6 +54,9 @@ SATURATION = 0.8
 #: Defaults every cell and the widget share: decode, 8 sequences at a 1,024-token context; the
 #: serving replay offers 6 requests/s against a 15 s p99 SLA.
 SETTINGS: dict[str, float] = {"batch": 8, "seq": 1024, "rate_per_s": 6.0, "sla_s": 15.0}
+
+#: The LensPanel's controls as the lesson builds it.
+PANEL: dict[str, str] = {"model": "llama2-7b", "hardware": "h100-sxm", "level": "hbm"}
 
 
 def variants(model: str, hw: str) -> list[tuple[str, ModelMapping]]:
@@ -329,3 +343,136 @@ def check_pressure_prediction(
         "more?",
         strict=strict,
     )
+
+
+def _changes(table: pd.DataFrame) -> list[tuple[str, str, float, float, float]]:
+    """Each step against the one before: ``(step, bytes kept/removed/added, d bytes, p0, p1)``."""
+    out = []
+    for i in range(1, len(table)):
+        prev, row = table.iloc[i - 1], table.iloc[i]
+        if not prev["gb"] or row["step_ms"] == prev["step_ms"]:
+            continue  # no bytes, or a step that changed nothing
+        d = row["gb"] / prev["gb"] - 1
+        kind = "kept" if abs(d) < SAME_BYTES else ("removed" if d < 0 else "added")
+        out.append((table.index[i], kind, d, prev["pressure_pct"], row["pressure_pct"]))
+    return out
+
+
+def pressure_claim(table: pd.DataFrame, level: str) -> Claim:
+    """What each kind of step did to the pressure, read from :func:`trajectory_table`.
+
+    A step "keeps" the bytes when they change by less than :data:`SAME_BYTES`; it "removes"
+    (or "adds") them otherwise. Steps that changed nothing are left out.
+
+    Returns:
+        Markdown: per kind, the steps and the direction their pressure moved.
+    """
+    parts = []
+    for kind in ("kept", "removed", "added"):
+        steps = [c for c in _changes(table) if c[1] == kind]
+        if not steps:
+            continue
+        up = [c for c in steps if c[4] > c[3]]
+        down = [c for c in steps if c[4] < c[3]]
+        moved = (
+            "raised it"
+            if len(up) == len(steps)
+            else "lowered it"
+            if len(down) == len(steps)
+            else f"raised it at {len(up)} and lowered it at {len(down)}"
+        )
+        names = join_names([f"{n} {d:+.0%} bytes, {p0:g} -> {p1:g} %" for n, _, d, p0, p1 in steps])
+        parts.append(f"the steps that {kind} the bytes at {level} ({names}) {moved}")
+    if not parts:
+        return Claim(f"No step of this trajectory changed the time at {level}.")
+    text = "; ".join(parts)
+    return Claim(f"Along this trajectory {text}.")
+
+
+def pitfall_claim(table: pd.DataFrame, model: str, hw: str, level: str) -> Claim:
+    """The lesson's pitfalls that state a direction, computed from the trajectory.
+
+    Returns:
+        Markdown bullets: pressure against the datasheet peak against the sustained rate (and
+        the fastest kernel's share of the peak); the steps that changed nothing; a step that
+        lowered the pressure and was still faster.
+    """
+    v = variants(model, hw)
+    peak = {r["variant"]: r["pressure"] for r in bandwidth_lens_points(v, level, against="peak")}
+    top = table["pressure_pct"].idxmax()
+    lvl = v[0][1].hardware.level(level)
+    fastest = max(
+        (k.cost.bytes_at(level) / k.cost.total_s for _, m in v for k in m.kernels
+         if k.cost.total_s > 0),
+        default=0.0,
+    )  # fmt: skip
+    share = fastest / lvl.bandwidth_bytes_per_s
+    reach = "no kernel reaches it" if share < 1 else "a kernel reaches it"
+    lines = [
+        f"- Measuring pressure against the datasheet peak: at **{top}** {level} runs at "
+        f"{peak[top]:.1%} of its peak against {table.loc[top, 'pressure_pct']:g} % of its "
+        f"sustained rate, and the fastest kernel of the trajectory moves {share:.0%} of the "
+        f"peak ({reach}): use the sustained rate."
+    ]
+    flat = [
+        table.index[i]
+        for i in range(1, len(table))
+        if table.iloc[i]["step_ms"] == table.iloc[i - 1]["step_ms"]
+    ]
+    if flat:
+        lines.append(
+            f"- Reading a step that changes nothing for this model as progress: "
+            f"{join_names(flat)} here."
+        )
+    both = [c for c in _changes(table) if c[4] < c[3]]
+    if both:
+        n, _, d, p0, p1 = both[0]
+        i = list(table.index).index(n)
+        t0, t1 = table.iloc[i - 1]["step_ms"], table.iloc[i]["step_ms"]
+        faster = "and is faster" if t1 < t0 else "and is not faster"
+        lines.append(
+            f"- Reading pressure without time: `{n}` lowers the pressure ({p0:g} -> {p1:g} %) "
+            f"{faster} ({t0:g} -> {t1:g} ms), with {d:+.0%} bytes."
+        )
+    return Claim("\n".join(lines))
+
+
+def widget_moves() -> tuple[ControlMove, ...]:
+    """The instructions of lesson 12's panel, as data: another level, platform, and refusal.
+
+    The last move picks a platform the model does not fit: the refusal is what it teaches.
+    """
+
+    def move(control: str, end: str, refused: bool = False) -> ControlMove:
+        setting = tuple((k, v) for k, v in PANEL.items() if k != control)
+        return ControlMove(widget="LensPanel", control=control, start=PANEL[control], end=end,
+                           setting=setting, refused=refused)  # fmt: skip
+
+    return (move("level", "l2"), move("hardware", "h200"), move("hardware", "tpu-v5e", True))
+
+
+def widget_claim() -> Claim:
+    """What each instructed move shows, computed with the lens's own trajectory and check.
+
+    Returns:
+        Markdown bullets: per move, the pressure range and saturated steps at the new setting
+        (from :func:`trajectory_table`), or the refusal the panel shows instead.
+    """
+    lines = []
+    for m in widget_moves():
+        st = m.state(after=True)
+        model, hw, level = str(st["model"]), str(st["hardware"]), str(st["level"])
+        why = trajectory_refusal(model, hw, batch=int(SETTINGS["batch"]),
+                                 seq=int(SETTINGS["seq"]))  # fmt: skip
+        if why:
+            lines.append(f"- {phrase_move(m)}: no lens; the panel says why: *{why}*.")
+            continue
+        t = trajectory_table(model, hw, level)
+        sat = int(t["saturated"].sum())
+        lines.append(
+            f"- {phrase_move(m)}: {level} pressure {t['pressure_pct'].min():g} to "
+            f"{t['pressure_pct'].max():g} % of sustained, {sat} of {len(t)} steps in the "
+            f"saturation zone; the step falls from {t.iloc[0]['step_ms']:g} to "
+            f"{t.iloc[-1]['step_ms']:g} ms."
+        )
+    return Claim("\n".join(lines))

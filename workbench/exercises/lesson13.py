@@ -17,6 +17,7 @@ from workbench.errors import WorkbenchError
 from workbench.exercises._check import CheckResult, compare
 from workbench.exercises._claims import Claim, join_names
 from workbench.exercises._figures import Figure
+from workbench.exercises._moves import ControlMove, phrase_move
 from workbench.exercises._shared import hardware
 from workbench.report.charts.dataflow import energy_by_level_chart
 from workbench.scheduling.loopnest import (
@@ -36,6 +37,7 @@ __all__ = [
     "ENERGY_COLUMNS",
     "HW",
     "LAYERS",
+    "PANEL",
     "TIME_COLUMNS",
     "check_best_dataflow",
     "check_hand_count",
@@ -45,12 +47,15 @@ __all__ = [
     "energy_figure",
     "energy_rows",
     "energy_table",
+    "instruction_claim",
+    "move_claim",
     "nest_text",
     "profile_claim",
     "profile_table",
     "takeaway_claim",
     "tiny_nest_text",
     "utilisation_claim",
+    "widget_moves",
 ]
 
 #: The profile every cell uses.
@@ -329,4 +334,68 @@ def check_hand_count(answer: object) -> CheckResult:
         hint="walk the six iterations in order; an operand is fetched again only when its index "
         "changes from the previous iteration",
         hint2="W is indexed by k only, I by p only: count the changes of each index separately",
+    )
+
+
+# --- the widget's instructions as data ----------------------------------------------------------
+#: The DataflowPanel's controls as the lesson builds it.
+PANEL: dict[str, str] = {"layer": "alexnet conv3", "dataflow": "row_stationary"}
+
+
+def widget_moves() -> tuple[ControlMove, ControlMove]:
+    """The lesson's two instructions: conv1 for Exercise 2, then weight-stationary for Exercise 3.
+
+    The second starts where the first ends (``layer`` at conv1).
+    """
+    conv1 = "alexnet conv1"
+    return (
+        ControlMove(widget="DataflowPanel", control="layer", start=PANEL["layer"], end=conv1,
+                    setting=(("dataflow", PANEL["dataflow"]),)),
+        ControlMove(widget="DataflowPanel", control="dataflow", start=PANEL["dataflow"],
+                    end="weight_stationary", setting=(("layer", conv1),)),
+    )  # fmt: skip
+
+
+def instruction_claim(i: int) -> Claim:
+    """Move ``i`` (0-based) of :func:`widget_moves` as the instruction (no figures: an exercise).
+
+    >>> str(instruction_claim(1))  # doctest: +ELLIPSIS
+    'Set the widget: Switch **dataflow** ... (**layer** at `alexnet conv1`).'
+    """
+    m = widget_moves()[i]
+    held = ", ".join(f"**{k}** at `{v}`" for k, v in m.setting)
+    return Claim(f"Set the widget: {phrase_move(m)} ({held}).")
+
+
+def move_claim(i: int) -> Claim:
+    """What the panel shows after move ``i``, from its own status line's table.
+
+    Move 0 (a new layer) names the lowest-energy dataflow and the level that separates it from
+    the runner-up most; move 1 (a new dataflow) gives the status line's PEs, cycles and energy
+    against the other dataflows' on the same layer.
+    """
+    m = widget_moves()[i]
+    st = m.state(after=True)
+    layer, flow = str(st["layer"]), str(st["dataflow"])
+    t = energy_table(layer)
+    order = t["total"].sort_values()
+    best, second = str(order.index[0]), str(order.index[1])
+    if m.control == "layer":
+        gap = (t.loc[second, list(_LEVELS)] - t.loc[best, list(_LEVELS)]).astype(float)
+        lvl = str(gap.idxmax())
+        return Claim(
+            f"{phrase_move(m)}: **{best}** spends least on `{layer}` ({t.loc[best, 'total']:g} "
+            f"µJ against {second}'s {t.loc[second, 'total']:g}); the level that separates them "
+            f"most is **{lvl}** ({gap[lvl]:.4g} µJ of the {order.iloc[1] - order.iloc[0]:.4g})."
+        )
+    row = t.loc[flow]
+    others = "; ".join(
+        f"{d} {int(t.loc[d, 'pes_used'])} PEs, {int(t.loc[d, 'cycles']):,} cycles"
+        for d in t.index
+        if d != flow
+    )
+    return Claim(
+        f"{phrase_move(m)}: the status line reads {int(row['pes_used'])} PEs in use "
+        f"({row['pe_utilisation']:.0%} of the array), {int(row['cycles']):,} cycles, "
+        f"{row['total']:g} µJ; on the same layer {others}."
     )

@@ -19,7 +19,9 @@ with :func:`workbench.map_model`. The step time is turned into the row's metric:
   class, CUDA-graph launch, and the attention format under FP8 GEMMs; a run that takes a request
   in (prefill, generate, serving) pays the stack's ``request_overhead_s`` once.
 * decode: one step's time (s per token), or ``batch / step time`` when the row is in tokens/s;
-  prefill: the prefill's time (time to first token).
+  prefill: the prefill's time (time to first token). A prefill's LM head runs on every prompt
+  position, or on each sequence's last one where the stack says so (``prefill_logits: last``:
+  the serving runtimes gather the last hidden state before the head).
 * generate: prefill + ``(output_len - 1)`` decode steps at the mean context (s); every step pays
   the software stack's host time outside its kernels (the stack's ``step_overhead_s``, else the
   profile's ``overheads.step_s``).
@@ -64,6 +66,7 @@ from workbench.hw.stack import (
     decode_hardware,
     load_stack,
     patched_stacks,
+    prefill_all_logits,
     with_step_overhead,
 )
 from workbench.ir import Attention, Elementwise, Graph, Linear
@@ -250,6 +253,7 @@ def _decoder(
         dtype=s.dtype,
         weight_dtype=s.weight_dtype,
         tensor_parallel=s.tensor_parallel,
+        all_logits=prefill_all_logits(stack),
     )
     # NOTE: tensor-parallel all-reduces run after their GEMM, not overlapped with it
     # (MapOptions.overlap_collectives stays off): the measured decode stacks issue them serially,

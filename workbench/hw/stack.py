@@ -45,6 +45,7 @@ __all__ = [
     "list_stacks",
     "load_stack",
     "patched_stacks",
+    "prefill_all_logits",
     "stacks_dir",
     "with_step_overhead",
 ]
@@ -125,6 +126,15 @@ class Format(Figure):
     )
 
 
+class Logits(Figure):
+    """Which prompt positions a prefill computes logits for."""
+
+    value: Literal["last", "all"] = Field(
+        description="last: the LM head runs on each sequence's last position only (the hidden "
+        "states are gathered first); all: on every position, as a plain forward does."
+    )
+
+
 class Recompute(Figure):
     """Activation recomputation the stack applies by default in training."""
 
@@ -200,6 +210,12 @@ class Stack(_Model):
         description="Achieved fraction of off-chip bandwidth in decode where published "
         "(None: the profile's sustained fraction).",
     )
+    prefill_logits: Logits | None = Field(
+        default=None,
+        description="Prompt positions an inference prefill computes logits for (None: all, "
+        "as a plain forward does; last: the serving runtimes that sample the first new token "
+        "gather each sequence's last hidden state before the LM head).",
+    )
     comm_overlap: Flag = Field(
         description="Training: tensor-parallel collectives overlapped with GEMMs by default."
     )
@@ -241,6 +257,20 @@ class Stack(_Model):
             disabled_fusion=tuple(dict.fromkeys((*base.disabled_fusion, *off))),
             launch_host_s=self.eager_launch_s.value if self.eager_launch_s else None,
         )
+
+
+def prefill_all_logits(stack: Stack) -> bool:
+    """Whether an inference prefill of ``stack`` runs its LM head on every prompt position.
+
+    False where the stack publishes ``prefill_logits: last`` (the runtime gathers each
+    sequence's last hidden state before the LM head, so the head is a ``batch x hidden`` by
+    ``hidden x vocab`` GEMM instead of ``batch x seq`` rows); True otherwise.
+
+    >>> prefill_all_logits(load_stack("tensorrt-llm-0.5")), prefill_all_logits(load_stack())
+    (False, True)
+    """
+    fig = stack.prefill_logits
+    return fig is None or fig.value == "all"
 
 
 def decode_hardware(stack: Stack, hw: Hardware) -> Hardware:

@@ -226,6 +226,29 @@ class Conv2d(Op):
             cg * self.kernel_h * self.kernel_w,
         )
 
+    def input_read_fraction(self, layout: str) -> float:
+        """Share of the input tensor's bytes a conv stored in ``layout`` reads, in (0, 1].
+
+        Windows at least as wide as the stride (a 3 x 3 or 7 x 7 conv at stride 1 or 2) touch
+        every pixel: 1. A window narrower than the stride (ResNet's 1 x 1 stride-2 downsample)
+        samples ``out_h x kernel_h`` rows and ``out_w x kernel_w`` columns of the input. In
+        NHWC each sampled pixel's channels are contiguous, so only those pixels are read (a
+        quarter of the input at stride 2); in NCHW the sampled elements of a row share their
+        32-byte sectors with the skipped ones, so the sampled rows are read whole.
+
+        >>> c = Conv2d(name="d", inputs=("x",), batch=1, in_channels=256, height=56, width=56,
+        ...     out_channels=512, kernel_h=1, kernel_w=1, stride=2)
+        >>> c.input_read_fraction("NHWC"), c.input_read_fraction("NCHW")
+        (0.25, 0.5)
+        """
+        rows = min(self.height, self.out_h * self.kernel_h)
+        cols = min(self.width, self.out_w * self.kernel_w)
+        if self.dilation > 1 or (rows == self.height and cols == self.width):
+            return 1.0  # NOTE: dilated windows are left at the whole input (conservative)
+        if layout == "NHWC":
+            return rows * cols / (self.height * self.width)
+        return rows / self.height
+
     @property
     def im2col_expansion(self) -> float:
         """Elements of the implicit-GEMM A matrix per input element it reads, >= 1.

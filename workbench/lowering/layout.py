@@ -52,11 +52,11 @@ def assign_layouts(
                     "(NVIDIA Convolutional Layers User's Guide)")  # fmt: skip
             out.append(_transform_kernel(k, src, want, native, graph, back=False))
             k = dataclasses.replace(k, notes=(*k.notes, note))
-            out.append(k)
+            out.append(_reads_in(k, op, native))
             out.append(_transform_kernel(k, k.ops[-1], native, want, graph, back=True))
             layout_of[k.ops[-1]] = want
             continue
-        out.append(k)
+        out.append(_reads_in(k, op, k.layout))
         produced = k.layout if k.kind == "conv" else have
         if k.kind == "conv" and not options.layout_propagation:
             declared = getattr(op, "layout", want)
@@ -65,6 +65,24 @@ def assign_layouts(
                 produced = declared
         layout_of[k.ops[-1]] = produced
     return out
+
+
+def _reads_in(k: Kernel, op: object, layout: str) -> Kernel:
+    """A conv kernel whose input is stored in ``layout``: its compulsory bytes what it reads.
+
+    The lowering counts a conv's whole input tensor; a strided conv whose windows skip pixels
+    (ResNet's 1 x 1 stride-2 downsample) reads only part of it, as its layout allows
+    (:meth:`workbench.ir.ops_gemm.Conv2d.input_read_fraction`: a quarter in NHWC, the sampled
+    rows in NCHW). Other kernels are returned unchanged.
+    """
+    fraction = getattr(op, "input_read_fraction", None)
+    if k.kind != "conv" or fraction is None:
+        return k
+    share = fraction(layout)
+    if share >= 1.0:
+        return k
+    whole = op.input_tensors()[0].numel * _eb(k.dtype)  # type: ignore[attr-defined]
+    return dataclasses.replace(k, bytes_read=k.bytes_read - round(whole * (1.0 - share)))
 
 
 def _converts_internally(k: Kernel, hw: Hardware, layout: str) -> bool:

@@ -1,6 +1,11 @@
 """How much memory a graph needs on one chip, and whether its sizes are in range at all.
 
-Two checks that every command mapping a model runs before it prints a figure:
+The checks that every command mapping a model runs before it prints a figure, and that every
+widget applies before it draws one (issue 20: one implementation, so ``workbench map``, the
+explorer, the lens and the latency panel accept and refuse the same settings for the same reason):
+
+* :func:`position_refusal`: the step needs more positions than the model has (a prompt, or a
+  decode step's cached context + 1 new token, past ``max_seq``).
 
 * :func:`check_graph_size`: every tensor, FLOP count and byte count of the graph is far below what
   the cost model's 64-bit integer and float arithmetic can hold (a ``--batch 100000000`` or a
@@ -8,6 +13,7 @@ Two checks that every command mapping a model runs before it prints a figure:
 * :func:`graph_footprint`: weights + KV cache + the largest single op's live activations against
   the off-chip capacity of one chip (the same convention as :mod:`workbench.platform.fit`, but
   computed from any graph, so presets, ``config.json`` and ONNX models are all checked).
+* :func:`step_refusal`: the two above for one mapped step, as the one line a widget shows.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from workbench.errors import WorkbenchError
 from workbench.hw.schema import Hardware
 from workbench.ir import Attention, Graph
 from workbench.ir.dtypes import dtype_info
+from workbench.models.config import TransformerConfig
 
 __all__ = [
     "MAX_GRAPH_FLOPS",
@@ -26,6 +33,8 @@ __all__ = [
     "Footprint",
     "check_graph_size",
     "graph_footprint",
+    "position_refusal",
+    "step_refusal",
 ]
 
 #: Largest tensor accepted, bytes (2**50 = 1 PiB: 1,000 x the largest single-chip memory, and
@@ -145,3 +154,61 @@ def graph_footprint(graph: Graph, hw: Hardware, weight_dtype: str | None = None)
         capacity_bytes=int(hw.offchip.capacity_bytes),
         memory_name=hw.offchip.name,
     )
+
+
+def position_refusal(
+    cfg: TransformerConfig, *, phase: str, seq: int, context: int | None = None
+) -> str:
+    """Why a step needs more positions than the model has ('' when it fits its context).
+
+    A prompt of ``seq`` tokens needs ``seq`` positions; a decode step reads ``context`` (default
+    ``seq``) cached tokens and adds one, so it needs ``context + 1``. ``workbench map`` prefixes
+    the flag (``--seq``/``--context``) and, for a RoPE model, offers ``--allow-long-context``;
+    a widget shows the line as it is.
+
+    Args:
+        cfg: The model's configuration.
+        phase: ``"prefill"`` or ``"decode"`` (encoders are always a prompt).
+        seq: Prompt tokens, or the cached context of a decode step, tokens.
+        context: Cached tokens of a decode step when it differs from ``seq``.
+
+    Returns:
+        One line naming the limit and the positions the step needs, or ''.
+
+    >>> from workbench.models.presets import PRESETS
+    >>> position_refusal(PRESETS["llama2-7b"], phase="decode", seq=4096)
+    "llama2-7b's context is 4096 tokens; this step needs 4097 positions (context + 1 new token)"
+    >>> position_refusal(PRESETS["llama2-7b"], phase="prefill", seq=4096)
+    ''
+    """
+    decode = cfg.causal and phase == "decode"
+    need = ((context if context is not None else seq) + 1) if decode else seq
+    if need <= cfg.max_seq:
+        return ""
+    what = f"{need} positions ({'context + 1 new token' if decode else 'prompt'})"
+    if cfg.position == "learned":
+        return f"{cfg.name} has {cfg.max_seq} learned positions; this step needs {what}"
+    return f"{cfg.name}'s context is {cfg.max_seq} tokens; this step needs {what}"
+
+
+def step_refusal(graph: Graph, hw: Hardware, weight_dtype: str | None = None) -> str:
+    """Why one mapped step of ``graph`` has no meaningful time on one chip of ``hw`` ('' if none).
+
+    The sizes of :func:`check_graph_size`, then the memory of :func:`graph_footprint` (weights +
+    KV cache + the largest op's live activations against the off-chip capacity): the same
+    figures and the same reason ``workbench map`` prints on its ``memory`` line.
+
+    Args:
+        graph: The per-chip graph of the step.
+        hw: The hardware.
+        weight_dtype: Weight-only format; None keeps the graph's.
+
+    Returns:
+        One line (binary units), or ''.
+    """
+    try:
+        check_graph_size(graph)
+    except WorkbenchError as exc:
+        return str(exc)
+    fp = graph_footprint(graph, hw, weight_dtype)
+    return f"does not fit on one {hw.name}: {fp.reason}" if not fp.fits else ""

@@ -160,9 +160,11 @@ def serving_refusal(
 ) -> str:
     """Why ``hw`` cannot serve ``model`` on the trace at all ('' when it can).
 
-    The check ``map`` and the explorer apply (:func:`workbench.platform.fit.setting_refusal`)
-    at one sequence of the trace's :func:`serving_context`: a model whose weights, one such
-    sequence's KV cache and its activations do not fit one chip has no latency curve to draw.
+    The check ``workbench map`` and the explorer apply, by the same code
+    (:func:`workbench.platform.fit.setting_refusal`), to the two steps of one request of the
+    trace's :func:`serving_context`: its prefill (the p99 prompt) and its last decode step (the
+    context less the new token cached). A model whose weights, that request's KV cache and its
+    activations do not fit one chip has no latency curve to draw.
 
     Args:
         model: Decoder preset.
@@ -174,8 +176,12 @@ def serving_refusal(
     Returns:
         One line naming the limit and the numbers, or ''.
     """
-    ctx = serving_context(model, _workload(trace, n_requests, 0))
-    why = setting_refusal(model, hw, phase="decode", batch=1, seq=ctx, dtype=dtype)
+    work = _workload(trace, n_requests, 0)
+    ctx = serving_context(model, work)
+    cap = PRESETS[model].max_seq if model in PRESETS else ctx
+    prompt = int(min(np.percentile(work.prompt_tokens, 99), cap))
+    why = setting_refusal(model, hw, phase="decode", batch=1, seq=max(ctx - 1, 1), dtype=dtype)
+    why = why or setting_refusal(model, hw, phase="prefill", batch=1, seq=prompt, dtype=dtype)
     return f"one request of {ctx:,} tokens (the trace's p99) {why}" if why else ""
 
 

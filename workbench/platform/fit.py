@@ -24,6 +24,7 @@ from workbench.errors import WorkbenchError
 from workbench.hw.schema import Hardware
 from workbench.ir.dtypes import dtype_info
 from workbench.models import build_graph
+from workbench.models.footprint import graph_footprint, position_refusal, step_refusal
 from workbench.models.presets import PRESETS
 
 __all__ = ["FitReport", "fit_check", "kv_bytes_per_token", "max_kv_tokens", "setting_refusal"]
@@ -114,13 +115,6 @@ def kv_bytes_per_token(model: str, dtype: str = "bf16", tensor_parallel: int = 1
     return int(2 * cfg.layers * per_chip * head_dim * dtype_info(dtype).bits // 8)
 
 
-def _peak_activation_bytes(model: str, batch: int, tokens: int, dtype: str, tp: int) -> int:
-    graph = build_graph(model, "prefill", batch=batch, seq=tokens, dtype=dtype, tensor_parallel=tp)
-    return max(
-        sum(t.nbytes for t in op.input_tensors()) + op.output_tensor().nbytes for op in graph.ops
-    )
-
-
 def fit_check(
     model: str,
     hw: Hardware,
@@ -157,14 +151,19 @@ def fit_check(
             f"fit_check: batch, context and tensor_parallel must be >= 1, "
             f"got {batch}, {context}, {tensor_parallel}"
         )
-    wdt = weight_dtype or dtype
     decoder = model in PRESETS and PRESETS[model].causal
     tokens = min(prefill_tokens or context, PRESETS[model].max_seq) if model in PRESETS else 1
+    # NOTE: one arithmetic with ``workbench map`` and the widgets (graph_footprint): the weights
+    # of the per-chip graph, the activations of the largest prefill. The KV cache is the
+    # per-token count (graph_footprint gives the same bytes for a decode step at ``context``,
+    # tested), so a context at a learned-position model's limit is still sized.
     graph = build_graph(model, "decode" if decoder else "prefill", batch=1, seq=min(tokens, 512),
                         context=1, dtype=dtype, tensor_parallel=tensor_parallel)  # fmt: skip
-    weights = int(graph.params * dtype_info(wdt).bits // 8)
+    weights = graph_footprint(graph, hw, weight_dtype or dtype).weights_bytes
     kv = kv_bytes_per_token(model, dtype, tensor_parallel) * context * batch if decoder else 0
-    acts = _peak_activation_bytes(model, batch, tokens, dtype, tensor_parallel)
+    prefill = build_graph(model, "prefill", batch=batch, seq=tokens, dtype=dtype,
+                          tensor_parallel=tensor_parallel)  # fmt: skip
+    acts = graph_footprint(prefill, hw).activation_bytes
     return FitReport(
         model=model,
         hardware=hw.name,
@@ -172,7 +171,7 @@ def fit_check(
         batch=batch,
         context=context if decoder else 0,
         capacity_bytes=int(hw.offchip.capacity_bytes),
-        weights_bytes=weights,
+        weights_bytes=int(weights),
         kv_bytes=int(kv),
         activation_bytes=int(acts),
     )
@@ -199,36 +198,41 @@ def max_kv_tokens(report: FitReport, model: str, dtype: str = "bf16") -> int | N
 def setting_refusal(
     model: str, hw: Hardware, *, phase: str, batch: int, seq: int, dtype: str = "bf16"
 ) -> str:
-    """Why a (model, batch, seq) setting has no meaningful step time on ``hw`` ('' when it has one).
+    """Why a (model, phase, batch, seq) step has no meaningful time on ``hw`` ('' when it has one).
 
-    One check for every place that offers a setting (the explorer's sliders, a lesson's
-    instruction "drag seq to N"): the model's context length, then the memory fit of
-    :func:`fit_check` (weights + KV cache + activations against one chip's off-chip capacity).
+    The checks ``workbench map`` applies, by the same code, for every place that offers a
+    setting (the explorer's sliders, the lens and latency panels, a lesson's instruction "drag
+    seq to N"): the positions the step needs against the model's context
+    (:func:`workbench.models.footprint.position_refusal`: a decode step needs its context + 1),
+    then the size and memory check of the step's own graph
+    (:func:`workbench.models.footprint.step_refusal`: weights + KV cache + activations against
+    one chip's off-chip capacity). ``map`` stops with the first (exit 2) and prints the second
+    on its ``memory`` line; a widget shows either instead of a step time.
 
     Args:
         model: Preset name.
         hw: Platform.
-        phase: ``prefill`` or ``decode`` (names the limit: prompt or context).
+        phase: ``prefill`` or ``decode``.
         batch: Sequences resident at once.
-        seq: Prompt or context length, tokens.
+        seq: Prompt length, or the cached context of a decode step, tokens.
         dtype: Activation, weight and KV format.
 
     Returns:
         One line naming the limit and the numbers (binary units), or ''.
+
+    Example:
+        >>> from workbench.hw import load_hardware
+        >>> setting_refusal("llama2-7b", load_hardware("h100-sxm"), phase="decode", batch=1,
+        ...                 seq=4096)
+        "llama2-7b's context is 4096 tokens; this step needs 4097 positions (context + 1 new token)"
     """
     cfg = PRESETS.get(model)
-    limit = getattr(cfg, "max_seq", 0) or 0
-    if limit and seq > limit:
-        what = "context" if phase == "decode" else "prompt"
-        return f"{what} of {seq:,} tokens exceeds {model}'s context length of {limit:,} tokens"
+    if cfg is not None:
+        why = position_refusal(cfg, phase=phase, seq=seq)
+        if why:
+            return why
     try:
-        fit = fit_check(model, hw, batch=batch, context=seq, dtype=dtype)
-    except WorkbenchError:
-        return ""
-    if fit.fits:
-        return ""
-    return (
-        f"does not fit on one {hw.name}: weights {fmt_capacity(fit.weights_bytes)} + KV cache "
-        f"{fmt_capacity(fit.kv_bytes)} + activations {fmt_capacity(fit.activation_bytes)} > "
-        f"{fmt_capacity(fit.capacity_bytes)}"
-    )
+        graph = build_graph(model, phase, batch=batch, seq=seq, dtype=dtype)
+    except WorkbenchError as exc:
+        return str(exc)
+    return step_refusal(graph, hw)

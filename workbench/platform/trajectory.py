@@ -21,6 +21,7 @@ from workbench.mapper import ModelMapping, map_model
 from workbench.models import build_graph
 from workbench.models.presets import PRESETS
 from workbench.options import FUSION_RULES, MapOptions
+from workbench.platform.fit import setting_refusal
 from workbench.serving import (
     batcher_grid,
     find_knee,
@@ -29,7 +30,14 @@ from workbench.serving import (
     sweep_load,
 )
 
-__all__ = ["TRAJECTORY", "Step", "TrajectoryStep", "serving_verdicts", "trajectory"]
+__all__ = [
+    "TRAJECTORY",
+    "Step",
+    "TrajectoryStep",
+    "serving_verdicts",
+    "trajectory",
+    "trajectory_refusal",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +90,37 @@ class TrajectoryStep:
     mapping: ModelMapping
 
 
+def _mapped_seq(model: str, phase: str, seq: int) -> int:
+    """The context the trajectory maps: a decode context leaves a position for the new token."""
+    cfg = PRESETS.get(model)
+    if cfg is not None and phase == "decode":
+        return min(seq, cfg.max_seq - 1)
+    return seq
+
+
+def trajectory_refusal(
+    model: str, hardware: str, *, phase: str = "decode", batch: int = 8, seq: int = 1024
+) -> str:
+    """Why :func:`trajectory` has no meaningful steps for this setting ('' when it has).
+
+    The check of ``workbench map`` and the explorer
+    (:func:`workbench.platform.fit.setting_refusal`) at the setting the trajectory maps (its
+    first step, the largest footprint: unfused, bf16 weights).
+
+    Args:
+        model: Preset name.
+        hardware: Hardware profile name.
+        phase: ``"prefill"`` or ``"decode"``.
+        batch: Sequences per step.
+        seq: Prompt length or decode context, tokens (clamped as :func:`trajectory` does).
+
+    Returns:
+        One line naming the limit and the numbers, or ''.
+    """
+    seq = _mapped_seq(model, phase, seq)
+    return setting_refusal(model, load_hardware(hardware), phase=phase, batch=batch, seq=seq)
+
+
 @lru_cache(maxsize=32)
 def trajectory(
     model: str, hardware: str, *, phase: str = "decode", batch: int = 8, seq: int = 1024
@@ -105,10 +144,7 @@ def trajectory(
     if batch < 1 or seq < 1:
         raise WorkbenchError(f"trajectory: batch and seq must be >= 1, got {batch}, {seq}")
     hw = load_hardware(hardware)
-    cfg = PRESETS.get(model)
-    if cfg is not None and phase == "decode":
-        seq = min(seq, cfg.max_seq - 1)  # the new token needs a position too
-    graph = build_graph(model, phase=phase, batch=batch, seq=seq)
+    graph = build_graph(model, phase=phase, batch=batch, seq=_mapped_seq(model, phase, seq))
     return tuple(TrajectoryStep(s, map_model(graph, hw, s.options)) for s in TRAJECTORY)
 
 

@@ -54,8 +54,10 @@ def _steps(options: tuple[int, ...], value: int) -> tuple[int, ...]:
 def refusal(model: str, hardware: str, phase: str, batch: int, seq: int, dtype: str) -> str:
     """Why a setting has no meaningful step time ('' when it has one).
 
-    The explorer's sliders and the lessons' instructions share one check,
-    :func:`workbench.platform.fit.setting_refusal`.
+    The explorer's sliders and the lessons' instructions share one check with ``workbench
+    map``, by the same code (:func:`workbench.platform.fit.setting_refusal`): the positions the
+    step needs against the model's context, then its weights + KV cache + activations against
+    one chip's memory. The line is the one ``map`` prints (without its flag prefix).
 
     Returns:
         One line naming the limit and the numbers (binary units), or ''.

@@ -17,7 +17,7 @@ import ipywidgets as widgets
 from workbench.errors import WorkbenchError
 from workbench.exercises.lesson12 import SETTINGS, lens_chart
 from workbench.hw import list_hardware, load_hardware
-from workbench.platform.fit import setting_refusal
+from workbench.platform.trajectory import trajectory_refusal
 from workbench.ui._live import LiveChart, Panel, ShowsWidget, busy
 from workbench.ui.platform_panel import PANEL_MODELS
 
@@ -69,14 +69,14 @@ class LensPanel(ShowsWidget):
     def refusal(self) -> str:
         """Why the current model and hardware have no lens ('' when they have one).
 
-        The same check as ``workbench map`` and the explorer
-        (:func:`workbench.platform.fit.setting_refusal`) at the lesson's batch and context: a
-        model that does not fit one chip is refused with the reason, never drawn.
+        The check of ``workbench map`` and the explorer, by the same code, at the setting the
+        trajectory maps (:func:`workbench.platform.trajectory.trajectory_refusal`, the lesson's
+        batch and context): a model that does not fit one chip is refused with the reason,
+        never drawn.
         """
         c = self.controls
         batch, seq = int(SETTINGS["batch"]), int(SETTINGS["seq"])
-        hw = load_hardware(c["hardware"].value)
-        return setting_refusal(c["model"].value, hw, phase="decode", batch=batch, seq=seq)
+        return trajectory_refusal(c["model"].value, c["hardware"].value, batch=batch, seq=seq)
 
     def _make_chart(self, *, serving: bool = True) -> Any:
         c = {k: w.value for k, w in self.controls.items()}

@@ -203,6 +203,11 @@ class LatencyPanel(ShowsWidget):
         return self.points
 
     @property
+    def chart(self) -> Any:
+        """The current chart."""
+        return self._chart.chart
+
+    @property
     def knee_text(self) -> str:
         """The summary line (HTML)."""
         return str(self._summary.value)

@@ -26,6 +26,7 @@ from workbench.hw.schema import Hardware
 from workbench.mapper import KernelMapping, map_model
 from workbench.models import build_graph
 from workbench.options import MapOptions
+from workbench.platform.fit import setting_refusal
 from workbench.report.charts.tiles import forced_tile, storage_rows, tile_fits
 from workbench.scheduling.tiling import Tiling
 from workbench.ui._live import LiveChart, Panel, ShowsWidget
@@ -115,6 +116,10 @@ class TilingLab(ShowsWidget):
         dtype: str = "bf16",
     ) -> None:
         self.hw = _hardware(hardware)
+        # NOTE: the check of ``workbench map`` and the other widgets (one implementation).
+        why = setting_refusal(model, self.hw, phase=phase, batch=batch, seq=seq, dtype=dtype)
+        if why:
+            raise WorkbenchError(f"TilingLab: {model}: {why}")
         mapping = map_model(
             build_graph(model, phase=phase, batch=batch, seq=seq, dtype=dtype), self.hw
         )

@@ -29,7 +29,7 @@ def _notebook_calls() -> list[tuple[str, str]]:
 
 def test_every_instruction_in_the_lesson_is_a_panel_move_and_every_move_is_given():
     calls = _notebook_calls()
-    assert calls == [(m.control, m.value) for m in lesson06.PANEL_MOVES]
+    assert calls == [(m.control, m.end) for m in lesson06.PANEL_MOVES]
     cells = json.loads(NOTEBOOK.read_text())["cells"]
     built = [c for c in cells if "TriagePanel(" in "".join(c["source"])]
     assert len(built) == 1
@@ -44,14 +44,16 @@ def test_the_panel_carries_out_every_move_as_the_claims_say():
     for outcome in panel_outcomes():
         move = outcome.move
         before = panel.headline.value + panel.first_failing.value
-        getattr(panel, move.control).value = move.value
+        assert getattr(panel, move.control).value == move.start, move  # where the lesson left it
+        assert all(getattr(panel, k).value == v for k, v in move.setting), move
+        getattr(panel, move.control).value = move.end
         shown = panel.headline.value + panel.first_failing.value
         assert shown != before, move  # the panel redrew
         assert ("REFUSED" in panel.headline.value) is move.refused is outcome.refused, move
         assert panel.changed.value == outcome.changed
         assert panel.scenario.value == outcome.scenario
         if move.refused:
-            assert f"declared changed: {move.value}" in panel.headline.value
+            assert f"declared changed: {move.end}" in panel.headline.value
         else:
             assert panel.report.first_failing is not None
     text = lesson06.panel_move_claim("changed", "runtime").text
@@ -68,8 +70,8 @@ def test_a_move_the_data_does_not_hold_is_an_error():
 def test_the_exercise_moves_do_not_give_the_answer_away():
     for move in lesson06.PANEL_MOVES:
         if move.control == "scenario":
-            r = lesson06.triage_scenario(move.value)
-            text = lesson06.panel_move_claim(move.control, move.value).text
+            r = lesson06.triage_scenario(str(move.end))
+            text = lesson06.panel_move_claim(move.control, str(move.end)).text
             assert r.first_failing.mechanism not in text
             assert r.owner.role not in text
 

@@ -283,3 +283,55 @@ def test_a_bad_training_figure_is_refused_in_one_line(extra, words):
     with pytest.raises(StackError, match=words) as err:
         parse_stack(_with_training_figures(extra), "stacks/gpt-fast.yaml")
     assert "\n" not in str(err.value)
+
+
+def _prefill_row(stack: str):
+    from workbench.fidelity import parse_corpus
+
+    text = f"""schema_version: 1
+rows:
+- id: ttft.example
+  category: llm_prefill_ttft
+  split: heldout
+  source: "Example vendor page, first-token latency table, row 1"
+  source_key: example
+  source_tag: V
+  hardware: h100-sxm
+  stack: {stack}
+  setup: {{kind: prefill, model: llama2-7b, batch: 2, seq: 512, dtype: bf16, software: x}}
+  measured: 30
+  unit: ms
+  expected_bottleneck: compute
+  approximation: "One prefill."
+"""
+    return parse_corpus(text).rows[0]
+
+
+@pytest.mark.parametrize(("stack", "rows"), [("tensorrt-llm-0.5", 2), ("gpt-fast", 2 * 512)])
+def test_a_prefill_computes_the_logits_its_stack_says(monkeypatch, stack, rows):
+    import importlib
+
+    from workbench.hw import load_hardware
+
+    mod = importlib.import_module("workbench.fidelity.reproduce")
+    graphs = []
+    real = mod.map_model
+
+    def spy(graph, hw, options):
+        graphs.append(graph)
+        return real(graph, hw, options)
+
+    monkeypatch.setattr(mod, "map_model", spy)
+    mod.reproduce(_prefill_row(stack), load_hardware("h100-sxm"))
+    (head,) = [op for g in graphs for op in g.ops if op.name == "lm_head"]
+    # NOTE: TensorRT-LLM gathers each sequence's last hidden state before the LM head (its
+    # stack's prefill_logits: last); gpt-fast's prefill runs the head on every position.
+    assert head.m == rows
+
+
+def test_prefill_logits_is_refused_unless_last_or_all():
+    bad = GOOD.replace(
+        "sources:", "prefill_logits: {value: first, assumption: 'a test value'}\nsources:", 1
+    )
+    with pytest.raises(StackError):
+        parse_stack(bad, "bad.yaml")

@@ -101,6 +101,26 @@ def test_an_engine_that_wants_nchw_needs_no_transform(h100):
     assert not any(k.kind == "layout" for k in ks)
 
 
+def test_a_strided_one_by_one_conv_reads_only_the_pixels_it_samples(h100):
+    # ResNet's downsample is a 1 x 1 conv at stride 2: in NHWC it reads one pixel in four (each
+    # pixel's channels contiguous); an engine running NCHW reads every other row whole (the
+    # skipped elements share the sampled ones' 32-byte sectors).
+    g = build_graph("resnet50", batch=2)
+    op = g.op("layer2.0.downsample.conv")
+    whole = op.input_tensors()[0].nbytes
+    plain = next(o for o in g.ops if o.name == "layer2.0.conv1.conv")  # 1 x 1, stride 1
+    me = h100.matrix_engine.model_copy(update={"preferred_layout": "NCHW"})
+    nchw = h100.model_copy(update={"matrix_engine": me})
+    for hw, options, share in ((h100, MapOptions(), 0.25), (nchw, MapOptions(layout="NCHW"), 0.5)):
+        ks = {k.name: k for k in lower(g, hw, options)}
+        k = ks["layer2.0.downsample.conv"]
+        assert "layer2.0.add" in k.ops  # the block's residual add, fused: it reads the residual
+        weights = sum(t.nbytes for n in k.ops for t in g.op(n).weight_tensors())  # conv, BN
+        residual = op.output_tensor().nbytes
+        assert k.bytes_read == pytest.approx(share * whole + weights + residual, abs=2)
+        assert ks[plain.name].bytes_read >= plain.input_tensors()[0].nbytes  # reads it all
+
+
 def test_dtype_override_by_glob(h100):
     g = build_graph("gpt2", seq=64)
     ks = lower(g, h100, MapOptions(dtype_overrides=(("*.attn.sdpa", "fp32"),)))

@@ -88,8 +88,8 @@ def test_explorer_refuses_kv_cache_past_capacity_and_context():
     assert ex.mapping is good  # the last setting that maps stays
     ex.controls["batch"].value = 1
     assert ex.error == ""
-    ex.controls["seq"].value = 8192  # llama2-7b's context length is 4096
-    assert "context length" in ex.error
+    ex.controls["seq"].value = 8192  # llama2-7b has 4,096 positions
+    assert "context is 4096 tokens" in ex.error  # the line `workbench map` prints
     ex.controls["seq"].value = 2048
     assert "MBU" in ex._summary.value
 
