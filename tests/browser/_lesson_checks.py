@@ -58,7 +58,7 @@ def check_triage_lesson(page, errors, base, token, lesson):
     output = page.locator(".jp-OutputArea-output:has(.widget-vbox):has(select)").first
     output.scroll_into_view_if_needed()
     select = output.locator(".widget-dropdown:has(label:text-is('scenario')) select").first
-    options = select.locator("option").all_inner_texts()
+    options = select.locator("option").all_text_contents()  # NOTE: innerText is "" off screen
     before_value = select.input_value()
     before_text = output.inner_text()
     target = next(o for o in options if o != before_value and not o.startswith("("))
@@ -67,6 +67,10 @@ def check_triage_lesson(page, errors, base, token, lesson):
     page.wait_for_function(
         "([el, t]) => el.innerText !== t", arg=[output.element_handle(), before_text]
     )
+    # the lesson's instructions, on the panel already open (issue 20)
+    server = (base, token, f"lessons/{lesson}.ipynb")
+    for line in perform_instructions(page, output, lesson[:2], server):
+        print(f"\nINSTRUCTION {line}")
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"lesson{lesson[:2]}-1366.png"))
     assert not wide, f"{lesson}: elements wider than their cell at 1366 px: {wide}"

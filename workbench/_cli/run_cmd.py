@@ -76,7 +76,12 @@ def _from_trace(args: argparse.Namespace) -> int:
     measured = read_trace(args.from_trace)
     given = args.model or args.hf_config or args.onnx
     mapping = map_from_args(args) if given else None
-    record = record_from_trace(measured, mapping)
+    ops = None
+    if mapping is None and measured.format == "kineto":
+        from workbench.evidence.operators import read_operators
+
+        ops = read_operators(args.from_trace)  # NOTE: rows then name their operators
+    record = record_from_trace(measured, mapping, operators=ops)
     path = save_record(record, args.record)
     m = record.measurement
     assert m is not None

@@ -10,6 +10,8 @@ Modules: :mod:`~workbench.evidence.run` (the types, statistics over repeats, JSO
 :mod:`~workbench.evidence.timeline` (per-iteration wall, kernel, copy and gap time),
 :mod:`~workbench.evidence.breakdown` (GPU step windows; HTA's temporal breakdown per rank),
 :mod:`~workbench.evidence.copies` (memcpys and memsets by direction: bytes, bandwidth),
+:mod:`~workbench.evidence.launches` (host-side launches per stream: runtime call time, launch
+delay, queue length),
 :mod:`~workbench.evidence.merge` (per-rank traces of one job) and
 :mod:`~workbench.evidence.compare` (the shift between two runs, beyond noise or not).
 

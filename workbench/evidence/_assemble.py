@@ -14,12 +14,30 @@ from workbench.evidence.categories import classify
 from workbench.evidence.run import MeasuredKernel, MeasuredRun, TraceError
 from workbench.evidence.timeline import StepWindows, iteration_stats
 
-__all__ = ["Activity", "assemble", "choose_steps", "is_measure_range", "step_index"]
+__all__ = ["LAUNCH_CALLS", "Activity", "assemble", "choose_steps", "is_measure_range", "step_index"]
 
 _STEP = re.compile(r"^\s*(?:ProfilerStep#|iteration[ _#:]?|step[ _#:]?)(\d+)\s*$", re.IGNORECASE)
 _MEASURE = re.compile(r"^\[param\|.*\|measure(?:\|.*)?\]$")
 #: The index a reader gives a step marker that carries no number (numbered in time order).
 UNNUMBERED = -1
+#: Runtime calls that put work on a stream: the ones Holistic Trace Analysis 0.5 counts as
+#: launches (``TraceSymbolTable.get_runtime_launch_events_query``); readers keep
+#: their durations (Nsight Systems spells them with a ``_v7000``-like suffix).
+LAUNCH_CALLS = frozenset(
+    {
+        "cudaLaunchKernel",
+        "cudaLaunchKernelExC",
+        "cuLaunchKernel",
+        "cudaMemcpyAsync",
+        "cudaMemsetAsync",
+        "hipLaunchKernel",
+        "hipExtModuleLaunchKernel",
+        "hipMemcpyAsync",
+        "hipMemsetAsync",
+        "hipMemcpyWithStream",
+        "runFunction - job_prep_and_submit_for_execution",
+    }
+)
 
 
 def is_measure_range(name: object) -> bool:
@@ -103,6 +121,7 @@ def assemble(
     activities: list[Activity],
     launch_s: Mapping[int, float],
     cpu_steps: StepWindows,
+    launch_dur_s: Mapping[int, float] | None = None,
     gpu_steps: StepWindows,
     tags: tuple[tuple[str, str], ...],
     rank: int | None,
@@ -110,7 +129,9 @@ def assemble(
     """Build the run; see the module doc. Raises :class:`TraceError` for an unusable trace.
 
     ``activities`` is consumed: emptied as each becomes a :class:`MeasuredKernel`, so the two
-    lists are never held whole together (memory on a big trace).
+    lists are never held whole together (memory on a big trace). ``launch_dur_s`` holds the
+    duration of each launch call (by correlation id): an activity with one gets its call's start
+    and duration (:attr:`MeasuredKernel.launch_start_s`).
     """
     if not any(a.kind == "kernel" for a in activities):
         raise TraceError(
@@ -123,10 +144,17 @@ def assemble(
     activities.sort(key=_start)
     activities.reverse()  # NOTE: popped from the end, so in start order (ties as read)
     pop = activities.pop
+    durations = launch_dur_s or {}
+    launched = bool(launch_s)
     for _ in range(len(activities)):
         a = pop()
         category, rule = _classify(a, names)
-        iteration = _iteration(a, launch_s, cpu_steps, gpu_steps) if annotated else 0
+        corr = a.correlation
+        launch = call_s = None
+        if corr is not None:
+            launch = launch_s.get(corr)
+            call_s = durations.get(corr) if launch is not None else None
+        iteration = _iteration(a, launch, launched, cpu_steps, gpu_steps) if annotated else 0
         kernels.append(
             MeasuredKernel(
                 name=a.name,
@@ -145,6 +173,8 @@ def assemble(
                 shared_memory_bytes=a.shared_memory_bytes,
                 correlation=a.correlation,
                 bytes=a.bytes,
+                launch_start_s=launch if call_s is not None else None,
+                launch_duration_s=call_s,
             )
         )
     iterations = iteration_stats(kernels)
@@ -196,9 +226,12 @@ def _classify(a: Activity, memo: dict[str, tuple[str, str] | None]) -> tuple[str
 
 
 def _iteration(
-    a: Activity, launch_s: Mapping[int, float], cpu: StepWindows, gpu: StepWindows
+    a: Activity, launch: float | None, launched: bool, cpu: StepWindows, gpu: StepWindows
 ) -> int | None:
-    launch = launch_s.get(a.correlation) if a.correlation is not None else None
+    """The step of ``a``, whose launch call started at ``launch`` (None: no launch found).
+
+    ``launched``: whether the trace recorded any launch event at all.
+    """
     if launch is not None and cpu:
         found = cpu.find(launch)
         if found is not None:
@@ -207,7 +240,7 @@ def _iteration(
         found = gpu.find(a.start_s)
         if found is not None:
             return found
-    if launch is None and cpu and not launch_s:
+    if launch is None and cpu and not launched:
         # NOTE: only a trace with no launch events at all is placed by the activity's own start;
         # where launches were recorded, one without its launch is left out, as HTA does.
         return cpu.find(a.start_s)

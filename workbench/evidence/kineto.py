@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from workbench.evidence._assemble import (
+    LAUNCH_CALLS,
     UNNUMBERED,
     Activity,
     assemble,
@@ -129,6 +130,7 @@ def _read(p: Path, max_bytes: int) -> MeasuredRun:
         fmt="kineto",
         activities=reader.activities,
         launch_s=reader.launch_s,
+        launch_dur_s=reader.launch_dur_s,
         cpu_steps=StepWindows(choose_steps(reader.cpu_steps)),
         gpu_steps=StepWindows(choose_steps(reader.gpu_steps)),
         tags=_tags(meta, {a.device for a in reader.activities}),
@@ -143,6 +145,8 @@ class _EventReader:
         self.where = where
         self.activities: list[Activity] = []
         self.launch_s: dict[int, float] = {}
+        #: Duration of each launch call (:data:`LAUNCH_CALLS`) by correlation id, s.
+        self.launch_dur_s: dict[int, float] = {}
         self.cpu_steps: list[tuple[str, int, float, float]] = []
         self.gpu_steps: list[tuple[str, int, float, float]] = []
         self.base_us: float | None = None
@@ -162,7 +166,10 @@ class _EventReader:
             args = ev.get("args")
             corr = (args if type(args) is dict else _args(self.where, index, ev)).get("correlation")
             if type(corr) is int:
-                self.launch_s[corr] = self._times(index, ev)[0]
+                start, dur = self._times(index, ev)
+                self.launch_s[corr] = start
+                if ev.get("name") in LAUNCH_CALLS:
+                    self.launch_dur_s[corr] = dur
         elif cat in _CPU_STEP_CATS or cat in _GPU_STEP_CATS:
             name = ev.get("name")
             step = self._step_of(name)

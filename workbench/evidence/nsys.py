@@ -32,6 +32,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from workbench.evidence._assemble import (
+    LAUNCH_CALLS,
     UNNUMBERED,
     Activity,
     assemble,
@@ -55,6 +56,8 @@ from workbench.evidence.timeline import StepWindows
 __all__ = ["read_nsys", "write_nsys_sqlite"]
 
 _KV_TABLES = ("META_DATA_CAPTURE", "META_DATA_EXPORT", "TARGET_INFO_SYSTEM_ENV")
+#: Nsight Systems names runtime calls with their API version (``cudaLaunchKernel_v7000``).
+_VERSION_SUFFIX = re.compile(r"_v\d+$")
 
 
 def read_nsys(
@@ -104,11 +107,9 @@ def _read(db: sqlite3.Connection, where: str, step_range: str | None) -> Measure
         if table in tables:
             activities.extend(_copies(db, where, table, kind, _columns(db, table)))
     launch_s: dict[int, float] = {}
+    launch_dur_s: dict[int, float] = {}
     if RUNTIME in tables:
-        _need(where, RUNTIME, _columns(db, RUNTIME), ("start", "correlationId"))
-        for start, corr in db.execute(f"SELECT start, correlationId FROM {RUNTIME}"):
-            if isinstance(start, int) and isinstance(corr, int):
-                launch_s[corr] = start * 1e-9
+        _launches(db, where, launch_s, launch_dur_s)
     if step_range is not None:
         windows = _named_steps(db, where, tables, step_range)
     else:
@@ -119,11 +120,40 @@ def _read(db: sqlite3.Connection, where: str, step_range: str | None) -> Measure
         fmt="nsys",
         activities=activities,
         launch_s=launch_s,
+        launch_dur_s=launch_dur_s,
         cpu_steps=StepWindows(windows),
         gpu_steps=StepWindows(()),
         tags=_tags(db, tables, {a.device for a in activities}),
         rank=None,
     )
+
+
+def _launches(
+    db: sqlite3.Connection, where: str, launch_s: dict[int, float], dur_s: dict[int, float]
+) -> None:
+    """Read the runtime table's call starts and launch-call durations (by correlation id, s).
+
+    ``launch_s`` gets every call's start; ``dur_s`` the duration of the launch calls
+    (:data:`LAUNCH_CALLS`, with Nsight Systems' ``_v7000``-like suffix dropped).
+    """
+    cols = _columns(db, RUNTIME)
+    _need(where, RUNTIME, cols, ("start", "correlationId"))
+    query = f"SELECT start, correlationId, NULL, NULL FROM {RUNTIME}"
+    if {"end", "nameId"} <= cols:
+        query = (
+            f"SELECT r.start, r.correlationId, r.end, s.value FROM {RUNTIME} AS r "
+            "LEFT JOIN StringIds AS s ON s.id = r.nameId"
+        )
+    for start, corr, end, name in db.execute(query):
+        if isinstance(start, int) and isinstance(corr, int):
+            launch_s[corr] = start * 1e-9
+            if (
+                isinstance(end, int)
+                and end >= start
+                and isinstance(name, str)
+                and _VERSION_SUFFIX.sub("", name) in LAUNCH_CALLS
+            ):
+                dur_s[corr] = (end - start) * 1e-9
 
 
 def _columns(db: sqlite3.Connection, table: str) -> set[str]:

@@ -84,6 +84,11 @@ class MeasuredKernel:
         correlation: The CUPTI correlation id linking it to its runtime launch, or None.
         kind: ``kernel``, ``memcpy`` or ``memset`` (what the profiler recorded).
         bytes: Bytes moved, for memcpy/memset when the trace says; else None.
+        launch_start_s: Start of the host-side runtime call that launched it (``cudaLaunchKernel``,
+            ``cudaMemcpyAsync``... linked by correlation id), on the trace's clock, s; None when
+            the trace has no such call for it (and in records that predate the field).
+        launch_duration_s: That runtime call's duration (host time spent launching), s; None
+            likewise.
     """
 
     name: str
@@ -102,11 +107,28 @@ class MeasuredKernel:
     correlation: int | None = None
     kind: str = "kernel"
     bytes: int | None = None
+    launch_start_s: float | None = None
+    launch_duration_s: float | None = None
 
     @property
     def end_s(self) -> float:
         """End on the trace's clock, s."""
         return self.start_s + self.duration_s
+
+    @property
+    def launch_delay_s(self) -> float | None:
+        """Holistic Trace Analysis's launch delay: start minus the end of its runtime call, s.
+
+        Clipped at 0, as HTA 0.5 does (``cuda_kernel_analysis.cuda_kernel_launch_stats``); None
+        without a launch call.
+
+        >>> MeasuredKernel(name="k", category="gemm", rule="r", start_s=1e-3, duration_s=1e-4,
+        ...                launch_start_s=0.2e-3, launch_duration_s=0.3e-3).launch_delay_s
+        0.0005
+        """
+        if self.launch_start_s is None or self.launch_duration_s is None:
+            return None
+        return max(self.start_s - self.launch_start_s - self.launch_duration_s, 0.0)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -344,6 +366,8 @@ def _kernel_to_dict(k: MeasuredKernel) -> dict[str, Any]:
         "shared_memory_bytes": k.shared_memory_bytes,
         "correlation": k.correlation,
         "bytes": k.bytes,
+        "launch_start_s": k.launch_start_s,
+        "launch_duration_s": k.launch_duration_s,
     }
 
 
@@ -371,6 +395,9 @@ def _kernel_from_dict(r: _Reader) -> MeasuredKernel:
         shared_memory_bytes=r.optional_int("shared_memory_bytes"),
         correlation=r.optional_int("correlation"),
         bytes=r.optional_int("bytes"),
+        # NOTE: absent in records written before the launch fields: read as None (no launch)
+        launch_start_s=r.optional_time("launch_start_s", allow_negative=True),
+        launch_duration_s=r.optional_time("launch_duration_s"),
     )
 
 

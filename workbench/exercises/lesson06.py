@@ -1,29 +1,66 @@
-"""Lesson 06, regression triage: the self-check for the first failing mechanism and its owner."""
+"""Lesson 06, regression triage: self-checks, the real measured pair triaged, rules as claims.
+
+The practice scenarios' checks (first failing mechanism and owner, the stall prediction), the
+real DLRM A100 -> V100 pair as the tool reads and triages it
+(:mod:`workbench.exercises._lesson06_measured`), the panel instructions as data
+(:mod:`workbench.exercises._lesson06_panel`), the takeaways and pitfalls as checked claims
+(:mod:`workbench.exercises._lesson06_rules`), and a first-principles exercise: the V100's
+steady-state step time from its steps' start times.
+"""
 
 from __future__ import annotations
 
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from workbench._format import fmt_time
-from workbench.errors import WorkbenchError
-from workbench.evidence import MeasuredRun, read_trace
-from workbench.evidence.operators import RecordedOps, read_operators
 from workbench.exercises._check import CheckResult, check_level, compare
 from workbench.exercises._claims import Claim
+from workbench.exercises._lesson06_measured import (
+    A100_TRACE,
+    HTA_DATA,
+    V100_TRACE,
+    launch_lag_claim,
+    measured_headline_claim,
+    measured_records,
+    measured_triage,
+    pair_differences_claim,
+    read_pair_trace,
+)
+from workbench.exercises._lesson06_panel import (
+    PANEL_MOVES,
+    PANEL_SCENARIO,
+    panel_move_claim,
+)
+from workbench.exercises._lesson06_rules import pitfalls, takeaways
 from workbench.hw import load_hardware
 from workbench.review import SCENARIOS, build_scenario, triage
 from workbench.review.pairs import pair_document, pair_text
 from workbench.review.trace_summary import choose_hardware, trace_document, trace_text
 
 __all__ = [
+    "A100_TRACE",
+    "HTA_DATA",
+    "PANEL_MOVES",
+    "PANEL_SCENARIO",
+    "V100_TRACE",
     "check_first_failing",
     "check_stall_prediction",
+    "check_step_time",
     "expected_table_text",
     "gpu_lag_claim",
+    "launch_lag_claim",
+    "measured_headline_claim",
     "measured_pair",
     "measured_pair_text",
+    "measured_records",
+    "measured_triage",
+    "pair_differences_claim",
+    "panel_move_claim",
+    "pitfalls",
+    "step_timeline_ms",
+    "synthetic_claim",
+    "takeaways",
     "triage_scenario",
 ]
 
@@ -87,31 +124,14 @@ def check_stall_prediction(
     )
 
 
-#: Where the lesson's real measured pair lives: Holistic Trace Analysis's public test data (MIT
-#: licence; source, commit and files in tests/data/hta/README.md), a DLRM training step on an
-#: A100 and on a V100 whose GPU lags the host.
-HTA_DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "hta"
-A100_TRACE, V100_TRACE = "dlrm_a100.json.gz", "dlrm_v100_rank1.json.gz"
-
-
-def _trace(name: str) -> Path:
-    path = HTA_DATA / name
-    if not path.is_file():
-        raise WorkbenchError(f"lesson 06: {path} is missing (run the lesson from a checkout)")
-    return path
-
-
-@lru_cache(maxsize=2)
-def _read(name: str) -> tuple[MeasuredRun, RecordedOps]:
-    """One trace's run and operators, read once (both frozen; the V100 trace serves two cells)."""
-    path = _trace(name)
-    return read_trace(path), read_operators(path)
+#: Kept for callers of the earlier name: one trace's run and operators, read once.
+_read = read_pair_trace
 
 
 @lru_cache(maxsize=1)
 def measured_pair() -> dict[str, Any]:
     """The A100 -> V100 DLRM pair as :func:`workbench.review.pairs.pair_document` gives it."""
-    return pair_document(*_read(A100_TRACE), *_read(V100_TRACE))
+    return pair_document(*read_pair_trace(A100_TRACE), *read_pair_trace(V100_TRACE))
 
 
 def measured_pair_text() -> str:
@@ -141,6 +161,64 @@ def gpu_lag_claim() -> Claim:
 
 def expected_table_text(top: int = 5) -> str:
     """The V100 trace's kernels beside their expected time on its GPU (``workbench trace``)."""
-    run, ops = _read(V100_TRACE)
+    run, ops = read_pair_trace(V100_TRACE)
     hw = load_hardware(choose_hardware(run, None))
     return trace_text(trace_document(run, ops, hardware=hw, top=max(top, 10)), top=top)
+
+
+def step_timeline_ms() -> tuple[dict[int, float], float]:
+    """The V100 trace's steps on the GPU timeline: each step's first GPU activity, ms.
+
+    Returns:
+        ``({step: start}, end)``: times in ms from the first step's start (to the microsecond
+        the trace records), and the end of the last step's GPU activity.
+    """
+    run = read_pair_trace(V100_TRACE)[0]
+    first = run.iterations[0].start_s or 0.0
+    starts = {it.index: round(((it.start_s or 0.0) - first) * 1e3, 3) for it in run.iterations}
+    last = run.iterations[-1]
+    end = (last.start_s or 0.0) + last.wall_s
+    return starts, round((end - first) * 1e3, 3)
+
+
+def check_step_time(answer: object, *, strict: bool | None = None) -> CheckResult:
+    """Check the V100's steady-state step time, ms, computed from :func:`step_timeline_ms`.
+
+    The expected value is the tool's own median iteration time
+    (:meth:`workbench.evidence.MeasuredRun.median_iteration_s`), computed from the trace, not
+    stored.
+    """
+    run = read_pair_trace(V100_TRACE)[0]
+    return compare(
+        "V100 steady-state step time (ms)",
+        answer,
+        run.median_iteration_s() * 1e3,
+        rel_tol=1e-4,
+        hint="a step runs from its first GPU activity to the next step's; the last one, with "
+        "no next step, to the end of the GPU's activity. Which step is the warm-up?",
+        hint2="the steady-state figure is a median, not a mean (a median of an odd count is "
+        "the middle value once sorted); milliseconds, as the table gives them",
+        strict=strict,
+    )
+
+
+def synthetic_claim(pair: Any) -> Claim:
+    """How the synthetic trace pair was made: the generator's jitter and gap, the steps read back.
+
+    Args:
+        pair: A :class:`workbench.review.synthetic.TracePair`.
+    """
+    import inspect
+
+    from workbench.evidence import read_trace
+    from workbench.review.synthetic import synthetic_kernels
+
+    defaults = inspect.signature(synthetic_kernels).parameters
+    jitter, gap = defaults["jitter"].default, defaults["gap_s"].default
+    steps = read_trace(pair.baseline_trace).repeats
+    return Claim(
+        "**These traces are synthetic**: `synthetic_scenario_traces` generates them from the two "
+        f"mappings' predicted kernel times, with a seeded {jitter:.0%} jitter per kernel, a "
+        f"{fmt_time(gap)} gap before each launch and {steps} `ProfilerStep#` iterations (counted "
+        "back from the trace), so that the lesson runs without a GPU."
+    )

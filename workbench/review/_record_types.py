@@ -157,6 +157,10 @@ class Measurement:
         shapes: ``(kernel, shape actually run)`` pairs.
         repeats: Timed repetitions per kernel (the minimum is kept).
         wall_s: Total wall time spent measuring, seconds.
+        category_steps_s: For a trace, ``(category, seconds per steady-state step)``: the kernel
+            time of each category that every steady step launched (durations summed over
+            streams), so a category's change can be judged against its own step-to-step noise;
+            empty for kernels timed on this host and in records written before the field.
     """
 
     method: str
@@ -165,6 +169,7 @@ class Measurement:
     shapes: tuple[tuple[str, str], ...]
     repeats: int
     wall_s: float
+    category_steps_s: tuple[tuple[str, tuple[float, ...]], ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

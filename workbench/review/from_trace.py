@@ -15,6 +15,10 @@
   ``unknown`` for everything else, never a guess.
 
 Per-kernel measured time is the kernel's summed duration per iteration (mean over the repeats).
+The measurement also keeps each kernel category's time per steady-state step
+(``category_steps_s``), and, given the trace's operators, a row without a mapping names the
+operators that launched it: triage rolls an unmapped measured pair up by category and operator
+(:mod:`workbench.review._rollup`).
 """
 
 from __future__ import annotations
@@ -27,8 +31,10 @@ from dataclasses import dataclass
 
 from workbench import __version__
 from workbench.evidence import MeasuredRun, TraceError
+from workbench.evidence.operators import RecordedOps
 from workbench.mapper import ModelMapping
 from workbench.review._consistency import consistency_problems
+from workbench.review._rollup import category_steps, operators_by_name
 from workbench.review._sanity import physical_problems
 from workbench.review.records import (
     SCHEMA_VERSION,
@@ -115,10 +121,12 @@ def match_trace(run: MeasuredRun, mapping: ModelMapping) -> TraceMatch:
     return TraceMatch(measured_s=measured, confidence=confidence, unmatched=unmatched)
 
 
-def _unmatched_kernel(name: str, seconds: float, category: str) -> KernelResult:
+def _unmatched_kernel(
+    name: str, seconds: float, category: str, ops: tuple[str, ...] = ()
+) -> KernelResult:
     return KernelResult(
         name=name,
-        ops=(),
+        ops=ops,
         kind=category,
         layer_type="unmatched",
         engine="unknown",
@@ -146,22 +154,28 @@ def _unmatched_kernel(name: str, seconds: float, category: str) -> KernelResult:
     )
 
 
-def _bounded(rows: list[tuple[str, float, str]], keep: int = MAX_RECORD_KERNELS):
+def _bounded(
+    rows: list[tuple[str, float, str]],
+    keep: int = MAX_RECORD_KERNELS,
+    ops: dict[str, tuple[str, ...]] | None = None,
+):
     """Record rows of ``(name, s per iteration, category)``, at most ``keep`` of them by name.
 
-    The ``keep`` longest keep their names (in input order); the rest are summed into one row per
-    category, ``(N more kernels, category C)``, so the record stays bounded.
+    The ``keep`` longest keep their names (in input order) and, from ``ops``, the operators that
+    launched them; the rest are summed into one row per category, ``(N more kernels, category
+    C)``, so the record stays bounded.
     """
     keep = max(keep, 0)
+    ops = ops or {}
     if len(rows) <= keep:
-        return tuple(_unmatched_kernel(*r) for r in rows)
+        return tuple(_unmatched_kernel(*r, ops.get(r[0], ())) for r in rows)
     order = sorted(range(len(rows)), key=lambda i: -rows[i][1])
     kept = set(order[:keep])
     rest: dict[str, list[float]] = defaultdict(lambda: [0, 0.0])
     for i in order[keep:]:
         rest[rows[i][2]][0] += 1
         rest[rows[i][2]][1] += rows[i][1]
-    out = [_unmatched_kernel(*rows[i]) for i in sorted(kept)]
+    out = [_unmatched_kernel(*rows[i], ops.get(rows[i][0], ())) for i in sorted(kept)]
     out += [
         _unmatched_kernel(f"({int(n)} more kernels, category {cat})", t, cat)
         for cat, (n, t) in rest.items()
@@ -206,6 +220,7 @@ def _measurement(run: MeasuredRun, unmatched: int) -> Measurement:
         shapes=(),
         repeats=n,
         wall_s=sum(it.wall_s for it in run.iterations),
+        category_steps_s=category_steps(run) if run.steps_annotated else (),
     )
 
 
@@ -245,13 +260,21 @@ def _bare_tags(run: MeasuredRun) -> RunTags:
     )
 
 
-def record_from_trace(run: MeasuredRun, mapping: ModelMapping | None = None) -> RunRecord:
+def record_from_trace(
+    run: MeasuredRun,
+    mapping: ModelMapping | None = None,
+    *,
+    operators: RecordedOps | None = None,
+) -> RunRecord:
     """The run record of a measured run (see the module docstring).
 
     Args:
         run: The measured run (from :func:`workbench.evidence.read_trace`).
         mapping: The run's model mapped on its hardware profile, to match kernels against and
             to compute MFU; None when unknown.
+        operators: The trace's operators (:func:`workbench.evidence.operators.read_operators`):
+            without a mapping, each kernel row names the operators that launched it (``ops``),
+            so triage can roll a measured pair up by operator.
 
     Returns:
         The :class:`RunRecord` (``measurement`` set, ``model.time_s`` the median iteration).
@@ -260,7 +283,8 @@ def record_from_trace(run: MeasuredRun, mapping: ModelMapping | None = None) -> 
     interval = run.interval95_s() if len(run.steady_iterations) >= 2 else ()
     if mapping is None:
         per, category = _per_iteration(run)
-        kernels = _bounded([(n, s, category[n]) for n, s in per.items()])
+        names = operators_by_name(run, operators) if operators is not None else None
+        kernels = _bounded([(n, s, category[n]) for n, s in per.items()], ops=names)
         by_type: dict[str, float] = defaultdict(float)
         for k in kernels:
             by_type[k.kind] += k.measured_s or 0.0

@@ -14,6 +14,9 @@ mechanism with the largest material share of the regression (ties broken by exec
 * **Without an attribution** (measured pairs, runs the model cannot re-map): the shares come from
   the per-group roll-up of the kernel diff, one class at a time
   (:func:`~workbench.review.mechanisms.align`).
+* **Two traces with no mapping sheet** (``run --from-trace`` without ``--model``): the shares come
+  from the per-category and per-operator roll-up of the measured kernel time, each category
+  judged against its own step-to-step noise (:mod:`workbench.review._rollup`).
 
 Material: at least ``material_share`` (default 5 %) of the total regression, and more than the
 measurement noise. A family whose own delta is not above the noise never anchors a headline.
@@ -30,6 +33,7 @@ from typing import Any
 
 from workbench._format import fmt_time
 from workbench.review._families import family_of, natural_key
+from workbench.review._rollup import rollup_shares
 from workbench.review.attribution import Attribution, Change
 from workbench.review.changes import change_label
 from workbench.review.mechanisms import (
@@ -313,9 +317,17 @@ def headline_of(
     noise_s = noise * b.time_s
     mapped = any(k.predicted_s > 0 for k in (*base.kernels, *cand.kernels))
     measured = mapped and time_field(base, cand) == "measured_s"
-    shares = mechanism_shares(
-        align(base, cand), total, attribution=attribution, noise_s=noise_s, measured=measured
-    )
+    if not mapped and base.measurement is not None and cand.measurement is not None:
+        # NOTE: two traces with no mapping sheet: the roll-up by category and operator
+        # (kernel names differ across GPU generations; aligning them by name blames nothing)
+        found = rollup_shares(
+            base, cand, total, noise_s=noise_s, material_share=MATERIAL_SHARE
+        ) if total > max(noise_s, 0.0) else []  # fmt: skip
+        shares: tuple[MechanismShare, ...] = tuple(found)
+    else:
+        shares = mechanism_shares(
+            align(base, cand), total, attribution=attribution, noise_s=noise_s, measured=measured
+        )
     if not shares:
         if per_item and attribution is not None:
             return (), None

@@ -5,7 +5,8 @@ Across GPU generations or library versions the same operator runs different kern
 runs are aligned by the operator that launched each kernel (its ``cpu_op`` with its recorded
 shapes, :attr:`RecordedOp.signature`) and the kernel's category. Every figure is per
 steady-state iteration (the warm-up step left out). :func:`pair_document` also says where the
-two runs differ in what they run (GPU, world size, rank, data types, shapes) and compares the
+two runs differ in what they run (GPU, world size, rank, sharding: the same kernel template with
+other template arguments, data types, shapes) and compares the
 step times step by step (:func:`workbench.evidence.compare.compare_runs`, paired when both have
 several steps).
 """
@@ -19,6 +20,7 @@ from workbench.errors import WorkbenchError, printable
 from workbench.evidence.compare import compare_runs
 from workbench.evidence.operators import RecordedOps
 from workbench.evidence.run import CATEGORIES, MeasuredRun
+from workbench.review._templates import template_differences
 from workbench.review.trace_summary import _cut, by_category_s
 
 __all__ = ["align_by_operator", "differences", "pair_document", "pair_text"]
@@ -93,6 +95,14 @@ def differences(
             )
     elif ops_a.shapes_recorded != ops_b.shapes_recorded:
         lines.append("only one of the traces recorded shapes: operators aligned by name alone")
+    sharded = template_differences(a, ops_a, b, ops_b)
+    if sharded:
+        first = sharded[0]
+        lines.append(
+            f"sharding differs (kernel template arguments): {len(sharded)} kernel template(s) "
+            "launched by the same operator run with other arguments, e.g. "
+            f"{printable(first.describe())} under {_cut(first.operator, 60)}"
+        )
     return lines
 
 
@@ -110,7 +120,8 @@ def pair_document(
 
     Returns:
         A JSON-safe dict: ``step`` (medians, relative change, the paired/unpaired shift),
-        ``by_category`` (per iteration, both runs), ``by_operator``, ``differences``.
+        ``by_category`` (per iteration, both runs), ``by_operator``, ``differences`` and
+        ``template_differences`` (kernel templates each run instantiated with other arguments).
     """
     median_a, median_b = a.median_iteration_s(), b.median_iteration_s()
     step: dict[str, Any] = {
@@ -167,6 +178,15 @@ def pair_document(
         ],
         "by_operator": rows[:top],
         "differences": differences(a, ops_a, b, ops_b),
+        "template_differences": [
+            {
+                "operator": d.operator,
+                "template": d.template,
+                "baseline": [list(args) for args in d.baseline],
+                "candidate": [list(args) for args in d.candidate],
+            }
+            for d in template_differences(a, ops_a, b, ops_b)
+        ],
     }
 
 

@@ -4,11 +4,13 @@
 apart): the iterations, HTA's temporal breakdown per rank, kernel time by category per
 iteration with the share no classification rule matched ("other"), the top kernels by total time
 with the rule that classified each, memory copies by direction (bytes and achieved bandwidth,
-:mod:`workbench.evidence.copies`) and, when the trace recorded shapes, every modelled
-kernel beside its expected time on the trace's hardware (:mod:`workbench.review.expected`),
-with an optional what-if on another profile. :func:`trace_text` renders it; kernel names are
-shortened readably there (the full name stays in the JSON) and every text that came from the
-trace has its control characters escaped (:func:`workbench.errors.printable`).
+:mod:`workbench.evidence.copies`), host-side launches per stream (runtime call time, launch
+delay and queue length, :mod:`workbench.evidence.launches`) and, when the trace recorded shapes,
+every modelled kernel beside its expected time on the trace's hardware
+(:mod:`workbench.review.expected`), with an optional what-if on another profile.
+:func:`trace_text` renders it; kernel names are shortened readably there (the full name stays in
+the JSON) and every text that came from the trace has its control characters escaped
+(:func:`workbench.errors.printable`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from workbench.evidence.operators import RecordedOps
 from workbench.evidence.run import CATEGORIES, MeasuredRun, TraceError
 from workbench.hw.schema import Hardware
 from workbench.models.from_trace import profile_for_device
+from workbench.review._trace_launches import launch_doc, launch_lines
 from workbench.review.expected import ExpectedReport, expect, what_if
 
 __all__ = [
@@ -45,6 +48,7 @@ TRACE_KEYS = (
     "classification",
     "top_kernels",
     "memory_copies",
+    "launches",
     "expected",
     "what_if",
     "warnings",
@@ -171,6 +175,7 @@ def trace_document(
         "classification": _classification_doc(run),
         "top_kernels": _top_kernels(run, top),
         "memory_copies": _copies_doc(run),
+        "launches": launch_doc(run),
         "expected": expected,
         "what_if": whatif,
         "warnings": list(run.warnings),
@@ -329,6 +334,7 @@ def trace_text(doc: dict[str, Any], *, top: int = 5) -> str:
             f"{k['category']:<11} {k['short_name']}"
         )
     lines += _copy_lines(doc["memory_copies"])
+    lines += launch_lines(doc["launches"])
     if doc["what_if"]:
         w = doc["what_if"]
         lines.append(

@@ -64,7 +64,12 @@ def headline_html(r: TriageReport) -> str:
     head = html.escape(f"{r.baseline.label} vs {r.candidate.label}")
     if not r.comparable:
         tags = "".join(f"<li>{html.escape(m)}</li>" for m in r.mismatched_tags)
-        return f"<b>{head}</b><br><b>REFUSED</b>: mismatched tags<ul>{tags}</ul>"
+        declared = html.escape(r.changed or "(none)")
+        hint = "".join(f"{html.escape(x)}<br>" for x in r.reasons if x.startswith("tags differ"))
+        return (
+            f"<b>{head}</b><br><b>REFUSED</b> (declared changed: {declared}): mismatched "
+            f"tags<ul>{tags}</ul>{hint}"
+        )
     h = r.headline()
     what = html.escape(f"{h['compared']} {h['change']:+.1%}")
     mfu = " &rarr; ".join(f"{m.mfu:.1%}" if m.peak_flops > 0 else "unknown" for m in (b, c))
