@@ -197,7 +197,7 @@ def test_outlier_and_batch_pitfalls_follow_the_numbers():
     rising = str(lesson05.batch_pitfall_claim(batches=(128, 1)))
     assert "does not fall steadily" in rising
     with pytest.raises(Exception, match="refused"):
-        lesson05.batch_pitfall_claim(seq=2048, batches=(1, 64))
+        lesson05.batch_pitfall_claim(seq=2048, batches=(1, 512))
 
 
 # --- lesson 07 ---------------------------------------------------------------------------------

@@ -117,7 +117,7 @@ def test_the_explorer_carries_out_every_instruction(prefix):
 
 def test_a_refused_instruction_is_an_error():
     start = ExplorerSetting(model="llama2-7b", hardware="h100-sxm", phase="decode", seq=2048)
-    with pytest.raises(WorkbenchError, match="context length"):
+    with pytest.raises(WorkbenchError, match="context is 4096 tokens"):
         explorer_walk(start, [("seq", 8192)])
     with pytest.raises(WorkbenchError, match="does not fit"):
         explorer_walk(start, [("batch", 512)])
