@@ -1,5 +1,5 @@
-"""MFU, HFU and MBU (workbench.cost.utilisation): 0 <= MFU <= HFU <= 1 on every preset x profile,
-and one kernel's format override never switches the model's MFU denominator."""
+"""MFU, HFU and MBU (workbench.cost.utilisation): 0 <= MFU <= HFU <= 1 on every preset x profile
+x format, and one kernel's format override never switches the model's MFU denominator."""
 
 import pytest
 
@@ -21,13 +21,14 @@ def _formats(profile: str) -> tuple[str, ...]:
 
 
 def _cases():
-    """Every preset x every profile once, the format and phase rotated deterministically."""
+    """Every preset x every profile x every format the profile runs (issue 18), the phase
+    rotated deterministically."""
     for i, model in enumerate(PRESETS):
         for j, profile in enumerate(PROFILES):
-            fmts = _formats(profile)
-            phase = "decode" if (i + j) % 3 == 0 else "prefill"
-            yield pytest.param(model, profile, fmts[(i + j) % len(fmts)], phase,
-                               id=f"{model}-{profile}")  # fmt: skip
+            for k, fmt in enumerate(_formats(profile)):
+                phase = "decode" if (i + j + k) % 3 == 0 else "prefill"
+                yield pytest.param(model, profile, fmt, phase,
+                                   id=f"{model}-{profile}-{fmt}")  # fmt: skip
 
 
 def _graph(model: str, fmt: str, phase: str):
