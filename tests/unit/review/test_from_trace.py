@@ -199,3 +199,43 @@ def test_a_long_demangled_name_is_shortened_in_the_triage_table(tmp_path, capsys
     assert "split_embedding_backward_codegen_rowwise_adagrad_unweighted_k..." in family[0]
     main(["triage", *map(str, records), "--format", "json"])
     assert long in capsys.readouterr().out  # the full name stays in the JSON
+
+
+def _pair(tmp_path, gemm_ms, copy_ms):
+    """Records of two Kineto traces, 6 steps each: one GEMM and one host-to-device copy a step."""
+    from workbench.evidence import MeasuredKernel, write_kineto_trace
+
+    records = []
+    for label, (g, c) in (("a", (gemm_ms[0], copy_ms[0])), ("b", (gemm_ms[1], copy_ms[1]))):
+        kernels, t0 = [], 0.0
+        for i in range(6):  # NOTE: back to back, so the step period is the work's
+            kernels += [
+                MeasuredKernel(name="Memcpy HtoD (Pageable -> Device)", category="copy",
+                               rule="activity:memcpy", start_s=t0, duration_s=c * 1e-3, device=0,
+                               stream=7, iteration=i, kind="memcpy", bytes=4 << 20),
+                MeasuredKernel(name="sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64",
+                               category="gemm", rule="name~gemm", start_s=t0 + c * 1e-3 + 1e-5,
+                               duration_s=g * 1e-3, device=0, stream=7, iteration=i),
+            ]  # fmt: skip
+            t0 += (c + g) * 1e-3 + 2e-5
+        trace = write_kineto_trace(tmp_path / f"{label}.json", kernels)
+        records.append(tmp_path / f"{label}-run.json")
+        assert main(["run", "--from-trace", str(trace), "--record", str(records[-1])]) == 0
+    return [load_record(p) for p in records]
+
+
+def test_a_host_to_device_copy_is_headlined_as_a_copy_never_as_compute(tmp_path):
+    # issue 18: a host-to-device memcpy once headed a measured regression as "(compute) = 119%"
+    base, cand = _pair(tmp_path, gemm_ms=(4.0, 4.2), copy_ms=(1.0, 3.0))
+    report = triage(base, cand, simulate=False)
+    first = report.first_failing
+    assert first.kernel == "copy kernels"
+    assert 0.5 < first.share <= 1.0
+    assert "compute" not in str(first.mechanism)
+
+
+def test_a_copy_that_grew_less_than_the_gemms_does_not_lead_the_headline(tmp_path):
+    base, cand = _pair(tmp_path, gemm_ms=(4.0, 6.0), copy_ms=(1.0, 1.2))
+    report = triage(base, cand, simulate=False)
+    assert report.first_failing.kernel == "gemm kernels"
+    assert report.first_failing.share <= 1.0
