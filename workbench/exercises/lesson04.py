@@ -519,7 +519,8 @@ def check_score_matrix_bytes(
         answer,
         expected,
         hint="one score per (batch, head, query, key), each in the activation format",
-        hint2="batch * heads * seq * seq * 2 bytes (bf16)",
+        hint2="an unfused kernel stores the whole square, masked or not: how many (query, key) "
+        "pairs does one head of one sequence see, and how many heads and sequences are there?",
         strict=strict,
     )
 
@@ -558,9 +559,10 @@ def check_fusion_savings(
         answer,
         off - base,
         rel_tol=1e-3,
-        hint="map twice (rule on, rule off) and subtract total.bytes_at('hbm')",
-        hint2="bytes with the rule off (MapOptions(disabled_fusion=(rule,))) minus bytes with "
-        "every rule on; a rule that saves bytes gives a positive difference",
+        hint="compare two mappings that differ only in this rule, at the off-chip level",
+        hint2="switch the rule off with MapOptions(disabled_fusion=(rule,)); the saving is the "
+        "intermediate the rule keeps on chip (written out once and read back without it), so a "
+        "rule that saves bytes gives a positive difference",
         strict=strict,
     )
 

@@ -316,7 +316,7 @@ def check_int8_bytes(
         answer,
         op.weight_tensors()[0].nbytes,
         hint="one byte per weight",
-        hint2="in_features * out_features weights, 1 byte each",
+        hint2="a Linear layer holds one weight per (input feature, output feature) pair",
         strict=strict,
     )
 
@@ -353,7 +353,8 @@ def check_layout_transforms(
         answer,
         expected,
         hint="without propagation every conv converts its input and converts its output back",
-        hint2="read the transforms column of the layout table for this layout and propagation",
+        hint2="count the convolutions the mapper sees in this model, then the transforms each "
+        "one pays when the layout is not kept between them",
         strict=strict,
     )
 
