@@ -319,3 +319,23 @@ def test_lesson04_options_reach_the_fast_claims():
     off = mapping("llama2-7b", "h100-sxm", phase="prefill", seq=2048,
                   options=MapOptions(disabled_fusion=("flash_attention",)))  # fmt: skip
     assert step.after.mapping().time_s == pytest.approx(off.time_s, rel=1e-12)
+
+
+def test_format_claim_summary_follows_the_numbers():
+    # issue 20: the sentence under lesson 05's format bullets was typed, not conditioned
+    import pandas as pd
+
+    idx = ["bf16", "fp8", "int8 weight-only"]
+    decode = pd.DataFrame({"offchip_gb": [14.0, 7.0, 7.5], "speedup": [1.0, 1.8, 1.7]}, index=idx)
+    prefill = pd.DataFrame(
+        {"offchip_gb": [40.0, 25.0, 24.0], "speedup": [1.0, 1.5, 0.8]}, index=idx
+    )
+    text = str(lesson05.format_claim(decode, prefill))
+    assert "streaming weights sets most of its time" in text
+    assert "faster with `fp8`" in text
+    assert "slower with `int8 weight-only`" in text
+    flat = decode.assign(speedup=[1.0, 0.9, 0.95])
+    none_slower = prefill.assign(speedup=[1.0, 1.5, 1.2])
+    text = str(lesson05.format_claim(flat, none_slower))
+    assert "something other than streaming weights sets its time" in text
+    assert "slower with" not in text
