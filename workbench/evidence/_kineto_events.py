@@ -61,6 +61,9 @@ _STEP_MEMO = 1 << 16
 #: Distinct launch shapes shared between activities (bounded).
 _SHAPE_MEMO = 1 << 16
 _UNSEEN = object()
+_NO_SHAPE = object()
+#: Integer bounds, exclusive (a constant, not ``-MAX_INT`` negated at each comparison).
+_INT_LO, _INT_HI = -MAX_INT, MAX_INT
 
 
 class EventReader:
@@ -73,6 +76,7 @@ class EventReader:
     def __init__(self, where: str) -> None:
         self.where = where
         self.bounds = TraceBounds(where)
+        self._names = self.bounds.names
         self.activities: list[Activity] = []
         self.launch_s: dict[int, float] = {}
         #: Duration of each launch call (:data:`LAUNCH_CALLS`) by correlation id, s.
@@ -84,10 +88,14 @@ class EventReader:
         self._shapes: dict[tuple[int, int, int], tuple[int, int, int]] = {}
 
     def take(self, index: int, ev: Any) -> None:
-        """Read event ``index``: the common shapes in one pass, the rest by :meth:`take_checked`."""
+        """Read event ``index``: the common shapes in one pass, the rest by :meth:`take_checked`.
+
+        NOTE: hot (once per event, millions of times): lookups are local and calls few, and the
+        event is handed over before anything is changed (an extend that fails fails either way).
+        """
         if type(ev) is dict:
             raw = ev.get("name")
-            name = self.bounds.names.get(raw) if type(raw) is str else None
+            name = self._names.get(raw) if type(raw) is str else None
             if name is not None:
                 ph = ev.get("ph")
                 if ph == "X":
@@ -106,69 +114,105 @@ class EventReader:
                     ):
                         if t_ts is int or t_dur is int:
                             ts, dur = float(ts), float(dur)
-                        if self._fast(index, ev, name, _ROLE.get(cat), ts, dur):
+                        role = _ROLE.get(cat)
+                        if role is _CPU_STEP or role is None:
+                            self._extend(index, name, ts, dur)
+                            if role is not None:
+                                step = self._steps.get(name, _UNSEEN)
+                                if step is not None:
+                                    self._step(name, step, ts, dur, self.cpu_steps)
+                            return
+                        if role is _LAUNCH:
+                            if self._launch(index, ev, name, ts, dur):
+                                return
+                        elif role is _GPU_STEP or role is _SPAN:
+                            self._extend(index, name, ts, dur)
+                            if role is _SPAN:
+                                self.bounds.window += [ts, ts + dur]
+                            else:
+                                self._step(
+                                    name, self._steps.get(name, _UNSEEN), ts, dur, self.gpu_steps
+                                )
+                            return
+                        elif self._gpu(index, ev, name, role, ts, dur):
                             return
                 elif ph != "i":
                     return  # NOTE: only an instant event can be the window's end marker
         self.take_checked(index, ev)
 
-    def _fast(self, index: int, ev: dict[str, Any], name: str, role: str | None,
-              ts: float, dur: float) -> bool:  # fmt: skip
-        """Take an ``X`` event with checked times (us) and a known name; False: not its shape."""
-        if role is None:
-            self._extend(index, name, ts, dur)
-        elif role is _CPU_STEP or role is _GPU_STEP:
-            self._extend(index, name, ts, dur)
-            step = self._steps.get(name, _UNSEEN)
-            if step is _UNSEEN:
-                step = self._step_of(name)
-            if step is not None:
-                start = (ts - self._base(ts)) * 1e-6
-                windows = self.gpu_steps if role is _GPU_STEP else self.cpu_steps
-                windows.append((name, step, start, start + dur * 1e-6))  # type: ignore[arg-type]
-        elif role is _LAUNCH:
-            args = ev.get("args")
-            if not (type(args) is dict and _small_ids(ev) and _small_values(args)):
-                return False
-            self._extend(index, name, ts, dur)
-            corr = args.get("correlation")
-            if type(corr) is int:
-                self.launch_s[corr] = (ts - self._base(ts)) * 1e-6
-                if name in LAUNCH_CALLS:
-                    self.launch_dur_s[corr] = dur * 1e-6
-        elif role is _SPAN:
-            self._extend(index, name, ts, dur)
-            self.bounds.window += [ts, ts + dur]
-        else:
-            return self._fast_activity(index, ev, name, role, ts, dur)
+    def _step(self, name: str, step: object, ts: float, dur: float,
+              windows: list[tuple[str, int, float, float]]) -> None:  # fmt: skip
+        if step is _UNSEEN:
+            step = self._step_of(name)
+        if step is not None:
+            start = (ts - self._base(ts)) * 1e-6
+            windows.append((name, step, start, start + dur * 1e-6))  # type: ignore[arg-type]
+
+    def _launch(self, index: int, ev: dict[str, Any], name: str, ts: float, dur: float) -> bool:
+        args = ev.get("args")
+        if not (type(args) is dict and _fit_64_bits(ev.get("pid"), ev.get("tid"), args)):
+            return False
+        self._extend(index, name, ts, dur)
+        corr = args.get("correlation")
+        if type(corr) is int:
+            self.launch_s[corr] = (ts - self._base(ts)) * 1e-6
+            if name in LAUNCH_CALLS:
+                self.launch_dur_s[corr] = dur * 1e-6
         return True
 
-    def _fast_activity(self, index: int, ev: dict[str, Any], name: str, kind: str,
-                       ts: float, dur: float) -> bool:  # fmt: skip
+    def _gpu(self, index: int, ev: dict[str, Any], name: str, kind: str,
+             ts: float, dur: float) -> bool:  # fmt: skip
         args = ev.get("args")
-        if not (type(args) is dict and _small_ids(ev) and _small_values(args)):
+        pid, tid = ev.get("pid"), ev.get("tid")
+        if not (type(args) is dict and _fit_64_bits(pid, tid, args)):
             return False
         get = args.get
-        device, stream = get("device", ev["pid"]), get("stream", ev["tid"])
+        device, stream = get("device", pid), get("stream", tid)
         corr, regs = get("correlation"), get("registers per thread")
         smem, nbytes = get("shared memory"), get("bytes")
-        grid, block = get("grid"), get("block")
-        if not (
-            {type(device), type(stream), type(corr), type(regs), type(smem), type(nbytes)}
+        grid, block = self._shape(get("grid")), self._shape(get("block"))
+        if (
+            grid is _NO_SHAPE
+            or block is _NO_SHAPE
+            or not {type(device), type(stream), type(corr), type(regs), type(smem), type(nbytes)}
             <= _INT_OR_NONE
-            and _is_dim3_or_none(grid)
-            and _is_dim3_or_none(block)
         ):
             return False
         self._extend(index, name, ts, dur)
         bounds = self.bounds
         if dur > bounds.longest_gpu[0]:
             bounds.longest_gpu = (dur, index, name)
-        self._append(
-            name, kind, (ts - self._base(ts)) * 1e-6, dur * 1e-6,
-            device, stream, corr, grid, block, regs, smem, nbytes,
+        # NOTE: positional (twice as fast as keywords); the test of the two paths compares them
+        self.activities.append(
+            Activity(
+                name, kind, (ts - self._base(ts)) * 1e-6, dur * 1e-6,
+                device, stream, corr, grid, block, regs, smem, nbytes,  # type: ignore[arg-type]
+            )
         )  # fmt: skip
         return True
+
+    def _shape(self, v: object) -> object:
+        """A launch shape as one shared tuple (kernels repeat theirs), None, or _NO_SHAPE."""
+        if v is None:
+            return None
+        if type(v) is list and len(v) == 3:
+            x, y, z = v
+            if (
+                type(x) is int
+                and type(y) is int
+                and type(z) is int
+                and x >= 0
+                and y >= 0
+                and z >= 0
+            ):
+                t = (x, y, z)
+                kept = self._shapes.get(t)
+                if kept is None:
+                    kept = t
+                    if len(self._shapes) < _SHAPE_MEMO:
+                        self._shapes[t] = t
+                return kept
+        return _NO_SHAPE
 
     def _extend(self, index: int, name: str, ts: float, dur: float) -> None:
         bounds = self.bounds
@@ -214,37 +258,6 @@ class EventReader:
                 start, dur = self._times(index, ev)
                 windows = self.gpu_steps if cat in _GPU_STEP_CATS else self.cpu_steps
                 windows.append((str(name), step, start, start + dur))
-
-    def _append(self, name: str, kind: str, start: float, dur: float, device: int | None,
-                stream: int | None, corr: int | None, grid: list[int] | None,
-                block: list[int] | None, regs: int | None, smem: int | None,
-                nbytes: int | None) -> None:  # fmt: skip
-        self.activities.append(
-            Activity(
-                name=name,
-                kind=kind,
-                start_s=start,
-                duration_s=dur,
-                device=device,
-                stream=stream,
-                correlation=corr,
-                grid=None if grid is None else self._dim3(grid),
-                block=None if block is None else self._dim3(block),
-                registers_per_thread=regs,
-                shared_memory_bytes=smem,
-                bytes=nbytes,
-            )
-        )
-
-    def _dim3(self, v: list[int]) -> tuple[int, int, int]:
-        """``v`` as a tuple, one shared object per distinct shape (kernels repeat their shapes)."""
-        t = (v[0], v[1], v[2])
-        kept = self._shapes.get(t)
-        if kept is None:
-            kept = t
-            if len(self._shapes) < _SHAPE_MEMO:
-                self._shapes[t] = t
-        return kept
 
     def _step_of(self, name: object) -> int | None:
         """The step index of a range name (memoized: a trace has few distinct op names)."""
@@ -298,45 +311,46 @@ class EventReader:
         smem = field.integer(args, "shared memory")
         nbytes = field.integer(args, "bytes")
         grid, block = field.dim3(args, "grid"), field.dim3(args, "block")
-        self._append(name, kind, start, dur, device, stream, corr, grid, block, regs, smem, nbytes)
+        self.activities.append(
+            Activity(
+                name=name,
+                kind=kind,
+                start_s=start,
+                duration_s=dur,
+                device=device,
+                stream=stream,
+                correlation=corr,
+                grid=self._shape(grid),  # type: ignore[arg-type]
+                block=self._shape(block),  # type: ignore[arg-type]
+                registers_per_thread=regs,
+                shared_memory_bytes=smem,
+                bytes=nbytes,
+            )
+        )
 
 
-def _small_ids(ev: dict[str, Any]) -> bool:
-    """Whether ``pid`` and ``tid`` are integers within 64 bits (the fast path's shape)."""
-    pid, tid = ev.get("pid"), ev.get("tid")
-    return (
+def _fit_64_bits(pid: object, tid: object, args: dict[str, Any]) -> bool:
+    """Whether ``pid``, ``tid`` are integers and every integer in ``args`` (lists too) fits 64 bits.
+
+    The fast path's form of :meth:`TraceBounds._ints` (which also lets a non-integer id through).
+    """
+    if not (
         type(pid) is int
         and type(tid) is int
-        and -MAX_INT < pid < MAX_INT
-        and -MAX_INT < tid < MAX_INT
-    )
-
-
-def _small_values(args: dict[str, Any]) -> bool:
-    """Whether every integer among ``args`` values (and in its list values) fits 64 bits."""
+        and _INT_LO < pid < _INT_HI
+        and _INT_LO < tid < _INT_HI
+    ):
+        return False
     for v in args.values():
         t = type(v)
         if t is int:
-            if not -MAX_INT < v < MAX_INT:
+            if not _INT_LO < v < _INT_HI:
                 return False
         elif t is list:
             for x in v:
-                if type(x) is int and not -MAX_INT < x < MAX_INT:
+                if type(x) is int and not _INT_LO < x < _INT_HI:
                     return False
     return True
-
-
-def _is_dim3_or_none(v: object) -> bool:
-    return v is None or (
-        type(v) is list
-        and len(v) == 3
-        and type(v[0]) is int
-        and type(v[1]) is int
-        and type(v[2]) is int
-        and v[0] >= 0
-        and v[1] >= 0
-        and v[2] >= 0
-    )
 
 
 def _args(where: str, index: int, ev: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -361,6 +375,7 @@ class _Field:
         return v
 
     def dim3(self, args: Mapping[str, Any], key: str) -> list[int] | None:
+        """``args[key]`` when it is three non-negative integers (or absent: None)."""
         v = args.get(key)
         if v is None:
             return None
