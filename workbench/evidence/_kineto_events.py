@@ -150,7 +150,9 @@ class EventReader:
 
     def _launch(self, index: int, ev: dict[str, Any], name: str, ts: float, dur: float) -> bool:
         args = ev.get("args")
-        if not (type(args) is dict and _fit_64_bits(ev.get("pid"), ev.get("tid"), args)):
+        if not (
+            type(args) is dict and _fit_64_bits(ev.get("pid"), ev.get("tid"), args, None, None)
+        ):
             return False
         self._extend(index, name, ts, dur)
         corr = args.get("correlation")
@@ -163,19 +165,23 @@ class EventReader:
     def _gpu(self, index: int, ev: dict[str, Any], name: str, kind: str,
              ts: float, dur: float) -> bool:  # fmt: skip
         args = ev.get("args")
-        pid, tid = ev.get("pid"), ev.get("tid")
-        if not (type(args) is dict and _fit_64_bits(pid, tid, args)):
+        if type(args) is not dict:
             return False
         get = args.get
-        device, stream = get("device", pid), get("stream", tid)
-        corr, regs = get("correlation"), get("registers per thread")
-        smem, nbytes = get("shared memory"), get("bytes")
-        grid, block = self._shape(get("grid")), self._shape(get("block"))
+        pid, tid = ev.get("pid"), ev.get("tid")
+        raw_grid, raw_block = get("grid"), get("block")
+        grid, block = self._shape(raw_grid), self._shape(raw_block)
         if (
             grid is _NO_SHAPE
             or block is _NO_SHAPE
-            or not {type(device), type(stream), type(corr), type(regs), type(smem), type(nbytes)}
-            <= _INT_OR_NONE
+            or not _fit_64_bits(pid, tid, args, raw_grid, raw_block)
+        ):
+            return False
+        device, stream = get("device", pid), get("stream", tid)
+        corr, regs = get("correlation"), get("registers per thread")
+        smem, nbytes = get("shared memory"), get("bytes")
+        if not {type(device), type(stream), type(corr), type(regs), type(smem), type(nbytes)} <= (
+            _INT_OR_NONE
         ):
             return False
         self._extend(index, name, ts, dur)
@@ -192,7 +198,10 @@ class EventReader:
         return True
 
     def _shape(self, v: object) -> object:
-        """A launch shape as one shared tuple (kernels repeat theirs), None, or _NO_SHAPE."""
+        """A launch shape as one shared tuple (kernels repeat theirs), None, or _NO_SHAPE.
+
+        A shape is three non-negative integers within 64 bits (so :func:`_fit_64_bits` skips it).
+        """
         if v is None:
             return None
         if type(v) is list and len(v) == 3:
@@ -201,9 +210,9 @@ class EventReader:
                 type(x) is int
                 and type(y) is int
                 and type(z) is int
-                and x >= 0
-                and y >= 0
-                and z >= 0
+                and 0 <= x < _INT_HI
+                and 0 <= y < _INT_HI
+                and 0 <= z < _INT_HI
             ):
                 t = (x, y, z)
                 kept = self._shapes.get(t)
@@ -329,10 +338,11 @@ class EventReader:
         )
 
 
-def _fit_64_bits(pid: object, tid: object, args: dict[str, Any]) -> bool:
+def _fit_64_bits(pid: object, tid: object, args: dict[str, Any], *shapes: object) -> bool:
     """Whether ``pid``, ``tid`` are integers and every integer in ``args`` (lists too) fits 64 bits.
 
     The fast path's form of :meth:`TraceBounds._ints` (which also lets a non-integer id through).
+    ``shapes``: list values already checked (by :meth:`EventReader._shape`), not looked into.
     """
     if not (
         type(pid) is int
@@ -346,7 +356,7 @@ def _fit_64_bits(pid: object, tid: object, args: dict[str, Any]) -> bool:
         if t is int:
             if not _INT_LO < v < _INT_HI:
                 return False
-        elif t is list:
+        elif t is list and v not in shapes:
             for x in v:
                 if type(x) is int and not _INT_LO < x < _INT_HI:
                     return False
