@@ -126,9 +126,11 @@ class ChromeTraceStream:
         if self._slow:
             return None
         buf, start = self._buf, self._pos
-        end = max(buf.rfind("},\n", start), buf.rfind("},\r\n", start))
+        end = buf.rfind("},\n", start)
         if end < start:
-            return None
+            end = buf.rfind("},\r\n", start)  # NOTE: not looked for first (a scan of the buffer)
+            if end < start:
+                return None
         try:
             items = json.loads(f"[{buf[start : end + 1]}]")
         except (ValueError, RecursionError):
