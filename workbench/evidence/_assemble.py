@@ -90,12 +90,13 @@ def choose_steps(
     return [(n, s, e) for n, (s, e) in enumerate(inner)]
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class Activity:
     """One GPU activity as read, before classification and iteration assignment.
 
-    Not frozen (a frozen dataclass costs three times as long to build, once per activity); the
-    readers build it and :func:`assemble` consumes it, nothing changes it.
+    Not frozen (a frozen dataclass costs three times as long to build, once per activity), and
+    positional arguments allowed (half the cost of keywords); the readers build it and
+    :func:`assemble` consumes it, nothing changes it.
     """
 
     name: str
@@ -155,28 +156,11 @@ def assemble(
             launch = launch_s.get(corr)
             call_s = durations.get(corr) if launch is not None else None
         iteration = _iteration(a, launch, launched, cpu_steps, gpu_steps) if annotated else 0
-        kernels.append(
-            MeasuredKernel(
-                name=a.name,
-                category=category,
-                rule=rule,
-                kind=a.kind,
-                start_s=a.start_s,
-                duration_s=a.duration_s,
-                device=a.device,
-                stream=a.stream,
-                rank=rank,
-                iteration=iteration,
-                grid=a.grid,
-                block=a.block,
-                registers_per_thread=a.registers_per_thread,
-                shared_memory_bytes=a.shared_memory_bytes,
-                correlation=a.correlation,
-                bytes=a.bytes,
-                launch_start_s=launch if call_s is not None else None,
-                launch_duration_s=call_s,
-            )
+        kernel: MeasuredKernel = _KernelDraft(  # type: ignore[assignment]
+            a, category, rule, rank, iteration, launch if call_s is not None else None, call_s
         )
+        kernel.__class__ = MeasuredKernel  # NOTE: see _KernelDraft
+        kernels.append(kernel)
     iterations = iteration_stats(kernels)
     if not iterations:
         raise TraceError(
@@ -207,6 +191,50 @@ def assemble(
         steps_annotated=annotated,
         warnings=warnings,
     )
+
+
+class _KernelDraft:
+    """A :class:`MeasuredKernel` as :func:`assemble` builds it, before it becomes one.
+
+    ``MeasuredKernel`` is frozen: its generated ``__init__`` sets each of its 18 fields through
+    ``object.__setattr__`` from keywords, ~2.5 us a kernel (a tenth of reading a big trace). This
+    class has the same slots in the same order, so the same memory layout: it is filled by plain
+    slot stores, then its ``__class__`` is set to ``MeasuredKernel``, which Python allows between
+    classes of one layout. The result is a ``MeasuredKernel`` like any other (equal, same hash;
+    a test compares it field by field with one built through the constructor, so a field added
+    to ``MeasuredKernel`` and not set here fails that test).
+    """
+
+    __slots__ = MeasuredKernel.__slots__
+
+    def __init__(
+        self,
+        a: Activity,
+        category: str,
+        rule: str,
+        rank: int | None,
+        iteration: int | None,
+        launch_start_s: float | None,
+        launch_duration_s: float | None,
+    ) -> None:
+        self.name = a.name
+        self.category = category
+        self.rule = rule
+        self.start_s = a.start_s
+        self.duration_s = a.duration_s
+        self.device = a.device
+        self.stream = a.stream
+        self.rank = rank
+        self.iteration = iteration
+        self.grid = a.grid
+        self.block = a.block
+        self.registers_per_thread = a.registers_per_thread
+        self.shared_memory_bytes = a.shared_memory_bytes
+        self.correlation = a.correlation
+        self.kind = a.kind
+        self.bytes = a.bytes
+        self.launch_start_s = launch_start_s
+        self.launch_duration_s = launch_duration_s
 
 
 def _start(a: Activity) -> float:

@@ -125,14 +125,20 @@ class TraceBounds:
 
     def __init__(self, where: str) -> None:
         self.where = where
-        self._names: dict[str, str] = {}
+        #: Each name seen (as read) -> its cleaned, interned text (a reader's fast path looks here).
+        self.names: dict[str, str] = {}
         self._name_chars = 0
         self._cut: tuple[str, int] | None = None
         # NOTE: (time in us, event index, event name); names are formatted only for a message
         self._first: tuple[float, int, object] | None = None
         self._last: tuple[float, int, object] | None = None
-        self._longest_gpu: tuple[float, int, object] = (-1.0, -1, None)
-        self._window: list[float] = []
+        #: The span so far, us (``lo_us`` > ``hi_us`` before the first timed event): an event
+        #: inside it cannot widen it, so a reader's fast path calls :meth:`extend` only outside it.
+        self.lo_us, self.hi_us = math.inf, -math.inf
+        #: The longest GPU activity so far: (duration us, event index, name).
+        self.longest_gpu: tuple[float, int, object] = (-1.0, -1, None)
+        #: The bounds of the window the profiler says it recorded, us (Trace spans, window end).
+        self.window: list[float] = []
 
     def meta(self, sink: Callable[[str, Any], None]) -> Callable[[str, Any], None]:
         """Wrap a top-level metadata sink so its text (device names, versions) is made safe."""
@@ -153,7 +159,7 @@ class TraceBounds:
 
     def name(self, text: str, index: int) -> str:
         """``text`` escaped, cut to :data:`MAX_NAME_CHARS` and interned (``index`` -1: metadata)."""
-        kept = self._names.get(text)
+        kept = self.names.get(text)
         if kept is not None:
             return kept
         safe = printable(text[: MAX_NAME_CHARS + 1])
@@ -162,7 +168,7 @@ class TraceBounds:
             if self._cut is None:
                 at = f"traceEvents[{index}]" if index >= 0 else "the trace's metadata"
                 self._cut = (at, len(text))
-        kept = self._names.setdefault(safe, safe)
+        kept = self.names.setdefault(safe, safe)
         if kept is safe:
             self._name_chars += len(safe)
             if self._name_chars > MAX_NAME_TEXT_CHARS:
@@ -172,7 +178,7 @@ class TraceBounds:
                     "holds (a generated or corrupt trace?)"
                 )
         if len(text) <= MAX_NAME_CHARS:
-            self._names[text] = kept  # NOTE: never keyed by a long original (it would stay held)
+            self.names[text] = kept  # NOTE: never keyed by a long original (it would stay held)
         return kept
 
     def event(self, index: int, ev: Any) -> None:
@@ -181,14 +187,14 @@ class TraceBounds:
             return
         name = ev.get("name")
         if type(name) is str:
-            kept = self._names.get(name)
+            kept = self.names.get(name)
             ev["name"] = name = kept if kept is not None else self.name(name, index)
         ph = ev.get("ph")
         if ph != "X":
             if ph == "i" and name == _WINDOW_END:
                 ts = self._number(index, ev, "ts")
                 if ts is not None:
-                    self._window.append(ts)
+                    self.window.append(ts)
             return
         raw_ts, raw_dur = ev.get("ts"), ev.get("dur")
         if _plain(raw_ts) and _plain(raw_dur):
@@ -202,16 +208,18 @@ class TraceBounds:
             return  # NOTE: the reader names it as clock skew
         if dur > MAX_SPAN_US:
             check_interval(self.where, _label(index, name), ts * 1e-6, dur * 1e-6)
-        self._extend(index, name, ts, ts + dur)
+        self.extend(index, name, ts, ts + dur)
         cat = ev.get("cat")
+        if type(cat) is not str:
+            return  # NOTE: no category this knows (a list or an object is not even hashable)
         if cat in _GPU_CATS:
             self._ints(index, ev)
-            if dur > self._longest_gpu[0]:
-                self._longest_gpu = (dur, index, name)
+            if dur > self.longest_gpu[0]:
+                self.longest_gpu = (dur, index, name)
         elif cat in _RUNTIME_CATS:
             self._ints(index, ev)
         elif cat == "Trace":
-            self._window += [ts, ts + dur]
+            self.window += [ts, ts + dur]
 
     def _number(self, index: int, ev: Mapping[str, Any], key: str) -> float | None:
         v = ev.get(key)
@@ -260,17 +268,21 @@ class TraceBounds:
                         f"of {_digits(x)} digits (ids, sizes and counts fit in 64 bits)"
                     )
 
-    def _extend(self, index: int, name: object, start: float, end: float) -> None:
+    def extend(self, index: int, name: object, start: float, end: float) -> None:
+        """Widen the trace's span by event ``index`` (``start``, ``end`` us); refuse over a day."""
         first, last = self._first, self._last
         if first is None or last is None:
             self._first, self._last = (start, index, name), (end, index, name)
+            self.lo_us, self.hi_us = start, end
             return
         if start >= first[0] and end <= last[0]:
             return
         if start < first[0]:
             self._first = first = (start, index, name)
+            self.lo_us = start
         if end > last[0]:
             self._last = last = (end, index, name)
+            self.hi_us = end
         span = last[0] - first[0]
         if span > MAX_SPAN_US:
             other = last if first[1] == index else first
@@ -288,9 +300,9 @@ class TraceBounds:
                 f"{self.where}: names longer than {MAX_NAME_CHARS} characters are cut to that "
                 f"length (first: {at}, {size} characters)"
             )
-        if len(self._window) >= 2:
-            window = max(self._window) - min(self._window)
-            length, index, name = self._longest_gpu
+        if len(self.window) >= 2:
+            window = max(self.window) - min(self.window)
+            length, index, name = self.longest_gpu
             if length > window + 1e3:  # NOTE: 1 ms of slack, us
                 raise TraceError(
                     f"{self.where}: {_label(index, name)} lasts {length * 1e-6:.6g} s, longer "

@@ -33,23 +33,17 @@ from __future__ import annotations
 import gzip
 import io
 import json
-import math
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
 from workbench.evidence._assemble import (
-    LAUNCH_CALLS,
-    UNNUMBERED,
-    Activity,
     assemble,
     choose_steps,
-    is_measure_range,
-    step_index,
 )
-from workbench.evidence._bounds import TraceBounds
 from workbench.evidence._jsonstream import ChromeTraceStream
+from workbench.evidence._kineto_events import EventReader
 from workbench.evidence._source import (
     DEFAULT_MAX_BYTES,
     atomic_path,
@@ -58,29 +52,11 @@ from workbench.evidence._source import (
     open_regular,
     read_chunks,
 )
-from workbench.evidence.run import MeasuredKernel, MeasuredRun, TraceError
+from workbench.evidence.run import MeasuredKernel, MeasuredRun
 from workbench.evidence.timeline import StepWindows, derive_step_windows
 
 __all__ = ["read_kineto", "write_kineto_trace"]
 
-_KIND_BY_CAT = {
-    "kernel": "kernel",
-    "Kernel": "kernel",
-    "gpu_memcpy": "memcpy",
-    "Memcpy": "memcpy",
-    "gpu_memset": "memset",
-    "Memset": "memset",
-}
-_EPOCH_LIKE_US = 1e12
-#: The types an integer field may hold as read (``bool`` is not one: ``type(True) is bool``).
-_INT_OR_NONE = frozenset({int, type(None)})
-_RUNTIME_CATS = {"cuda_runtime", "Runtime", "cuda_driver", "Driver"}
-_CPU_STEP_CATS = {"user_annotation", "cpu_op", "Operator"}
-_GPU_STEP_CATS = {"gpu_user_annotation"}
-#: Distinct range names whose step index is remembered (bounded; names past it are matched anew).
-_STEP_MEMO = 1 << 16
-#: Distinct launch shapes shared between activities (bounded).
-_SHAPE_MEMO = 1 << 16
 #: Top-level metadata keys read as version tags, first present wins (verbatim, never inferred).
 _VERSION_KEYS = {
     "driver": ("cuda_driver_version", "driver_version"),
@@ -110,8 +86,8 @@ def read_kineto(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BY
 
 def _read(p: Path, max_bytes: int) -> MeasuredRun:
     meta: dict[str, Any] = {}
-    reader = _EventReader(str(p))
-    bounds = TraceBounds(str(p))
+    reader = EventReader(str(p))
+    bounds = reader.bounds
     with open_regular(p) as raw:
         gz = raw.read(2) == b"\x1f\x8b"
         raw.seek(0)
@@ -120,9 +96,8 @@ def _read(p: Path, max_bytes: int) -> MeasuredRun:
         stream = ChromeTraceStream(
             read_chunks(f, str(p), max_bytes, 1 << 20), str(p), bounds.meta(meta.__setitem__)
         )
-        check, take = bounds.event, reader.take
+        take = reader.take
         for index, event in enumerate(stream.events()):
-            check(index, event)
             take(index, event)
     bounds.finish()
     return assemble(
@@ -136,194 +111,6 @@ def _read(p: Path, max_bytes: int) -> MeasuredRun:
         tags=_tags(meta, {a.device for a in reader.activities}),
         rank=_rank(meta),
     )
-
-
-class _EventReader:
-    """Keeps only what the run needs from each event (GPU activities, launches, steps)."""
-
-    def __init__(self, where: str) -> None:
-        self.where = where
-        self.activities: list[Activity] = []
-        self.launch_s: dict[int, float] = {}
-        #: Duration of each launch call (:data:`LAUNCH_CALLS`) by correlation id, s.
-        self.launch_dur_s: dict[int, float] = {}
-        self.cpu_steps: list[tuple[str, int, float, float]] = []
-        self.gpu_steps: list[tuple[str, int, float, float]] = []
-        self.base_us: float | None = None
-        self._steps: dict[str, int | None] = {}
-        self._shapes: dict[tuple[int, int, int], tuple[int, int, int]] = {}
-
-    def take(self, index: int, ev: Any) -> None:
-        if not isinstance(ev, dict):
-            raise TraceError(f"{self.where}: traceEvents[{index}] is not an object")
-        if ev.get("ph") != "X":
-            return
-        cat = ev.get("cat")
-        kind = _KIND_BY_CAT.get(cat) if type(cat) is str else None
-        if kind is not None:
-            self._activity(index, ev, kind)
-        elif cat in _RUNTIME_CATS:
-            args = ev.get("args")
-            corr = (args if type(args) is dict else _args(self.where, index, ev)).get("correlation")
-            if type(corr) is int:
-                start, dur = self._times(index, ev)
-                self.launch_s[corr] = start
-                if ev.get("name") in LAUNCH_CALLS:
-                    self.launch_dur_s[corr] = dur
-        elif cat in _CPU_STEP_CATS or cat in _GPU_STEP_CATS:
-            name = ev.get("name")
-            step = self._step_of(name)
-            if step is not None:
-                start, dur = self._times(index, ev)
-                windows = self.gpu_steps if cat in _GPU_STEP_CATS else self.cpu_steps
-                windows.append((str(name), step, start, start + dur))
-
-    def _dim3(self, v: list[int]) -> tuple[int, int, int]:
-        """``v`` as a tuple, one shared object per distinct shape (kernels repeat their shapes)."""
-        t = (v[0], v[1], v[2])
-        kept = self._shapes.get(t)
-        if kept is None:
-            kept = t
-            if len(self._shapes) < _SHAPE_MEMO:
-                self._shapes[t] = t
-        return kept
-
-    def _step_of(self, name: object) -> int | None:
-        """The step index of a range name (memoized: a trace has few distinct op names)."""
-        if type(name) is not str:
-            return None
-        if name in self._steps:
-            return self._steps[name]
-        step = step_index(name)
-        if step is None and is_measure_range(name):
-            step = UNNUMBERED
-        if len(self._steps) < _STEP_MEMO:
-            self._steps[name] = step
-        return step
-
-    def _times(self, index: int, ev: Mapping[str, Any]) -> tuple[float, float]:
-        ts, dur = ev.get("ts"), ev.get("dur")
-        t_ts, t_dur = type(ts), type(dur)
-        if not (
-            (t_ts is float or t_ts is int)
-            and (t_dur is float or t_dur is int)
-            and math.isfinite(ts)  # type: ignore[arg-type]
-            and math.isfinite(dur)  # type: ignore[arg-type]
-        ):
-            for key, v in (("ts", ts), ("dur", dur)):
-                if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
-                    raise TraceError(
-                        f"{self.where}: traceEvents[{index}] has no finite numeric {key!r} "
-                        f"(got {v!r})"
-                    )
-        assert isinstance(ts, int | float)
-        assert isinstance(dur, int | float)
-        if dur < 0:
-            raise TraceError(
-                f"{self.where}: clock skew at traceEvents[{index}] ({ev.get('name')!r}): "
-                f"negative duration {dur} us (end before start)"
-            )
-        if self.base_us is None:
-            # NOTE: epoch-based microsecond clocks (~1.7e15) leave a double ~0.25 us of precision
-            # in seconds; times are kept relative to the first event's when the clock is that big.
-            self.base_us = float(ts) if abs(ts) > _EPOCH_LIKE_US else 0.0
-        return (ts - self.base_us) * 1e-6, dur * 1e-6
-
-    def _activity(self, index: int, ev: Mapping[str, Any], kind: str) -> None:
-        start, dur = self._times(index, ev)
-        args = _args(self.where, index, ev)
-        name = ev.get("name")
-        if type(name) is not str:
-            raise TraceError(f"{self.where}: traceEvents[{index}] ({kind}) has no string 'name'")
-        pid, tid = ev.get("pid"), ev.get("tid")
-        get = args.get
-        device = get("device", pid if isinstance(pid, int) else None)
-        stream = get("stream", tid if isinstance(tid, int) else None)
-        corr, regs = get("correlation"), get("registers per thread")
-        smem, nbytes = get("shared memory"), get("bytes")
-        grid, block = get("grid"), get("block")
-        # NOTE: the common case (each field an int or absent, dims three non-negative ints) is
-        # checked in one expression; anything else goes through the field checks for its message.
-        if not (
-            {type(device), type(stream), type(corr), type(regs), type(smem), type(nbytes)}
-            <= _INT_OR_NONE
-            and _is_dim3_or_none(grid)
-            and _is_dim3_or_none(block)
-        ):
-            field = _Field(self.where, index)
-            device = field.integer(args, "device", pid if isinstance(pid, int) else None)
-            stream = field.integer(args, "stream", tid if isinstance(tid, int) else None)
-            corr = field.integer(args, "correlation")
-            regs = field.integer(args, "registers per thread")
-            smem = field.integer(args, "shared memory")
-            nbytes = field.integer(args, "bytes")
-            grid, block = field.dim3(args, "grid"), field.dim3(args, "block")
-        self.activities.append(
-            Activity(
-                name=name,
-                kind=kind,
-                start_s=start,
-                duration_s=dur,
-                device=device,
-                stream=stream,
-                correlation=corr,
-                grid=None if grid is None else self._dim3(grid),
-                block=None if block is None else self._dim3(block),
-                registers_per_thread=regs,
-                shared_memory_bytes=smem,
-                bytes=nbytes,
-            )
-        )
-
-
-def _is_dim3_or_none(v: object) -> bool:
-    return v is None or (
-        type(v) is list
-        and len(v) == 3
-        and type(v[0]) is int
-        and type(v[1]) is int
-        and type(v[2]) is int
-        and v[0] >= 0
-        and v[1] >= 0
-        and v[2] >= 0
-    )
-
-
-def _args(where: str, index: int, ev: Mapping[str, Any]) -> Mapping[str, Any]:
-    args = ev.get("args", {})
-    if not isinstance(args, dict):
-        raise TraceError(f"{where}: traceEvents[{index}].args is not an object")
-    return args
-
-
-class _Field:
-    def __init__(self, where: str, index: int) -> None:
-        self.where, self.index = where, index
-
-    def integer(self, args: Mapping[str, Any], key: str, default: int | None = None) -> int | None:
-        v = args.get(key, default)
-        if v is None:
-            return None
-        if isinstance(v, bool) or not isinstance(v, int):
-            raise TraceError(
-                f"{self.where}: traceEvents[{self.index}].args[{key!r}] is not an integer"
-            )
-        return v
-
-    def dim3(self, args: Mapping[str, Any], key: str) -> tuple[int, int, int] | None:
-        v = args.get(key)
-        if v is None:
-            return None
-        if not (
-            isinstance(v, list)
-            and len(v) == 3
-            and all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in v)
-        ):
-            raise TraceError(
-                f"{self.where}: traceEvents[{self.index}].args[{key!r}] is not three "
-                "non-negative integers"
-            )
-        return (v[0], v[1], v[2])
 
 
 def _rank(meta: Mapping[str, Any]) -> int | None:

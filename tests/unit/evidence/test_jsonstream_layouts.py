@@ -1,0 +1,77 @@
+"""The layouts trace writers use decode in batches, and give json.loads' answer in every case.
+
+PyTorch's profiler spreads each event over several lines (``args`` indented); other writers put
+one event on a line, or end lines with ``\\r\\n``. The streaming parser decodes the events of a
+buffer in one call in each of these layouts, and falls back to one element at a time (same
+answer) where a cut would fall inside an event.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from workbench.evidence._jsonstream import ChromeTraceStream
+
+
+def _kineto_event(n: int) -> str:
+    """An event as PyTorch's profiler writes it (``libkineto/src/output_json.cpp``)."""
+    return (
+        '  {\n    "ph": "X", "cat": "kernel", "name": "void gemm<\\"},\\">", "pid": 0, '
+        f'"tid": 7,\n    "ts": {1661938466265032 + n}, "dur": 25,\n    "args": {{\n'
+        f'      "External id": {n}, "grid": [1, 2, 3],\n      "Input Dims": [[], [4, 5]]\n'
+        "    }\n  }"
+    )
+
+
+def _document(events: list[str], newline: str = "\n") -> str:
+    text = '{\n  "schemaVersion": 1,\n  "traceEvents": [\n' + ",\n".join(events) + "\n]}\n"
+    return text.replace("\n", newline)
+
+
+#: PyTorch's layout; one event a line; Windows line ends; and lists of objects spread over lines
+#: inside an event (a ``},`` at a line end that is no event's end).
+LAYOUTS = {
+    "pytorch": _document([_kineto_event(n) for n in range(300)]),
+    "one a line": _document(
+        [json.dumps({"ph": "X", "n": n, "a": {"b": "},"}}) for n in range(300)]
+    ),
+    "crlf": _document([_kineto_event(n) for n in range(300)], "\r\n"),
+    "nested": _document(
+        [_kineto_event(n) if n % 7 else '{"a": [\n{"b": 1},\n{"c": 2}\n]}' for n in range(300)]
+    ),
+}
+
+
+def _parse(text: str, size: int) -> tuple[list, int]:
+    """The events, and how many were decoded one by one (not in a batch)."""
+    chunks = iter([text[i : i + size] for i in range(0, len(text), size)])
+    stream = ChromeTraceStream(chunks, "doc", lambda key, value: None)
+    one_by_one = 0
+    decode = stream._value
+
+    def counted(what: str):
+        nonlocal one_by_one
+        one_by_one += what.startswith("traceEvents[")
+        return decode(what)
+
+    stream._value = counted  # type: ignore[method-assign]
+    return list(stream.events()), one_by_one
+
+
+@pytest.mark.parametrize("size", [1, 13, 500, 4096, 1 << 20])
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_every_layout_gives_json_loads_answer(layout, size):
+    events, _ = _parse(LAYOUTS[layout], size)
+    assert events == json.loads(LAYOUTS[layout])["traceEvents"]
+
+
+@pytest.mark.parametrize("layout", ["pytorch", "one a line", "crlf"])
+def test_events_of_a_buffer_decode_in_one_call(layout):
+    """At most a few events a buffer are decoded one by one (the one cut by the buffer's end)."""
+    text = LAYOUTS[layout]
+    events, one_by_one = _parse(text, 4096)
+    buffers = len(text) // 4096 + 1
+    assert len(events) == 300
+    assert one_by_one <= 2 * buffers < len(events) / 2
