@@ -42,7 +42,14 @@ from workbench.hw.schema import Hardware
 from workbench.lowering.kernel import Kernel
 from workbench.scheduling.tiling import Tiling
 
-__all__ = ["all_gather_s", "all_reduce_s", "collective_cost", "mesh_links_per_peer", "torus_dims"]
+__all__ = [
+    "all_gather_s",
+    "all_reduce_s",
+    "all_to_all_s",
+    "collective_cost",
+    "mesh_links_per_peer",
+    "torus_dims",
+]
 
 
 def torus_dims(chips: int, k: int) -> tuple[int, ...]:
@@ -176,6 +183,38 @@ def all_gather_s(out_bytes: float, chips: int, hw: Hardware) -> float:
     return ic.collective_latency_s + net + (n - 1) * ic.latency_s
 
 
+def all_to_all_s(nbytes: float, chips: int, hw: Hardware) -> float:
+    """All-to-all of ``nbytes`` per chip (each peer gets a ``1/N`` slice), seconds.
+
+    NCCL runs it as ``N-1`` concurrent send/recv pairs, so the cost is the bytes each of a
+    chip's links must carry, plus the fixed call latency ``c`` and the per-hop latency ``l``::
+
+        switch:        c + (N-1)/N x S / (L b) + l          (every peer one hop away)
+        full-mesh:     c + S/N / (P b) + l                  (P links to each peer)
+        ring / torus:  c + S/N x sum_d min(d, N-d) / (L b) + N/2 l
+                       (a slice to the peer d steps away crosses min(d, N-d) links of a
+                       bidirectional ring; a torus is costed as one ring over all chips,
+                       an upper bound for k > 1 dimensions)
+
+    >>> from workbench.hw import load_hardware
+    >>> round(all_to_all_s(142.6e6, 2, load_hardware("v100-sxm2")) * 1e3, 2)  # DLRM's exchange
+    0.6
+    """
+    ic = hw.interconnect
+    n, b = chips, _link_bw(hw)
+    if n <= 1 or nbytes <= 0:
+        return 0.0
+    if ic.links <= 0 or b <= 0:
+        return float("inf")
+    if ic.topology == "switch":
+        return ic.collective_latency_s + (n - 1) / n * nbytes / (ic.links * b) + ic.latency_s
+    if ic.topology == "full-mesh":
+        per_peer = mesh_links_per_peer(hw)
+        return ic.collective_latency_s + nbytes / n / (per_peer * b) + ic.latency_s
+    hops = sum(min(d, n - d) for d in range(1, n))
+    return ic.collective_latency_s + nbytes / n * hops / (ic.links * b) + n / 2 * ic.latency_s
+
+
 def collective_cost(
     kernel: Kernel, hw: Hardware, launch: str, host_s: float | None = None
 ) -> tuple[Tiling, Cost]:
@@ -196,6 +235,11 @@ def collective_cost(
         net = all_gather_s(kernel.link_bytes * n / max(n - 1, 1), n, hw)
         lat = all_gather_s(0.0, n, hw) if n > 1 else 0.0
         algo = "ring all-gather"
+    elif kernel.engine_reason.startswith("AllToAll"):
+        # NOTE: link_bytes is (N-1)/N x the tensor each chip holds.
+        net = all_to_all_s(kernel.link_bytes * n / max(n - 1, 1), n, hw)
+        lat = all_to_all_s(1e-30, n, hw) if n > 1 else 0.0
+        algo = "all-to-all (send/recv pairs)"
     elif n > 1 and hw.interconnect.links > 0 and _link_bw(hw) > 0:
         # NOTE: link_bytes is a ring all-reduce's 2 (N-1)/N x tensor bytes per chip.
         net, lat, algo = _all_reduce(kernel.link_bytes * n / (2 * (n - 1)), n, hw)

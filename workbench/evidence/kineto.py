@@ -20,6 +20,10 @@ times are read relative to the first timed event (``start_s`` is then seconds si
 ``gpu_memcpy``/``gpu_memset`` are copies; ``cpu_op``, ``user_annotation`` and
 ``gpu_user_annotation`` events named ``ProfilerStep#N`` mark iterations (failing those, ranges
 named ``step N`` / ``iteration N``, then a benchmark's ``[param|...|measure|...]`` ranges).
+The ``Trace iteration`` argument is not a step marker: Kineto writes the iteration of the
+profiling span (``op.traceSpan()->iteration``, libkineto's ChromeTraceLogger), one value for
+every event of a file (0 throughout HTA's DLRM traces, ``ProfilerStep#10`` included), so a trace
+without step markers stays one window, with the warning that says so.
 Older PyTorch versions spell the categories ``Kernel``, ``Memcpy``, ``Memset``, ``Runtime``,
 ``Operator``; both spellings are read.
 

@@ -7,9 +7,11 @@ the operator that launched it through its runtime launch event (``cuda_runtime``
 ``correlation`` id as the kernel):
 
 1. the launch's ``External id`` when it names a ``cpu_op`` (newer PyTorch versions);
-2. failing that, the innermost ``cpu_op`` of the launching thread (same ``pid``/``tid``) whose
-   ``[ts, ts + dur]`` holds the launch's start (older traces, whose launch events carry their own
-   correlation id as ``External id``), as Holistic Trace Analysis's call stacks do.
+2. failing that, the innermost ``cpu_op`` (or ``nccl:<collective>`` annotation, which holds the
+   collective's tensor sizes where ``record_param_comms`` records none) of the launching thread
+   (same ``pid``/``tid``) whose ``[ts, ts + dur]`` holds the launch's start (older traces, whose
+   launch events carry their own correlation id as ``External id``), as Holistic Trace
+   Analysis's call stacks do.
 
 Only operators that launched at least one kernel are kept. Times stay in the trace's own
 microseconds here: only the nesting matters, and kernels are joined by correlation id.
@@ -158,7 +160,7 @@ class _Collector:
         if ts is None or dur is None:
             return
         thread = (_int(ev.get("pid")) or 0, _int(ev.get("tid")) or 0)
-        if cat in _OP_CATS:
+        if cat in _OP_CATS or (cat == "user_annotation" and _is_collective(ev.get("name"))):
             kept = tuple((k, str(args[k])[:_MAX_NAME]) for k in _KEPT_ARGS if k in args)
             self.ops.append(
                 (
@@ -202,6 +204,11 @@ class _Collector:
             by_correlation={c: remap[i] for c, i in chosen.items()},
             shapes_recorded=shapes,
         )
+
+
+def _is_collective(name: object) -> bool:
+    """Whether a ``user_annotation`` is ProcessGroupNCCL's ``nccl:<collective>`` range."""
+    return isinstance(name, str) and name.startswith("nccl:")
 
 
 def _innermost(

@@ -30,7 +30,7 @@ from workbench.ir.ops_base import (
     Tensor,
     _positive,
 )
-from workbench.ir.ops_collective import AllGather, AllReduce
+from workbench.ir.ops_collective import AllGather, AllReduce, AllToAll
 from workbench.ir.ops_gemm import Attention, Conv2d, Linear, MatMul
 from workbench.ir.ops_vector import (
     Dequantize,
@@ -54,6 +54,7 @@ __all__ = [
     "_BINARY",
     "AllGather",
     "AllReduce",
+    "AllToAll",
     "Attention",
     "Conv2d",
     "Dequantize",

@@ -1,4 +1,4 @@
-"""Collective operators across chips: AllReduce and AllGather."""
+"""Collective operators across chips: AllReduce, AllGather and AllToAll."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from workbench.ir.ops_base import Op, _positive
 
-__all__ = ["AllGather", "AllReduce"]
+__all__ = ["AllGather", "AllReduce", "AllToAll"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -58,4 +58,21 @@ class AllGather(_Collective):
     @property
     def link_bytes(self) -> float:
         """Bytes each chip sends in a ring all-gather: ``(N-1)/N x output bytes``."""
+        return (self.chips - 1) / self.chips * self.output_tensor().nbytes
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AllToAll(_Collective):
+    """Each chip sends a ``1/chips`` slice of its tensor to every other chip (same shape after).
+
+    :attr:`link_bytes` is what each chip sends: ``(N-1)/N x bytes`` (its own slice stays). DLRM's
+    embedding exchange is one (``nccl:all_to_all``, NCCL send/recv pairs).
+    """
+
+    def output_shape(self) -> tuple[int, ...]:
+        return self.shape
+
+    @property
+    def link_bytes(self) -> float:
+        """Bytes each chip sends: every slice but its own."""
         return (self.chips - 1) / self.chips * self.output_tensor().nbytes

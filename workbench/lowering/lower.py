@@ -24,6 +24,7 @@ from workbench.ir.graph import Graph
 from workbench.ir.ops import (
     AllGather,
     AllReduce,
+    AllToAll,
     Attention,
     Conv2d,
     Embedding,
@@ -88,7 +89,7 @@ def _group_kernels(group: Group, hw: Hardware, options: MapOptions) -> list[Kern
         return _attention_kernels(group, head, hw, options, dtype)
     if isinstance(head, (Linear, MatMul, Conv2d)):
         return [_gemm_kernel(group, head, hw, options, dtype, base)]
-    if isinstance(head, (AllReduce, AllGather)):
+    if isinstance(head, (AllReduce, AllGather, AllToAll)):
         link_bytes = head.link_bytes
         if isinstance(head, AllReduce) and _eb(dtype) < REDUCE_MIN_BYTES:
             # NOTE: an 8-bit (fp8, int8) model's row-parallel GEMM dequantizes in its epilogue

@@ -20,7 +20,7 @@ Operators turned into ops (innermost ``cpu_op`` that launched the kernel):
 ``aten::embedding`` / ``embedding_bag``                 Embedding (rows gathered)
 elementwise (add, mul, sigmoid, relu, copy_...)        Elementwise
 ``aten::sum`` / ``mean`` / ``amax``                     Reduce
-``record_param_comms`` / ``nccl:*`` with byte counts   AllReduce / AllGather
+``record_param_comms`` / ``nccl:*`` with byte counts   AllReduce / AllGather / AllToAll
 =====================================================  =========================================
 
 Anything else (fused library ops such as FBGEMM's TBE, ``torch.compile`` graphs, integer ops) is
@@ -45,6 +45,7 @@ from workbench.errors import GraphError
 from workbench.ir import (
     AllGather,
     AllReduce,
+    AllToAll,
     Attention,
     Conv2d,
     Elementwise,
@@ -68,6 +69,14 @@ __all__ = [
 
 _TYPES = {"float": "fp32", "c10::Half": "fp16", "c10::BFloat16": "bf16", "half": "fp16"}
 _TENSOR_CORE_FP32 = re.compile(r"tensorop|s1688|s16816|tf32|xmma|s884|cutlass_80", re.IGNORECASE)
+#: A collective's tensor type -> (format with the same bytes per element, elements per element):
+#: a collective moves bytes, so an int32 tensor travels as fp32 does and an int64 one as two.
+_COMM_TYPES = {
+    **{t: (f, 1) for t, f in _TYPES.items()},
+    "int": ("fp32", 1),
+    "long": ("fp32", 2),
+    "double": ("fp32", 2),
+}
 _SIMT_FP32 = re.compile(r"sgemm|gemmSN|gemv|gemmk1|dot_kernel", re.IGNORECASE)
 _UNARY = {
     "aten::sigmoid": "sigmoid",
@@ -197,6 +206,7 @@ def graph_from_trace(
     *,
     source: str,
     device: str = "unknown",
+    world_size: int | None = None,
 ) -> TraceGraph:
     """Build the graph of every operator call that launched kernels (see the module doc).
 
@@ -206,6 +216,8 @@ def graph_from_trace(
             each GEMM's format); calls absent here launched nothing and are left out.
         source: The trace's file, for the graph's name and errors.
         device: The trace's GPU, kept in the graph's meta.
+        world_size: Ranks of the run (``distributedInfo``), the group of a collective whose
+            annotation records no ``Group size``; None when unknown.
 
     Returns:
         The graph, the link from each call to its op, and what was left out.
@@ -222,7 +234,7 @@ def graph_from_trace(
     for index, call in enumerate(calls):
         if index not in names:
             continue
-        built = _op(call, names[index], f"t{len(ops)}")
+        built = _op(call, names[index], f"t{len(ops)}", world_size)
         if isinstance(built, str):
             skipped[built] = skipped.get(built, 0) + 1
             continue
@@ -244,9 +256,11 @@ def graph_from_trace(
     )
 
 
-def _op(call: OperatorCall, kernels: Sequence[str], name: str) -> Op | str:
+def _op(
+    call: OperatorCall, kernels: Sequence[str], name: str, world_size: int | None = None
+) -> Op | str:
     """The ir op for one call, or the reason it has none."""
-    comm = _collective(call, name)
+    comm = _collective(call, name, world_size)
     if comm is not None:
         return comm
     if call.input_dims is None:
@@ -349,12 +363,23 @@ def _conv(call: OperatorCall, shapes: list[tuple[int, ...]], fmt: str, name: str
     )  # fmt: skip
 
 
-def _collective(call: OperatorCall, name: str) -> Op | None:
+def _collective(call: OperatorCall, name: str, world_size: int | None) -> Op | str | None:
+    """The collective a call ran, from its byte counts; None when the call is no collective.
+
+    Two recordings: ``record_param_comms`` with ``Collective name``, ``In/Out msg nelems``,
+    ``dtype`` and ``Group size`` (newer PyTorch), or the ``nccl:<collective>`` annotation
+    ProcessGroupNCCL wraps each call in, with its tensor's ``Input Dims`` and ``Input type``
+    (older PyTorch: the group is then the trace's world size, ``distributedInfo``).
+    """
+    if call.name.startswith("nccl:"):
+        return _annotated_collective(call, name, world_size)
     kind = (call.arg("Collective name") or call.name).lower()
     nelems = call.arg("Out msg nelems") or call.arg("In msg nelems")
     size = call.arg("Group size")
     if not nelems or not size or not nelems.isdigit() or not size.isdigit():
         return None
+    if len(nelems) > 15 or len(size) > 6:
+        return f"{call.name} with byte counts out of range"
     n, chips = int(nelems), int(size)
     dtype = _TYPES.get(call.arg("dtype") or "") or {"Float": "fp32", "Half": "fp16"}.get(
         call.arg("dtype") or "", "fp32"
@@ -362,8 +387,37 @@ def _collective(call: OperatorCall, name: str) -> Op | None:
     if n <= 0 or chips < 2:
         return None
     if "all_gather" in kind or "allgather" in kind:
-        shard = max(n // chips, 1)
-        return AllGather(name=name, inputs=(f"{name}.x",), dtype=dtype, shape=(shard,), chips=chips)
+        return _collective_op(kind, (max(n // chips, 1),), dtype, chips, name)  # output -> shard
+    return _collective_op(kind, (n,), dtype, chips, name)
+
+
+def _annotated_collective(call: OperatorCall, name: str, chips: int | None) -> Op | str:
+    """The op of an ``nccl:<collective>`` annotation, or the reason it has none."""
+    kind = call.name.removeprefix("nccl:").lower()
+    dims, types = call.input_dims or (), call.input_types
+    tensor = next(
+        ((d, _COMM_TYPES[t]) for d, t in zip(dims, types, strict=False) if d and t in _COMM_TYPES),
+        None,
+    )
+    if tensor is None:
+        return f"{call.name} without a tensor's sizes"
+    if chips is None or chips < 2:
+        return f"{call.name} without a known world size (distributedInfo)"
+    shape, (dtype, words) = tensor
+    shape = (*shape[:-1], shape[-1] * words)
+    op = _collective_op(kind, shape, dtype, chips, name)
+    return op if op is not None else f"not modelled: {call.name}"
+
+
+def _collective_op(
+    kind: str, shape: tuple[int, ...], dtype: str, chips: int, name: str
+) -> Op | None:
+    """All-gather (``shape`` is each chip's shard), all-reduce or all-to-all; None otherwise."""
+    inputs = (f"{name}.x",)
+    if "all_gather" in kind or "allgather" in kind:
+        return AllGather(name=name, inputs=inputs, dtype=dtype, shape=shape, chips=chips)
     if "all_reduce" in kind or "allreduce" in kind:
-        return AllReduce(name=name, inputs=(f"{name}.x",), dtype=dtype, shape=(n,), chips=chips)
+        return AllReduce(name=name, inputs=inputs, dtype=dtype, shape=shape, chips=chips)
+    if "all_to_all" in kind or "alltoall" in kind:
+        return AllToAll(name=name, inputs=inputs, dtype=dtype, shape=shape, chips=chips)
     return None

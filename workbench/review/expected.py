@@ -242,7 +242,14 @@ def trace_graph(run: MeasuredRun, recorded: RecordedOps) -> TraceGraph:
         index = recorded.by_correlation.get(k.correlation) if k.correlation is not None else None
         if index is not None and k.kind == "kernel":
             names.setdefault(index, []).append(k.name)
-    return graph_from_trace(recorded.ops, names, source=run.source, device=run.tag("device"))
+    world = run.tag("world_size")
+    return graph_from_trace(
+        recorded.ops,
+        names,
+        source=run.source,
+        device=run.tag("device"),
+        world_size=int(world) if world.isdigit() and len(world) <= 6 else None,
+    )
 
 
 def _expected_per_op(mapping: ModelMapping) -> dict[str, tuple[float, str]]:

@@ -30,6 +30,7 @@ from workbench.review._trace_launches import launch_doc, launch_lines
 from workbench.review.expected import ExpectedReport, expect, what_if
 
 __all__ = [
+    "COLLECTIVE_WAIT",
     "TRACE_KEYS",
     "by_category_s",
     "choose_hardware",
@@ -37,6 +38,14 @@ __all__ = [
     "trace_document",
     "trace_text",
 ]
+
+#: Why a collective kernel's measured time is not the fabric's alone (said under the table).
+COLLECTIVE_WAIT = (
+    "a collective kernel's measured time includes waiting for the other ranks (an NCCL kernel "
+    "starts when its rank launches it and spins until its peers arrive): read its loss against "
+    "the fabric only where every rank launched it at about the same time (compare the ranks' "
+    "traces with --against)"
+)
 
 #: Top-level keys of :func:`trace_document`.
 TRACE_KEYS = (
@@ -415,6 +424,8 @@ def _expected_lines(exp: dict[str, Any], top: int) -> list[str]:
             f"{fmt_time(r['expected_s']):>9} {r['efficiency']:>5.2f}  {r['bottleneck']:<13} "
             f"{r['format']:<5} {short_name(r['name'], 48)}  <- {_cut(r['operator'], 56)}"
         )
+    if any(r["category"] == "collective" for r in rows):
+        lines.append(f"  note: {COLLECTIVE_WAIT}")
     rest: dict[str, list[float]] = {}
     for r in exp["rows"][top:]:
         entry = rest.setdefault(r["category"], [0.0, 0.0])

@@ -116,3 +116,21 @@ def test_a_file_that_is_not_a_trace_is_one_trace_error(tmp_path):
     bad.write_text("[1, 2")
     with pytest.raises(TraceError):
         read_operators(bad)
+
+
+def test_an_nccl_range_inside_record_param_comms_launched_the_collective(tmp_path):
+    # Older PyTorch: record_param_comms (cpu_op) records no sizes; the nccl:<op>
+    # user_annotation inside it holds the tensor, and launches inside it are its. Other
+    # user annotations are not operators.
+    events = [
+        _ev("cpu_op", "record_param_comms", 0, 100, **{"External id": 1}),
+        _ev("user_annotation", "nccl:all_to_all", 5, 80,
+            **{"External id": 2, "Input Dims": [[2, 1024, 8]], "Input type": ["float"]}),
+        _ev("user_annotation", "my_region", 10, 10, **{"External id": 3}),
+        _ev("cuda_runtime", "cudaLaunchKernel", 20, 5, correlation=7, **{"External id": 7}),
+        _ev("cuda_runtime", "cudaLaunchKernel", 90, 5, correlation=8, **{"External id": 8}),
+    ]  # fmt: skip
+    ops = read_operators(_write(tmp_path / "t.json", events))
+    assert ops.op_of(7).name == "nccl:all_to_all"
+    assert ops.op_of(7).input_dims == ((2, 1024, 8),)
+    assert ops.op_of(8).name == "record_param_comms"  # after the range ended

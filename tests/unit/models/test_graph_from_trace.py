@@ -172,3 +172,59 @@ def test_a_tensor_core_kernel_makes_the_op_tf32():
 )
 def test_profile_from_the_device_name(device, profile):
     assert profile_for_device(device) == profile
+
+
+def _world(calls, world_size):
+    names = {i: ["ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t"] for i in range(len(calls))}
+    return graph_from_trace(calls, names, source="t.json", world_size=world_size)
+
+
+def test_nccl_annotations_give_collectives_with_their_bytes_and_the_world_size():
+    # Older PyTorch: record_param_comms records nothing; its nccl:<op> range holds the tensor.
+    calls = [
+        _call("nccl:all_to_all", ((2, 1024, 34820),), ("float",)),
+        _call("nccl:all_to_all", ((1002496,),), ("int",)),
+        _call("nccl:all_to_all", ((1000,),), ("long",)),
+        _call("nccl:all_reduce", ((4432073,),), ("float",)),
+        _call("nccl:all_gather", ((8, 16),), ("c10::BFloat16",)),
+    ]
+    ops = _world(calls, 2).graph.ops
+    assert [type(op).__name__ for op in ops] == [
+        "AllToAll", "AllToAll", "AllToAll", "AllReduce", "AllGather"
+    ]  # fmt: skip
+    a2a, ints, longs, ar, ag = ops
+    assert a2a.output_tensor().nbytes == 2 * 1024 * 34820 * 4
+    assert a2a.link_bytes == pytest.approx(2 * 1024 * 34820 * 4 / 2)  # half stays on the rank
+    assert ints.output_tensor().nbytes == 1002496 * 4  # int32 travels as 4-byte words
+    assert longs.output_tensor().nbytes == 1000 * 8  # int64 as 8
+    assert ar.chips == 2
+    assert ar.link_bytes == pytest.approx(4432073 * 4)
+    assert ag.dtype == "bf16"
+    assert ag.output_shape() == (8, 32)
+
+
+def test_an_nccl_annotation_without_world_size_or_tensor_is_skipped_with_its_reason():
+    calls = [
+        _call("nccl:all_to_all", ((64,),), ("float",)),
+        _call("nccl:all_reduce", ((),), ("Scalar",)),
+        _call("nccl:reduce_scatter", ((64,),), ("float",)),
+        _call("aten::mm", ((64, 32), (32, 16)), ("float", "float")),
+    ]
+    assert dict(_world(calls, None).skipped) == {
+        "nccl:all_to_all without a known world size (distributedInfo)": 1,
+        "nccl:all_reduce without a tensor's sizes": 1,
+        "nccl:reduce_scatter without a known world size (distributedInfo)": 1,
+    }
+    assert dict(_world(calls, 4).skipped) == {
+        "nccl:all_reduce without a tensor's sizes": 1,
+        "not modelled: nccl:reduce_scatter": 1,
+    }
+
+
+def test_record_param_comms_with_out_of_range_counts_is_skipped_not_an_error():
+    calls = [
+        _call("record_param_comms", None, (), **{"Collective name": "all_reduce",
+              "Out msg nelems": "9" * 400, "Group size": "8", "dtype": "Float"}),
+        _call("aten::mm", ((64, 32), (32, 16)), ("float", "float")),
+    ]  # fmt: skip
+    assert dict(_graph(calls).skipped) == {"record_param_comms with byte counts out of range": 1}
