@@ -211,6 +211,7 @@ def test_every_row_holds_its_in_sample_and_cross_validated_pin(cv):
         "attn.fa3.h100.s16k",
         "attn.fa2.h100.peak",
         "gen.nemo.h100.llama2-7b.bs1",
+        "cnn.resnet50.paddle-trt.t4.fp16.bs1",
     ],
 )
 def test_a_fitted_figure_still_reproduces_its_calibration_row(report, row_id):
@@ -223,8 +224,8 @@ def test_a_fitted_figure_still_reproduces_its_calibration_row(report, row_id):
 
 # NOTE: measured at this commit by `workbench validate --published`; the goal stands.
 _LOSO_MISS = (
-    "issue 19's goal is not met: leave-one-source-out median 9.2% over 255 rows (in-sample "
-    "held-out 8.4%); categories over 20%: cnn 27.3% "
+    "issue 19's goal is not met: leave-one-source-out median 9.2% over 261 rows (in-sample "
+    "held-out 8.4%); categories over 20%: cnn 22.4% "
     "(llm_prefill_ttft 19.4%, gemm 17.7%, training 13.1%, serving_throughput 9.7%)"
 )
 

@@ -22,7 +22,9 @@ attention_warp_mma_fraction            attn.fa2.h100.peak, then the PyTorch SDPA
 (h100-sxm, h200)                       (FA2) row of pytorch/benchmark PR 2296
 a stack's step_overhead_s or              the rows its stack file names (``fitted:      unfitted
 request_overhead_s (stacks/*.yaml)       true``; today gen.nemo.h100.llama2-7b.bs1 for
-                                         nemo-inference and tensorrt-llm-*)
+                                         nemo-inference and tensorrt-llm-*,
+                                         cnn.resnet50.paddle-trt.t4.fp16.bs1 for
+                                         paddle-tensorrt)
 =====================================  ===========================================  =========
 
 A chip's GEMM efficiency is solved, where the corpus holds one in its GEMM format, from a library

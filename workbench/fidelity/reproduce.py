@@ -38,7 +38,9 @@ with :func:`workbench.map_model`. The step time is turned into the row's metric:
   chip / (step time x peak), counted as the source counts them (PaLM model FLOPs, or Megatron
   hardware FLOPs with the recomputed forward); a row in tokens/s/chip gets global batch x seq /
   chips / step time.
-* cnn: ``batch / time`` (images/s).
+* cnn: ResNet-50's forward at the row's batch plus the stack's host time per run (its
+  ``step_overhead_s``, else the profile's ``overheads.step_s``: a forward pass is a step);
+  ``batch / time`` (images/s), or the time itself for a row in ms.
 * collective, encoder, ratio: workbench/fidelity/reproduce_kinds.py.
 
 The **floor** is computed without the cost model: ``max(FLOPs / matrix peak, compulsory bytes /
@@ -107,13 +109,15 @@ class Reproduction:
     memory_fits: bool | None = None
 
 
-def _class(mappings: tuple[ModelMapping, ...], repeats: tuple[int, ...] = ()) -> str:
+def _class(
+    mappings: tuple[ModelMapping, ...], repeats: tuple[int, ...] = (), host_s: float = 0.0
+) -> str:
     """The bottleneck class holding most of the time over the mappings (each run ``repeats``).
 
     Every kernel's time counts under its class, and a serving step's host time outside its
-    kernels (``step_overhead_s``) under ``overhead``.
+    kernels (``step_overhead_s``, or ``host_s`` paid beside the mappings) under ``overhead``.
     """
-    time: dict[str, float] = {}
+    time: dict[str, float] = {"overhead": host_s} if host_s else {}
     for i, m in enumerate(mappings):
         n = repeats[i] if i < len(repeats) else 1
         for k in m.kernels:
@@ -288,18 +292,37 @@ def _memory_fits(s: ModelSetup, hw: Hardware) -> bool:
     return fp.weights_bytes + fp.kv_bytes <= fp.capacity_bytes
 
 
+def run_overhead(stack: Stack, hw: Hardware) -> float:
+    """Host time one inference run (a CNN forward) pays outside its kernels, seconds.
+
+    The stack's ``step_overhead_s`` (a forward pass is a step, as an LLM prefill or decode step
+    is), else the profile's ``overheads.step_s``: what :func:`workbench.mapper.step_overhead`
+    charges a decoder step, for a graph that has no serving phase.
+    """
+    step = stack.step_overhead_s.value
+    return hw.overheads.step_s if step is None else step
+
+
+def _cnn(s: ModelSetup, hw: Hardware, stack: Stack, metric: str) -> Reproduction:
+    """ResNet-50 forward at the row's batch: its kernels plus the stack's per-run host time."""
+    g = resnet50_graph(batch=s.batch, dtype=s.dtype)
+    m = map_model(g, hw, stack.map_options())
+    host = run_overhead(stack, hw)
+    time = m.time_s + host
+    floor = _graph_floor(g, hw, s.dtype)
+    timed = metric == "time"  # NOTE: a row in ms is the latency of one batch
+    return Reproduction(
+        predicted=time if timed else s.batch / time,
+        bound=floor if timed else s.batch / floor,
+        time_s=time,
+        floor_s=floor,
+        bottleneck=_class((m,), host_s=host),
+    )
+
+
 def _model(s: ModelSetup, hw: Hardware, stack: Stack, metric: str, per_chip: bool) -> Reproduction:
     if s.kind == "cnn":
-        g = resnet50_graph(batch=s.batch, dtype=s.dtype)
-        m = map_model(g, hw, stack.map_options())
-        floor = _graph_floor(g, hw, s.dtype)
-        return Reproduction(
-            predicted=s.batch / m.time_s,
-            bound=s.batch / floor,
-            time_s=m.time_s,
-            floor_s=floor,
-            bottleneck=_class((m,)),
-        )
+        return _cnn(s, hw, stack, metric)
     if s.kind == "training":
         from workbench.fidelity._reproduce_training import training  # NOTE: imports this module
 
@@ -360,31 +383,38 @@ def reproduce(row: PublishedRow, hw: Hardware) -> Reproduction:
 
 
 def fit_step_overhead(row: PublishedRow, hw: Hardware) -> float:
-    """The software stack's host time per step that makes a generate row's latency its measured one.
+    """The software stack's host time per step that makes a latency row its measured one.
 
-    ``(measured - predicted time without a step overhead) / steps`` with ``steps`` = the
-    prefill plus the ``output_len - 1`` decode steps: how a stack's ``step_overhead_s`` is
-    fitted to one calibration row (workbench/fidelity/fits.py; the stack file names the row).
+    ``(measured - predicted time without a step overhead) / steps``: a generate row's steps are
+    the prefill plus the ``output_len - 1`` decode steps, a CNN row's one forward pass. How a
+    stack's ``step_overhead_s`` is fitted to one calibration row (workbench/fidelity/fits.py;
+    the stack file names the row).
 
     Args:
-        row: A ``generate`` row measured as a time.
+        row: A ``generate`` or ``cnn`` row measured as a time (a batch's latency).
         hw: Its hardware profile.
 
     Returns:
         Seconds per step (>= 0).
 
     Raises:
-        CorpusError: The row is not a generate latency, or its kernels alone are slower than the
+        CorpusError: The row is not such a latency, or its kernels alone are slower than the
             measurement (nothing is left to fit).
     """
     s = row.setup
-    if not isinstance(s, ModelSetup) or s.kind != "generate" or row.metric != "time":
-        raise CorpusError(f"row {row.id!r}: a step overhead is fitted to a generate latency row")
+    steps = 0
+    if isinstance(s, ModelSetup):
+        steps = {"generate": s.output_len, "cnn": 1}.get(s.kind, 0)
+    if not isinstance(s, ModelSetup) or not steps or row.metric != "time":
+        raise CorpusError(
+            f"row {row.id!r}: a step overhead is fitted to a generate latency or a cnn batch's"
+            " latency"
+        )
     with patched_stacks({row.stack: with_step_overhead(load_stack(row.stack), 0.0)}):
         left = row.measured_si - reproduce(row, hw).time_s
     if left < 0:
         raise CorpusError(f"row {row.id!r}: its kernels alone exceed the measured latency")
-    return left / s.output_len
+    return left / steps
 
 
 def fit_request_overhead(row: PublishedRow, hw: Hardware) -> float:

@@ -229,7 +229,8 @@ class ModelSetup(_Model):
             "decode: one step (latency per step, or batch / step time for a tokens/s unit); "
             "prefill: time to first token; "
             "generate: prefill + output_len-1 decode steps (end-to-end latency); serving: "
-            "static batch, output tokens/s; training: MFU; cnn: images/s."
+            "static batch, output tokens/s; training: MFU; cnn: images/s, or one batch's "
+            "latency for a time unit."
         )
     )
     model: str | None = Field(default=None, description="Preset name (workbench.list_models()).")

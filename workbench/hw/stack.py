@@ -179,8 +179,9 @@ class Stack(_Model):
     name: str = Field(pattern=_NAME.pattern, description="The file's stem, e.g. vllm.")
     description: str = Field(min_length=10, description="What the stack is, with its version.")
     step_overhead_s: Seconds = Field(
-        description="Host time per LLM prefill or decode step outside its kernels (scheduler, "
-        "sampling, a generation loop), seconds; paid by every step."
+        description="Host time per step outside its kernels (an LLM prefill or decode step: "
+        "scheduler, sampling, a generation loop; a CNN inference run: one forward), seconds; "
+        "paid by every step."
     )
     request_overhead_s: Seconds = Field(
         description="Host time once per request (tokenisation, enqueue, the first step's "

@@ -154,3 +154,53 @@ def test_a_request_overhead_is_fitted_to_a_latency(h100):
         fit_request_overhead(load_corpus().rows[0], h100)
     with pytest.raises(CorpusError, match="exceeds"):
         fit_request_overhead(row.model_copy(update={"measured": 1.0}), h100)
+
+
+CNN = """
+schema_version: 1
+rows:
+- id: cnn.example
+  category: cnn
+  split: heldout
+  source: "Example vendor page, latency table, row 1"
+  source_key: example
+  source_tag: V
+  hardware: t4
+  stack: STACK
+  setup: {kind: cnn, model: resnet50, batch: 2, dtype: fp16, software: "Example stack"}
+  measured: MEASURED
+  unit: UNIT
+  expected_bottleneck: compute
+  approximation: "ResNet-50 at batch 2."
+"""
+
+
+def _cnn(stack: str = "tensorrt", measured: float = 2.0, unit: str = "ms"):
+    text = CNN.replace("STACK", stack).replace("MEASURED", str(measured)).replace("UNIT", unit)
+    return parse_corpus(text).rows[0]
+
+
+def test_a_cnn_run_pays_its_stack_step_overhead_once():
+    # A forward pass is a step: the stack's figure, else the profile's overheads.step_s.
+    t4 = load_hardware("t4")
+    row = _cnn()
+    base = reproduce(row, t4)
+    with patched_stacks({"tensorrt": with_step_overhead(load_stack("tensorrt"), 1.0e-3)}):
+        paid = reproduce(row, t4)
+    assert load_stack("tensorrt").step_overhead_s.value is None
+    assert paid.time_s - base.time_s == pytest.approx(1.0e-3 - t4.overheads.step_s, rel=1e-6)
+    assert paid.predicted == pytest.approx(paid.time_s)  # a row in ms is one batch's latency
+    rate = reproduce(_cnn(measured=1000.0, unit="images/s"), t4)
+    assert rate.predicted == pytest.approx(2 / base.time_s)
+
+
+def test_a_step_overhead_is_fitted_to_a_cnn_latency():
+    from workbench.fidelity import CorpusError
+
+    t4 = load_hardware("t4")
+    row = _cnn(measured=5.0)
+    fit = fit_step_overhead(row, t4)
+    with patched_stacks({"tensorrt": with_step_overhead(load_stack("tensorrt"), fit)}):
+        assert reproduce(row, t4).time_s == pytest.approx(row.measured_si, rel=1e-9)
+    with pytest.raises(CorpusError, match="latency"):
+        fit_step_overhead(_cnn(measured=1000.0, unit="images/s"), t4)
