@@ -222,15 +222,6 @@ def test_a_fitted_figure_still_reproduces_its_calibration_row(report, row_id):
     assert row.abs_error < 0.01, f"{row_id}: {row.error:+.2%}; re-fit its figure"
 
 
-# NOTE: measured at this commit by `workbench validate --published`; the goal stands.
-_LOSO_MISS = (
-    "issue 19's goal is not met: leave-one-source-out median 9.2% over 261 rows (in-sample "
-    "held-out 8.4%); categories over 20%: cnn 22.4% "
-    "(llm_prefill_ttft 19.4%, gemm 17.7%, training 13.1%, serving_throughput 9.7%)"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=_LOSO_MISS)
 def test_held_out_goal(cv):
     """Issue 19's goal, cross-validated: LOSO median |error| <= 12%, every category <= 20%."""
     med = cv.loso.median("all")
