@@ -35,10 +35,24 @@ from workbench.mapper import ModelMapping, map_model
 from workbench.models.from_trace import TraceGraph, graph_from_trace
 from workbench.options import FUSION_RULES, MapOptions
 
-__all__ = ["ExpectedKernel", "ExpectedReport", "WhatIf", "expect", "trace_graph", "what_if"]
+__all__ = [
+    "IMPOSSIBLE",
+    "IMPOSSIBLE_RATIO",
+    "ExpectedKernel",
+    "ExpectedReport",
+    "WhatIf",
+    "expect",
+    "trace_graph",
+    "what_if",
+]
 
 #: Mapping options for a trace's graph: every op alone, as eager PyTorch launches them.
 EAGER = MapOptions(disabled_fusion=tuple(FUSION_RULES))
+#: How many times faster than expected a kernel may be measured before its shapes are not
+#: believed (see :func:`_drop_impossible`).
+IMPOSSIBLE_RATIO = 10.0
+#: The reason such kernels are counted under in the report's ``skipped``.
+IMPOSSIBLE = "kernel rows whose shapes cannot have run in the measured time (expected > 10x)"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -84,9 +98,12 @@ class ExpectedReport:
         hardware: The profile the graph was mapped on.
         rows: Modelled kernels, most time lost first.
         unmodelled_s: ``(category, seconds per iteration)`` of kernels with no expectation.
-        skipped: ``(reason, calls)`` of operator calls the graph left out.
+        skipped: ``(reason, calls)`` of operator calls the graph left out, and the kernel rows
+            dropped because their shapes cannot have run in the measured time (:data:`IMPOSSIBLE`).
         mapping: The mapping of the trace's graph on :attr:`hardware`.
         trace_graph: The graph and its link to the trace.
+        dropped: Operator signatures of the rows dropped as impossible (a what-if leaves them
+            out too).
     """
 
     hardware: str
@@ -95,6 +112,7 @@ class ExpectedReport:
     skipped: tuple[tuple[str, int], ...]
     mapping: ModelMapping
     trace_graph: TraceGraph
+    dropped: frozenset[str] = frozenset()
 
     @property
     def measured_s(self) -> float:
@@ -188,6 +206,9 @@ def expect(run: MeasuredRun, recorded: RecordedOps, hw: Hardware) -> ExpectedRep
                 format=tg.graph.op(op).dtype,
             )
         )
+    kept, dropped = _drop_impossible(rows, unmodelled, n)
+    skipped = (*tg.skipped, (IMPOSSIBLE, len(dropped))) if dropped else tg.skipped
+    rows = kept
     rows.sort(key=lambda r: (-r.lost_s, -r.measured_s, r.name))
     return ExpectedReport(
         hardware=hw.name,
@@ -195,10 +216,32 @@ def expect(run: MeasuredRun, recorded: RecordedOps, hw: Hardware) -> ExpectedRep
         unmodelled_s=tuple(
             sorted(((c, s / n) for c, s in unmodelled.items()), key=lambda x: -x[1])
         ),
-        skipped=tg.skipped,
+        skipped=skipped,
+        dropped=frozenset(r.operator for r in dropped),
         mapping=mapping,
         trace_graph=tg,
     )
+
+
+def _drop_impossible(
+    rows: list[ExpectedKernel], unmodelled: dict[str, float], n: int
+) -> tuple[list[ExpectedKernel], list[ExpectedKernel]]:
+    """Rows whose recorded shapes could not have run in the measured time, moved to the rest.
+
+    A kernel measured more than :data:`IMPOSSIBLE_RATIO` times faster than its operator's
+    expected time is not a fast kernel: its shapes are not the work it did (a mislinked or
+    corrupt record). On HTA's real DLRM traces no kernel beats its expectation by more than
+    1.8x. Its measured time goes to ``unmodelled`` (per-iteration ``n`` undone), by category.
+    """
+    kept: list[ExpectedKernel] = []
+    dropped: list[ExpectedKernel] = []
+    for r in rows:
+        if r.expected_s > IMPOSSIBLE_RATIO * r.measured_s:
+            unmodelled[r.category] = unmodelled.get(r.category, 0.0) + r.measured_s * n
+            dropped.append(r)
+        else:
+            kept.append(r)
+    return kept, dropped
 
 
 def what_if(
@@ -230,6 +273,8 @@ def what_if(
     by_sig: dict[str, float] = {}
     for op, indices in calls.items():
         sig = recorded.ops[next(iter(indices))].signature
+        if sig in report.dropped:
+            continue
         by_sig[sig] = by_sig.get(sig, 0.0) + per_call[op][0] * len(indices) / n
     ranked = tuple(sorted(by_sig.items(), key=lambda kv: -kv[1]))
     return WhatIf(hardware=hw.name, expected_s=sum(by_sig.values()), by_operator=ranked)

@@ -27,7 +27,7 @@ from workbench.evidence.run import CATEGORIES, MeasuredRun, TraceError
 from workbench.hw.schema import Hardware
 from workbench.models.from_trace import profile_for_device
 from workbench.review._trace_launches import launch_doc, launch_lines
-from workbench.review.expected import ExpectedReport, expect, what_if
+from workbench.review.expected import IMPOSSIBLE, ExpectedReport, expect, what_if
 
 __all__ = [
     "COLLECTIVE_WAIT",
@@ -408,6 +408,18 @@ def _expected_lines(exp: dict[str, Any], top: int) -> list[str]:
         return [f"expected vs measured: not available ({printable(str(exp.get('note')))})"]
     rows = exp["rows"][:top]
     lost = sum(r["lost_s"] for r in rows)
+    doubtful = [
+        f"{printable(reason)} ({count})"
+        for reason, count in exp["skipped_calls"].items()
+        if reason == IMPOSSIBLE or "beyond any device's memory" in reason
+    ]
+    warn = [f"  warning: left out as corrupt: {'; '.join(doubtful)}"] if doubtful else []
+    if not rows:
+        return [
+            f"expected vs measured: no kernel has an expectation on the {exp['hardware']} profile",
+            *warn,
+            *_unmodelled_lines(exp),
+        ]
     lines = [
         f"these {len(rows)} kernels lose {fmt_time(lost)} per step against what the "
         f"{exp['hardware']} profile says it should do (modelled kernels cover "
@@ -435,8 +447,12 @@ def _expected_lines(exp: dict[str, Any], top: int) -> list[str]:
         lines.append("  the rest, by category (measured / expected per step):")
         for cat, (m, e) in sorted(rest.items(), key=lambda kv: -kv[1][0]):
             lines.append(f"    {cat:<12} {fmt_time(m):>9} / {fmt_time(e)}")
+    return [*lines, *warn, *_unmodelled_lines(exp)]
+
+
+def _unmodelled_lines(exp: dict[str, Any]) -> list[str]:
     unmodelled = {c: s for c, s in exp["unmodelled_s"].items() if s > 0}
-    if unmodelled:
-        parts = ", ".join(f"{c} {fmt_time(s)}" for c, s in unmodelled.items())
-        lines.append(f"  no expectation (operator not modelled or no shapes): {parts}")
-    return lines
+    if not unmodelled:
+        return []
+    parts = ", ".join(f"{c} {fmt_time(s)}" for c, s in unmodelled.items())
+    return [f"  no expectation (operator not modelled or no shapes): {parts}"]

@@ -150,3 +150,22 @@ def test_a_gpu_without_a_profile_asks_for_hardware(capsys, tmp_path):
     code, _, err = run(capsys, "trace", path)
     assert code == 2
     assert "--hardware" in _one_error_line(err)
+
+
+def test_a_corrupt_shape_is_said_and_never_printed_as_an_expectation(capsys, tmp_path):
+    huge = ("aten::mm", [[8192, 8192], [8192, 8192]], ["float", "float"])
+    only = write_shaped_trace(tmp_path / "c.json", [(*huge, [(SGEMM, 10e-6)])], steps=3)
+    code, out, _ = run(capsys, "trace", only)
+    assert code == 0
+    head = out.split("iterations:")[0]
+    assert "no kernel has an expectation on the a100-80gb profile" in head
+    assert "warning: left out as corrupt: kernel rows whose shapes cannot have run" in head
+    assert "no expectation (operator not modelled or no shapes): gemm 10 us" in head
+    mixed = write_shaped_trace(
+        tmp_path / "m.json", [(*huge, [(SGEMM, 10e-6)]), (*ADD_CALL, [(ADD, 1e-3)])], steps=3
+    )
+    code, out, _ = run(capsys, "trace", mixed)
+    head = out.split("iterations:")[0]
+    assert head.startswith("trace ")
+    assert "these 1 kernels lose" in head
+    assert "warning: left out as corrupt" in head

@@ -7,7 +7,12 @@ import pytest
 from workbench.errors import GraphError
 from workbench.evidence.operators import RecordedOp
 from workbench.ir import AllReduce, Elementwise, Embedding, LayerNorm, MatMul, Reduce, Softmax
-from workbench.models.from_trace import gemm_format, graph_from_trace, profile_for_device
+from workbench.models.from_trace import (
+    MAX_TENSOR_ELEMENTS,
+    gemm_format,
+    graph_from_trace,
+    profile_for_device,
+)
 
 
 def _call(name, dims, types, **args):
@@ -228,3 +233,19 @@ def test_record_param_comms_with_out_of_range_counts_is_skipped_not_an_error():
         _call("aten::mm", ((64, 32), (32, 16)), ("float", "float")),
     ]  # fmt: skip
     assert dict(_graph(calls).skipped) == {"record_param_comms with byte counts out of range": 1}
+
+
+def test_a_tensor_beyond_any_device_memory_is_left_out_not_mapped():
+    big = 2**24  # 2^48 elements in one [2^24, 2^24] tensor: over the 2^47 bound
+    calls = [
+        _call("aten::mm", ((big, big), (big, 64)), ("float", "float")),
+        _call("nccl:all_reduce", ((2**48,),), ("float",)),
+        _call("aten::mm", ((64, 32), (32, 16)), ("float", "float")),
+    ]
+    graph = _world(calls, 8)
+    assert len(graph.graph.ops) == 1
+    assert dict(graph.skipped) == {
+        "aten::mm with a tensor beyond any device's memory (over 2^47 elements)": 1,
+        "nccl:all_reduce with a tensor beyond any device's memory (over 2^47 elements)": 1,
+    }
+    assert MAX_TENSOR_ELEMENTS == 2**47

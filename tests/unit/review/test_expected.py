@@ -11,7 +11,7 @@ from workbench.evidence.operators import read_operators
 from workbench.hw import load_hardware
 from workbench.ir import Elementwise, Graph, MatMul
 from workbench.mapper import map_model
-from workbench.review.expected import EAGER, expect, what_if
+from workbench.review.expected import EAGER, IMPOSSIBLE, IMPOSSIBLE_RATIO, expect, what_if
 
 ADD_CALL = ("aten::add", [[4096, 4096], [4096, 4096], []], ["float", "float", "Scalar"])
 
@@ -110,3 +110,34 @@ def test_what_if_remaps_the_same_calls_on_another_profile(tmp_path):
     assert w.hardware == "h100-sxm"
     assert w.expected_s == pytest.approx(_alone(mm, h100))
     assert w.expected_s < report.expected_s  # compute-bound TF32 GEMM: H100 is faster
+
+
+def test_a_kernel_far_faster_than_its_shapes_allow_is_left_out_as_corrupt(tmp_path):
+    # 8192^3 fp32 on CUDA cores cannot run in 10 us on an A100 (~70 ms expected): the shapes are
+    # not the kernel's work, so no 7,000x "efficiency" is printed; the honest add stays.
+    huge = ("aten::mm", [[8192, 8192], [8192, 8192]], ["float", "float"])
+    path = write_shaped_trace(
+        tmp_path / "t.json", [(*huge, [(SGEMM, 10e-6)]), (*ADD_CALL, [(ADD, 1e-3)])], steps=3
+    )
+    run, ops = _read(path)
+    hw = load_hardware("a100-80gb")
+    report = expect(run, ops, hw)
+    assert [r.name for r in report.rows] == [ADD]
+    assert dict(report.skipped)[IMPOSSIBLE] == 1
+    assert dict(report.unmodelled_s)["gemm"] == pytest.approx(10e-6)
+    assert report.dropped == {"aten::mm(8192x8192:float, 8192x8192:float)"}
+    other = what_if(report, run, ops, load_hardware("h100-sxm"))
+    assert [sig for sig, _ in other.by_operator] == [r.operator for r in report.rows]
+
+
+def test_a_kernel_a_few_times_faster_than_expected_is_kept(tmp_path):
+    # Below the 10x line a fast kernel is a model error to show, not a corrupt record.
+    path = write_shaped_trace(tmp_path / "t.json", [(*ADD_CALL, [(ADD, 1e-3)])], steps=3)
+    run, ops = _read(path)
+    hw = load_hardware("a100-80gb")
+    expected = expect(run, ops, hw).rows[0].expected_s
+    fast = write_shaped_trace(
+        tmp_path / "f.json", [(*ADD_CALL, [(ADD, expected / (IMPOSSIBLE_RATIO * 0.9))])], steps=3
+    )
+    (row,) = expect(*_read(fast), hw).rows
+    assert row.efficiency == pytest.approx(IMPOSSIBLE_RATIO * 0.9, rel=1e-6)
