@@ -3,7 +3,8 @@
 import pytest
 
 from workbench.errors import GraphError
-from workbench.ir import Conv2d, Elementwise, Graph, Linear, Reshape, Slice
+from workbench.ir import Conv2d, Elementwise, Graph, Linear, MatMul, Reshape, Slice
+from workbench.ir.ops_base import MAX_ELEMENTS, MAX_FLOPS
 
 
 def _lin(name, x, k=8, n=8, tokens=(2,), **kw):
@@ -75,3 +76,24 @@ def test_graph_errors(ops, message):
 def test_op_errors_name_the_op(build, message):
     with pytest.raises(GraphError, match=message):
         build()
+
+
+@pytest.mark.parametrize(
+    ("m", "n", "k", "what"),
+    [
+        (2**24, 2**24, 64, "beyond any device's memory"),  # 2^48 elements of output
+        (2**23, 2**23, 2**23, "FLOPs in one op is beyond any workload"),  # 2^70 FLOPs
+    ],
+)
+def test_an_op_too_big_for_any_device_is_one_graph_error(m, n, k, what):
+    # Such sizes overflowed the 64-bit tile search (ZeroDivisionError from a trace's shapes).
+    with pytest.raises(GraphError, match=what):
+        MatMul(name="big", inputs=("a", "b"), dtype="fp16", m=m, n=n, k=k)
+
+
+def test_the_largest_realistic_ops_still_build():
+    # A 1M-token batch through a 64K x 64K GEMM (2^53 FLOPs), a 2^46-element tensor.
+    MatMul(name="wide", inputs=("a", "b"), dtype="bf16", m=2**20, n=2**16, k=2**16)
+    MatMul(name="tall", inputs=("a", "b"), dtype="bf16", m=2**46, n=1, k=1)
+    assert MAX_ELEMENTS == 2**47
+    assert MAX_FLOPS == 2**62
