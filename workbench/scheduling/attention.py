@@ -145,7 +145,7 @@ def attention_mapspace(
         tq = -(-p.q_len // br)
     items = bh * tq * sp
     blocks = bh * blocks_per_head
-    padded = 4 * blocks * br * bc * d
+    padded = 4.0 * blocks * br * bc * d  # float64: past 2^63 an int64 wraps
     traffic, spill = _traffic(p, hw, br, bc, st, tq, blocks_per_head, sram, group)
     # Flash-decoding: each split writes a partial O (fp32) and its row statistics, re-read to
     # combine them.

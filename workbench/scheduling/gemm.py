@@ -218,7 +218,7 @@ def gemm_mapspace(
     tiles = p.batch * grid_m * grid_n * sk
     cores = hw.matrix_engine.cores
     waves = -(-tiles // cores)
-    padded = 2 * tiles * tm * tn * tk * k_iters
+    padded = 2.0 * tiles * tm * tn * tk * k_iters  # float64: past 2^63 an int64 wraps
     traffic, spill = _traffic(p, hw, tm, tn, tk, sk, ra, df, grid_m, grid_n, tiles, sram)
     source = "override" if override is not None else search if search == "heuristic" else "search"
     if not fits.any() and override is None:
