@@ -36,7 +36,14 @@ from workbench.lowering.lower import lower
 from workbench.options import MapOptions
 from workbench.scheduling.tiling import Tiling
 
-__all__ = ["KernelMapping", "ModelMapping", "clear_cache", "map_model", "step_overhead"]
+__all__ = [
+    "KernelMapping",
+    "ModelMapping",
+    "clear_cache",
+    "host_step_s",
+    "map_model",
+    "step_overhead",
+]
 
 _CACHE: OrderedDict[tuple[object, ...], tuple[Tiling, Cost]] = OrderedDict()
 _CACHE_MAX = 20_000
@@ -218,6 +225,15 @@ def step_overhead(graph: Graph, hw: Hardware, options: MapOptions | None = None)
     phase = str(graph.meta_dict().get("phase", ""))
     if phase not in ("prefill", "decode"):
         return 0.0
+    return host_step_s(hw, options)
+
+
+def host_step_s(hw: Hardware, options: MapOptions | None = None) -> float:
+    """Host time one step or inference run pays outside its kernels, seconds.
+
+    The software stack's figure (``options.step_overhead_s``) when given, else the profile's
+    ``overheads.step_s``.
+    """
     if options is not None and options.step_overhead_s is not None:
         return options.step_overhead_s
     return hw.overheads.step_s

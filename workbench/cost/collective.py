@@ -207,12 +207,20 @@ def all_to_all_s(nbytes: float, chips: int, hw: Hardware) -> float:
     if ic.links <= 0 or b <= 0:
         return float("inf")
     if ic.topology == "switch":
-        return ic.collective_latency_s + (n - 1) / n * nbytes / (ic.links * b) + ic.latency_s
-    if ic.topology == "full-mesh":
-        per_peer = mesh_links_per_peer(hw)
-        return ic.collective_latency_s + nbytes / n / (per_peer * b) + ic.latency_s
-    hops = sum(min(d, n - d) for d in range(1, n))
-    return ic.collective_latency_s + nbytes / n * hops / (ic.links * b) + n / 2 * ic.latency_s
+        link_s = (n - 1) / n * nbytes / (ic.links * b)
+    elif ic.topology == "full-mesh":
+        link_s = nbytes / n / (mesh_links_per_peer(hw) * b)
+    else:
+        hops = sum(min(d, n - d) for d in range(1, n))
+        link_s = nbytes / n * hops / (ic.links * b)
+    return _all_to_all_latency_s(n, hw) + link_s
+
+
+def _all_to_all_latency_s(n: int, hw: Hardware) -> float:
+    """The part of an all-to-all over ``n`` chips that no byte count changes, seconds."""
+    ic = hw.interconnect
+    hops = 1 if ic.topology in ("switch", "full-mesh") else n / 2
+    return ic.collective_latency_s + hops * ic.latency_s
 
 
 def collective_cost(
@@ -238,7 +246,7 @@ def collective_cost(
     elif kernel.engine_reason.startswith("AllToAll"):
         # NOTE: link_bytes is (N-1)/N x the tensor each chip holds.
         net = all_to_all_s(kernel.link_bytes * n / max(n - 1, 1), n, hw)
-        lat = all_to_all_s(1e-30, n, hw) if n > 1 else 0.0
+        lat = _all_to_all_latency_s(n, hw) if n > 1 else 0.0
         algo = "all-to-all (send/recv pairs)"
     elif n > 1 and hw.interconnect.links > 0 and _link_bw(hw) > 0:
         # NOTE: link_bytes is a ring all-reduce's 2 (N-1)/N x tensor bytes per chip.

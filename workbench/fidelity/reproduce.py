@@ -74,7 +74,7 @@ from workbench.hw.stack import (
 from workbench.ir import Attention, Elementwise, Graph, Linear
 from workbench.ir.dtypes import bytes_for
 from workbench.ir.ops_vector import Quantize
-from workbench.mapper import ModelMapping, map_model
+from workbench.mapper import ModelMapping, host_step_s, map_model
 from workbench.models import PRESETS, TransformerConfig, decoder_graph, resnet50_graph
 from workbench.models.footprint import graph_footprint
 from workbench.options import MapOptions
@@ -292,22 +292,12 @@ def _memory_fits(s: ModelSetup, hw: Hardware) -> bool:
     return fp.weights_bytes + fp.kv_bytes <= fp.capacity_bytes
 
 
-def run_overhead(stack: Stack, hw: Hardware) -> float:
-    """Host time one inference run (a CNN forward) pays outside its kernels, seconds.
-
-    The stack's ``step_overhead_s`` (a forward pass is a step, as an LLM prefill or decode step
-    is), else the profile's ``overheads.step_s``: what :func:`workbench.mapper.step_overhead`
-    charges a decoder step, for a graph that has no serving phase.
-    """
-    step = stack.step_overhead_s.value
-    return hw.overheads.step_s if step is None else step
-
-
 def _cnn(s: ModelSetup, hw: Hardware, stack: Stack, metric: str) -> Reproduction:
     """ResNet-50 forward at the row's batch: its kernels plus the stack's per-run host time."""
     g = resnet50_graph(batch=s.batch, dtype=s.dtype)
-    m = map_model(g, hw, stack.map_options())
-    host = run_overhead(stack, hw)
+    options = stack.map_options()
+    m = map_model(g, hw, options)
+    host = host_step_s(hw, options)  # NOTE: a forward pass is a step
     time = m.time_s + host
     floor = _graph_floor(g, hw, s.dtype)
     timed = metric == "time"  # NOTE: a row in ms is the latency of one batch

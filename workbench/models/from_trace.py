@@ -60,6 +60,7 @@ from workbench.ir import (
 )
 
 __all__ = [
+    "BEYOND_MEMORY",
     "MAX_TENSOR_ELEMENTS",
     "OperatorCall",
     "TraceGraph",
@@ -73,6 +74,8 @@ _TENSOR_CORE_FP32 = re.compile(r"tensorop|s1688|s16816|tf32|xmma|s884|cutlass_80
 #: Most elements one recorded tensor may have: 2^47 (1 PiB at 8 bytes), beyond the memory of any
 #: device or node; a larger size is a corrupt or hostile trace, and the op is left out.
 MAX_TENSOR_ELEMENTS = 2**47
+#: How a call with such a tensor is counted in :attr:`TraceGraph.skipped` (after its name).
+BEYOND_MEMORY = "with a tensor beyond any device's memory (over 2^47 elements)"
 #: A collective's tensor type -> (format with the same bytes per element, elements per element):
 #: a collective moves bytes, so an int32 tensor travels as fp32 does and an int64 one as two.
 _COMM_TYPES = {
@@ -265,7 +268,7 @@ def _op(
 ) -> Op | str:
     """The ir op for one call, or the reason it has none."""
     if any(math.prod(d) > MAX_TENSOR_ELEMENTS for d in call.input_dims or ()):
-        return f"{call.name} with a tensor beyond any device's memory (over 2^47 elements)"
+        return f"{call.name} {BEYOND_MEMORY}"
     comm = _collective(call, name, world_size)
     if comm is not None:
         return comm
