@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from workbench.hw import load_hardware
 from workbench.mapper import map_model
 from workbench.models import build_graph
-from workbench.review.records import _lock
+from workbench.review.records.store import _lock
 from workbench.tuning._plan_check import mapspace_problem
 from workbench.tuning.cache import PlanCache
 

@@ -16,7 +16,7 @@ from fuzz_contract import assert_contract, assert_sane_numbers, fresh, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.review.expected import IMPOSSIBLE_RATIO
+from workbench.review.join.expected import IMPOSSIBLE_RATIO
 
 #: Sizes as JSON text: ordinary, huge, beyond 2^63, negative, non-integer, non-number.
 SIZES = ("64", "4096", "8388608", str(2**40), str(2**62), str(2**64), "0", "-1", "1e300",

@@ -17,7 +17,7 @@ from fuzz_contract import HOSTILE_TEXT, assert_contract, assert_sane_numbers, fr
 from hypothesis import given
 from hypothesis import strategies as st
 
-from workbench.review.records import load_record
+from workbench.review.records.store import load_record
 
 _RAW_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u202a-\u202e\u2066-\u2069]")
 #: Values as JSON text (so 5,000-digit integers and NaN literals can be written as they appear).

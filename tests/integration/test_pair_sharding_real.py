@@ -8,7 +8,7 @@ from pathlib import Path
 
 from workbench.evidence import read_trace
 from workbench.evidence.operators import read_operators
-from workbench.review.pairs import pair_document
+from workbench.review.join.pairs import pair_document
 
 DATA = Path(__file__).parents[1] / "data" / "hta"
 

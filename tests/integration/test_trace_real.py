@@ -18,8 +18,8 @@ from workbench.evidence import read_trace
 from workbench.evidence.copies import copies_by_direction, copy_direction
 from workbench.evidence.operators import read_operators
 from workbench.hw import load_hardware
-from workbench.review.expected import expect
-from workbench.review.pairs import pair_document
+from workbench.review.join.expected import expect
+from workbench.review.join.pairs import pair_document
 
 DATA = Path(__file__).parents[1] / "data" / "hta"
 V100, A100, ALEXNET = "dlrm_v100_rank1.json.gz", "dlrm_a100.json.gz", "alexnet_a100.json.gz"

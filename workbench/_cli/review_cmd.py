@@ -25,7 +25,7 @@ from workbench._cli.common import (
     map_from_args,
 )
 from workbench.errors import WorkbenchError
-from workbench.review.tags import TAG_GROUPS
+from workbench.review.records.tags import TAG_GROUPS
 
 __all__ = ["register", "run"]
 
@@ -77,12 +77,12 @@ def _is_record(path: str) -> bool:
 
 def _load_run(path: str, args: argparse.Namespace):
     """``(record, measured run or None)`` of a record or trace file."""
-    from workbench.review.records import load_record
+    from workbench.review.records.store import load_record
 
     if _is_record(path):
         return load_record(path), None
     from workbench.evidence import read_trace
-    from workbench.review.from_trace import record_from_trace
+    from workbench.review.join.from_trace import record_from_trace
 
     try:
         measured = read_trace(path)
@@ -95,7 +95,7 @@ def _load_run(path: str, args: argparse.Namespace):
 def _compare(args: argparse.Namespace) -> int:
     from workbench._cli.triage_cmd import exit_status
     from workbench.report.review_pack import write_comparison
-    from workbench.review.pack import comparison_pack
+    from workbench.review.pack.content import comparison_pack
 
     if len(args.runs) != 2:
         raise WorkbenchError(
@@ -127,8 +127,8 @@ def _compare(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     """Handle ``workbench review``."""
     from workbench.report.review_pack import write_review
-    from workbench.review.records import load_record
-    from workbench.review.reproduce import remap
+    from workbench.review.records.store import load_record
+    from workbench.review.records.reproduce import remap
 
     if args.runs:
         return _compare(args)

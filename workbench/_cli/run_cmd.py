@@ -14,8 +14,8 @@ from workbench._cli.common import (
 )
 from workbench._format import fmt_time
 from workbench.errors import WorkbenchError
-from workbench.review.records import record_from_mapping, save_record
-from workbench.review.tags import host_facts
+from workbench.review.records.store import record_from_mapping, save_record
+from workbench.review.records.tags import host_facts
 
 __all__ = ["register", "run"]
 
@@ -67,7 +67,7 @@ def register(subs: argparse._SubParsersAction) -> None:
 def _from_trace(args: argparse.Namespace) -> int:
     from workbench._cli.trace_paths import check_input_path, check_output_not_input
     from workbench.evidence import read_trace
-    from workbench.review.from_trace import record_from_trace
+    from workbench.review.join.from_trace import record_from_trace
 
     if args.execute:
         raise WorkbenchError("--from-trace and --execute: choose one (a trace is the measurement)")
@@ -144,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
         return _from_trace(args)
     mapping = map_from_args(args)
     if args.execute:
-        from workbench.review.measure import measure_sample
+        from workbench.review.records.measure import measure_sample
 
         measurement, measured, versions = measure_sample(mapping, args.backend)
         record = record_from_mapping(

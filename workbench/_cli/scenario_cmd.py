@@ -6,7 +6,7 @@ import argparse
 import json
 
 from workbench.errors import WorkbenchError
-from workbench.review.scenarios import SCENARIOS, write_scenario
+from workbench.review.scenarios.build import SCENARIOS, write_scenario
 
 __all__ = ["register", "run"]
 

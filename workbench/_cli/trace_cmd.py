@@ -17,8 +17,8 @@ from workbench.errors import WorkbenchError
 from workbench.evidence import read_trace
 from workbench.evidence.operators import RecordedOps, read_operators
 from workbench.hw.loader import load_hardware
-from workbench.review.pairs import pair_document, pair_text
-from workbench.review.trace_summary import choose_hardware, trace_document, trace_text
+from workbench.review.join.pairs import pair_document, pair_text
+from workbench.review.join.trace_summary import choose_hardware, trace_document, trace_text
 
 __all__ = ["register", "run"]
 

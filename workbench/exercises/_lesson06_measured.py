@@ -3,7 +3,7 @@
 The two public PyTorch-profiler traces of Holistic Trace Analysis's test data (MIT licence;
 source, commit and files in ``tests/data/hta/README.md``) become run records exactly as
 ``workbench run --from-trace T --record R`` writes them (no model given: the rows name the
-operators that launched them) and go through :func:`workbench.review.triage` with the hardware
+operators that launched them) and go through :func:`workbench.review.decision.verdict` with the hardware
 declared changed, as ``workbench triage a100.json v100.json --changed hardware`` would. Every
 sentence here is computed from those reports and the traces.
 """
@@ -23,7 +23,7 @@ from workbench.evidence.operators import RecordedOps, read_operators
 from workbench.exercises._claims import Claim
 from workbench.models.from_trace import gemm_format
 from workbench.review import RunRecord, TriageReport, record_from_trace, triage
-from workbench.review._templates import template_differences
+from workbench.review.join._templates import template_differences
 
 __all__ = [
     "A100_TRACE",

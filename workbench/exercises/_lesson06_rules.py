@@ -30,7 +30,7 @@ from workbench.review import (
     synthetic_scenario_traces,
     triage,
 )
-from workbench.review.mechanisms import align
+from workbench.review.diagnosis.first_failing import align
 
 __all__ = ["pitfalls", "takeaways"]
 

@@ -35,8 +35,8 @@ from workbench.exercises._lesson06_panel import (
 from workbench.exercises._lesson06_rules import pitfalls, takeaways
 from workbench.hw import load_hardware
 from workbench.review import SCENARIOS, build_scenario, triage
-from workbench.review.pairs import pair_document, pair_text
-from workbench.review.trace_summary import choose_hardware, trace_document, trace_text
+from workbench.review.join.pairs import pair_document, pair_text
+from workbench.review.join.trace_summary import choose_hardware, trace_document, trace_text
 
 __all__ = [
     "A100_TRACE",
@@ -130,7 +130,7 @@ _read = read_pair_trace
 
 @lru_cache(maxsize=1)
 def measured_pair() -> dict[str, Any]:
-    """The A100 -> V100 DLRM pair as :func:`workbench.review.pairs.pair_document` gives it."""
+    """The A100 -> V100 DLRM pair as :func:`workbench.review.join.pairs.pair_document` gives it."""
     return pair_document(*read_pair_trace(A100_TRACE), *read_pair_trace(V100_TRACE))
 
 
@@ -206,12 +206,12 @@ def synthetic_claim(pair: Any) -> Claim:
     """How the synthetic trace pair was made: the generator's jitter and gap, the steps read back.
 
     Args:
-        pair: A :class:`workbench.review.synthetic.TracePair`.
+        pair: A :class:`workbench.review.join.synthetic.TracePair`.
     """
     import inspect
 
     from workbench.evidence import read_trace
-    from workbench.review.synthetic import synthetic_kernels
+    from workbench.review.join.synthetic import synthetic_kernels
 
     defaults = inspect.signature(synthetic_kernels).parameters
     jitter, gap = defaults["jitter"].default, defaults["gap_s"].default

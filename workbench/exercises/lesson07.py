@@ -13,7 +13,7 @@ from workbench.mapper import ModelMapping, map_model
 from workbench.models import build_graph
 from workbench.options import MapOptions
 from workbench.review import SCENARIOS, build_scenario, load_guardrails, triage
-from workbench.review.triage import TriageReport
+from workbench.review.decision.verdict import TriageReport
 
 __all__ = [
     "PANEL_MOVES",

@@ -1,6 +1,6 @@
 """The regression review pack rendered: one offline HTML page and its Markdown twin.
 
-The data is :class:`workbench.review.pack.ComparisonPack`. The page fits a 1,366 px screen
+The data is :class:`workbench.review.pack.content.ComparisonPack`. The page fits a 1,366 px screen
 (tables scroll inside their own box, long names are shortened with the full name in a
 ``title``), prints (sections avoid page breaks, charts are static SVG where they can be), and
 loads nothing from the network. Timelines are drawn per stream (:mod:`._timeline_svg`): the
@@ -124,7 +124,7 @@ def _page(title: str, sections: list[tuple[str, str]]) -> str:
 
 
 def comparison_html(pack: Any) -> str:
-    """The regression pack (a :class:`~workbench.review.pack.ComparisonPack`) as one page.
+    """The regression pack (a :class:`~workbench.review.pack.content.ComparisonPack`) as one page.
 
     Static: tables and inline SVG only, no script at all (so it opens offline, prints, and
     starts without a chart library).

@@ -7,7 +7,7 @@ Two packs:
   model with every fusion rule off); MFU and stall fraction by layer type; owners; debug
   branches; validation matrix; rollback criteria;
 * **a regression** (:func:`comparison_html`, rendered by :mod:`workbench.report._comparison`;
-  data from :func:`workbench.review.pack.comparison_pack`): a static page (tables and inline
+  data from :func:`workbench.review.pack.content.comparison_pack`): a static page (tables and inline
   SVG, no script) that fits a 1,366 px screen: title naming the change, decision, headline,
   material causes with their proving sheet rows, declared change, counterfactual attribution,
   kernel diff by family, per-stream timelines, temporal breakdown of measured runs, bandwidth
@@ -37,9 +37,9 @@ from workbench.options import FUSION_RULES
 from workbench.report._cells import cell_text, md_escape
 from workbench.report._comparison import comparison_html, comparison_markdown, write_comparison
 from workbench.report.sheet import sheet_rows
-from workbench.review._pack_rows import check_rows, metric_unit
-from workbench.review.records import RunRecord, record_from_mapping
-from workbench.review.triage import TriageReport, triage
+from workbench.review.decision.verdict import TriageReport, triage
+from workbench.review.pack._rows import check_rows, metric_unit
+from workbench.review.records.store import RunRecord, record_from_mapping
 
 __all__ = [
     "SHEET_COLUMNS",

@@ -8,10 +8,7 @@ Example:
     ('launch_sync_overhead', 'runtime systems engineer')
 """
 
-from workbench.review._match_score import MIN_MATCH_SCORE, MatchRefused, MatchScore
-from workbench.review.attribution import Attribution, counterfactual, declared_changes, diff_table
-from workbench.review.branches import BranchNode, debug_branches, simulate_sla
-from workbench.review.closure import (
+from workbench.review.decision.closure import (
     Guardrail,
     GuardrailCheck,
     Guardrails,
@@ -20,11 +17,36 @@ from workbench.review.closure import (
     load_guardrails,
     validation_matrix,
 )
-from workbench.review.from_trace import match_trace, record_from_trace
-from workbench.review.mechanisms import MECHANISMS, FirstFailing, align, find_first_failing
-from workbench.review.owners import OwnerRole, OwnershipTable, load_owners
-from workbench.review.pack import ComparisonPack, comparison_pack
-from workbench.review.records import (
+from workbench.review.decision.owners import OwnerRole, OwnershipTable, load_owners
+from workbench.review.decision.verdict import (
+    JSON_KEYS,
+    TriageReport,
+    compare_tags,
+    triage,
+    triage_files,
+)
+from workbench.review.diagnosis.attribution import (
+    Attribution,
+    counterfactual,
+    declared_changes,
+    diff_table,
+)
+from workbench.review.diagnosis.branches import BranchNode, debug_branches, simulate_sla
+from workbench.review.diagnosis.first_failing import (
+    MECHANISMS,
+    FirstFailing,
+    align,
+    find_first_failing,
+)
+from workbench.review.join._match_score import MIN_MATCH_SCORE, MatchRefused, MatchScore
+from workbench.review.join.from_trace import match_trace, record_from_trace
+from workbench.review.join.synthetic import (
+    synthetic_kernels,
+    synthetic_scenario_traces,
+    write_synthetic_trace,
+)
+from workbench.review.pack.content import ComparisonPack, comparison_pack
+from workbench.review.records.store import (
     SCHEMA_VERSION,
     KernelResult,
     Measurement,
@@ -35,21 +57,8 @@ from workbench.review.records import (
     record_from_mapping,
     save_record,
 )
-from workbench.review.scenarios import SCENARIOS, Scenario, build_scenario, write_scenario
-from workbench.review.synthetic import (
-    synthetic_kernels,
-    synthetic_scenario_traces,
-    write_synthetic_trace,
-)
-from workbench.review.tags import TAG_GROUPS, RunTags
-from workbench.review.triage import (
-    JSON_KEYS,
-    TriageReport,
-    compare_tags,
-    triage,
-    triage_files,
-)
-from workbench.review.triage_render import triage_document, triage_text
+from workbench.review.records.tags import TAG_GROUPS, RunTags
+from workbench.review.scenarios.build import SCENARIOS, Scenario, build_scenario, write_scenario
 
 __all__ = [
     "JSON_KEYS",
@@ -99,9 +108,7 @@ __all__ = [
     "synthetic_kernels",
     "synthetic_scenario_traces",
     "triage",
-    "triage_document",
     "triage_files",
-    "triage_text",
     "validation_matrix",
     "write_scenario",
     "write_synthetic_trace",

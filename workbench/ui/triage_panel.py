@@ -14,8 +14,8 @@ from typing import Any
 import ipywidgets as widgets
 
 from workbench.review import SCENARIOS, TAG_GROUPS, build_scenario, load_record, triage
-from workbench.review.records import RunRecord
-from workbench.review.triage import TriageReport
+from workbench.review.records.store import RunRecord
+from workbench.review.decision.verdict import TriageReport
 
 __all__ = [
     "TriagePanel",
@@ -35,7 +35,7 @@ def show_pack(pack: Any, *, height_px: int = 720) -> Any:
     attribute, so it is shown, never interpreted by the notebook itself.
 
     Args:
-        pack: A :class:`~workbench.review.pack.ComparisonPack`, or a pack page's HTML text.
+        pack: A :class:`~workbench.review.pack.content.ComparisonPack`, or a pack page's HTML text.
         height_px: Frame height, pixels.
 
     Returns:

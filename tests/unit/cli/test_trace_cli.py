@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "review"))
 from shaped_trace import ADD, MM, SGEMM, TENSOROP, write_shaped_trace
 
 from workbench.cli import main
-from workbench.review.trace_summary import TRACE_KEYS, short_name
+from workbench.review.join.trace_summary import TRACE_KEYS, short_name
 
 ADD_CALL = ("aten::add", [[4096, 4096], [4096, 4096], []], ["float", "float", "Scalar"])
 VARIED = [0.0, 6e-3, 1e-3, 9e-3, 2e-3, 7e-3]  # idle per step, s: steps vary by ~9 ms

@@ -22,8 +22,8 @@ from workbench.models import build_graph
 from workbench.options import MapOptions
 from workbench.report.review_pack import comparison_html, comparison_markdown
 from workbench.review import record_from_mapping, save_record
-from workbench.review.attribution import DiffRow
-from workbench.review.pack import comparison_pack
+from workbench.review.diagnosis.attribution import DiffRow
+from workbench.review.pack.content import comparison_pack
 
 #: What a reader must never have to decode: long decimals, e-notation, Python's None.
 RAW = re.compile(r"\d\.\d{5,}|\de[-+]\d|\bNone\b|\bnan\b|\binf\b|[bsc]None")
@@ -93,7 +93,7 @@ def test_kernel_diff_is_grouped_by_family_with_counts(compound):
 
 
 def test_family_rows_sort_naturally_and_range_the_layers():
-    from workbench.review._pack_causes import family_rows, natural_key
+    from workbench.review.pack.causes import family_rows, natural_key
 
     rows = [
         DiffRow(name=f"layers.{i}.x", level="kernel", baseline_s=1.0, candidate_s=2.0,
@@ -197,7 +197,7 @@ def test_provenance_and_relative_reproducers(tmp_path, compound, monkeypatch):
 
 
 def test_git_commit_fails_soft(tmp_path):
-    from workbench.review._pack_meta import git_commit
+    from workbench.review.pack.meta import git_commit
 
     assert git_commit(tmp_path) == "not a checkout"
 

@@ -8,8 +8,9 @@ from workbench.hw import load_hardware
 from workbench.mapper import map_model
 from workbench.models import build_graph
 from workbench.options import MapOptions
-from workbench.review import Measurement, record_from_mapping, triage, triage_text
-from workbench.review.attribution import attribution_rows, counterfactual, diff_table
+from workbench.report.triage_render import triage_text
+from workbench.review import Measurement, record_from_mapping, triage
+from workbench.review.diagnosis.attribution import attribution_rows, counterfactual, diff_table
 
 H100 = load_hardware("h100-sxm")
 

@@ -1,8 +1,8 @@
 import pytest
 
 from workbench.review import load_guardrails, load_owners
-from workbench.review.closure import decide, evaluate_guardrails
-from workbench.review.mechanisms import MECHANISMS
+from workbench.review.decision.closure import decide, evaluate_guardrails
+from workbench.review.diagnosis.first_failing import MECHANISMS
 
 
 def test_default_tables_cover_every_mechanism():

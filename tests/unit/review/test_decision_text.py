@@ -1,6 +1,6 @@
 """A decision's reasons read like a reviewer's: metric names, signed %, points (issue 18)."""
 
-from workbench.review.closure import GuardrailCheck, decide
+from workbench.review.decision.closure import GuardrailCheck, decide
 
 
 def _check(metric, regression, status, relative=True, flag=0.01, rollback=0.05, source="s"):

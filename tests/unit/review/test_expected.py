@@ -11,7 +11,7 @@ from workbench.evidence.operators import read_operators
 from workbench.hw import load_hardware
 from workbench.ir import Elementwise, Graph, MatMul
 from workbench.mapper import map_model
-from workbench.review.expected import EAGER, IMPOSSIBLE, IMPOSSIBLE_RATIO, expect, what_if
+from workbench.review.join.expected import EAGER, IMPOSSIBLE, IMPOSSIBLE_RATIO, expect, what_if
 
 ADD_CALL = ("aten::add", [[4096, 4096], [4096, 4096], []], ["float", "float", "Scalar"])
 

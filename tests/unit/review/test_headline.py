@@ -10,11 +10,11 @@ from workbench.hw.loader import load_hardware
 from workbench.mapper import map_model
 from workbench.models import build_graph
 from workbench.options import MapOptions
-from workbench.review.headline import family_of, natural_key
-from workbench.review.records import record_from_mapping
-from workbench.review.signoff import precision_changed
-from workbench.review.triage import compare_tags, triage
-from workbench.review.triage_render import triage_document, triage_text
+from workbench.review.diagnosis.headline import family_of, natural_key
+from workbench.review.records.store import record_from_mapping
+from workbench.review.decision.signoff import precision_changed
+from workbench.review.decision.verdict import compare_tags, triage
+from workbench.report.triage_render import triage_document, triage_text
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +60,7 @@ def test_headline_is_the_largest_share_not_the_first_kernel(run):
 
 
 def test_a_group_carries_every_mechanism_that_applies(run):
-    from workbench.review.mechanisms import align
+    from workbench.review.diagnosis.first_failing import align
 
     base = run()
     cand = run(disabled_fusion=("gemm_epilogue",), dtype_overrides=(("*down_proj*", "fp32"),))

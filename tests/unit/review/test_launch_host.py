@@ -17,9 +17,9 @@ from workbench.mapper import map_model
 from workbench.models import build_graph
 from workbench.options import MapOptions
 from workbench.review import load_record, record_from_mapping, triage
-from workbench.review.attribution import counterfactual
-from workbench.review.changes import declared_changes
-from workbench.review.reproduce import remap
+from workbench.review.diagnosis.attribution import counterfactual
+from workbench.review.diagnosis.changes import declared_changes
+from workbench.review.records.reproduce import remap
 
 H100 = load_hardware("h100-sxm")
 COMPILE_S = load_stack("pytorch-compile").eager_launch_s.value
@@ -70,7 +70,7 @@ def test_the_cli_records_the_default_stacks_figure_and_its_reproducer_maps_the_s
 
 
 def test_a_record_written_before_the_field_loads_as_the_profiles_figure(tmp_path, runs):
-    from workbench.review.records import _lock, record_to_dict
+    from workbench.review.records.store import _lock, record_to_dict
 
     data = record_to_dict(runs["graph"])
     del data["tags"]["runtime"]["launch_host_s"]
@@ -104,7 +104,7 @@ def test_another_stacks_host_time_is_its_own_runtime_change(runs):
 
 
 def test_a_launch_mode_change_is_one_mismatch_not_two(runs):
-    from workbench.review.triage import compare_tags
+    from workbench.review.decision.verdict import compare_tags
 
     assert compare_tags(runs["graph"], runs["compile"]) == ("runtime.launch: 'graph' != 'eager'",)
     mismatch = compare_tags(runs["compile"], runs["eager"])

@@ -7,9 +7,9 @@ import pytest
 import workbench as wb
 from workbench.cli import main
 from workbench.evidence import MeasuredKernel, read_trace, write_kineto_trace
-from workbench.review._match_score import MIN_MATCH_SCORE, MatchRefused, match_score
-from workbench.review.from_trace import record_from_trace
-from workbench.review.matching import match_kernels
+from workbench.review.join._match_score import MIN_MATCH_SCORE, MatchRefused, match_score
+from workbench.review.join.from_trace import record_from_trace
+from workbench.review.join.matching import match_kernels
 
 #: An AlexNet step on an A100 as cuDNN and cuBLAS run it (names as in real traces), us.
 ALEXNET = (

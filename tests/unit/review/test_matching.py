@@ -6,7 +6,7 @@ import pytest
 
 import workbench as wb
 from workbench.evidence import MeasuredKernel, read_trace, write_kineto_trace
-from workbench.review.matching import match_kernels
+from workbench.review.join.matching import match_kernels
 
 #: A plausible library kernel name per sheet kind (what a CUDA trace would show).
 NAMES = {

@@ -7,8 +7,8 @@ from shaped_trace import write_shaped_trace
 
 from workbench.evidence import read_trace
 from workbench.evidence.operators import read_operators
-from workbench.review._templates import template_differences, template_split
-from workbench.review.pairs import differences, pair_document
+from workbench.review.join._templates import template_differences, template_split
+from workbench.review.join.pairs import differences, pair_document
 
 TBE = "void split_embedding_codegen_forward_unweighted_kernel<float, float, float, long, {}ul>(int)"
 LOOKUP = ("fbgemm::split_embedding_codegen_lookup", [[4096], [4096]], ["long", "long"])

@@ -1,4 +1,4 @@
-"""Every row of the decision policy (workbench.review.policy) is exercised here."""
+"""Every row of the decision policy (workbench.review.decision.policy) is exercised here."""
 
 import dataclasses
 from types import SimpleNamespace
@@ -9,7 +9,7 @@ from workbench.hw.loader import load_hardware
 from workbench.mapper import map_model
 from workbench.models import build_graph
 from workbench.options import MapOptions
-from workbench.review.policy import (
+from workbench.review.decision.policy import (
     EVIDENCE,
     NOT_JUDGED,
     SLICES,
@@ -19,9 +19,9 @@ from workbench.review.policy import (
     needs,
     trade_offs,
 )
-from workbench.review.signoff import missing_evidence
-from workbench.review.triage import triage
-from workbench.review.triage_render import triage_text
+from workbench.review.decision.signoff import missing_evidence
+from workbench.review.decision.verdict import triage
+from workbench.report.triage_render import triage_text
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +29,7 @@ def run():
     cache = {}
 
     def get(hw="h100-sxm", seq=128, batch=1, quality=None, **opts):
-        from workbench.review.records import record_from_mapping
+        from workbench.review.records.store import record_from_mapping
 
         key = (hw, seq, batch, quality, tuple(sorted(opts.items())))
         if key not in cache:
@@ -69,7 +69,7 @@ def test_a_metric_the_policy_does_not_judge_is_na_with_its_reason(run, rule):
 
 
 def test_tensor_parallel_is_judged_on_latency_with_the_trade_off_stated():
-    from workbench.review.records import record_from_mapping
+    from workbench.review.records.store import record_from_mapping
 
     def tp(chips):
         graph = build_graph("llama2-7b", "decode", 8, 1024, tensor_parallel=chips)
@@ -152,7 +152,7 @@ def test_a_kernel_override_keeps_mfu_judged(run):
 
 
 def _decode(quality, **opts):
-    from workbench.review.records import record_from_mapping
+    from workbench.review.records.store import record_from_mapping
 
     graph = build_graph("llama2-7b", "decode", 1, 512)
     mapping = map_model(graph, load_hardware("h100-sxm"), MapOptions(search="heuristic", **opts))

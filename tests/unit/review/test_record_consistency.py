@@ -14,8 +14,8 @@ from workbench.models import build_graph
 from workbench.models.config import MAX_SYSTEM_CHIPS
 from workbench.options import MapOptions
 from workbench.review import RecordError, load_record, record_from_mapping, save_record
-from workbench.review._consistency import SUM_REL_TOL, consistency_problems
-from workbench.review.records import RECORD_KIND, Measurement, _lock, record_to_dict
+from workbench.review.records._consistency import SUM_REL_TOL, consistency_problems
+from workbench.review.records.store import RECORD_KIND, Measurement, _lock, record_to_dict
 
 
 @pytest.fixture(scope="module")

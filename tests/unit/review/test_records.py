@@ -7,7 +7,7 @@ from workbench.mapper import map_model
 from workbench.models import build_graph
 from workbench.options import MapOptions
 from workbench.review import RecordError, load_record, record_from_mapping, save_record
-from workbench.review.records import SCHEMA_VERSION
+from workbench.review.records.store import SCHEMA_VERSION
 
 
 @pytest.fixture(scope="module")
@@ -136,7 +136,7 @@ def test_save_into_missing_folder(tmp_path, record):
 
 def _relock(path, fn):
     """Edit a record and recompute its (unkeyed) lock hashes, as a forger would."""
-    from workbench.review.records import RECORD_KIND, _lock
+    from workbench.review.records.store import RECORD_KIND, _lock
 
     data = json.loads(path.read_text())
     fn(data)
@@ -189,7 +189,7 @@ def test_deeply_nested_json_is_one_line(tmp_path):
 
 
 def test_record_embeds_its_hardware_profile_and_reproducer(tmp_path, record):
-    from workbench.review.records import embedded_hardware
+    from workbench.review.records.store import embedded_hardware
 
     hw = embedded_hardware(load_record(save_record(record, tmp_path / "r.json")))
     assert hw is not None
@@ -228,7 +228,7 @@ def test_reproducer_command_maps_the_same_run(tmp_path, record, capsys):
 def test_version_1_record_still_loads(tmp_path, record):
     import dataclasses
 
-    from workbench.review.records import record_to_dict
+    from workbench.review.records.store import record_to_dict
 
     old = dataclasses.replace(
         record,
@@ -251,7 +251,7 @@ def test_profile_from_an_older_schema_still_loads(tmp_path, record):
     """Schema drift: the embedded profile no longer parses, yet its hash holds and it loads."""
     import hashlib
 
-    from workbench.review.records import embedded_hardware
+    from workbench.review.records.store import embedded_hardware
 
     path = save_record(record, tmp_path / "r.json")
 

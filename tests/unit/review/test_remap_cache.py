@@ -7,8 +7,9 @@ from workbench.hw import load_hardware
 from workbench.mapper import map_model
 from workbench.models import build_graph
 from workbench.options import MapOptions
-from workbench.review import record_from_mapping, reproduce
-from workbench.review.reproduce import graph_for, options_for, remap
+from workbench.review import record_from_mapping
+from workbench.review.records import reproduce
+from workbench.review.records.reproduce import graph_for, options_for, remap
 
 
 def _record(**opts):

@@ -79,7 +79,7 @@ def _records(hw_name="h100-sxm", model_name=None):
 
 @pytest.fixture(scope="module")
 def regression_pack():
-    from workbench.review.pack import comparison_pack
+    from workbench.review.pack.content import comparison_pack
 
     return comparison_pack(*_records(), changed="compiler")
 
@@ -138,7 +138,7 @@ def test_regression_pack_content_is_computed(regression_pack):
 @pytest.mark.parametrize("where", ["model", "hardware"])
 def test_hostile_names_hide_no_section(where):
     from workbench.report.review_pack import comparison_html, comparison_markdown
-    from workbench.review.pack import comparison_pack
+    from workbench.review.pack.content import comparison_pack
 
     recs = _records(**({"model_name": HOSTILE} if where == "model" else {"hw_name": HOSTILE}))
     pack = comparison_pack(*recs, changed="compiler", simulate=False)
@@ -186,7 +186,7 @@ def test_one_run_review_md_suffix_does_not_clobber(tmp_path, capsys):
 def test_review_of_two_traces(tmp_path):
     from workbench.cli import main
     from workbench.options import MapOptions
-    from workbench.review.synthetic import write_synthetic_trace
+    from workbench.review.join.synthetic import write_synthetic_trace
 
     hw = load_hardware("h100-sxm")
     mb = map_model(build_graph("gpt2", seq=256), hw)

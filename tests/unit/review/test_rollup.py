@@ -13,9 +13,10 @@ from shaped_trace import ADD, MM, SGEMM, TENSOROP, write_shaped_trace
 from workbench.cli import main
 from workbench.evidence import read_trace
 from workbench.evidence.operators import read_operators
-from workbench.review import record_from_trace, triage, triage_text
-from workbench.review._rollup import category_steps
-from workbench.review.records import load_record, record_to_dict, save_record
+from workbench.report.triage_render import triage_text
+from workbench.review import record_from_trace, triage
+from workbench.review.join.categories import category_steps
+from workbench.review.records.store import load_record, record_to_dict, save_record
 
 ADD_CALL = ("aten::add", [[4096, 4096], [4096, 4096], []], ["float", "float", "Scalar"])
 VARIED = [0.0, 6e-3, 1e-3, 9e-3, 2e-3, 7e-3]  # idle per step, s: the steps vary by ~9 ms
@@ -124,7 +125,7 @@ def test_the_record_round_trips_and_an_older_one_without_the_field_loads(tmp_pat
     path = save_record(rec, tmp_path / "a.rec.json")
     assert load_record(path) == rec
     # a record written before category_steps_s existed: the key absent, the lock over the rest
-    from workbench.review.records import _lock
+    from workbench.review.records.store import _lock
 
     data = record_to_dict(rec)
     del data["measurement"]["category_steps_s"]

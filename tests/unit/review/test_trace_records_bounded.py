@@ -8,9 +8,9 @@ import pytest
 
 from workbench.cli import main
 from workbench.evidence import IterationStats, MeasuredKernel, MeasuredRun, write_kineto_trace
-from workbench.review import records
-from workbench.review.from_trace import MAX_RECORD_KERNELS, record_from_trace
-from workbench.review.records import RecordError, load_record, save_record
+from workbench.review.records import store as records
+from workbench.review.join.from_trace import MAX_RECORD_KERNELS, record_from_trace
+from workbench.review.records.store import RecordError, load_record, save_record
 
 
 def _run(n_names: int) -> MeasuredRun:

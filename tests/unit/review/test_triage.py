@@ -1,13 +1,13 @@
 import pytest
 
+from workbench.report.triage_render import triage_document
 from workbench.review import (
     JSON_KEYS,
     SCENARIOS,
     compare_tags,
     find_first_failing,
     triage,
-    triage_document,
-)
+    )
 
 INJECTED = [n for n in SCENARIOS if n != "unchanged"]
 
@@ -43,7 +43,7 @@ def test_tile_scenario_fits_short_and_spills_long(scenario_records):
     assert not k.fits
     assert k.bottleneck == "capacity"
     assert base.kernel("layers.0.attn.sdpa").fits
-    from workbench.review.scenarios import _seq_tile
+    from workbench.review.scenarios.build import _seq_tile
 
     short = _seq_tile(512)
     assert short.m * short.n < _seq_tile(1024).m * _seq_tile(1024).n

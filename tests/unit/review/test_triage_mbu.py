@@ -8,8 +8,9 @@ from workbench.hw import load_hardware
 from workbench.mapper import map_model
 from workbench.models import build_graph
 from workbench.options import MapOptions
-from workbench.review import record_from_mapping, triage, triage_document, triage_text
-from workbench.review._bandwidth import bandwidth_bound, bandwidth_share, record_mbu
+from workbench.report.triage_render import triage_document, triage_text
+from workbench.review import record_from_mapping, triage
+from workbench.review.records.mbu import bandwidth_bound, bandwidth_share, record_mbu
 
 FP32_MLP = MapOptions(search="heuristic", dtype_overrides=(("*.mlp.*", "fp32"),))
 

@@ -1,0 +1,1 @@
+"""The decision: policy, sign-off, guardrails, validation matrix, owners and closure."""

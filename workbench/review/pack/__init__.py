@@ -1,0 +1,1 @@
+"""The review pack's content (rendering lives in :mod:`workbench.report`)."""

@@ -1,0 +1,1 @@
+"""Run records and their integrity: locked tags, kernel results, consistency, re-mapping."""
