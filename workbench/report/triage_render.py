@@ -19,7 +19,7 @@ from workbench.review.join.trace_summary import short_name
 from workbench.review.records.mbu import BANDWIDTH_BOUND_SHARE, bandwidth_bound, record_mbu
 from workbench.review.diagnosis.attribution import attribution_rows
 from workbench.review.diagnosis.families import family_of, natural_key
-from workbench.review.diagnosis.first_failing import MECHANISMS
+from workbench.review.diagnosis.table import MECHANISMS
 
 __all__ = ["triage_document", "triage_text"]
 

@@ -2,7 +2,7 @@ import pytest
 
 from workbench.review import load_guardrails, load_owners
 from workbench.review.decision.closure import decide, evaluate_guardrails
-from workbench.review.diagnosis.first_failing import MECHANISMS
+from workbench.review.diagnosis.table import MECHANISMS
 
 
 def test_default_tables_cover_every_mechanism():

@@ -62,7 +62,7 @@ class MechanismShare:
     """One mechanism's share of a regression, and the kernel family it shows on.
 
     Attributes:
-        mechanism: Mechanism class (a key of :data:`~workbench.review.diagnosis.first_failing.MECHANISMS`).
+        mechanism: Mechanism class (a key of :data:`~workbench.review.diagnosis.table.MECHANISMS`).
         level: Memory level (bandwidth saturation, hardware rate), else None.
         change: What caused it (the declared change(s), or ``<family> slower``).
         share: Share of the total time delta (0..1; may exceed 1 when others improve).

@@ -1,7 +1,8 @@
 """Practice scenarios: a baseline and a candidate run with one injected regression each.
 
-Every scenario is built from :class:`~workbench.options.MapOptions` overrides on a preset model,
-so it is reproducible and the comparator (the baseline) is stable. ``expected_mechanism`` and
+Every scenario is a data file (``scenarios/data/NN-name.yaml``, validated by
+:class:`ScenarioFile`) of :class:`~workbench.options.MapOptions` overrides on a preset model, so
+it is reproducible and the comparator (the baseline) is stable. ``expected_mechanism`` and
 ``expected_owner`` are what triage must find; the README written next to the records describes
 the injected change, never the answer.
 """
@@ -10,6 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from workbench._files import write_text_safely
 from workbench.errors import WorkbenchError
@@ -18,13 +22,16 @@ from workbench.hw.stack import load_stack
 from workbench.mapper import ModelMapping, map_model
 from workbench.models import build_graph
 from workbench.options import MapOptions, TileOverride
+from workbench.review.decision._config import ConfigError, load_yaml_model
 from workbench.review.records.store import RunRecord, record_from_mapping, save_record
 
 __all__ = [
     "SCENARIOS",
     "Scenario",
+    "ScenarioFile",
     "build_scenario",
     "get_scenario",
+    "load_scenarios",
     "scenario_mappings",
     "write_scenario",
 ]
@@ -62,142 +69,115 @@ class Scenario:
     expected_owner: str
 
 
-_COMPILER = "ML compiler engineer"
-_RUNTIME = "runtime systems engineer"
-_LONG_SEQ = 1024
-#: The default stack's host time per eager launch (Inductor's launcher): what the serving stack
-#: pays once it launches kernels one by one, and what ``workbench run --launch eager`` records.
-_EAGER_HOST_S = load_stack().map_options().launch_host_s
+#: The folder of scenario files, one YAML file each, read in file-name order.
+DATA_DIR = Path(__file__).resolve().parent / "data"
 
 
-def _seq_tile(seq: int) -> TileOverride:
-    """The injected heuristic: attention tiles of seq/2 x seq/2 (fits at 512, spills at 1024)."""
-    return TileOverride(pattern="*.attn.sdpa", m=seq // 2, n=seq // 2, k=64)
+class OptionsSpec(BaseModel):
+    """The options a scenario side sets (every other :class:`MapOptions` field: its default)."""
 
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
-SCENARIOS: dict[str, Scenario] = {
-    s.name: s
-    for s in (
-        Scenario(
-            name="epilogue-fusion",
-            title="Compiler upgrade: GPT-2 prefill got slower",
-            story="A compiler release reworked the GEMM epilogue pass; the candidate maps with "
-            "the new compiler (gemm_epilogue rule disabled), everything else is unchanged.",
-            model="gpt2",
-            phase="prefill",
-            batch=1,
-            seq=512,
-            context=None,
-            hardware="h100-sxm",
-            baseline=MapOptions(),
-            candidate=MapOptions(disabled_fusion=("gemm_epilogue",)),
-            changed="compiler",
-            expected_mechanism="fusion_broken",
-            expected_owner=_COMPILER,
-        ),
-        Scenario(
-            name="long-seq-tile",
-            title="New attention tile heuristic: long prompts regress",
-            story=f"A new heuristic sizes attention tiles from the sequence length (seq/2 x "
-            f"seq/2); it was validated at 512 tokens. The candidate runs at {_LONG_SEQ} tokens.",
-            model="gpt2",
-            phase="prefill",
-            batch=1,
-            seq=_LONG_SEQ,
-            context=None,
-            hardware="h100-sxm",
-            baseline=MapOptions(),
-            candidate=MapOptions(tiles=(_seq_tile(_LONG_SEQ),)),
-            changed="compiler",
-            expected_mechanism="tile_spills_sram",
-            expected_owner=_COMPILER,
-        ),
-        Scenario(
-            name="barrier-per-layer",
-            title="Runtime change: decode latency up",
-            story="A runtime build turned on a debugging option (a device-wide barrier after "
-            "every layer); the candidate decodes with that build.",
-            model="gpt2",
-            phase="decode",
-            batch=1,
-            seq=512,
-            context=512,
-            hardware="h100-sxm",
-            baseline=MapOptions(),
-            candidate=MapOptions(barrier_per_layer=True),
-            changed="runtime",
-            expected_mechanism="launch_sync_overhead",
-            expected_owner=_RUNTIME,
-        ),
-        Scenario(
-            name="attention-fp32",
-            title="Quantization plan edit: attention accuracy fix",
-            story="To fix an accuracy report, the quantization plan now pins *.attn.sdpa to "
-            "fp32; the rest of the model stays bf16.",
-            model="gpt2",
-            phase="prefill",
-            batch=1,
-            seq=1024,
-            context=None,
-            hardware="h100-sxm",
-            baseline=MapOptions(),
-            candidate=MapOptions(dtype_overrides=(("*.attn.sdpa", "fp32"),)),
-            changed="compiler",
-            expected_mechanism="precision_fallback",
-            expected_owner=_COMPILER,
-        ),
-        Scenario(
-            name="conv-layout",
-            title="ResNet-50 after a layout-pass refactor",
-            story="The layout pass was refactored: it no longer propagates the matrix engine's "
-            "layout between convolutions (layout propagation off, layout_fold rule disabled).",
-            model="resnet50",
-            phase="inference",
-            batch=1,
-            seq=0,
-            context=None,
-            hardware="h100-sxm",
-            baseline=MapOptions(),
-            candidate=MapOptions(layout_propagation=False, disabled_fusion=("layout_fold",)),
-            changed="compiler",
-            expected_mechanism="layout_transform_inserted",
-            expected_owner=_COMPILER,
-        ),
-        Scenario(
-            name="eager-launch",
-            title="Serving stack update: small-batch decode slower",
-            story="The serving stack update dropped CUDA-graph capture for decode: kernels are "
-            "launched one by one from the host (launch mode eager).",
-            model="gpt2",
-            phase="decode",
-            batch=1,
-            seq=512,
-            context=512,
-            hardware="h100-sxm",
-            baseline=MapOptions(),
-            candidate=MapOptions(launch="eager", launch_host_s=_EAGER_HOST_S),
-            changed="runtime",
-            expected_mechanism="launch_sync_overhead",
-            expected_owner=_RUNTIME,
-        ),
-        Scenario(
-            name="unchanged",
-            title="Control: a rebuild with no change",
-            story="The candidate is a rebuild of the baseline with identical settings.",
-            model="gpt2",
-            phase="prefill",
-            batch=1,
-            seq=512,
-            context=None,
-            hardware="h100-sxm",
-            baseline=MapOptions(),
-            candidate=MapOptions(),
-            changed="compiler",
-            expected_mechanism="",
-            expected_owner="",
-        ),
+    disabled_fusion: tuple[str, ...] = Field((), description="Fusion rules turned off.")
+    tiles: tuple[TileSpec, ...] = Field((), description="Forced tiles (fnmatch glob, m, n, k).")
+    dtype_overrides: dict[str, str] = Field({}, description="Kernel glob -> format.")
+    barrier_per_layer: bool = Field(False, description="A device-wide barrier after each layer.")
+    layout_propagation: bool = Field(True, description="Propagate the matrix engine's layout.")
+    launch: Literal["graph", "eager"] | None = Field(None, description="Launch mode override.")
+    launch_host: Literal["stack"] | None = Field(
+        None, description="'stack': each eager launch pays the default stack's host time (s)."
     )
-}
+
+    def options(self) -> MapOptions:
+        """The :class:`MapOptions` these fields stand for."""
+        host = load_stack().map_options().launch_host_s if self.launch_host else None
+        fields: dict[str, object] = {
+            "disabled_fusion": self.disabled_fusion,
+            "tiles": tuple(
+                TileOverride(pattern=t.pattern, m=t.m, n=t.n, k=t.k) for t in self.tiles
+            ),
+            "dtype_overrides": tuple(self.dtype_overrides.items()),
+            "barrier_per_layer": self.barrier_per_layer,
+            "layout_propagation": self.layout_propagation,
+        }
+        if self.launch is not None:
+            fields["launch"] = self.launch
+        if host is not None:
+            fields["launch_host_s"] = host
+        return MapOptions(**fields)  # type: ignore[arg-type]
+
+
+class TileSpec(BaseModel):
+    """One forced tile of a scenario side."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    pattern: str = Field(min_length=1, description="Kernel-name glob.")
+    m: int = Field(gt=0, description="Tile rows (query tile for attention).")
+    n: int = Field(gt=0, description="Tile columns (key/value tile for attention).")
+    k: int = Field(gt=0, description="Tile depth.")
+
+
+class ScenarioFile(BaseModel):
+    """One scenario file (``scenarios/data/NN-name.yaml``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    schema_version: Literal[1] = Field(description="File format version (1).")
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$", description="Short name (CLI argument).")
+    title: str = Field(min_length=1, description="One line.")
+    story: str = Field(min_length=1, description="What changed, as release notes say it.")
+    model: str = Field(min_length=1, description="Preset model name.")
+    phase: Literal["prefill", "decode", "inference"] = Field(description="Workload phase.")
+    batch: int = Field(gt=0, description="Batch size.")
+    seq: int = Field(ge=0, description="Sequence length, tokens (0 for a CNN).")
+    context: int | None = Field(None, gt=0, description="Decode context, tokens.")
+    hardware: str = Field(min_length=1, description="Hardware profile name.")
+    changed: Literal["compiler", "runtime", "hardware", "workload"] = Field(
+        description="The tag group the change belongs to (pass as --changed)."
+    )
+    baseline: OptionsSpec = Field(description="Options of the baseline run.")
+    candidate: OptionsSpec = Field(description="Options of the candidate run.")
+    expected_mechanism: str | None = Field(description="What triage must find (None: nothing).")
+    expected_owner: str | None = Field(description="The owner triage must name.")
+
+    def scenario(self) -> Scenario:
+        """The :class:`Scenario` this file describes."""
+        return Scenario(
+            name=self.name,
+            title=self.title,
+            story=self.story,
+            model=self.model,
+            phase=self.phase,
+            batch=self.batch,
+            seq=self.seq,
+            context=self.context,
+            hardware=self.hardware,
+            baseline=self.baseline.options(),
+            candidate=self.candidate.options(),
+            changed=self.changed,
+            expected_mechanism=self.expected_mechanism or "",
+            expected_owner=self.expected_owner or "",
+        )
+
+
+def load_scenarios(folder: Path = DATA_DIR) -> dict[str, Scenario]:
+    """Every scenario file in ``folder``, by name, in file-name order.
+
+    Raises:
+        ConfigError: A file is malformed (one line naming the file and the field), or two
+            files share a name.
+    """
+    out: dict[str, Scenario] = {}
+    for path in sorted(folder.glob("*.yaml")):
+        s = load_yaml_model(path, ScenarioFile).scenario()
+        if s.name in out:
+            raise ConfigError(f"{path}: name: {s.name!r} already used by another scenario")
+        out[s.name] = s
+    return out
+
+
+SCENARIOS: dict[str, Scenario] = load_scenarios()
 
 
 def get_scenario(name: str) -> Scenario:
