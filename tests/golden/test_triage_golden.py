@@ -21,8 +21,8 @@ import pytest
 import yaml
 
 from workbench.cli import main as cli_main
-from workbench.review.records.store import load_record
 from workbench.review.decision.verdict import TriageReport, triage
+from workbench.review.records.store import load_record
 
 CASES_FILE = Path(__file__).with_name("triage_cases.yaml")
 CASES: list[dict[str, Any]] = yaml.safe_load(CASES_FILE.read_text())["cases"]
@@ -59,7 +59,7 @@ class Runner:
         """A measured run: a synthetic trace of the mapping, a family stretched, read back."""
         from workbench._cli.common import add_model_args, add_options_args, map_from_args
         from workbench.evidence import write_kineto_trace
-        from workbench.review.join.synthetic import synthetic_kernels
+        from workbench.review.scenarios.synthetic import synthetic_kernels
 
         argv = tuple(shlex.split(flags))
         key = (*argv, repr(sorted(trace.items())))

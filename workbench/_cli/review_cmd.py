@@ -127,8 +127,8 @@ def _compare(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     """Handle ``workbench review``."""
     from workbench.report.review_pack import write_review
-    from workbench.review.records.store import load_record
     from workbench.review.records.reproduce import remap
+    from workbench.review.records.store import load_record
 
     if args.runs:
         return _compare(args)

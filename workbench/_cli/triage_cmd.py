@@ -12,9 +12,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from workbench.review.records.tags import TAG_GROUPS
-from workbench.review.decision.verdict import triage_files
 from workbench.report.triage_render import triage_document, triage_text
+from workbench.review.decision.verdict import triage_files
+from workbench.review.records.tags import TAG_GROUPS
 
 __all__ = ["exit_status", "register", "run"]
 

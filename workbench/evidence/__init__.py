@@ -1,8 +1,8 @@
 """Measured runs in: profiler traces (Kineto JSON, Nsight Systems SQLite) -> :class:`MeasuredRun`.
 
 This package sits low in the pipeline, beside ``models/``: it imports ``errors``, ``ir`` and ``hw``
-at most. Matching measured kernels to a mapping sheet lives in :mod:`workbench.review.join.matching`,
-where both are known.
+at most. Matching measured kernels to a mapping sheet lives in
+:mod:`workbench.review.join.matching`, where both are known.
 
 Modules: :mod:`~workbench.evidence.run` (the types, statistics over repeats, JSON round trip),
 :mod:`~workbench.evidence.kineto` and :mod:`~workbench.evidence.nsys` (readers and test writers),

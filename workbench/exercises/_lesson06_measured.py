@@ -3,9 +3,9 @@
 The two public PyTorch-profiler traces of Holistic Trace Analysis's test data (MIT licence;
 source, commit and files in ``tests/data/hta/README.md``) become run records exactly as
 ``workbench run --from-trace T --record R`` writes them (no model given: the rows name the
-operators that launched them) and go through :func:`workbench.review.decision.verdict` with the hardware
-declared changed, as ``workbench triage a100.json v100.json --changed hardware`` would. Every
-sentence here is computed from those reports and the traces.
+operators that launched them) and go through :func:`workbench.review.decision.verdict` with the
+hardware declared changed, as ``workbench triage a100.json v100.json --changed hardware`` would.
+Every sentence here is computed from those reports and the traces.
 """
 
 from __future__ import annotations

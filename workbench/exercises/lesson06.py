@@ -206,12 +206,12 @@ def synthetic_claim(pair: Any) -> Claim:
     """How the synthetic trace pair was made: the generator's jitter and gap, the steps read back.
 
     Args:
-        pair: A :class:`workbench.review.join.synthetic.TracePair`.
+        pair: A :class:`workbench.review.scenarios.synthetic.TracePair`.
     """
     import inspect
 
     from workbench.evidence import read_trace
-    from workbench.review.join.synthetic import synthetic_kernels
+    from workbench.review.scenarios.synthetic import synthetic_kernels
 
     defaults = inspect.signature(synthetic_kernels).parameters
     jitter, gap = defaults["jitter"].default, defaults["gap_s"].default

@@ -1,9 +1,9 @@
 """Triage output: the JSON contract (``--format json``) and the readable text report.
 
-:func:`triage_document` returns one object with keys :data:`~workbench.review.decision.verdict.JSON_KEYS`.
-:func:`triage_text` prints one regression figure (step time, or time per token when the workload
-changed); any other figure is labelled with where it comes from (e.g. the rollback criteria's
-``worst validation slice``).
+:func:`triage_document` returns one object with keys
+:data:`~workbench.review.decision.verdict.JSON_KEYS`. :func:`triage_text` prints one regression
+figure (step time, or time per token when the workload changed); any other figure is labelled with
+where it comes from (e.g. the rollback criteria's ``worst validation slice``).
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from typing import Any
 from workbench._format import fmt_time
 from workbench.review.decision.closure import METRIC_LABELS, amount
 from workbench.review.decision.verdict import TriageReport
-from workbench.review.join.trace_summary import short_name
-from workbench.review.records.mbu import BANDWIDTH_BOUND_SHARE, bandwidth_bound, record_mbu
 from workbench.review.diagnosis.attribution import attribution_rows
 from workbench.review.diagnosis.families import family_of, natural_key
 from workbench.review.diagnosis.table import MECHANISMS
+from workbench.review.join.trace_summary import short_name
+from workbench.review.records.mbu import BANDWIDTH_BOUND_SHARE, bandwidth_bound, record_mbu
 
 __all__ = ["triage_document", "triage_text"]
 

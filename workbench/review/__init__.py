@@ -40,11 +40,6 @@ from workbench.review.diagnosis.first_failing import (
 )
 from workbench.review.join._match_score import MIN_MATCH_SCORE, MatchRefused, MatchScore
 from workbench.review.join.from_trace import match_trace, record_from_trace
-from workbench.review.join.synthetic import (
-    synthetic_kernels,
-    synthetic_scenario_traces,
-    write_synthetic_trace,
-)
 from workbench.review.pack.content import ComparisonPack, comparison_pack
 from workbench.review.records.store import (
     SCHEMA_VERSION,
@@ -59,6 +54,11 @@ from workbench.review.records.store import (
 )
 from workbench.review.records.tags import TAG_GROUPS, RunTags
 from workbench.review.scenarios.build import SCENARIOS, Scenario, build_scenario, write_scenario
+from workbench.review.scenarios.synthetic import (
+    synthetic_kernels,
+    synthetic_scenario_traces,
+    write_synthetic_trace,
+)
 
 __all__ = [
     "JSON_KEYS",

@@ -14,8 +14,8 @@ from typing import Any
 import ipywidgets as widgets
 
 from workbench.review import SCENARIOS, TAG_GROUPS, build_scenario, load_record, triage
-from workbench.review.records.store import RunRecord
 from workbench.review.decision.verdict import TriageReport
+from workbench.review.records.store import RunRecord
 
 __all__ = [
     "TriagePanel",

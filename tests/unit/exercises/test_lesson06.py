@@ -163,7 +163,7 @@ def test_the_synthetic_pair_claim_reads_the_generator_and_the_trace():
     import inspect
 
     from workbench._format import fmt_time
-    from workbench.review.join.synthetic import synthetic_kernels
+    from workbench.review.scenarios.synthetic import synthetic_kernels
 
     params = inspect.signature(synthetic_kernels).parameters
     jitter, gap = params["jitter"].default, params["gap_s"].default

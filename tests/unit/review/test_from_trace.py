@@ -12,7 +12,7 @@ from workbench.models import build_graph
 from workbench.options import MapOptions
 from workbench.review import load_record, triage
 from workbench.review.join.from_trace import record_from_trace
-from workbench.review.join.synthetic import write_synthetic_trace
+from workbench.review.scenarios.synthetic import write_synthetic_trace
 
 H100 = load_hardware("h100-sxm")
 SLOW = MapOptions(disabled_fusion=("gemm_epilogue",))

@@ -10,11 +10,11 @@ from workbench.hw.loader import load_hardware
 from workbench.mapper import map_model
 from workbench.models import build_graph
 from workbench.options import MapOptions
-from workbench.review.diagnosis.headline import family_of, natural_key
-from workbench.review.records.store import record_from_mapping
+from workbench.report.triage_render import triage_document, triage_text
 from workbench.review.decision.signoff import precision_changed
 from workbench.review.decision.verdict import compare_tags, triage
-from workbench.report.triage_render import triage_document, triage_text
+from workbench.review.diagnosis.headline import family_of, natural_key
+from workbench.review.records.store import record_from_mapping
 
 
 @pytest.fixture(scope="module")

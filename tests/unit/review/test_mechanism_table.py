@@ -70,7 +70,7 @@ def test_a_table_owner_missing_from_the_roles_file_is_one_line(tmp_path):
 
 
 def _k(name, **kw):
-    base = dict(
+    base = dict(  # noqa: C408
         name=name,
         kind="gemm",
         ops=(name,),

@@ -9,6 +9,7 @@ from workbench.hw.loader import load_hardware
 from workbench.mapper import map_model
 from workbench.models import build_graph
 from workbench.options import MapOptions
+from workbench.report.triage_render import triage_text
 from workbench.review.decision.policy import (
     EVIDENCE,
     NOT_JUDGED,
@@ -21,7 +22,6 @@ from workbench.review.decision.policy import (
 )
 from workbench.review.decision.signoff import missing_evidence
 from workbench.review.decision.verdict import triage
-from workbench.report.triage_render import triage_text
 
 
 @pytest.fixture(scope="module")

@@ -186,7 +186,7 @@ def test_one_run_review_md_suffix_does_not_clobber(tmp_path, capsys):
 def test_review_of_two_traces(tmp_path):
     from workbench.cli import main
     from workbench.options import MapOptions
-    from workbench.review.join.synthetic import write_synthetic_trace
+    from workbench.review.scenarios.synthetic import write_synthetic_trace
 
     hw = load_hardware("h100-sxm")
     mb = map_model(build_graph("gpt2", seq=256), hw)

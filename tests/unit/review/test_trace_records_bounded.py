@@ -8,8 +8,8 @@ import pytest
 
 from workbench.cli import main
 from workbench.evidence import IterationStats, MeasuredKernel, MeasuredRun, write_kineto_trace
-from workbench.review.records import store as records
 from workbench.review.join.from_trace import MAX_RECORD_KERNELS, record_from_trace
+from workbench.review.records import store as records
 from workbench.review.records.store import RecordError, load_record, save_record
 
 

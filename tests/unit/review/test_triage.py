@@ -7,7 +7,7 @@ from workbench.review import (
     compare_tags,
     find_first_failing,
     triage,
-    )
+)
 
 INJECTED = [n for n in SCENARIOS if n != "unchanged"]
 

@@ -329,8 +329,9 @@ def guardrail_inputs(
 ) -> tuple[dict[str, tuple[float | None, float | None]], dict[str, str]]:
     """Guardrail values (the worst slice per metric) and the slice each comes from.
 
-    A row marked ``"judged": False`` by the decision policy (:func:`workbench.review.decision.policy.
-    judge_slices`: the other LLM phase, a trade-off) is left out of the per-slice metrics.
+    A row marked ``"judged": False`` by the decision policy
+    (:func:`workbench.review.decision.policy. judge_slices`: the other LLM phase, a trade-off) is
+    left out of the per-slice metrics.
 
     Args:
         matrix: Rows of :func:`validation_matrix`.

@@ -1,8 +1,8 @@
 """The decision policy as data: which guardrail judges which kind of change, what evidence it needs.
 
 The thresholds (metric, direction, flag and rollback levels) are the guardrails table
-(``data/guardrails.yaml``, :mod:`workbench.review.decision.closure`). This module holds the rest of the
-policy, one row per rule, so every rule is visible, testable and changed in one place:
+(``data/guardrails.yaml``, :mod:`workbench.review.decision.closure`). This module holds the rest of
+the policy, one row per rule, so every rule is visible, testable and changed in one place:
 
 * :data:`NOT_JUDGED`: a metric that does not judge a kind of change, and why (shown as the
   guardrail's ``n/a`` note). MFU against each platform's own peak does not compare across

@@ -8,15 +8,18 @@ whatever is declared (:mod:`workbench.review.decision.signoff`). Then it compute
 * the headline: one regression figure (step time, or time per token and per request when the
   workload changed), MFU, latency percentiles, quality, with the measurement noise;
 * every material mechanism with its share of the regression, the largest heading on its kernel
-  family (:mod:`workbench.review.diagnosis.headline`, from the counterfactual attribution when the runs
-  can be re-mapped, else from the kernel diff), above the noise, and its owner
-  (:mod:`workbench.review.decision.owners`); with the workload changed, only what the other changes add;
-* the declared change in full (:mod:`workbench.review.diagnosis.changes`), the per-kernel and per-layer
-  diff with its unexplained remainder, and the counterfactual share of each declared change
-  (:mod:`workbench.review.diagnosis.attribution`);
-* the debug branches and the SLA simulation of each side (:mod:`workbench.review.diagnosis.branches`);
-* the validation matrix, rollback criteria and release decision (:mod:`workbench.review.decision.closure`,
-  judged as the decision policy says: :mod:`workbench.review.decision.policy`):
+  family (:mod:`workbench.review.diagnosis.headline`, from the counterfactual attribution when the
+  runs can be re-mapped, else from the kernel diff), above the noise, and its owner
+  (:mod:`workbench.review.decision.owners`); with the workload changed, only what the other
+  changes add;
+* the declared change in full (:mod:`workbench.review.diagnosis.changes`), the per-kernel and
+  per-layer diff with its unexplained remainder, and the counterfactual share of each declared
+  change (:mod:`workbench.review.diagnosis.attribution`);
+* the debug branches and the SLA simulation of each side
+  (:mod:`workbench.review.diagnosis.branches`);
+* the validation matrix, rollback criteria and release decision
+  (:mod:`workbench.review.decision.closure`, judged as the decision policy says:
+  :mod:`workbench.review.decision.policy`):
   ``ship``, ``ship behind a flag``, ``cannot sign off`` (missing evidence), ``roll back``.
 
 :func:`~workbench.report.triage_render.triage_document` is the JSON contract of

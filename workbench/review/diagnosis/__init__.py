@@ -1,1 +1,1 @@
-"""Diagnosis: the mechanism table, kernel alignment, attribution and the headline of a regression."""
+"""Diagnosis: the mechanism table, kernel alignment, attribution, the headline of a regression."""

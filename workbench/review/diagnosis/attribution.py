@@ -1,11 +1,11 @@
 """Attribution of a time delta: the diff table, the declared change, counterfactual shares.
 
 * :func:`diff_table`: one row per aligned kernel group (see
-  :func:`~workbench.review.diagnosis.first_failing.align`) and per layer type, sorted by time delta, plus an
-  *unexplained remainder* row: the model's delta minus the kernels' (overlap, chips, anything the
-  kernel list does not carry). Measured kernel times are used when every kernel has one.
-* :func:`~workbench.review.diagnosis.changes.declared_changes` (re-exported): the declared change, option
-  by option and hardware-profile figure by figure (full values, never hashes alone).
+  :func:`~workbench.review.diagnosis.first_failing.align`) and per layer type, sorted by time
+  delta, plus an *unexplained remainder* row: the model's delta minus the kernels' (overlap, chips,
+  anything the kernel list does not carry). Measured kernel times are used when every kernel has
+one. * :func:`~workbench.review.diagnosis.changes.declared_changes` (re-exported): the declared
+  change, option by option and hardware-profile figure by figure (full values, never hashes alone).
 * :func:`counterfactual`: for runs the model can re-map, revert each declared change alone on the
   candidate, re-map, and report each change's share ``t(candidate) - t(candidate without it)``
   and the interaction remainder ``total - sum(shares)``. Only a model can do this cheaply; the

@@ -31,8 +31,8 @@ class together carry at least ``material_share`` (default 5 %) of the total time
 the headline is the material class with the largest delta (ties in execution order), anchored on
 its largest group, whose own delta must exceed the noise. Triage goes further when the runs can
 be re-mapped: each declared change's counterfactual share goes to its mechanism
-(:mod:`workbench.review.diagnosis.headline`). For measured runs the class must also carry more than the
-measurement noise (``noise_s``: the half-widths of both runs' 95 % intervals), and kernel times
+(:mod:`workbench.review.diagnosis.headline`). For measured runs the class must also carry more than
+the measurement noise (``noise_s``: the half-widths of both runs' 95 % intervals), and kernel times
 are the measured ones. Class-level aggregation matters for mechanisms spread thinly over
 every kernel (eager launches, per-layer barriers), where no single kernel carries 5 %.
 """

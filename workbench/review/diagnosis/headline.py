@@ -5,8 +5,8 @@ A kernel group can carry several mechanisms at once (fusion lost *and* a wider f
 mechanism with the largest material share of the regression (ties broken by execution order):
 
 * **Declared changes** (re-mappable runs): each change's counterfactual share
-  (:func:`~workbench.review.diagnosis.attribution.counterfactual`) goes to the mechanism it works through
-  (a fusion rule to ``fusion_broken``, a wider format override to ``precision_fallback``, a
+  (:func:`~workbench.review.diagnosis.attribution.counterfactual`) goes to the mechanism it works
+  through (a fusion rule to ``fusion_broken``, a wider format override to ``precision_fallback``, a
   forced tile to ``tile_spills_sram`` or ``tile_wave_quantization``, the hardware profile to
   ``hardware_rate``, a launch mode to ``launch_sync_overhead``), on the kernel family it touched
   most. The workload slice is no mechanism: its share is the workload's own cost (owned by
@@ -56,6 +56,7 @@ __all__ = [
     "mechanism_shares",
     "natural_key",
 ]
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MechanismShare:

@@ -110,7 +110,8 @@ def rollup_shares(
         material_share: Share of ``total_s`` a category must carry (0..1).
 
     Returns:
-        :class:`~workbench.review.diagnosis.headline.MechanismShare` items (empty when none is material).
+        :class:`~workbench.review.diagnosis.headline.MechanismShare` items (empty when none is
+        material).
     """
     from workbench.review.diagnosis.headline import (
         MechanismShare,  # NOTE: headline imports this module

@@ -1,7 +1,8 @@
 """Measured runs as run records: a profiler trace (via :mod:`workbench.evidence`) -> RunRecord.
 
 ``record_from_trace(run, mapping)`` turns a :class:`~workbench.evidence.MeasuredRun` into a
-:class:`~workbench.review.records.store.RunRecord` that triage and the review pack read like any other:
+:class:`~workbench.review.records.store.RunRecord` that triage and the review pack read like any
+other:
 
 * the model time is the **median iteration** over the trace's ``ProfilerStep#N`` repeats, with
   its distribution-free 95 % interval (``model.time_interval_s``); the measurement says how many
@@ -95,7 +96,8 @@ def match_trace(run: MeasuredRun, mapping: ModelMapping) -> TraceMatch:
 
     Raises:
         MatchRefused: The trace does not run the sheet's model (summary match score below
-            :data:`workbench.review.join._match_score.MIN_MATCH_SCORE`; the line gives score and why).
+            :data:`workbench.review.join._match_score.MIN_MATCH_SCORE`; the line gives score and
+            why).
     """
     from workbench.review.join._match_score import require_match
     from workbench.review.join.matching import match_kernels

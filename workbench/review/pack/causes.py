@@ -7,9 +7,9 @@ preference, from:
 1. the triage report's ``mechanisms`` list, when the triage carries one (each item's
    ``mechanism``, ``share``, ``anchor``/``kernel`` and ``rows`` are read with ``getattr``);
 2. the counterfactual attribution: each declared change with a material share (at least
-   :data:`~workbench.review.diagnosis.first_failing.MATERIAL_SHARE` of the delta), matched to the kernel
-   groups it touched (a fusion rule by the kernels that lost it, a format override or forced tile
-   by its glob, a hardware change by ``hardware_rate`` groups, a launch change by
+   :data:`~workbench.review.diagnosis.first_failing.MATERIAL_SHARE` of the delta), matched to the
+   kernel groups it touched (a fusion rule by the kernels that lost it, a format override or forced
+   tile by its glob, a hardware change by ``hardware_rate`` groups, a launch change by
    ``launch_sync_overhead`` groups);
 3. without an attribution (measured pairs, runs the model cannot re-map): the per-family roll-up
    of the kernel diff, each family carrying a material share;
@@ -34,6 +34,7 @@ from workbench.review.pack.meta import change_label
 __all__ = ["Cause", "family_of", "family_rows", "material_causes", "natural_key"]
 
 _LAYER = re.compile(r"\.(\d+)\.")
+
 
 def _index_ranges(indexes: Iterable[int]) -> str:
     """``0-3, 7`` from ``[0, 1, 2, 3, 7]``."""

@@ -1,8 +1,8 @@
 """One layer's kernels before and after, for the review pack's timeline (seconds).
 
 From a trace's own timestamps (gaps included) when a side came from a trace the model can re-map
-(measured kernels matched to the sheet by :func:`workbench.review.join.matching.match_kernels`, on the
-median iteration); else laid end to end from measured durations where recorded, else predicted.
+(measured kernels matched to the sheet by :func:`workbench.review.join.matching.match_kernels`, on
+the median iteration); else laid end to end from measured durations where recorded, else predicted.
 """
 
 from __future__ import annotations

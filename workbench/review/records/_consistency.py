@@ -1,7 +1,8 @@
 """Internal consistency of a run record: its kernel list agrees with its own totals.
 
-The lock hashes are unkeyed (:mod:`workbench.review.records.store`), so a record edited and re-locked
-passes them. A tool-written record is consistent by construction; an edited one usually is not:
+The lock hashes are unkeyed (:mod:`workbench.review.records.store`), so a record edited and
+re-locked passes them. A tool-written record is consistent by construction; an edited one usually
+is not:
 
 * every kernel name appears once (a kernel duplicated to inflate or dilute a group is refused);
 * the kernel list is as long as ``model.kernel_count`` (version 3), and every kernel named in

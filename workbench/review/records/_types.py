@@ -1,6 +1,7 @@
 """Run-record types: one run's locked tags and its per-kernel and per-model results.
 
-:mod:`workbench.review.records.store` reads and writes them as JSON (and re-exports every name here).
+:mod:`workbench.review.records.store` reads and writes them as JSON (and re-exports every name
+here).
 """
 
 from __future__ import annotations
@@ -271,8 +272,9 @@ def record_from_mapping(
         The :class:`RunRecord`.
 
     Raises:
-        RecordError: The record would contradict itself (:mod:`workbench.review.records._consistency`),
-            e.g. ``options.chips`` above the model's attention heads.
+        RecordError: The record would contradict itself
+            (:mod:`workbench.review.records._consistency`), e.g. ``options.chips`` above the
+            model's attention heads.
     """
     measured = measured or {}
     backend = measurement.backend if measurement else "predicted"
