@@ -189,19 +189,19 @@ def token_claim(
     hidden: int = 4096,
     tokens: tuple[int, ...] = (1, 16, 2048),
     *,
-    hw: str = "h100-sxm",
+    hardware_name: str = "h100-sxm",
     dtype: str = "bf16",
 ) -> Claim:
     """How a projection's intensity moves with the tokens sharing its weight, against a ridge.
 
     Returns:
         Markdown bullet: the intensity (FLOP/byte) at each token count, the direction read from
-        them, ``hw``'s ridge and the token count from which the projection is above it.
+        them, ``hardware_name``'s ridge and the token count from which the projection is above it.
     """
     vals = [_intensity(_linear(t, hidden, hidden, dtype)) for t in tokens]
     rising = all(b > a for a, b in itertools.pairwise(vals))
     verb = "grows" if rising else "does not grow"
-    ridge = hardware(hw).ridge_point(dtype)
+    ridge = hardware(hardware_name).ridge_point(dtype)
     cross = crossover_tokens(hidden, ridge, dtype)
     side = [("above" if v >= ridge else "below") for v in vals]
     pts = ", ".join(
@@ -215,7 +215,8 @@ def token_claim(
     )
     return Claim(
         f"- A {hidden}x{hidden} projection's intensity {verb} with the tokens that share one read "
-        f"of its weight: {pts} FLOP/byte against `{hw}`'s {dtype} ridge of {ridge:.0f}; {where}."
+        f"of its weight: {pts} FLOP/byte against `{hardware_name}`'s {dtype} ridge of "
+        f"{ridge:.0f}; {where}."
         + (
             " A long prefill or a large batch is compute-heavy, single-stream decode traffic-heavy."
             if side[0] == "below" and side[-1] == "above"
@@ -246,14 +247,16 @@ def batch_attention_claim(
     )
 
 
-def prefill_claim(model: str = "llama2-7b", hw: str = "h100-sxm", *, seq: int = 2048) -> Claim:
+def prefill_claim(
+    model: str = "llama2-7b", hardware_name: str = "h100-sxm", *, seq: int = 2048
+) -> Claim:
     """Where layer 0's projection GEMMs sit against the ridge in decode and in prefill.
 
     Returns:
-        Markdown: the GEMMs' intensity range (FLOP/byte) per phase and their side of ``hw``'s
-        bf16 ridge.
+        Markdown: the GEMMs' intensity range (FLOP/byte) per phase and their side of
+        ``hardware_name``'s bf16 ridge.
     """
-    ridge = hardware(hw).ridge_point("bf16")
+    ridge = hardware(hardware_name).ridge_point("bf16")
     parts = []
     for phase in ("decode", "prefill"):
         graph = build_graph(model, phase=phase, seq=seq)
@@ -266,11 +269,14 @@ def prefill_claim(model: str = "llama2-7b", hw: str = "h100-sxm", *, seq: int = 
     return Claim(
         f"Switch **phase** to prefill ({seq:,} tokens): layer 0's projection GEMMs go from "
         f"{_span(dlo, dhi)} FLOP/byte ({dside} the ridge) to {_span(plo, phi)} ({pside} "
-        f"`{hw}`'s ridge of {ridge:.0f}); lesson 02 tabulates which kernels are compute-bound."
+        f"`{hardware_name}`'s ridge of {ridge:.0f}); lesson 02 tabulates which kernels are "
+        "compute-bound."
     )
 
 
-def pitfall_claim(model: str = "llama2-7b", hw: str = "h100-sxm", *, seq: int = 2048) -> Claim:
+def pitfall_claim(
+    model: str = "llama2-7b", hardware_name: str = "h100-sxm", *, seq: int = 2048
+) -> Claim:
     """The counting pitfalls, measured on the library's operators and mapping.
 
     Returns:
@@ -285,7 +291,7 @@ def pitfall_claim(model: str = "llama2-7b", hw: str = "h100-sxm", *, seq: int = 
     per_mac = stem.flops / stem.macs
     graph = build_graph(model, phase="prefill", seq=seq)
     up = graph.op("layers.0.mlp.up_proj")
-    mp = mapping(model, hw, phase="prefill", seq=seq)
+    mp = mapping(model, hardware_name, phase="prefill", seq=seq)
     moved = mp.kernel("layers.0.mlp.up_proj").cost.bytes_at(mp.hardware.offchip.name)
     floor = up.bytes_read + up.bytes_written
     more = "more than" if moved > floor * 1.001 else "no more than"
@@ -301,7 +307,8 @@ def pitfall_claim(model: str = "llama2-7b", hw: str = "h100-sxm", *, seq: int = 
         f"{stem.flops / 1e6:.4g} MFLOP = {per_mac:g} x its {stem.macs / 1e6:.4g} M MACs, so MACs "
         f"{'halve' if per_mac == 2 else 'change'} every count; papers on CNNs often quote MACs, "
         "and the IR's `Conv2d.macs` gives that figure.\n"
-        f"- Compulsory bytes are a floor: mapped on `{hw}`, layer 0's `up_proj` ({seq:,}-token "
+        f"- Compulsory bytes are a floor: mapped on `{hardware_name}`, layer 0's `up_proj` "
+        f"({seq:,}-token "
         f"prefill) moves {moved / 1e6:.4g} MB of HBM traffic, x{moved / floor:.3g} its "
         f"{floor / 1e6:.4g} MB compulsory bytes ({more} the floor: tiles re-read operands). "
         "Lesson 03 shows how tiling decides the real traffic.\n"
