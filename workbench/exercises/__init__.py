@@ -9,7 +9,9 @@ wrong try, a graded second hint after, the answer only through :func:`reveal` (o
 ``WORKBENCH_STRICT_CHECKS=1``) a wrong answer raises :class:`ExerciseError`.
 
 Lesson text with a number or a direction in it is a :class:`Claim` computed by a lesson module,
-and a chart outside a widget a :class:`Figure` (static SVG), so both follow the library.
+and a chart outside a widget a :class:`Figure` (static SVG), so both follow the library. The
+sentences of lessons 01 and 03 are templates in ``text/<lesson>.yaml`` (see :mod:`._text`):
+the module computes the values, the file holds the words.
 
 Each lesson has a module (``lesson01`` ... ``lesson05``) with its checks and the small tables
 its cells display.

@@ -13,6 +13,7 @@ import pandas as pd
 from workbench.exercises._check import CheckResult, compare
 from workbench.exercises._claims import Claim
 from workbench.exercises._shared import hardware, mapping
+from workbench.exercises._text import LessonText
 from workbench.hw import list_hardware
 from workbench.ir import Attention, Conv2d, Linear, Op, bytes_for
 from workbench.models import build_graph
@@ -31,6 +32,8 @@ __all__ = [
     "prefill_claim",
     "token_claim",
 ]
+
+_TEXT = LessonText("lesson01")
 
 
 def operator_table(*ops: Op, **named: Op) -> pd.DataFrame:
@@ -128,12 +131,14 @@ def decode_claim(hidden: int = 4096, dtype: str = "bf16") -> Claim:
             continue
     low = min((r for r in ridges.values() if r > 0), default=0.0)
     lowest = min(ridges, key=lambda n: ridges[n] if ridges[n] > 0 else float("inf"))
-    below = "below" if idec < low else "not below"
-    return Claim(
-        f"The projection's intensity falls from {ip:.0f} FLOP/byte in prefill to {idec:.2g} in "
-        f"decode: the weight is read to serve one token. The lowest {dtype} ridge of any profile "
-        f"in `workbench.hw` is {low:.3g} FLOP/byte (`{lowest}`), so decode is {below} every "
-        "ridge: memory-bound on every accelerator here."
+    return _TEXT.claim(
+        "decode",
+        prefill_intensity=ip,
+        decode_intensity=idec,
+        dtype=dtype,
+        lowest_ridge=low,
+        lowest_profile=lowest,
+        below=idec < low,
     )
 
 
@@ -178,49 +183,42 @@ def matmul_share_claim(model: str = "llama2-7b", *, seq: int = 2048) -> Claim:
     """
     graph = build_graph(model, phase="prefill", seq=seq)
     share = sum(op.matmul_flops for op in graph.ops) / graph.flops if graph.flops else 0.0
-    word = "almost every" if share >= 0.95 else ("most" if share > 0.5 else "a minority of")
-    return Claim(
-        f"In a {seq:,}-token prefill of `{model}`, {share:.2%} of the graph's FLOPs are matrix "
-        f"multiplies: {word} FLOP of this transformer is a GEMM."
-    )
+    amount = "nearly all" if share >= 0.95 else ("most" if share > 0.5 else "few")
+    return _TEXT.claim("matmul_share", seq=seq, model=model, share=share, amount=amount)
 
 
 def token_claim(
     hidden: int = 4096,
     tokens: tuple[int, ...] = (1, 16, 2048),
     *,
-    hw: str = "h100-sxm",
+    hardware_name: str = "h100-sxm",
     dtype: str = "bf16",
 ) -> Claim:
     """How a projection's intensity moves with the tokens sharing its weight, against a ridge.
 
     Returns:
         Markdown bullet: the intensity (FLOP/byte) at each token count, the direction read from
-        them, ``hw``'s ridge and the token count from which the projection is above it.
+        them, ``hardware_name``'s ridge and the token count from which the projection is above it.
     """
     vals = [_intensity(_linear(t, hidden, hidden, dtype)) for t in tokens]
     rising = all(b > a for a, b in itertools.pairwise(vals))
-    verb = "grows" if rising else "does not grow"
-    ridge = hardware(hw).ridge_point(dtype)
+    ridge = hardware(hardware_name).ridge_point(dtype)
     cross = crossover_tokens(hidden, ridge, dtype)
-    side = [("above" if v >= ridge else "below") for v in vals]
-    pts = ", ".join(
-        f"{_num(v)} at {t:,} token{'s' * (t != 1)} ({sd})"
-        for t, v, sd in zip(tokens, vals, side, strict=True)
+    above = [v >= ridge for v in vals]
+    points = ", ".join(
+        _TEXT.render("token_point", intensity=_num(v), tokens=t, above=a)
+        for t, v, a in zip(tokens, vals, above, strict=True)
     )
-    where = (
-        f"it reaches the ridge from {cross:,} tokens sharing one weight read"
-        if cross
-        else "it never reaches the ridge"
-    )
-    return Claim(
-        f"- A {hidden}x{hidden} projection's intensity {verb} with the tokens that share one read "
-        f"of its weight: {pts} FLOP/byte against `{hw}`'s {dtype} ridge of {ridge:.0f}; {where}."
-        + (
-            " A long prefill or a large batch is compute-heavy, single-stream decode traffic-heavy."
-            if side[0] == "below" and side[-1] == "above"
-            else ""
-        )
+    return _TEXT.claim(
+        "token",
+        hidden=hidden,
+        rising=rising,
+        points=points,
+        hardware_name=hardware_name,
+        dtype=dtype,
+        ridge=ridge,
+        cross=cross,
+        crosses=not above[0] and above[-1],
     )
 
 
@@ -236,41 +234,57 @@ def batch_attention_claim(
            for b in batches]  # fmt: skip
     (a, b), (ia, ib) = batches, [_intensity(op) for op in ops]
     ratio = ib / ia if ia else 0.0
-    verb = "does not raise" if abs(ratio - 1) < 0.01 else ("raises" if ratio > 1 else "lowers")
-    return Claim(
-        f"Decode attention of `{model}` ({seq:,} tokens cached) at batch {a}: {ia:.3g} FLOP/byte, "
-        f"reading {ops[0].bytes_read / 1e6:.3g} MB; at batch {b}: {ib:.3g} FLOP/byte, reading "
-        f"{ops[1].bytes_read / 1e6:.3g} MB (x{ops[1].bytes_read / ops[0].bytes_read:.3g}): "
-        f"batching {verb} its intensity (x{ratio:.2f}), because every sequence reads its own "
-        "KV cache."
+    change = "same" if abs(ratio - 1) < 0.01 else ("up" if ratio > 1 else "down")
+    return _TEXT.claim(
+        "batch_attention",
+        model=model,
+        seq=seq,
+        batch_a=a,
+        batch_b=b,
+        intensity_a=ia,
+        intensity_b=ib,
+        read_a_mb=ops[0].bytes_read / 1e6,
+        read_b_mb=ops[1].bytes_read / 1e6,
+        read_ratio=ops[1].bytes_read / ops[0].bytes_read,
+        change=change,
+        ratio=ratio,
     )
 
 
-def prefill_claim(model: str = "llama2-7b", hw: str = "h100-sxm", *, seq: int = 2048) -> Claim:
+def prefill_claim(
+    model: str = "llama2-7b", hardware_name: str = "h100-sxm", *, seq: int = 2048
+) -> Claim:
     """Where layer 0's projection GEMMs sit against the ridge in decode and in prefill.
 
     Returns:
-        Markdown: the GEMMs' intensity range (FLOP/byte) per phase and their side of ``hw``'s
-        bf16 ridge.
+        Markdown: the GEMMs' intensity range (FLOP/byte) per phase and their side of
+        ``hardware_name``'s bf16 ridge.
     """
-    ridge = hardware(hw).ridge_point("bf16")
+    ridge = hardware(hardware_name).ridge_point("bf16")
     parts = []
     for phase in ("decode", "prefill"):
         graph = build_graph(model, phase=phase, seq=seq)
         vals = [_intensity(op) for op in graph.ops
                 if isinstance(op, Linear) and op.name.startswith("layers.0.")]  # fmt: skip
         lo, hi = min(vals), max(vals)
-        side = "above" if lo >= ridge else ("below" if hi < ridge else "on both sides of")
+        side = "above" if lo >= ridge else ("below" if hi < ridge else "both")
         parts.append((phase, lo, hi, side))
     (_, dlo, dhi, dside), (_, plo, phi, pside) = parts
-    return Claim(
-        f"Switch **phase** to prefill ({seq:,} tokens): layer 0's projection GEMMs go from "
-        f"{_span(dlo, dhi)} FLOP/byte ({dside} the ridge) to {_span(plo, phi)} ({pside} "
-        f"`{hw}`'s ridge of {ridge:.0f}); lesson 02 tabulates which kernels are compute-bound."
+    return _TEXT.claim(
+        "prefill",
+        seq=seq,
+        decode_span=_span(dlo, dhi),
+        decode_side=dside,
+        prefill_span=_span(plo, phi),
+        prefill_side=pside,
+        hardware_name=hardware_name,
+        ridge=ridge,
     )
 
 
-def pitfall_claim(model: str = "llama2-7b", hw: str = "h100-sxm", *, seq: int = 2048) -> Claim:
+def pitfall_claim(
+    model: str = "llama2-7b", hardware_name: str = "h100-sxm", *, seq: int = 2048
+) -> Claim:
     """The counting pitfalls, measured on the library's operators and mapping.
 
     Returns:
@@ -282,35 +296,34 @@ def pitfall_claim(model: str = "llama2-7b", hw: str = "h100-sxm", *, seq: int = 
         name="stem", inputs=("image",), batch=1, in_channels=3, height=224, width=224,
         out_channels=64, kernel_h=7, kernel_w=7, stride=2, padding=3,
     )  # fmt: skip
-    per_mac = stem.flops / stem.macs
     graph = build_graph(model, phase="prefill", seq=seq)
     up = graph.op("layers.0.mlp.up_proj")
-    mp = mapping(model, hw, phase="prefill", seq=seq)
+    mp = mapping(model, hardware_name, phase="prefill", seq=seq)
     moved = mp.kernel("layers.0.mlp.up_proj").cost.bytes_at(mp.hardware.offchip.name)
     floor = up.bytes_read + up.bytes_written
-    more = "more than" if moved > floor * 1.001 else "no more than"
-    gpt2 = build_graph("gpt2", seq=512)
-    head, emb = gpt2.op("lm_head"), gpt2.op("embed_tokens")
-    head_w = bytes_for(emb.params, head.dtype)
     att = graph.op("layers.0.attn.sdpa")
     assert isinstance(att, Attention)
     dense = 4 * att.batch * att.heads * att.q_len * att.kv_len * att.head_dim
-    over = dense / att.flops
-    return Claim(
-        f"- Counting a multiply-add as one FLOP (MACs): the ResNet-50 stem does "
-        f"{stem.flops / 1e6:.4g} MFLOP = {per_mac:g} x its {stem.macs / 1e6:.4g} M MACs, so MACs "
-        f"{'halve' if per_mac == 2 else 'change'} every count; papers on CNNs often quote MACs, "
-        "and the IR's `Conv2d.macs` gives that figure.\n"
-        f"- Compulsory bytes are a floor: mapped on `{hw}`, layer 0's `up_proj` ({seq:,}-token "
-        f"prefill) moves {moved / 1e6:.4g} MB of HBM traffic, x{moved / floor:.3g} its "
-        f"{floor / 1e6:.4g} MB compulsory bytes ({more} the floor: tiles re-read operands). "
-        "Lesson 03 shows how tiling decides the real traffic.\n"
-        f"- Tied embeddings: GPT-2's `lm_head` owns {head.params:,} parameters (the "
-        f"{emb.params / 1e6:.4g} M of the embedding are counted once) yet reads "
-        f"{head_w / 1e6:.4g} MB of that weight per step ({head.bytes_read / 1e6:.4g} MB in all).\n"
-        f"- The causal mask: a dense count of prefill attention (4 x batch x heads x q x kv x d) "
-        f"gives {dense / 1e9:.4g} GFLOP per layer, x{over:.3g} the IR's {att.flops / 1e9:.4g} "
-        "(the masked half is skipped; softmax adds a little back)."
+    gpt2 = build_graph("gpt2", seq=512)
+    head, emb = gpt2.op("lm_head"), gpt2.op("embed_tokens")
+    return _TEXT.claim(
+        "pitfall",
+        stem_mflop=stem.flops / 1e6,
+        flops_per_mac=stem.flops / stem.macs,
+        stem_mmacs=stem.macs / 1e6,
+        hardware_name=hardware_name,
+        seq=seq,
+        moved_mb=moved / 1e6,
+        moved_ratio=moved / floor,
+        floor_mb=floor / 1e6,
+        more=moved > floor * 1.001,
+        head_params=head.params,
+        embedding_mparams=emb.params / 1e6,
+        head_weight_mb=bytes_for(emb.params, head.dtype) / 1e6,
+        head_read_mb=head.bytes_read / 1e6,
+        dense_gflop=dense / 1e9,
+        dense_ratio=dense / att.flops,
+        ir_gflop=att.flops / 1e9,
     )
 
 
@@ -350,8 +363,8 @@ def check_linear_flops(
         "linear_flops",
         answer,
         expected,
-        hint="every output element needs K multiplies and K adds",
-        hint2="M x N outputs, each a K-long dot product; a multiply-add is 2 FLOPs",
+        hint=_TEXT.render("linear_flops_hint"),
+        hint2=_TEXT.render("linear_flops_hint2"),
         strict=strict,
     )
 
@@ -385,8 +398,8 @@ def check_linear_intensity(
         answer,
         expected,
         rel_tol=0.01,
-        hint="bytes = (M*K + K*N + M*N) elements times the bytes per element",
-        hint2="FLOPs = 2*M*K*N; bf16 is 2 bytes per element; every tensor moves once",
+        hint=_TEXT.render("linear_intensity_hint"),
+        hint2=_TEXT.render("linear_intensity_hint2"),
         strict=strict,
     )
 
@@ -409,9 +422,7 @@ def check_param_count(
         f"param_count[{model}]",
         answer,
         expected,
-        hint="embedding + output head + per layer (4 attention projections, 3 MLP matrices, "
-        "2 norm weights) + the final norm",
-        hint2="vocab*hidden twice (embedding and head), per layer 4*hidden^2 + 3*hidden*ffn + "
-        "2*hidden, times layers, + hidden",
+        hint=_TEXT.render("param_count_hint"),
+        hint2=_TEXT.render("param_count_hint2"),
         strict=strict,
     )

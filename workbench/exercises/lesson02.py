@@ -131,13 +131,17 @@ def memory_table(hardware_name: str = "h100-sxm") -> pd.DataFrame:
 
 
 def bound_table(
-    model: str = "llama2-7b", hw: str = "h100-sxm", *, phase: str = "prefill", seq: int = 2048
+    model: str = "llama2-7b",
+    hardware_name: str = "h100-sxm",
+    *,
+    phase: str = "prefill",
+    seq: int = 2048,
 ) -> pd.DataFrame:
     """Layer 0's kernels of a model: intensity, time and bottleneck class.
 
     Args:
         model: Preset name.
-        hw: Hardware profile.
+        hardware_name: Hardware profile name.
         phase: ``"prefill"`` or ``"decode"``.
         seq: Prompt (prefill) or context (decode) length, tokens.
 
@@ -145,7 +149,7 @@ def bound_table(
         A frame indexed by kernel with ``intensity`` (FLOP/byte off-chip), ``time_us``
         (microseconds, rounded to 0.1) and ``bottleneck``.
     """
-    frame = sheet_frame(mapping(model, hw, phase=phase, seq=seq))
+    frame = sheet_frame(mapping(model, hardware_name, phase=phase, seq=seq))
     layer0 = frame[frame["kernel"].str.startswith("layers.0.")]
     out = pd.DataFrame(
         {
@@ -182,22 +186,27 @@ def ridge_claim(names: tuple[str, ...] = ("a100-80gb", "h100-sxm", "h200")) -> C
     return Claim("The ridge moves with the ratio of the two peaks: " + "; ".join(parts) + ".")
 
 
-def phase_claim(model: str = "llama2-7b", hw: str = "h100-sxm", *, seq: int = 2048) -> Claim:
+def phase_claim(
+    model: str = "llama2-7b", hardware_name: str = "h100-sxm", *, seq: int = 2048
+) -> Claim:
     """What limits layer 0's kernels in prefill and in decode, read from :func:`bound_table`.
 
     Args:
         model: Preset name.
-        hw: Hardware profile.
+        hardware_name: Hardware profile name.
         seq: Prompt (prefill) or context (decode) length, tokens.
 
     Returns:
         A Markdown list: per phase, the kernels of each bottleneck class with their intensity
         range (FLOP/byte), and a sentence on the norms (same class in both phases or not).
     """
-    lines = [f"The bf16 ridge of `{hw}` is {hardware(hw).ridge_point('bf16'):.0f} FLOP/byte."]
+    lines = [
+        f"The bf16 ridge of `{hardware_name}` is "
+        f"{hardware(hardware_name).ridge_point('bf16'):.0f} FLOP/byte."
+    ]
     norm_class: dict[str, str] = {}
     for phase in ("prefill", "decode"):
-        t = bound_table(model, hw, phase=phase, seq=seq)
+        t = bound_table(model, hardware_name, phase=phase, seq=seq)
         parts = []
         for cls, g in t.groupby("bottleneck", sort=False):
             lo, hi = g["intensity"].min(), g["intensity"].max()
@@ -351,7 +360,11 @@ def check_decode_floor(
 
 
 def peak_claim(
-    model: str = "llama2-7b", hw: str = "h100-sxm", *, factor: float = 2.0, seq: int = 2048
+    model: str = "llama2-7b",
+    hardware_name: str = "h100-sxm",
+    *,
+    factor: float = 2.0,
+    seq: int = 2048,
 ) -> Claim:
     """What a chip with ``factor`` x the matrix peak and the same memory does, computed.
 
@@ -361,15 +374,18 @@ def peak_claim(
     Returns:
         A Markdown bullet with the speedup of each phase on the faster-compute chip.
     """
-    faster = _scaled(hw, peak=factor)
+    faster = _scaled(hardware_name, peak=factor)
     gains = {}
     for phase in ("prefill", "decode"):
         graph = build_graph(model, phase=phase, seq=seq)
-        before = mapping(model, hw, phase=phase, seq=seq).time_s  # cached, as the tables use
+        before = mapping(
+            model, hardware_name, phase=phase, seq=seq
+        ).time_s  # cached, as the tables use
         gains[phase] = before / map_model(graph, faster).time_s
     verdict = "no faster" if gains["decode"] < 1.01 else "faster"
     return Claim(
-        f"- A chip with x{factor:g} the matrix peak of `{hw}` and the same memory: single-stream "
+        f"- A chip with x{factor:g} the matrix peak of `{hardware_name}` and the same memory: "
+        "single-stream "
         f"decode x{gains['decode']:.3g} ({verdict}: it streams weights), a {seq:,}-token prefill "
         f"x{gains['prefill']:.3g}."
     )
@@ -468,7 +484,9 @@ def explorer_claim(
 # --- takeaways and pitfalls, computed --------------------------------------------------------
 
 
-def takeaway_claim(model: str = "llama2-7b", hw: str = "h100-sxm", *, seq: int = 2048) -> Claim:
+def takeaway_claim(
+    model: str = "llama2-7b", hardware_name: str = "h100-sxm", *, seq: int = 2048
+) -> Claim:
     """Which roof limits prefill and single-stream decode, over every kernel of the step.
 
     Returns:
@@ -477,14 +495,16 @@ def takeaway_claim(model: str = "llama2-7b", hw: str = "h100-sxm", *, seq: int =
         floor (weight bytes over off-chip bandwidth, Exercise 3; the figure itself is not
         printed); the class of the decode norms.
     """
-    pre = mapping(model, hw, phase="prefill", seq=seq)
-    dec = mapping(model, hw, phase="decode", seq=seq)
+    pre = mapping(model, hardware_name, phase="prefill", seq=seq)
+    dec = mapping(model, hardware_name, phase="decode", seq=seq)
     compute = sum(k.cost.total_s for k in pre.kernels if k.cost.bottleneck == "compute")
     share = compute / pre.time_s
     gemms = [k for k in dec.kernels if k.kernel.kind == "gemm"]
     bw = [k for k in gemms if k.cost.bottleneck.startswith("bandwidth")]
     classes = sorted({k.cost.bottleneck for k in bw})
-    floor = dec.graph.params * 2 / hardware(hw).offchip.bandwidth_bytes_per_s  # bf16 weights
+    floor = (
+        dec.graph.params * 2 / hardware(hardware_name).offchip.bandwidth_bytes_per_s
+    )  # bf16 weights
     norms = sorted({k.cost.bottleneck for k in dec.kernels if k.kernel.name.endswith("norm")})
     most = "mostly" if share > 0.5 else "not mostly"
     every = "every GEMM is" if len(bw) == len(gemms) else f"{len(bw)} of {len(gemms)} GEMMs are"
@@ -499,12 +519,12 @@ def takeaway_claim(model: str = "llama2-7b", hw: str = "h100-sxm", *, seq: int =
     )
 
 
-def _scaled(hw: str, *, peak: float = 1.0, offchip: float = 1.0) -> Hardware:
-    """A copy of profile ``hw``: every matrix peak x ``peak``, off-chip bandwidth x ``offchip``.
+def _scaled(hardware_name: str, *, peak: float = 1.0, offchip: float = 1.0) -> Hardware:
+    """Profile ``hardware_name`` with matrix peaks x ``peak``, off-chip bandwidth x ``offchip``.
 
     Everything else (SRAM, overheads, the other levels) is unchanged.
     """
-    base = hardware(hw)
+    base = hardware(hardware_name)
     me = base.matrix_engine
     peaks = {k: v * peak for k, v in me.peak_flops_per_s.items()}
     off = base.offchip.name
@@ -516,28 +536,30 @@ def _scaled(hw: str, *, peak: float = 1.0, offchip: float = 1.0) -> Hardware:
     ]
     return base.model_copy(
         update={
-            "name": f"{hw} x{peak:g} peak x{offchip:g} {off}",
+            "name": f"{hardware_name} x{peak:g} peak x{offchip:g} {off}",
             "matrix_engine": me.model_copy(update={"peak_flops_per_s": peaks}),
             "memory": levels,
         }
     )
 
 
-def peak_pitfall_claim(model: str = "llama2-7b", hw: str = "h100-sxm", *, seq: int = 2048) -> Claim:
+def peak_pitfall_claim(
+    model: str = "llama2-7b", hardware_name: str = "h100-sxm", *, seq: int = 2048
+) -> Claim:
     """Quoting the fastest format's peak for a bf16 prefill: MFU and the ridge, recomputed.
 
     Returns:
         A Markdown bullet: the MFU against the bf16 and the fastest peak, the ridge's move, and
         layer 0's compute-bound kernels whose intensity falls below the moved ridge.
     """
-    m = mapping(model, hw, phase="prefill", seq=seq)
-    h = hardware(hw)
+    m = mapping(model, hardware_name, phase="prefill", seq=seq)
+    h = hardware(hardware_name)
     peaks = h.matrix_engine.peak_flops_per_s
     fmt = max(peaks, key=lambda f: peaks[f])
     bf, other = h.peak_flops("bf16"), peaks[fmt]
     wrong = m.mfu * bf / other
     ridge = other / h.offchip.bandwidth_bytes_per_s
-    t = bound_table(model, hw, phase="prefill", seq=seq)
+    t = bound_table(model, hardware_name, phase="prefill", seq=seq)
     misread = [
         k for k in t.index if t.loc[k, "bottleneck"] == "compute" and t.loc[k, "intensity"] < ridge
     ]
@@ -556,7 +578,7 @@ def peak_pitfall_claim(model: str = "llama2-7b", hw: str = "h100-sxm", *, seq: i
 
 def level_pitfall_claim(
     model: str = "llama2-7b",
-    hw: str = "h100-sxm",
+    hardware_name: str = "h100-sxm",
     *,
     seq: int = 2048,
     kernel: str = "layers.0.mlp.up_proj",
@@ -569,11 +591,11 @@ def level_pitfall_claim(
         the forced tile's off-chip intensity against the ridge, and how close its point at the
         binding level sits to that level's roof (achieved FLOP/s over intensity x bandwidth).
     """
-    base = mapping(model, hw, phase="prefill", seq=seq).kernel(kernel)
+    base = mapping(model, hardware_name, phase="prefill", seq=seq).kernel(kernel)
     forced = TileOverride(pattern=kernel, m=tile[0], n=tile[1], k=tile[2], split_k=1)
     opts = MapOptions(tiles=(forced,))
-    k = mapping(model, hw, phase="prefill", seq=seq, options=opts).kernel(kernel)
-    h = hardware(hw)
+    k = mapping(model, hardware_name, phase="prefill", seq=seq, options=opts).kernel(kernel)
+    h = hardware(hardware_name)
     off = h.offchip.name
     ridge = h.ridge_point("bf16")
     x_off = _offchip_intensity(k, off)
@@ -600,7 +622,7 @@ def level_pitfall_claim(
 
 def launch_pitfall_claim(
     model: str = "llama2-7b",
-    hw: str = "h100-sxm",
+    hardware_name: str = "h100-sxm",
     *,
     seq: int = 2048,
     kernel: str = "layers.0.attn_norm",
@@ -611,11 +633,13 @@ def launch_pitfall_claim(
         A Markdown bullet: the kernel's time and class with graph launch (the default), eager
         launch, and graph launch on a copy of the profile with x2 off-chip bandwidth.
     """
-    graph = mapping(model, hw, phase="decode", seq=seq).kernel(kernel)
-    eager = mapping(model, hw, phase="decode", seq=seq, options=MapOptions(launch="eager")).kernel(
-        kernel
+    graph = mapping(model, hardware_name, phase="decode", seq=seq).kernel(kernel)
+    eager = mapping(
+        model, hardware_name, phase="decode", seq=seq, options=MapOptions(launch="eager")
+    ).kernel(kernel)
+    fast = map_model(
+        build_graph(model, phase="decode", seq=seq), _scaled(hardware_name, offchip=2.0)
     )
-    fast = map_model(build_graph(model, phase="decode", seq=seq), _scaled(hw, offchip=2.0))
     wide = fast.kernel(kernel)
     g, e, w = (x.cost.total_s for x in (graph, eager, wide))
     launch_helps, memory_helps = e > 1.05 * g, w < 0.95 * g
@@ -635,7 +659,7 @@ def launch_pitfall_claim(
 
 
 def efficiency_pitfall_claim(
-    model: str = "llama2-7b", hw: str = "h100-sxm", *, seq: int = 2048
+    model: str = "llama2-7b", hardware_name: str = "h100-sxm", *, seq: int = 2048
 ) -> Claim:
     """How far below the compute roof prefill's compute-bound GEMMs sit, against the profile.
 
@@ -644,8 +668,8 @@ def efficiency_pitfall_claim(
         GEMMs, where the profile's measured large-GEMM efficiency falls in it, and (when it
         holds) that the slowest GEMM is the one with the emptiest last wave.
     """
-    m = mapping(model, hw, phase="prefill", seq=seq)
-    h = hardware(hw)
+    m = mapping(model, hardware_name, phase="prefill", seq=seq)
+    h = hardware(hardware_name)
     peak = h.peak_flops("bf16")
     ks = [
         k
@@ -677,12 +701,14 @@ def efficiency_pitfall_claim(
     )
 
 
-def pitfall_claim(model: str = "llama2-7b", hw: str = "h100-sxm", *, seq: int = 2048) -> Claim:
+def pitfall_claim(
+    model: str = "llama2-7b", hardware_name: str = "h100-sxm", *, seq: int = 2048
+) -> Claim:
     """The lesson's four pitfalls, each computed (see the ``*_pitfall_claim`` functions)."""
     parts = (
-        peak_pitfall_claim(model, hw, seq=seq),
-        level_pitfall_claim(model, hw, seq=seq),
-        launch_pitfall_claim(model, hw, seq=seq),
-        efficiency_pitfall_claim(model, hw, seq=seq),
+        peak_pitfall_claim(model, hardware_name, seq=seq),
+        level_pitfall_claim(model, hardware_name, seq=seq),
+        launch_pitfall_claim(model, hardware_name, seq=seq),
+        efficiency_pitfall_claim(model, hardware_name, seq=seq),
     )
     return Claim("\n".join(p.text for p in parts))

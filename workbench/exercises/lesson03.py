@@ -16,6 +16,7 @@ from workbench.cost.model import Cost
 from workbench.exercises._check import CheckResult, compare
 from workbench.exercises._claims import Claim
 from workbench.exercises._shared import hardware
+from workbench.exercises._text import LessonText
 from workbench.ir import Graph, Linear
 from workbench.mapper import ModelMapping, map_model
 from workbench.options import MapOptions, TileOverride
@@ -38,6 +39,8 @@ __all__ = [
     "wave_rule_claim",
     "wave_table",
 ]
+
+_TEXT = LessonText("lesson03")
 
 
 def gemm_mapping(
@@ -86,11 +89,13 @@ def accumulator_claim(hardware_name: str = "a100-80gb") -> Claim:
                  if m.kind == "register" and m.scope == "per_core"), 0)  # fmt: skip
     acc = accumulator_capacity(hw)
     if not acc:
-        return Claim(f"On `{hardware_name}` the accumulators live in SRAM, beside the operands.")
-    return Claim(
-        f"On `{hardware_name}` the fp32 accumulators get {fmt_capacity(acc)} of a core's "
-        f"{fmt_capacity(regs)} register file ({acc / regs:.0%}, an assumption: the rest holds "
-        "fragments and addresses)."
+        return _TEXT.claim("accumulator_in_sram", hardware_name=hardware_name)
+    return _TEXT.claim(
+        "accumulator",
+        hardware_name=hardware_name,
+        accumulators=fmt_capacity(acc),
+        registers=fmt_capacity(regs),
+        share=acc / regs,
     )
 
 
@@ -158,14 +163,22 @@ def wave_claim(table: pd.DataFrame) -> Claim:
     for a, b in itertools.pairwise(ns):
         if table.loc[b, "full_waves"] > table.loc[a, "full_waves"]:
             ta, tb = table.loc[a, "time_us"], table.loc[b, "time_us"]
-            return Claim(
-                f"From N = {a} to {b} the work grows x{b / a:.3g} ({table.loc[a, 'tiles']} to "
-                f"{table.loc[b, 'tiles']} tiles) but the time grows x{tb / ta:.3g} ({ta:g} to "
-                f"{tb:g} µs): the extra tiles need a wave of their own. Throughput falls from "
-                f"{table.loc[a, 'tflops']:g} to {table.loc[b, 'tflops']:g} TFLOP/s, then "
-                f"recovers to {table.loc[ns[-1], 'tflops']:g} at N = {ns[-1]} as that wave fills."
+            return _TEXT.claim(
+                "wave_cliff",
+                a=a,
+                b=b,
+                work_ratio=b / a,
+                tiles_a=table.loc[a, "tiles"],
+                tiles_b=table.loc[b, "tiles"],
+                time_ratio=tb / ta,
+                time_a=ta,
+                time_b=tb,
+                tflops_a=table.loc[a, "tflops"],
+                tflops_b=table.loc[b, "tflops"],
+                tflops_last=table.loc[ns[-1], "tflops"],
+                n_last=ns[-1],
             )
-    return Claim("Every row of this table fits in the same number of waves.")
+    return _TEXT.claim("no_wave_cliff")
 
 
 def search_claim(
@@ -187,13 +200,22 @@ def search_claim(
     forced = gemm_mapping(m=m, n=n, k=k, tile=tile, hardware_name=hardware_name)
     found = gemm_mapping(m=m, n=n, k=k, hardware_name=hardware_name)
     f, s = forced.kernels[0].tiling, found.kernels[0].tiling
-    how = f"splits K {s.split_k} ways" if s.split_k > 1 else "does not split K (split_k = 1)"
-    return Claim(
-        f"The search {how} and picks a {s.tile_m}x{s.tile_n}x{s.tile_k} tile: {s.tiles} work "
-        f"items in {s.waves} waves at {s.wave_efficiency:.0%} wave efficiency, against "
-        f"{f.tiles} tiles in {f.waves} waves at {f.wave_efficiency:.0%} for the forced "
-        f"{tile[0]}x{tile[1]} tile; predicted {found.time_s * 1e6:.1f} µs against "
-        f"{forced.time_s * 1e6:.1f} µs."
+    return _TEXT.claim(
+        "search",
+        split_k=s.split_k,
+        tile_m=s.tile_m,
+        tile_n=s.tile_n,
+        tile_k=s.tile_k,
+        tiles=s.tiles,
+        waves=s.waves,
+        efficiency=s.wave_efficiency,
+        forced_tiles=f.tiles,
+        forced_waves=f.waves,
+        forced_efficiency=f.wave_efficiency,
+        forced_m=tile[0],
+        forced_n=tile[1],
+        time_us=found.time_s * 1e6,
+        forced_time_us=forced.time_s * 1e6,
     )
 
 
@@ -221,20 +243,28 @@ def tile_size_claim(
         out.append((km.tiling.shape, km.cost.bytes_at(mp.hardware.offchip.name),
                     km.tiling.tiles, mp.time_s))  # fmt: skip
     (sa, ba, na, ta), (sb, bb, nb, tb) = out
-    reads = "re-reads less" if bb < ba else "does not re-read less"
-    count = "fewer" if nb < na else "no fewer"
-    faster = "faster" if tb < ta else "slower"
-    moral = "so fewer bytes alone do not decide the tile" if tb >= ta else "here the bytes decide"
-    return Claim(
-        f"- The bigger tile {reads} from off-chip memory but leaves {count} tiles to spread over "
-        f"the cores: on the {m}x{n}x{k} GEMM, {sa} moves {ba / 1e6:.4g} MB in {na:,} tiles and "
-        f"{sb} {bb / 1e6:.4g} MB (x{bb / ba:.2f}) in {nb:,}; the bigger one is {faster} here "
-        f"({tb * 1e6:.1f} against {ta * 1e6:.1f} µs), {moral}."
+    return _TEXT.claim(
+        "tile_size",
+        reads_less=bb < ba,
+        fewer=nb < na,
+        m=m,
+        n=n,
+        k=k,
+        small_shape=sa,
+        small_mb=ba / 1e6,
+        small_tiles=na,
+        big_shape=sb,
+        big_mb=bb / 1e6,
+        bytes_ratio=bb / ba,
+        big_tiles=nb,
+        faster=tb < ta,
+        big_us=tb * 1e6,
+        small_us=ta * 1e6,
     )
 
 
 def _waves(w: float) -> str:
-    return f"{w:g} wave" if w == 1 else f"{w:g} waves"
+    return _TEXT.render("waves", count=w)
 
 
 def wave_rule_claim(table: pd.DataFrame) -> Claim:
@@ -251,40 +281,50 @@ def wave_rule_claim(table: pd.DataFrame) -> Claim:
         if table.loc[b, "full_waves"] > table.loc[a, "full_waves"]:
             ta, tb = table.loc[a, "time_us"], table.loc[b, "time_us"]
             lines.append(
-                f"- Time follows whole waves, `ceil(tiles / cores)`: N = {b} is just past a "
-                f"multiple of the core count ({_waves(table.loc[b, 'waves'])}, the last "
-                f"{table.loc[b, 'last_wave_util']:.0%} busy) and takes x{tb / ta:.3g} the time of "
-                f"N = {a} ({_waves(table.loc[a, 'waves'])})."
+                _TEXT.render(
+                    "wave_rule_step",
+                    b=b,
+                    waves_b=_waves(table.loc[b, "waves"]),
+                    last_util=table.loc[b, "last_wave_util"],
+                    time_ratio=tb / ta,
+                    a=a,
+                    waves_a=_waves(table.loc[a, "waves"]),
+                )
             )
             break
     spread = {w: g for w, g in table.groupby("full_waves") if g["waves"].max() > g["waves"].min()}
     if spread:
         w, g = max(spread.items(), key=lambda kv: kv[1]["waves"].max() - kv[1]["waves"].min())
         lo, hi = g["waves"].idxmin(), g["waves"].idxmax()
-        same = abs(g.loc[hi, "time_us"] / g.loc[lo, "time_us"] - 1) < 0.01
-        verdict = (
-            "the same time: the fractional count is not the time"
-            if same
-            else f"x{g.loc[hi, 'time_us'] / g.loc[lo, 'time_us']:.3g} the time"
-        )
         lines.append(
-            f"- N = {lo} ({_waves(g.loc[lo, 'waves'])}) and "
-            f"N = {hi} ({_waves(g.loc[hi, 'waves'])}) "
-            f"both launch {w} waves and take {g.loc[lo, 'time_us']:g} and "
-            f"{g.loc[hi, 'time_us']:g} µs, {verdict}."
+            _TEXT.render(
+                "wave_rule_spread",
+                lo=lo,
+                hi=hi,
+                waves_lo=_waves(g.loc[lo, "waves"]),
+                waves_hi=_waves(g.loc[hi, "waves"]),
+                launched=w,
+                time_lo=g.loc[lo, "time_us"],
+                time_hi=g.loc[hi, "time_us"],
+                same=abs(g.loc[hi, "time_us"] / g.loc[lo, "time_us"] - 1) < 0.01,
+                time_ratio=g.loc[hi, "time_us"] / g.loc[lo, "time_us"],
+            )
         )
-    return Claim("\n".join(lines) or "Every row of this table fits in the same number of waves.")
+    return Claim("\n".join(lines)) if lines else _TEXT.claim("no_wave_cliff")
 
 
 def padding_claim(table: pd.DataFrame) -> Claim:
     """Tile quantization from :func:`tile_table`: the padded share of the worst shape."""
     worst = table["wasted"].idxmax()
     best = table["wasted"].idxmin()
-    return Claim(
-        f"- Dimensions that are not multiples of the tile pay for padded tiles: {best} launches "
-        f"{table.loc[best, 'tiles']} tiles ({table.loc[best, 'wasted']:.1%} padding), {worst} "
-        f"{table.loc[worst, 'tiles']} ({table.loc[worst, 'wasted']:.1%} of the work computed is "
-        "padding)."
+    return _TEXT.claim(
+        "padding",
+        best=best,
+        best_tiles=table.loc[best, "tiles"],
+        best_wasted=table.loc[best, "wasted"],
+        worst=worst,
+        worst_tiles=table.loc[worst, "tiles"],
+        worst_wasted=table.loc[worst, "wasted"],
     )
 
 
@@ -302,31 +342,38 @@ def split_k_claim(
         Markdown bullet: per GEMM, waves and predicted time without and with split-K, and the
         partial-sum traffic it adds per level (MB), with the direction read from the times.
     """
-    parts, words = [], []
+    parts, faster = [], []
     for m, n, k in (small, large):
         one = gemm_mapping(m=m, n=n, k=k, tile=tile, hardware_name=hardware_name)
         sk = gemm_mapping(m=m, n=n, k=k, tile=tile, hardware_name=hardware_name, split_k=split)
         k1, k2 = one.kernels[0], sk.kernels[0]
         levels = [lv.name for lv in one.hardware.memory[1:]]
         added = {lv: k2.cost.bytes_at(lv) - k1.cost.bytes_at(lv) for lv in levels}
-        grew = ", ".join(f"{v / 1e6:.4g} MB more at `{lv}`" for lv, v in added.items() if v > 0)
-        word = "faster" if sk.time_s < one.time_s else "slower"
-        words.append(word)
+        grew = ", ".join(_TEXT.render("split_k_bytes", mb=v / 1e6, level=lv)
+                         for lv, v in added.items() if v > 0)  # fmt: skip
+        faster.append(sk.time_s < one.time_s)
         parts.append(
-            f"{m}x{n}x{k}: {k1.tiling.waves} -> {k2.tiling.waves} waves, "
-            f"{one.time_s * 1e6:.1f} -> {sk.time_s * 1e6:.1f} µs (**{word}**; "
-            f"{grew or 'no extra bytes'})"
+            _TEXT.render(
+                "split_k_part",
+                m=m,
+                n=n,
+                k=k,
+                waves_before=k1.tiling.waves,
+                waves_after=k2.tiling.waves,
+                us_before=one.time_s * 1e6,
+                us_after=sk.time_s * 1e6,
+                faster=faster[-1],
+                grew=grew,
+            )
         )
-    moral = {
-        ("faster", "slower"): "it pays where it fills an almost empty wave and costs where the "
-        "waves were already full, which is why the search weighs it",
-        ("faster", "faster"): "it pays on both here",
-        ("slower", "slower"): "it costs on both here",
-    }.get((words[0], words[1]), "the search weighs it per shape")
-    return Claim(
-        f"- Split-K ({split} ways, tile {tile[0]}x{tile[1]}) adds a reduction of partial sums: "
-        + "; ".join(parts)
-        + f". So {moral}."
+    return _TEXT.claim(
+        "split_k",
+        split=split,
+        tile_m=tile[0],
+        tile_n=tile[1],
+        parts="; ".join(parts),
+        small_faster=faster[0],
+        large_faster=faster[1],
     )
 
 
@@ -436,8 +483,8 @@ def check_tiles(
         f"tiles[{m}x{n} / {tile[0]}x{tile[1]}]",
         answer,
         km.tiling.tiles,
-        hint="a partial tile still costs a whole tile: round each dimension up",
-        hint2="ceil(M / tile_m) * ceil(N / tile_n)",
+        hint=_TEXT.render("tiles_hint"),
+        hint2=_TEXT.render("tiles_hint2"),
         strict=strict,
     )
 
@@ -473,7 +520,7 @@ def check_waves(
         answer,
         expected,
         rel_tol=1e-3,
-        hint="tiles = ceil(M/tile_m) * ceil(N/tile_n); one wave is one tile per core",
-        hint2="divide the tile count by the SM count (hw.matrix_engine.cores); do not round",
+        hint=_TEXT.render("waves_hint"),
+        hint2=_TEXT.render("waves_hint2"),
         strict=strict,
     )

@@ -37,16 +37,16 @@ __all__ = [
 
 
 def _offchip_bytes(
-    model: str, hw: str, phase: str, seq: int, batch: int, off: tuple[str, ...]
+    model: str, hardware_name: str, phase: str, seq: int, batch: int, off: tuple[str, ...]
 ) -> tuple[float, float]:
     options = MapOptions(disabled_fusion=off)
-    mp = mapping(model, hw, phase=phase, seq=seq, batch=batch, options=options)
+    mp = mapping(model, hardware_name, phase=phase, seq=seq, batch=batch, options=options)
     return mp.total.bytes_at(mp.hardware.offchip.name), mp.time_s
 
 
 def fusion_savings(
     model: str = "llama2-7b",
-    hw: str = "h100-sxm",
+    hardware_name: str = "h100-sxm",
     *,
     phase: str = "prefill",
     seq: int = 2048,
@@ -56,7 +56,7 @@ def fusion_savings(
 
     Args:
         model: Preset name.
-        hw: Hardware profile.
+        hardware_name: Hardware profile name.
         phase: ``"prefill"`` or ``"decode"``.
         seq: Prompt (prefill) or context (decode) length, tokens.
         batch: Sequences per step.
@@ -66,10 +66,10 @@ def fusion_savings(
         ``time_saved_us`` (microseconds, rounded to 0.1) and ``time_saved_pct`` (percent of
         the fully fused step, rounded to 0.1).
     """
-    base_bytes, base_time = _offchip_bytes(model, hw, phase, seq, batch, ())
+    base_bytes, base_time = _offchip_bytes(model, hardware_name, phase, seq, batch, ())
     rows = []
     for rule in FUSION_RULES:
-        off_bytes, off_time = _offchip_bytes(model, hw, phase, seq, batch, (rule,))
+        off_bytes, off_time = _offchip_bytes(model, hardware_name, phase, seq, batch, (rule,))
         rows.append(
             {
                 "rule": rule,
@@ -82,14 +82,18 @@ def fusion_savings(
 
 
 def attention_traffic(
-    seqs: tuple[int, ...], model: str = "llama2-7b", hw: str = "h100-sxm", *, batch: int = 1
+    seqs: tuple[int, ...],
+    model: str = "llama2-7b",
+    hardware_name: str = "h100-sxm",
+    *,
+    batch: int = 1,
 ) -> pd.DataFrame:
     """Off-chip traffic of one layer's attention, fused (flash) vs unfused, as prefill grows.
 
     Args:
         seqs: Prompt lengths (tokens).
         model: Preset name.
-        hw: Hardware profile.
+        hardware_name: Hardware profile name.
         batch: Sequences per step.
 
     Returns:
@@ -100,7 +104,9 @@ def attention_traffic(
     for seq in seqs:
         per = []
         for off in ((), ("flash_attention",)):
-            mp = mapping(model, hw, seq=seq, batch=batch, options=MapOptions(disabled_fusion=off))
+            mp = mapping(
+                model, hardware_name, seq=seq, batch=batch, options=MapOptions(disabled_fusion=off)
+            )
             level = mp.hardware.offchip.name
             per.append(
                 sum(
@@ -177,26 +183,31 @@ def traffic_claim(table: pd.DataFrame) -> Claim:
     )
 
 
-def _rule_pct(model: str, hw: str, phase: str, seq: int, rule: str) -> float:
+def _rule_pct(model: str, hardware_name: str, phase: str, seq: int, rule: str) -> float:
     """Percent of the fully fused step that switching ``rule`` off adds (negative: it saves)."""
-    on = mapping(model, hw, phase=phase, seq=seq)
-    off = mapping(model, hw, phase=phase, seq=seq, options=MapOptions(disabled_fusion=(rule,)))
+    on = mapping(model, hardware_name, phase=phase, seq=seq)
+    off = mapping(
+        model, hardware_name, phase=phase, seq=seq, options=MapOptions(disabled_fusion=(rule,))
+    )
     return 100 * (off.time_s - on.time_s) / on.time_s if on.time_s else 0.0
 
 
 def explorer_steps(
-    model: str = "llama2-7b", hw: str = "h100-sxm", *, seqs: tuple[int, int] = (2048, 4096)
+    model: str = "llama2-7b",
+    hardware_name: str = "h100-sxm",
+    *,
+    seqs: tuple[int, int] = (2048, 4096),
 ) -> tuple[ExplorerStep, ...]:
     """The live-widget section's instructions as data, in the order the lesson gives them.
 
-    From the explorer as the lesson builds it (``model`` on ``hw``, a ``seqs[0]``-token
+    From the explorer as the lesson builds it (``model`` on ``hardware_name``, a ``seqs[0]``-token
     prefill, every rule ticked): untick and re-tick ``gemm_epilogue``; untick
     ``flash_attention``; drag **seq** to ``seqs[1]``; tick ``flash_attention`` again.
 
     Returns:
         The steps, each accepted by the explorer's own refusal check.
     """
-    start = ExplorerSetting(model=model, hardware=hw, phase="prefill", seq=seqs[0])
+    start = ExplorerSetting(model=model, hardware=hardware_name, phase="prefill", seq=seqs[0])
     return explorer_walk(
         start,
         [
@@ -209,14 +220,16 @@ def explorer_steps(
     )
 
 
-def epilogue_claim(model: str = "llama2-7b", hw: str = "h100-sxm", *, seq: int = 2048) -> Claim:
+def epilogue_claim(
+    model: str = "llama2-7b", hardware_name: str = "h100-sxm", *, seq: int = 2048
+) -> Claim:
     """Steps 1-2 of :func:`explorer_steps`: what unticking ``gemm_epilogue`` does to the sheet.
 
     Returns:
         Markdown: the kernel count per prefill step with the rule on and off, layer 0's new
         kernels and their bottleneck classes, and the count after ticking it again.
     """
-    off_step, on_step = explorer_steps(model, hw, seqs=(seq, 2 * seq))[:2]
+    off_step, on_step = explorer_steps(model, hardware_name, seqs=(seq, 2 * seq))[:2]
     on, off = off_step.before.mapping(), off_step.after.mapping()
     names = {k.kernel.name for k in on.kernels}
     new = [k for k in off.kernels if k.kernel.name not in names]
@@ -234,14 +247,16 @@ def epilogue_claim(model: str = "llama2-7b", hw: str = "h100-sxm", *, seq: int =
     )
 
 
-def flash_claim(model: str = "llama2-7b", hw: str = "h100-sxm", *, seq: int = 2048) -> Claim:
+def flash_claim(
+    model: str = "llama2-7b", hardware_name: str = "h100-sxm", *, seq: int = 2048
+) -> Claim:
     """Step 3 of :func:`explorer_steps`: unticking ``flash_attention``, points and bars.
 
     Returns:
         Markdown: the attention layers' off-chip intensity (FLOP/byte, over all their kernels)
         and time per step, fused and unfused, in a ``seq``-token prefill.
     """
-    step = explorer_steps(model, hw, seqs=(seq, 2 * seq))[2]
+    step = explorer_steps(model, hardware_name, seqs=(seq, 2 * seq))[2]
     out = {}
     for label, m in (("fused", step.before.mapping()), ("unfused", step.after.mapping())):
         ks = [k for k in m.kernels if k.kernel.layer_type == "attention"]
@@ -259,7 +274,10 @@ def flash_claim(model: str = "llama2-7b", hw: str = "h100-sxm", *, seq: int = 20
 
 
 def seq_claim(
-    model: str = "llama2-7b", hw: str = "h100-sxm", *, seqs: tuple[int, int] = (2048, 4096)
+    model: str = "llama2-7b",
+    hardware_name: str = "h100-sxm",
+    *,
+    seqs: tuple[int, int] = (2048, 4096),
 ) -> Claim:
     """Steps 3-5 of :func:`explorer_steps`: the cost of no fused attention at two lengths.
 
@@ -267,7 +285,7 @@ def seq_claim(
         Markdown: the step's slowdown without ``flash_attention`` at ``seqs[0]`` (step 3) and
         at ``seqs[1]`` (step 5, ticking it again), with the direction read from the numbers.
     """
-    steps = explorer_steps(model, hw, seqs=seqs)
+    steps = explorer_steps(model, hardware_name, seqs=seqs)
     untick, drag, tick = steps[2], steps[3], steps[4]
     pa = 100 * (untick.after.mapping().time_s / untick.before.mapping().time_s - 1)
     pb = 100 * (tick.before.mapping().time_s / tick.after.mapping().time_s - 1)
@@ -281,7 +299,7 @@ def seq_claim(
 
 def takeaway_claim(
     model: str = "llama2-7b",
-    hw: str = "h100-sxm",
+    hardware_name: str = "h100-sxm",
     *,
     seqs: tuple[int, ...] = (512, 2048, 4096),
     decode_seq: int = 2048,
@@ -292,14 +310,15 @@ def takeaway_claim(
         Markdown bullet: the slowdown without ``flash_attention`` (percent of the step) in
         prefill at each length and in one decode step, with the directions read from the numbers.
     """
-    pre = [_rule_pct(model, hw, "prefill", s, "flash_attention") for s in seqs]
-    dec = _rule_pct(model, hw, "decode", decode_seq, "flash_attention")
+    pre = [_rule_pct(model, hardware_name, "prefill", s, "flash_attention") for s in seqs]
+    dec = _rule_pct(model, hardware_name, "decode", decode_seq, "flash_attention")
     rising = all(y > x for x, y in itertools.pairwise(pre))
     trend = "grows with the prompt" if rising else "does not grow steadily with the prompt"
     where = "far less" if dec < min(pre) / 2 else ("less" if dec < min(pre) else "as much or more")
     points = ", ".join(f"{p:.1f} % at {s:,}" for s, p in zip(seqs, pre, strict=True))
     return Claim(
-        f"- Without `flash_attention` a prefill step of `{model}` on `{hw}` is slower by "
+        f"- Without `flash_attention` a prefill step of `{model}` on `{hardware_name}` is "
+        "slower by "
         f"{points} tokens: fused attention's value {trend}. In decode ({decode_seq:,} tokens "
         f"cached) it is worth {dec:.1f} %, {where}: one query row's traffic is the KV cache, "
         "fused or not."
@@ -309,7 +328,7 @@ def takeaway_claim(
 def boundary_claim(
     table: pd.DataFrame,
     model: str = "llama2-7b",
-    hw: str = "h100-sxm",
+    hardware_name: str = "h100-sxm",
     *,
     seq: int = 2048,
     rule: str = "gemm_epilogue",
@@ -319,7 +338,7 @@ def boundary_claim(
     Args:
         table: A :func:`fusion_savings` frame for the same model, hardware and prefill ``seq``.
         model: Preset name.
-        hw: Hardware profile.
+        hardware_name: Hardware profile name.
         seq: Prompt length, tokens.
         rule: The fusion rule whose boundaries are priced.
 
@@ -329,8 +348,10 @@ def boundary_claim(
         mapping actually adds with the rule off (``table``), and the re-reads the shared cache
         serves (the unfused kernels' ``cached_input_bytes``), in GB.
     """
-    on = mapping(model, hw, phase="prefill", seq=seq)
-    off = mapping(model, hw, phase="prefill", seq=seq, options=MapOptions(disabled_fusion=(rule,)))
+    on = mapping(model, hardware_name, phase="prefill", seq=seq)
+    off = mapping(
+        model, hardware_name, phase="prefill", seq=seq, options=MapOptions(disabled_fusion=(rule,))
+    )
     fused = [k for k in on.kernels if rule in k.kernel.fusion]
     both = sum(k.kernel.saved_bytes for k in fused)
     grew = float(table.loc[rule, "bytes_saved"])
@@ -362,7 +383,7 @@ def boundary_claim(
 def overlap_claim(
     table: pd.DataFrame,
     model: str = "llama2-7b",
-    hw: str = "h100-sxm",
+    hardware_name: str = "h100-sxm",
     *,
     phase: str = "prefill",
     seq: int = 2048,
@@ -372,15 +393,15 @@ def overlap_claim(
     Args:
         table: A :func:`fusion_savings` frame for the same model, hardware, phase and seq.
         model: Preset name.
-        hw: Hardware profile.
+        hardware_name: Hardware profile name.
         phase: ``"prefill"`` or ``"decode"``.
         seq: Prompt (prefill) or context (decode) length, tokens.
 
     Returns:
         Markdown bullet: the off-chip bytes every rule off adds against the sum of the rows (GB).
     """
-    base, _ = _offchip_bytes(model, hw, phase, seq, 1, ())
-    off, _ = _offchip_bytes(model, hw, phase, seq, 1, tuple(FUSION_RULES))
+    base, _ = _offchip_bytes(model, hardware_name, phase, seq, 1, ())
+    off, _ = _offchip_bytes(model, hardware_name, phase, seq, 1, tuple(FUSION_RULES))
     together, rows = off - base, float(table["bytes_saved"].sum())
     if rows and abs(together / rows - 1) < 0.005:
         verdict = (
@@ -398,7 +419,11 @@ def overlap_claim(
 
 
 def compute_bound_claim(
-    model: str = "llama2-7b", hw: str = "h100-sxm", *, seq: int = 2048, kernel: str = "o_proj"
+    model: str = "llama2-7b",
+    hardware_name: str = "h100-sxm",
+    *,
+    seq: int = 2048,
+    kernel: str = "o_proj",
 ) -> Claim:
     """Bytes on a compute-bound kernel: ``kernel`` with and without its fused epilogue.
 
@@ -411,9 +436,13 @@ def compute_bound_claim(
         if kernel in ("q_proj", "k_proj", "v_proj", "o_proj")
         else (f"layers.0.mlp.{kernel}")
     )
-    on = mapping(model, hw, phase="prefill", seq=seq)
+    on = mapping(model, hardware_name, phase="prefill", seq=seq)
     off = mapping(
-        model, hw, phase="prefill", seq=seq, options=MapOptions(disabled_fusion=("gemm_epilogue",))
+        model,
+        hardware_name,
+        phase="prefill",
+        seq=seq,
+        options=MapOptions(disabled_fusion=("gemm_epilogue",)),
     )
     level = on.hardware.offchip.name
     k_on, k_off = on.kernel(name), off.kernel(name)
@@ -444,7 +473,7 @@ def compute_bound_claim(
 
 def spill_claim(
     model: str = "llama2-7b",
-    hw: str = "h100-sxm",
+    hardware_name: str = "h100-sxm",
     *,
     seq: int = 2048,
     kernel: str = "layers.0.mlp.up_proj",
@@ -454,7 +483,7 @@ def spill_claim(
 
     Args:
         model: Preset name.
-        hw: Hardware profile.
+        hardware_name: Hardware profile name.
         seq: Prompt length (tokens), prefill.
         kernel: A GEMM kernel that carries a fused epilogue.
         tile: ``(tile_m, tile_n, tile_k)`` forced on it (no split-K).
@@ -463,11 +492,11 @@ def spill_claim(
         Markdown bullet: SRAM the tile needs against capacity (KiB), spill traffic (MB) and the
         kernel's time against the searched tile's (µs), with the words read from the numbers.
     """
-    base = mapping(model, hw, phase="prefill", seq=seq).kernel(kernel)
+    base = mapping(model, hardware_name, phase="prefill", seq=seq).kernel(kernel)
     forced = TileOverride(pattern=kernel, m=tile[0], n=tile[1], k=tile[2], split_k=1)
-    k = mapping(model, hw, phase="prefill", seq=seq, options=MapOptions(tiles=(forced,))).kernel(
-        kernel
-    )
+    k = mapping(
+        model, hardware_name, phase="prefill", seq=seq, options=MapOptions(tiles=(forced,))
+    ).kernel(kernel)
     t = k.tiling
     over = t.sram_bytes > t.sram_capacity_bytes
     ratio = k.cost.total_s / base.cost.total_s if base.cost.total_s else 0.0
@@ -530,7 +559,7 @@ def check_fusion_savings(
     *,
     rule: str,
     model: str = "llama2-7b",
-    hw: str = "h100-sxm",
+    hardware_name: str = "h100-sxm",
     phase: str = "prefill",
     seq: int = 2048,
     batch: int = 1,
@@ -542,7 +571,7 @@ def check_fusion_savings(
         answer: The learner's saving (bytes).
         rule: A name in ``FUSION_RULES``.
         model: Preset name.
-        hw: Hardware profile.
+        hardware_name: Hardware profile name.
         phase: ``"prefill"`` or ``"decode"``.
         seq: Prompt (prefill) or context (decode) length, tokens.
         batch: Sequences per step.
@@ -552,8 +581,8 @@ def check_fusion_savings(
         The check result; expected is the mapping's off-chip bytes with ``rule`` disabled minus
         those with every rule on.
     """
-    base, _ = _offchip_bytes(model, hw, phase, seq, batch, ())
-    off, _ = _offchip_bytes(model, hw, phase, seq, batch, (rule,))
+    base, _ = _offchip_bytes(model, hardware_name, phase, seq, batch, ())
+    off, _ = _offchip_bytes(model, hardware_name, phase, seq, batch, (rule,))
     return compare(
         f"fusion_savings[{rule}]",
         answer,
@@ -572,14 +601,16 @@ def check_fusion_effect(
     *,
     rule: str,
     model: str = "llama2-7b",
-    hw: str = "h100-sxm",
+    hardware_name: str = "h100-sxm",
     phase: str = "decode",
     seq: int = 2048,
     strict: bool | None = None,
 ) -> CheckResult:
     """A prediction: with fusion ``rule`` switched off, is the step faster, slower or the same?"""
-    on = mapping(model, hw, phase=phase, seq=seq)
-    off = mapping(model, hw, phase=phase, seq=seq, options=MapOptions(disabled_fusion=(rule,)))
+    on = mapping(model, hardware_name, phase=phase, seq=seq)
+    off = mapping(
+        model, hardware_name, phase=phase, seq=seq, options=MapOptions(disabled_fusion=(rule,))
+    )
     return check_direction(
         f"without {rule} ({model} {phase})",
         answer,

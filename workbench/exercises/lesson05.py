@@ -51,13 +51,17 @@ FORMATS: tuple[tuple[str, str | None, str | None], ...] = (
 
 
 def format_table(
-    model: str = "llama2-7b", hw: str = "h100-sxm", *, phase: str = "decode", seq: int = 2048
+    model: str = "llama2-7b",
+    hardware_name: str = "h100-sxm",
+    *,
+    phase: str = "decode",
+    seq: int = 2048,
 ) -> pd.DataFrame:
     """Predicted step time and off-chip traffic of a model in each format of :data:`FORMATS`.
 
     Args:
         model: Preset name.
-        hw: Hardware profile.
+        hardware_name: Hardware profile name.
         phase: ``"prefill"`` or ``"decode"``.
         seq: Prompt (prefill) or context (decode) length, tokens.
 
@@ -69,7 +73,7 @@ def format_table(
     rows = []
     for label, dtype, weight_dtype in FORMATS:
         options = MapOptions(dtype=dtype, weight_dtype=weight_dtype)
-        mp = mapping(model, hw, phase=phase, seq=seq, options=options)
+        mp = mapping(model, hardware_name, phase=phase, seq=seq, options=options)
         rows.append(
             {
                 "format": label,
@@ -127,12 +131,14 @@ def quality_table(
     return pd.DataFrame(rows).set_index("format")
 
 
-def layout_table(model: str = "resnet50", hw: str = "h100-sxm", *, batch: int = 32) -> pd.DataFrame:
+def layout_table(
+    model: str = "resnet50", hardware_name: str = "h100-sxm", *, batch: int = 32
+) -> pd.DataFrame:
     """Conv layouts: transforms inserted and predicted time for each layout choice.
 
     Args:
         model: A CNN preset (the graph is built NCHW, PyTorch's default).
-        hw: Hardware profile.
+        hardware_name: Hardware profile name.
         batch: Images per step.
 
     Returns:
@@ -143,7 +149,7 @@ def layout_table(model: str = "resnet50", hw: str = "h100-sxm", *, batch: int = 
     for layout in ("NCHW", "NHWC"):
         for propagation in (True, False):
             options = MapOptions(layout=layout, layout_propagation=propagation)
-            mp = mapping(model, hw, batch=batch, options=options)
+            mp = mapping(model, hardware_name, batch=batch, options=options)
             moves = [km for km in mp.kernels if km.kernel.kind == "layout"]
             rows.append(
                 {
@@ -208,18 +214,22 @@ def _format_summary(decode: pd.DataFrame, prefill: pd.DataFrame) -> str:
 
 
 def explorer_steps(
-    model: str = "llama2-7b", hw: str = "h100-sxm", *, seq: int = 2048, to: str = "fp8_e4m3"
+    model: str = "llama2-7b",
+    hardware_name: str = "h100-sxm",
+    *,
+    seq: int = 2048,
+    to: str = "fp8_e4m3",
 ) -> tuple[ExplorerStep, ...]:
     """The live-widget section's instructions as data, in the order the lesson gives them.
 
-    From the explorer as the lesson builds it (a decode step of ``model`` on ``hw`` at a
+    From the explorer as the lesson builds it (a decode step of ``model`` on ``hardware_name`` at a
     ``seq``-token context, bf16): **dtype** to ``to``; **phase** to prefill; **dtype** back to
     bf16.
 
     Returns:
         The steps, each accepted by the explorer's own refusal check.
     """
-    start = ExplorerSetting(model=model, hardware=hw, phase="decode", seq=seq)
+    start = ExplorerSetting(model=model, hardware=hardware_name, phase="decode", seq=seq)
     return explorer_walk(start, [("dtype", to), ("phase", "prefill"), ("dtype", "bf16")])
 
 
@@ -230,7 +240,11 @@ def _up_proj_intensity(m: ModelMapping) -> float:
 
 
 def dtype_claim(
-    model: str = "llama2-7b", hw: str = "h100-sxm", *, seq: int = 2048, to: str = "fp8_e4m3"
+    model: str = "llama2-7b",
+    hardware_name: str = "h100-sxm",
+    *,
+    seq: int = 2048,
+    to: str = "fp8_e4m3",
 ) -> Claim:
     """Step 1 of :func:`explorer_steps`: switching **dtype** from bf16 to ``to`` in decode.
 
@@ -238,7 +252,7 @@ def dtype_claim(
         Markdown: the compute roof (peak, TFLOP/s or TOPS), ``up_proj``'s off-chip intensity
         (FLOP/byte) and the step time in both formats.
     """
-    step = explorer_steps(model, hw, seq=seq, to=to)[0]
+    step = explorer_steps(model, hardware_name, seq=seq, to=to)[0]
     a, b = step.before.mapping(), step.after.mapping()
     ib, it = _up_proj_intensity(a), _up_proj_intensity(b)
     unit = "TOPS" if to.startswith("int") else "TFLOP/s"
@@ -252,7 +266,11 @@ def dtype_claim(
 
 
 def explorer_claim(
-    model: str = "llama2-7b", hw: str = "h100-sxm", *, seq: int = 2048, to: str = "fp8_e4m3"
+    model: str = "llama2-7b",
+    hardware_name: str = "h100-sxm",
+    *,
+    seq: int = 2048,
+    to: str = "fp8_e4m3",
 ) -> Claim:
     """What each instruction of :func:`explorer_steps` does, on the explorer's own mapping.
 
@@ -261,7 +279,7 @@ def explorer_claim(
         counts and step time; step 3, back to bf16: the prefill step's change, and the speedup
         ``to`` gave prefill against the one it gave decode.
     """
-    one, two, three = explorer_steps(model, hw, seq=seq, to=to)
+    one, two, three = explorer_steps(model, hardware_name, seq=seq, to=to)
     pre_to, pre_bf = two.after.mapping(), three.after.mapping()
     dec_bf, dec_to = one.before.mapping(), one.after.mapping()
     counts = pre_to.bottleneck_counts()
@@ -270,7 +288,7 @@ def explorer_claim(
     gain_dec = dec_bf.time_s / dec_to.time_s
     more = "more" if gain_pre > gain_dec else "less"
     return Claim(
-        f"- {dtype_claim(model, hw, seq=seq, to=to).text}\n"
+        f"- {dtype_claim(model, hardware_name, seq=seq, to=to).text}\n"
         f"- Then {two.instruction}: still in {to}, {compute} of {len(pre_to.kernels)} kernels "
         f"are compute-bound against the {pre_to.peak_flops / 1e12:.4g} {to} roof and the "
         f"{seq:,}-token prefill takes {pre_to.time_s * 1e3:.3g} ms.\n"
@@ -348,7 +366,7 @@ def check_layout_transforms(
     answer: int,
     *,
     model: str = "resnet50",
-    hw: str = "h100-sxm",
+    hardware_name: str = "h100-sxm",
     layout: str = "NHWC",
     propagation: bool = False,
     batch: int = 32,
@@ -359,7 +377,7 @@ def check_layout_transforms(
     Args:
         answer: The learner's count.
         model: A CNN preset.
-        hw: Hardware profile.
+        hardware_name: Hardware profile name.
         layout: Layout the convolutions use.
         propagation: Whether the chosen layout is kept between convolutions.
         batch: Images per step.
@@ -369,7 +387,7 @@ def check_layout_transforms(
         The check result; expected counts the mapping's kernels of kind ``layout``.
     """
     options = MapOptions(layout=layout, layout_propagation=propagation)
-    mp = mapping(model, hw, batch=batch, options=options)
+    mp = mapping(model, hardware_name, batch=batch, options=options)
     expected = sum(1 for km in mp.kernels if km.kernel.kind == "layout")
     return compare(
         f"layout_transforms[{layout},propagation={propagation}]",
@@ -387,14 +405,16 @@ def check_format_effect(
     *,
     weight_dtype: str,
     model: str = "llama2-7b",
-    hw: str = "h100-sxm",
+    hardware_name: str = "h100-sxm",
     phase: str = "prefill",
     seq: int = 2048,
     strict: bool | None = None,
 ) -> CheckResult:
     """A prediction: with weights in ``weight_dtype`` (activations bf16), faster, slower, same?"""
-    base = mapping(model, hw, phase=phase, seq=seq)
-    quant = mapping(model, hw, phase=phase, seq=seq, options=MapOptions(weight_dtype=weight_dtype))
+    base = mapping(model, hardware_name, phase=phase, seq=seq)
+    quant = mapping(
+        model, hardware_name, phase=phase, seq=seq, options=MapOptions(weight_dtype=weight_dtype)
+    )
     return check_direction(
         f"{weight_dtype} weights ({model} {phase})",
         answer,
@@ -477,7 +497,11 @@ def quality_claim(quality: pd.DataFrame, decode: pd.DataFrame) -> Claim:
 
 
 def layout_takeaway_claim(
-    table: pd.DataFrame, model: str = "resnet50", hw: str = "h100-sxm", *, batch: int = 32
+    table: pd.DataFrame,
+    model: str = "resnet50",
+    hardware_name: str = "h100-sxm",
+    *,
+    batch: int = 32,
 ) -> Claim:
     """What per-layer layout conversion costs against the convolutions, from :func:`layout_table`.
 
@@ -486,7 +510,7 @@ def layout_takeaway_claim(
         without and with propagation (NHWC), against the convolutions' time (ms).
     """
     off = MapOptions(layout="NHWC", layout_propagation=False)
-    mp = mapping(model, hw, batch=batch, options=off)
+    mp = mapping(model, hardware_name, batch=batch, options=off)
     moves = [k for k in mp.kernels if k.kernel.kind == "layout"]
     convs = sum(k.cost.total_s for k in mp.kernels if k.kernel.kind == "conv") * 1e3
     flops = sum(k.kernel.flops for k in moves)
@@ -507,7 +531,7 @@ def layout_takeaway_claim(
 
 def int4_pitfall_claim(
     model: str = "llama2-7b",
-    hw: str = "h100-sxm",
+    hardware_name: str = "h100-sxm",
     *,
     seq: int = 2048,
     kernel: str = "layers.0.mlp.up_proj",
@@ -519,14 +543,16 @@ def int4_pitfall_claim(
         and zero point included), the share they add over a bare quarter, the dequantization
         instructions per weight, and the prefill speedup of int4 (``format_table``).
     """
-    bf = mapping(model, hw, phase="prefill", seq=seq).kernel(kernel).kernel.gemm
-    q4 = mapping(model, hw, phase="prefill", seq=seq, options=MapOptions(weight_dtype="int4"))
+    bf = mapping(model, hardware_name, phase="prefill", seq=seq).kernel(kernel).kernel.gemm
+    q4 = mapping(
+        model, hardware_name, phase="prefill", seq=seq, options=MapOptions(weight_dtype="int4")
+    )
     g = q4.kernel(kernel).kernel.gemm
     if bf is None or g is None:
         raise WorkbenchError(f"int4_pitfall_claim: {kernel} is not a GEMM")
     quarter = bf.b_bytes / 4
     extra = g.b_bytes / quarter - 1
-    pre = mapping(model, hw, phase="prefill", seq=seq).time_s / q4.time_s
+    pre = mapping(model, hardware_name, phase="prefill", seq=seq).time_s / q4.time_s
     return Claim(
         f"- Counting int4 as a quarter of the bf16 bytes: the mapped `{kernel}` "
         f"({g.k}x{g.n}) reads {g.b_bytes:.4g} bytes per weight, not {quarter:g}: each group's "
@@ -573,7 +599,7 @@ def outlier_pitfall_claim(
 
 def batch_pitfall_claim(
     model: str = "llama2-7b",
-    hw: str = "h100-sxm",
+    hardware_name: str = "h100-sxm",
     *,
     seq: int = 512,
     batches: tuple[int, ...] = (1, 16, 64, 128),
@@ -589,12 +615,12 @@ def batch_pitfall_claim(
     """
     parts, gains, classes = [], [], []
     for b in batches:
-        why = setting_refusal(model, hardware(hw), phase="decode", batch=b, seq=seq)
+        why = setting_refusal(model, hardware(hardware_name), phase="decode", batch=b, seq=seq)
         if why:
             raise WorkbenchError(f"batch_pitfall_claim: batch {b} is refused: {why}")
-        base = mapping(model, hw, phase="decode", seq=seq, batch=b)
+        base = mapping(model, hardware_name, phase="decode", seq=seq, batch=b)
         q = mapping(
-            model, hw, phase="decode", seq=seq, batch=b,
+            model, hardware_name, phase="decode", seq=seq, batch=b,
             options=MapOptions(weight_dtype=weight_dtype),
         )  # fmt: skip
         gains.append(base.time_s / q.time_s)
@@ -638,12 +664,14 @@ def nchw_pitfall_claim(table: pd.DataFrame) -> Claim:
     )
 
 
-def pitfall_claim(layouts: pd.DataFrame, model: str = "llama2-7b", hw: str = "h100-sxm") -> Claim:
+def pitfall_claim(
+    layouts: pd.DataFrame, model: str = "llama2-7b", hardware_name: str = "h100-sxm"
+) -> Claim:
     """The lesson's four pitfalls, each computed (see the ``*_pitfall_claim`` functions)."""
     parts = (
-        int4_pitfall_claim(model, hw),
+        int4_pitfall_claim(model, hardware_name),
         outlier_pitfall_claim(),
-        batch_pitfall_claim(model, hw),
+        batch_pitfall_claim(model, hardware_name),
         nchw_pitfall_claim(layouts),
     )
     return Claim("\n".join(p.text for p in parts))

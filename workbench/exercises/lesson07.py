@@ -40,14 +40,14 @@ PANEL_MOVES = ("barrier-per-layer",)
 
 def review_mapping(
     model: str = "gpt2",
-    hw: str = "h100-sxm",
+    hardware_name: str = "h100-sxm",
     *,
     phase: str = "prefill",
     seq: int = 512,
     batch: int = 1,
 ) -> ModelMapping:
     """Map the model the review is about (default options)."""
-    return map_model(build_graph(model, phase, batch=batch, seq=seq), load_hardware(hw))
+    return map_model(build_graph(model, phase, batch=batch, seq=seq), load_hardware(hardware_name))
 
 
 def dominant_bottleneck(mapping: ModelMapping) -> str:
@@ -181,17 +181,21 @@ def panel_claim(start: str = PANEL_START, moves: tuple[str, ...] = PANEL_MOVES) 
 # --- exercise 3: the barrier build priced from first principles -----------------------------
 
 
-def barrier_cost_us(model: str = "llama2-7b", hw: str = "h100-sxm", *, seq: int = 2048) -> float:
+def barrier_cost_us(
+    model: str = "llama2-7b", hardware_name: str = "h100-sxm", *, seq: int = 2048
+) -> float:
     """Microseconds the per-layer debugging barrier adds to one decode step (mapped twice)."""
-    on = mapping(model, hw, phase="decode", seq=seq, options=MapOptions(barrier_per_layer=True))
-    return (on.time_s - mapping(model, hw, phase="decode", seq=seq).time_s) * 1e6
+    on = mapping(
+        model, hardware_name, phase="decode", seq=seq, options=MapOptions(barrier_per_layer=True)
+    )
+    return (on.time_s - mapping(model, hardware_name, phase="decode", seq=seq).time_s) * 1e6
 
 
 def check_barrier_cost(
     answer: float,
     *,
     model: str = "llama2-7b",
-    hw: str = "h100-sxm",
+    hardware_name: str = "h100-sxm",
     seq: int = 2048,
     strict: bool | None = None,
 ) -> CheckResult:
@@ -201,9 +205,9 @@ def check_barrier_cost(
     syncs and prices one from the profile's overheads.
     """
     return compare(
-        f"barrier build cost[{model},{hw}] (µs)",
+        f"barrier build cost[{model},{hardware_name}] (µs)",
         answer,
-        barrier_cost_us(model, hw, seq=seq),
+        barrier_cost_us(model, hardware_name, seq=seq),
         rel_tol=0.01,
         hint="count the syncs (one after each top-level layer), then price one sync",
         hint2="a sync costs the barrier itself plus the launch it stops the graph from hiding: "
@@ -217,15 +221,15 @@ def check_barrier_cost(
 
 
 def stale_pitfall_claim(
-    model: str = "gpt2", hw: str = "h100-sxm", *, seq: int = 512, other_seq: int = 1024
+    model: str = "gpt2", hardware_name: str = "h100-sxm", *, seq: int = 512, other_seq: int = 1024
 ) -> Claim:
     """How the pack's headline figures move when the mapping changes (a typed figure would not).
 
     Returns:
         Markdown bullet: MFU and step time at ``seq`` and at ``other_seq`` tokens (prefill).
     """
-    a = review_mapping(model, hw, phase="prefill", seq=seq)
-    b = review_mapping(model, hw, phase="prefill", seq=other_seq)
+    a = review_mapping(model, hardware_name, phase="prefill", seq=seq)
+    b = review_mapping(model, hardware_name, phase="prefill", seq=other_seq)
     return Claim(
         f"- Typing a figure into the review by hand: this pack's MFU is {a.mfu:.1%} and its "
         f"step {a.time_s * 1e6:.1f} µs at {seq:,} tokens; the same model mapped at "

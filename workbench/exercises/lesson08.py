@@ -57,7 +57,7 @@ EXPLORER: dict[str, object] = {
 }
 
 
-def phase_table(model: str, hw: str, *, seq: int = 2048, batch: int = 1) -> pd.DataFrame:
+def phase_table(model: str, hardware_name: str, *, seq: int = 2048, batch: int = 1) -> pd.DataFrame:
     """Prefill of ``seq`` tokens against one decode step at context ``seq``.
 
     Returns:
@@ -66,7 +66,7 @@ def phase_table(model: str, hw: str, *, seq: int = 2048, batch: int = 1) -> pd.D
     """
     rows = []
     for phase in ("prefill", "decode"):
-        m = mapping(model, hw, phase=phase, batch=batch, seq=seq)
+        m = mapping(model, hardware_name, phase=phase, batch=batch, seq=seq)
         attn = m.kernel("layers.0.attn.sdpa").cost
         by_type = m.time_by_layer_type()
         rows.append(
@@ -84,7 +84,7 @@ def phase_table(model: str, hw: str, *, seq: int = 2048, batch: int = 1) -> pd.D
 
 
 def kv_growth_table(
-    model: str, hw: str, *, contexts: tuple[int, ...] = (512, 2048, 4096), batch: int = 8
+    model: str, hardware_name: str, *, contexts: tuple[int, ...] = (512, 2048, 4096), batch: int = 8
 ) -> pd.DataFrame:
     """KV-cache size and decode step time as the context grows (bf16 cache).
 
@@ -94,7 +94,7 @@ def kv_growth_table(
     """
     rows = []
     for ctx in contexts:
-        m = mapping(model, hw, phase="decode", batch=batch, seq=ctx)
+        m = mapping(model, hardware_name, phase="decode", batch=batch, seq=ctx)
         sdpa = sum(k.cost.total_s for k in m.kernels if k.kernel.kind == "attention")
         rows.append(
             {
@@ -108,7 +108,7 @@ def kv_growth_table(
     return pd.DataFrame(rows).set_index("context")
 
 
-def fused_attention_table(model: str, hw: str, *, seq: int = 4096) -> pd.DataFrame:
+def fused_attention_table(model: str, hardware_name: str, *, seq: int = 4096) -> pd.DataFrame:
     """Prefill attention with the flash_attention fusion on and off.
 
     Returns:
@@ -119,7 +119,7 @@ def fused_attention_table(model: str, hw: str, *, seq: int = 4096) -> pd.DataFra
         ("fused", None),
         ("unfused", MapOptions(disabled_fusion=("flash_attention",))),
     ):
-        m = mapping(model, hw, phase="prefill", seq=seq, options=opts)
+        m = mapping(model, hardware_name, phase="prefill", seq=seq, options=opts)
         att = [
             k
             for k in m.kernels
@@ -127,7 +127,7 @@ def fused_attention_table(model: str, hw: str, *, seq: int = 4096) -> pd.DataFra
             and k.kernel.kind in ("attention", "gemm", "row")
             and "proj" not in k.kernel.name
         ]
-        level = hardware(hw).offchip.name
+        level = hardware(hardware_name).offchip.name
         rows.append(
             {
                 "attention": label,
@@ -193,13 +193,14 @@ def gqa_claim(model: str = "llama2-7b", other: str = "llama3-8b") -> Claim:
     )
 
 
-def fit_claim(model: str, hw: str, *, batch: int, context: int) -> Claim:
+def fit_claim(model: str, hardware_name: str, *, batch: int, context: int) -> Claim:
     """Whether ``batch`` sequences of ``context`` tokens fit beside the weights on one chip."""
-    f = fit_check(model, hardware(hw), batch=batch, context=context)
+    f = fit_check(model, hardware(hardware_name), batch=batch, context=context)
     verdict = "fit" if f.fits else "do **not** fit"
     return Claim(
         f"{batch} sequences of {context} tokens {verdict} beside `{model}`'s weights on one "
-        f"`{hw}`: weights {f.weights_bytes / 2**30:.3g} GiB + KV cache {f.kv_bytes / 2**30:.3g} "
+        f"`{hardware_name}`: weights {f.weights_bytes / 2**30:.3g} GiB + KV cache "
+        f"{f.kv_bytes / 2**30:.3g} "
         f"GiB + activations {f.activation_bytes / 2**30:.3g} GiB against "
         f"{f.capacity_bytes / 2**30:.3g} GiB."
     )
@@ -207,7 +208,7 @@ def fit_claim(model: str, hw: str, *, batch: int, context: int) -> Claim:
 
 def roofline_move_table(
     model: str,
-    hw: str,
+    hardware_name: str,
     *,
     settings: tuple[tuple[int, int], ...] = ((8, 512), (8, 8192), (64, 2048)),
     kernels: tuple[str, ...] = ("layers.0.attn.sdpa", "layers.0.mlp.up_proj"),
@@ -216,7 +217,7 @@ def roofline_move_table(
 
     Args:
         model: Preset name.
-        hw: Hardware profile.
+        hardware_name: Hardware profile name.
         settings: ``(batch, context)`` pairs, tokens.
         kernels: Kernel names.
 
@@ -228,7 +229,9 @@ def roofline_move_table(
     for batch, ctx in settings:
         pts = {
             p["kernel"]: p
-            for p in roofline_points(mapping(model, hw, phase="decode", batch=batch, seq=ctx))
+            for p in roofline_points(
+                mapping(model, hardware_name, phase="decode", batch=batch, seq=ctx)
+            )
         }
         for k in kernels:
             p = pts[k]
@@ -279,9 +282,9 @@ class WidgetMove:
         return (self.start, self.seq), (self.end, self.seq)
 
 
-def _farthest(model: str, hw: str, slider: str, start: int, want: int, held: int) -> int:
+def _farthest(model: str, hardware_name: str, slider: str, start: int, want: int, held: int) -> int:
     """The largest power of two in ``(start, want]`` the explorer accepts, else a refusal."""
-    hwo = hardware(hw)
+    hwo = hardware(hardware_name)
     ends = [2**i for i in range(20) if start < 2**i <= want]
     for end in reversed(ends):
         batch, seq = (held, end) if slider == "seq" else (end, held)
@@ -289,39 +292,43 @@ def _farthest(model: str, hw: str, slider: str, start: int, want: int, held: int
             return end
     batch, seq = (held, start * 2) if slider == "seq" else (start * 2, held)
     why = setting_refusal(model, hwo, phase="decode", batch=batch, seq=seq)
-    raise WorkbenchError(f"no {slider} drag from {start} is reachable for {model} on {hw}: {why}")
+    raise WorkbenchError(
+        f"no {slider} drag from {start} is reachable for {model} on {hardware_name}: {why}"
+    )
 
 
-def widget_moves(model: str, hw: str, *, batch: int = 8) -> tuple[WidgetMove, WidgetMove]:
+def widget_moves(
+    model: str, hardware_name: str, *, batch: int = 8
+) -> tuple[WidgetMove, WidgetMove]:
     """The two drags the roofline sentence instructs, clipped to what the explorer accepts.
 
     The sentence asks for context 512 -> 8,192 at ``batch`` and batch 1 -> 64 at context 2,048;
     a model with a shorter context, or a chip that cannot hold the KV cache, gets the farthest
     reachable end instead, so every instruction is one the widget carries out.
     """
-    seq_end = _farthest(model, hw, "seq", 512, 8192, batch)
-    batch_end = _farthest(model, hw, "batch", 1, 64, 2048)
+    seq_end = _farthest(model, hardware_name, "seq", 512, 8192, batch)
+    batch_end = _farthest(model, hardware_name, "batch", 1, 64, 2048)
     return (
         WidgetMove("seq", 512, seq_end, batch, 512),
         WidgetMove("batch", 1, batch_end, 1, 2048),
     )
 
 
-def widget_claim(model: str, hw: str, *, batch: int = 8) -> Claim:
+def widget_claim(model: str, hardware_name: str, *, batch: int = 8) -> Claim:
     """What the explorer's roofline does when you drag context and batch in decode.
 
     Args:
         model: Preset name.
-        hw: Hardware profile.
+        hardware_name: Hardware profile name.
         batch: The batch the seq drag happens at.
 
     Returns:
         Markdown sentences computed from :func:`roofline_move_table` at exactly the settings of
         :func:`widget_moves` (each accepted by the explorer's own check).
     """
-    seq_move, batch_move = widget_moves(model, hw, batch=batch)
+    seq_move, batch_move = widget_moves(model, hardware_name, batch=batch)
     (s0, s1), (b0, b1) = seq_move.settings(), batch_move.settings()
-    t = roofline_move_table(model, hw, settings=tuple(dict.fromkeys((s0, s1, b0, b1))))
+    t = roofline_move_table(model, hardware_name, settings=tuple(dict.fromkeys((s0, s1, b0, b1))))
     a = t.loc["attn.sdpa"]
     g = t.loc["mlp.up_proj"]
     seq_a = _moves(a.loc[s0, "intensity"], a.loc[s1, "intensity"])
@@ -360,17 +367,17 @@ def check_kv_bytes(
 
 
 def check_decode_bottleneck(
-    answer: str, *, model: str, hw: str, context: int, strict: bool | None = None
+    answer: str, *, model: str, hardware_name: str, context: int, strict: bool | None = None
 ) -> CheckResult:
     """Check the bottleneck class of the first decode attention kernel at ``context``.
 
     The setting must be one the explorer accepts (the model's context length, one chip's
     memory): an exercise never asks about a step the widget would refuse.
     """
-    why = setting_refusal(model, hardware(hw), phase="decode", batch=1, seq=context)
+    why = setting_refusal(model, hardware(hardware_name), phase="decode", batch=1, seq=context)
     if why:
         raise WorkbenchError(f"check_decode_bottleneck: {why}")
-    m = mapping(model, hw, phase="decode", batch=1, seq=context)
+    m = mapping(model, hardware_name, phase="decode", batch=1, seq=context)
     expected = m.kernel("layers.0.attn.sdpa").cost.bottleneck
     return compare(
         "decode_bottleneck",
@@ -384,12 +391,14 @@ def check_decode_bottleneck(
     )
 
 
-def takeaway_claim(model: str, hw: str, *, seq: int = 2048, long_seq: int = 4096) -> Claim:
+def takeaway_claim(
+    model: str, hardware_name: str, *, seq: int = 2048, long_seq: int = 4096
+) -> Claim:
     """The lesson's takeaways that state a direction, computed (not typed).
 
     Args:
         model: Preset name.
-        hw: Hardware profile.
+        hardware_name: Hardware profile name.
         seq: Prompt and context length of the prefill/decode comparison, tokens.
         long_seq: The long prompt of the fused-attention comparison, tokens.
 
@@ -398,7 +407,7 @@ def takeaway_claim(model: str, hw: str, *, seq: int = 2048, long_seq: int = 4096
         attention off costs a long prompt in off-chip bytes and time.
     """
     cls = {
-        phase: mapping(model, hw, phase=phase, seq=seq)
+        phase: mapping(model, hardware_name, phase=phase, seq=seq)
         .kernel("layers.0.mlp.up_proj")
         .cost.bottleneck.split(":")[0]
         for phase in ("prefill", "decode")
@@ -409,7 +418,7 @@ def takeaway_claim(model: str, hw: str, *, seq: int = 2048, long_seq: int = 4096
         f"and {cls['decode']}-bound in decode"
         + (": one class for both here." if same else ": plan for both.")
     )
-    t = fused_attention_table(model, hw, seq=long_seq)
+    t = fused_attention_table(model, hardware_name, seq=long_seq)
     fused, unfused = t.loc["fused"], t.loc["unfused"]
     if fused["attention_hbm_gb"] <= 0 or fused["attention_ms"] <= 0:
         return Claim(first)
@@ -423,11 +432,11 @@ def takeaway_claim(model: str, hw: str, *, seq: int = 2048, long_seq: int = 4096
     return Claim(first + "\n" + second)
 
 
-def widget_move_table(model: str, hw: str, *, batch: int = 8) -> pd.DataFrame:
+def widget_move_table(model: str, hardware_name: str, *, batch: int = 8) -> pd.DataFrame:
     """:func:`roofline_move_table` at exactly the settings of :func:`widget_moves`."""
-    seq_move, batch_move = widget_moves(model, hw, batch=batch)
+    seq_move, batch_move = widget_moves(model, hardware_name, batch=batch)
     settings = (*seq_move.settings(), *batch_move.settings())
-    return roofline_move_table(model, hw, settings=tuple(dict.fromkeys(settings)))
+    return roofline_move_table(model, hardware_name, settings=tuple(dict.fromkeys(settings)))
 
 
 def explorer_moves() -> tuple[ControlMove, ...]:
@@ -456,14 +465,14 @@ def explorer_moves() -> tuple[ControlMove, ...]:
 
 def _explorer_mapping(state: dict[str, object]) -> tuple[str, ModelMapping | None]:
     """``(refusal, mapping)`` of the explorer at ``state``, as the explorer computes them."""
-    model, hw, phase = str(state["model"]), str(state["hardware"]), str(state["phase"])
+    model, hardware_name, phase = str(state["model"]), str(state["hardware"]), str(state["phase"])
     batch, seq = int(str(state["batch"])), int(str(state["seq"]))
-    why = setting_refusal(model, hardware(hw), phase=phase, batch=batch, seq=seq)
+    why = setting_refusal(model, hardware(hardware_name), phase=phase, batch=batch, seq=seq)
     if why:
         return why, None
     off = () if state.get("flash_attention", True) else ("flash_attention",)
     opts = MapOptions(disabled_fusion=off)
-    return "", mapping(model, hw, phase=phase, batch=batch, seq=seq, options=opts)
+    return "", mapping(model, hardware_name, phase=phase, batch=batch, seq=seq, options=opts)
 
 
 def _attention_bytes(m: ModelMapping) -> float:
@@ -552,13 +561,13 @@ def kv_takeaway_claim(table: pd.DataFrame, model: str, other: str) -> Claim:
 
 
 def pitfall_claim(
-    model: str, hw: str, phases: pd.DataFrame, *, batch: int = 64, context: int = 4096
+    model: str, hardware_name: str, phases: pd.DataFrame, *, batch: int = 64, context: int = 4096
 ) -> Claim:
     """The lesson's pitfalls, each with the figure that makes it one.
 
     Args:
         model: Preset name.
-        hw: Hardware profile.
+        hardware_name: Hardware profile name.
         phases: A :func:`phase_table` frame.
         batch: Sequences of the memory-sizing pitfall.
         context: Their context, tokens.
@@ -569,9 +578,9 @@ def pitfall_claim(
         ``up_proj``'s and attention's intensity (:func:`widget_move_table`).
     """
     per = phases.loc["decode", "us_per_token"] / phases.loc["prefill", "us_per_token"]
-    f = fit_check(model, hardware(hw), batch=batch, context=context)
-    _, batch_move = widget_moves(model, hw)
-    t = widget_move_table(model, hw)
+    f = fit_check(model, hardware(hardware_name), batch=batch, context=context)
+    _, batch_move = widget_moves(model, hardware_name)
+    t = widget_move_table(model, hardware_name)
     (b0, s0), (b1, s1) = batch_move.settings()
     g = t.loc["mlp.up_proj"]
     a = t.loc["attn.sdpa"]

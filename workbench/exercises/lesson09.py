@@ -81,14 +81,16 @@ _LAB_CONTROLS = ("tile_m", "tile_n", "tile_k", "stages", "split_k")
 
 def plan_table(
     model: str,
-    hw: str,
+    hardware_name: str,
     *,
     batches: Sequence[int],
     seqs: Sequence[int],
     kernel: str = "layers.0.mlp.up_proj",
 ) -> pd.DataFrame:
     """The cost model's best tile of ``kernel`` at every (batch, seq) (compile-time plan)."""
-    rows = sweep_best_plan(model, batches, seqs, hardware(hw), kernel_name=kernel, progress=False)
+    rows = sweep_best_plan(
+        model, batches, seqs, hardware(hardware_name), kernel_name=kernel, progress=False
+    )
     return pd.DataFrame(
         [
             {
@@ -103,12 +105,16 @@ def plan_table(
 
 
 def variant_table(
-    models: Sequence[str], hw: str, *, seq: int = 512, kernel: str = "layers.0.mlp.up_proj"
+    models: Sequence[str],
+    hardware_name: str,
+    *,
+    seq: int = 512,
+    kernel: str = "layers.0.mlp.up_proj",
 ) -> pd.DataFrame:
     """The best tile of the same layer in different model variants at one shape."""
     rows = []
     for m in models:
-        km = mapping(m, hw, seq=seq).kernel(kernel)
+        km = mapping(m, hardware_name, seq=seq).kernel(kernel)
         g = km.kernel.gemm
         rows.append(
             {
@@ -124,7 +130,7 @@ def variant_table(
 
 def autotune_kernel(
     model: str,
-    hw: str,
+    hardware_name: str,
     *,
     seq: int = 64,
     kernel: str = "layers.0.mlp.up_proj",
@@ -138,7 +144,7 @@ def autotune_kernel(
 
     Args:
         model: Preset name.
-        hw: Hardware profile the cost model ranks on.
+        hardware_name: Hardware profile name, the cost model ranks on.
         seq: Tokens (the GEMM's M).
         kernel: Kernel name.
         k: Tile shapes to time.
@@ -147,10 +153,10 @@ def autotune_kernel(
     Returns:
         The :class:`TuneResult` (candidates in predicted order).
     """
-    km = mapping(model, hw, seq=seq).kernel(kernel)
+    km = mapping(model, hardware_name, seq=seq).kernel(kernel)
     seen: set[tuple[int, int, int]] = set()
     ranked = []
-    for tiling, cost in rank(km.kernel, hardware(hw), MapOptions(), k=64):
+    for tiling, cost in rank(km.kernel, hardware(hardware_name), MapOptions(), k=64):
         shape = (tiling.tile_m, tiling.tile_n, tiling.tile_k)
         if shape not in seen and tiling.fits:
             seen.add(shape)
@@ -208,24 +214,24 @@ def plan_claim(table: pd.DataFrame) -> Claim:
     )
 
 
-def candidates_claim(result: TuneResult, hw: str) -> Claim:
+def candidates_claim(result: TuneResult, hardware_name: str) -> Claim:
     """How the timed candidates differ and whether the model's pick won, from ``result``.
 
     Args:
         result: An :func:`autotune_kernel` result.
-        hw: The profile the cost model predicted for.
+        hardware_name: The profile the cost model predicted for.
 
     Returns:
-        A Markdown sentence: the shapes, the spread of predicted times (µs on ``hw``) and
+        A Markdown sentence: the shapes, the spread of predicted times (µs on ``hardware_name``) and
         whether the predicted first was the measured first.
     """
     cs = result.candidates
     shapes = ", ".join(f"`{c.tiling.shape}`" for c in cs)
     p = [c.predicted_s * 1e6 for c in cs]
     spread = (
-        f"all predicted at {p[0]:.3g} µs on `{hw}` (the model cannot tell them apart)"
+        f"all predicted at {p[0]:.3g} µs on `{hardware_name}` (the model cannot tell them apart)"
         if max(p) <= 1.01 * min(p)
-        else f"predicted {min(p):.3g} to {max(p):.3g} µs on `{hw}`"
+        else f"predicted {min(p):.3g} to {max(p):.3g} µs on `{hardware_name}`"
     )
     first = next(c for c in cs if c.predicted_rank == 1)
     won = "was" if first.measured_rank == 1 else "was not"
@@ -268,7 +274,7 @@ def check_plan_prediction(
     prediction: object,
     *,
     model: str = "llama2-7b",
-    hw: str = "h100-sxm",
+    hardware_name: str = "h100-sxm",
     first: tuple[int, int] = (1, 128),
     second: tuple[int, int] = (8, 16),
     kernel: str = "layers.0.mlp.up_proj",
@@ -281,14 +287,16 @@ def check_plan_prediction(
     Args:
         prediction: ``"same"`` or ``"different"`` (or a synonym).
         model: Preset name.
-        hw: Hardware profile.
+        hardware_name: Hardware profile name.
         first: The first (batch, sequence length in tokens) point.
         second: The second point.
         kernel: The kernel followed.
         strict: Raise on a wrong answer.
     """
     tiles = [
-        sweep_best_plan(model, (b,), (s,), hardware(hw), kernel_name=kernel, progress=False)[0]
+        sweep_best_plan(
+            model, (b,), (s,), hardware(hardware_name), kernel_name=kernel, progress=False
+        )[0]
         for b, s in (first, second)
     ]
     return compare(
@@ -477,17 +485,19 @@ def shape_takeaway_claim(plans: pd.DataFrame, variants: pd.DataFrame) -> Claim:
     return Claim(text)
 
 
-def _forced_ratio(model: str, hw: str, kernel: str, tile: Tiling, batch: int, seq: int) -> float:
+def _forced_ratio(
+    model: str, hardware_name: str, kernel: str, tile: Tiling, batch: int, seq: int
+) -> float:
     """Predicted time of ``kernel`` at (batch, seq) with ``tile``'s shape forced, over its best."""
-    own = mapping(model, hw, batch=batch, seq=seq).kernel(kernel)
+    own = mapping(model, hardware_name, batch=batch, seq=seq).kernel(kernel)
     forced = TileOverride(pattern=kernel, m=tile.tile_m, n=tile.tile_n, k=tile.tile_k)
-    _, cost = rank(own.kernel, hardware(hw), MapOptions(tiles=(forced,)), k=1)[0]
+    _, cost = rank(own.kernel, hardware(hardware_name), MapOptions(tiles=(forced,)), k=1)[0]
     return cost.total_s / own.cost.total_s
 
 
 def static_plan_claim(
     model: str = "llama2-7b",
-    hw: str = "h100-sxm",
+    hardware_name: str = "h100-sxm",
     *,
     tuned_at: tuple[int, int] = (1, 16),
     shapes: tuple[tuple[int, int], ...] = ((8, 128), (1, 2048), (64, 2048)),
@@ -503,14 +513,21 @@ def static_plan_claim(
         A Markdown bullet: per shape, the shipped tile's predicted time over the best tile's,
         and the reverse ratio.
     """
-    tile = mapping(model, hw, batch=tuned_at[0], seq=tuned_at[1]).kernel(kernel).tiling
+    tile = mapping(model, hardware_name, batch=tuned_at[0], seq=tuned_at[1]).kernel(kernel).tiling
     parts = [
-        f"x{_forced_ratio(model, hw, kernel, tile, b, s):.3g} at batch {b} x {s:,} tokens"
+        f"x{_forced_ratio(model, hardware_name, kernel, tile, b, s):.3g} at batch {b} x {s:,} "
+        "tokens"
         for b, s in shapes
     ]
-    last = mapping(model, hw, batch=shapes[-1][0], seq=shapes[-1][1]).kernel(kernel).tiling
-    back = _forced_ratio(model, hw, kernel, last, *tuned_at)
-    cls = mapping(model, hw, batch=tuned_at[0], seq=tuned_at[1]).kernel(kernel).cost.bottleneck
+    last = (
+        mapping(model, hardware_name, batch=shapes[-1][0], seq=shapes[-1][1]).kernel(kernel).tiling
+    )
+    back = _forced_ratio(model, hardware_name, kernel, last, *tuned_at)
+    cls = (
+        mapping(model, hardware_name, batch=tuned_at[0], seq=tuned_at[1])
+        .kernel(kernel)
+        .cost.bottleneck
+    )
     reverse = (
         f"costs nothing there (x{back:.2f}: the small shape is **{cls}**, whatever the tile)"
         if back < 1.005
@@ -531,7 +548,7 @@ def static_plan_claim(
 def numpy_claim(
     result: TuneResult,
     model: str,
-    hw: str,
+    hardware_name: str,
     *,
     seq: int = 64,
     kernel: str = "layers.0.mlp.up_proj",
@@ -545,7 +562,7 @@ def numpy_claim(
     Args:
         result: An :func:`autotune_kernel` result of ``kernel`` (``model`` at ``seq`` tokens).
         model: Preset name.
-        hw: The profile the cost model ranked for.
+        hardware_name: The profile the cost model ranked for.
         seq: Tokens.
         kernel: Kernel name.
 
@@ -556,7 +573,7 @@ def numpy_claim(
     cs = result.candidates
     if not cs:
         return Claim("Nothing was timed (a plan-cache hit).")
-    g = mapping(model, hw, seq=seq).kernel(kernel).kernel.gemm
+    g = mapping(model, hardware_name, seq=seq).kernel(kernel).kernel.gemm
     if g is None:
         raise WorkbenchError(f"numpy_claim: {kernel} is not a GEMM")
     calls = {
@@ -577,17 +594,18 @@ def numpy_claim(
     return Claim(
         f"On `{result.backend}` a tile is a count of small matrix products, not on-chip reuse: "
         f"{parts}. In this run the candidate with the fewest products {follows} the fastest, "
-        f"and the model's pick (ranked for `{hw}`) {won}: where the two rankings disagree is "
+        f"and the model's pick (ranked for `{hardware_name}`) {won}: where the two rankings "
+        "disagree is "
         "the gap runtime autotuning closes."
     )
 
 
-def measured_pitfall_claim(result: TuneResult, hw: str) -> Claim:
+def measured_pitfall_claim(result: TuneResult, hardware_name: str) -> Claim:
     """The run-to-run spread and the host-to-device gap of a measured run.
 
     Returns:
         Markdown bullets: the spread of the model's pick's timed runs (slowest over fastest),
-        and its measured time against the cost model's prediction for ``hw``.
+        and its measured time against the cost model's prediction for ``hardware_name``.
     """
     pick = next(c for c in result.candidates if c.predicted_rank == 1)
     samples = pick.measured.samples
@@ -597,7 +615,8 @@ def measured_pitfall_claim(result: TuneResult, hw: str) -> Claim:
         f"- Trusting one timed run: the model's pick ran {len(samples)} times here, the slowest "
         f"x{spread:.3g} the fastest; take the median of several after a warm-up.\n"
         f"- Reading absolute NumPy times as device predictions: its median on "
-        f"`{result.backend}` is x{gap:,.0f} the `{hw}` prediction; compare rankings, not "
+        f"`{result.backend}` is x{gap:,.0f} the `{hardware_name}` prediction; compare rankings, "
+        "not "
         "seconds."
     )
 
@@ -609,7 +628,7 @@ def check_waves(
     answer: tuple[int, int],
     *,
     model: str = "llama2-7b",
-    hw: str = "h100-sxm",
+    hardware_name: str = "h100-sxm",
     batch: int = 1,
     seq: int = 2048,
     kernel: str = "layers.0.mlp.up_proj",
@@ -620,7 +639,7 @@ def check_waves(
     The expected values are the mapper's (``tiling.tiles``, ``tiling.waves``); the learner
     derives them from the GEMM's shape, the tile in the plan table and the core count.
     """
-    t = mapping(model, hw, batch=batch, seq=seq).kernel(kernel).tiling
+    t = mapping(model, hardware_name, batch=batch, seq=seq).kernel(kernel).tiling
     return compare(
         f"tiles_and_waves[{kernel},b{batch},s{seq}]",
         answer,

@@ -62,14 +62,16 @@ PANEL: dict[str, object] = {
 }
 
 
-def step_table(model: str, hw: str, max_batch: int = 32) -> TableStepTime:
-    """Mapper step times of ``model`` on ``hw`` on a coarse grid (cached by the library)."""
-    return mapper_step_time(model, hardware(hw), **batcher_grid(max_batch, PRESETS[model].max_seq))
+def step_table(model: str, hardware_name: str, max_batch: int = 32) -> TableStepTime:
+    """Mapper step times of ``model`` on ``hardware_name`` on a coarse grid (cached)."""
+    return mapper_step_time(
+        model, hardware(hardware_name), **batcher_grid(max_batch, PRESETS[model].max_seq)
+    )
 
 
 def sweep(
     model: str,
-    hw: str,
+    hardware_name: str,
     rates: tuple[float, ...],
     *,
     trace: str = "production-chat",
@@ -79,11 +81,11 @@ def sweep(
     seed: int = 0,
 ) -> tuple[LoadPoint, ...]:
     """Replay ``n`` requests of a built-in trace at each rate on one replica."""
-    h = hardware(hw)
+    h = hardware(hardware_name)
     return sweep_load(
         rates,
         load_builtin_trace(trace).head(n),
-        step_table(model, hw, max_batch),
+        step_table(model, hardware_name, max_batch),
         max_batch=max_batch,
         variance=h.runtime_variance if variance else None,
         seed=seed,
@@ -97,7 +99,7 @@ SATURATION_FRACTIONS = (0.1, 0.3, 0.5, 0.7, 0.85, 1.0, 1.15)
 @lru_cache(maxsize=64)
 def panel_sweep(
     model: str,
-    hw: str,
+    hardware_name: str,
     *,
     trace: str = "production-chat",
     max_batch: int = 32,
@@ -115,7 +117,7 @@ def panel_sweep(
 
     Args:
         model: Decoder preset.
-        hw: Hardware profile.
+        hardware_name: Hardware profile name.
         trace: Built-in trace name.
         max_batch: Largest batch.
         n: Requests per load level.
@@ -127,9 +129,9 @@ def panel_sweep(
     """
     if rates is None:
         work = load_builtin_trace(trace).head(n)
-        sat = saturation_rate(step_table(model, hw, max_batch), work, max_batch)
+        sat = saturation_rate(step_table(model, hardware_name, max_batch), work, max_batch)
         rates = tuple(sat * f for f in fractions)
-    return sweep(model, hw, rates, trace=trace, n=n, max_batch=max_batch)
+    return sweep(model, hardware_name, rates, trace=trace, n=n, max_batch=max_batch)
 
 
 def knee_claim(points: tuple[LoadPoint, ...], sla_s: float) -> Claim:
@@ -228,11 +230,11 @@ def latency_table(points: tuple[LoadPoint, ...]) -> pd.DataFrame:
     ).set_index("offered_per_s")
 
 
-def trace_table(model: str, hw: str, rate: float, n: int = 1500) -> pd.DataFrame:
+def trace_table(model: str, hardware_name: str, rate: float, n: int = 1500) -> pd.DataFrame:
     """The same rate replayed from the production-like and the synthetic fixed-shape trace."""
     rows = []
     for trace in ("synthetic-fixed", "production-chat"):
-        p = sweep(model, hw, (rate,), trace=trace, n=n)[0]
+        p = sweep(model, hardware_name, (rate,), trace=trace, n=n)[0]
         rows.append(
             {
                 "trace": trace,
@@ -246,11 +248,22 @@ def trace_table(model: str, hw: str, rate: float, n: int = 1500) -> pd.DataFrame
 
 
 def check_littles_law(
-    answer: float, *, model: str, hw: str, rate: float, n: int = 1500, strict: bool | None = None
+    answer: float,
+    *,
+    model: str,
+    hardware_name: str,
+    rate: float,
+    n: int = 1500,
+    strict: bool | None = None,
 ) -> CheckResult:
     """Check L = lambda x W: the mean number of requests in the system at ``rate``."""
     work = load_builtin_trace("production-chat").head(n).scaled_to_rate(rate)
-    r = simulate(work, step_table(model, hw), max_batch=32, variance=hardware(hw).runtime_variance)
+    r = simulate(
+        work,
+        step_table(model, hardware_name),
+        max_batch=32,
+        variance=hardware(hardware_name).runtime_variance,
+    )
     return compare(
         "littles_law",
         answer,
@@ -283,12 +296,12 @@ def check_tail_prediction(
     answer: object,
     *,
     model: str = "llama2-7b",
-    hw: str = "h100-sxm",
+    hardware_name: str = "h100-sxm",
     rate: float = 5.0,
     strict: bool | None = None,
 ) -> CheckResult:
     """A prediction: is the synthetic fixed-shape trace's p99 higher or lower than production's?"""
-    table = trace_table(model, hw, rate)
+    table = trace_table(model, hardware_name, rate)
     return check_level(
         f"synthetic vs production p99 at {rate:g} requests/s",
         answer,
@@ -375,7 +388,7 @@ def question_claim(points: tuple[LoadPoint, ...], sla_s: float) -> Claim:
 
 
 def takeaway_claim(
-    points: tuple[LoadPoint, ...], sla_s: float, *, model: str, hw: str, n: int = 1500
+    points: tuple[LoadPoint, ...], sla_s: float, *, model: str, hardware_name: str, n: int = 1500
 ) -> Claim:
     """The lesson's takeaways that state a direction, computed from the sweeps.
 
@@ -383,7 +396,7 @@ def takeaway_claim(
         points: The production-like sweep.
         sla_s: p99 SLA, seconds.
         model: Decoder preset (for the synthetic sweep at the same rates).
-        hw: Hardware profile.
+        hardware_name: Hardware profile name.
         n: Requests per rate.
 
     Returns:
@@ -411,8 +424,8 @@ def takeaway_claim(
                 f"({m.offered_rate_per_s:.3g} requests/s) has a p99 of {m.p99_e2e_s:.3g} s"
             )
         first += "."
-    syn = sweep(model, hw, tuple(p.offered_rate_per_s for p in points), trace="synthetic-fixed",
-                n=n)  # fmt: skip
+    rates = tuple(p.offered_rate_per_s for p in points)
+    syn = sweep(model, hardware_name, rates, trace="synthetic-fixed", n=n)
     sk = find_knee(syn, sla_s)
     if sk.last_ok is None or knee is None:
         second = "- The synthetic fixed-shape trace and the production mix: no knee to compare."
@@ -433,7 +446,7 @@ def pitfall_claim(
     points: tuple[LoadPoint, ...],
     *,
     model: str,
-    hw: str,
+    hardware_name: str,
     rate: float,
     n: int = 1500,
     few: int = 100,
@@ -443,7 +456,7 @@ def pitfall_claim(
     Args:
         points: The production-like sweep (1,500 requests a rate).
         model: Decoder preset.
-        hw: Hardware profile.
+        hardware_name: Hardware profile name.
         rate: The offered rate the few-requests and variance comparisons replay, requests/s.
         n: Requests per rate of ``points``.
         few: The small request count of the few-requests comparison.
@@ -455,8 +468,8 @@ def pitfall_claim(
     """
     lo = points[0]
     full = next(p for p in points if p.offered_rate_per_s == rate)
-    small = sweep(model, hw, (rate,), n=few)[0]
-    calm = sweep(model, hw, (rate,), n=n, variance=False)[0]
+    small = sweep(model, hardware_name, (rate,), n=few)[0]
+    calm = sweep(model, hardware_name, (rate,), n=n, variance=False)[0]
     fewer = "understates" if small.p99_e2e_s < full.p99_e2e_s else "does not understate"
     d_mean = full.mean_e2e_s / calm.mean_e2e_s - 1
     d_p99 = full.p99_e2e_s / calm.p99_e2e_s - 1

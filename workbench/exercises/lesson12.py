@@ -59,20 +59,20 @@ SETTINGS: dict[str, float] = {"batch": 8, "seq": 1024, "rate_per_s": 6.0, "sla_s
 PANEL: dict[str, str] = {"model": "llama2-7b", "hardware": "h100-sxm", "level": "hbm"}
 
 
-def variants(model: str, hw: str) -> list[tuple[str, ModelMapping]]:
+def variants(model: str, hardware_name: str) -> list[tuple[str, ModelMapping]]:
     """``(step name, mapping)`` pairs of the trajectory at the lesson's settings."""
-    steps = trajectory(model, hw, batch=int(SETTINGS["batch"]), seq=int(SETTINGS["seq"]))
+    steps = trajectory(model, hardware_name, batch=int(SETTINGS["batch"]), seq=int(SETTINGS["seq"]))
     return [(s.step.name, s.mapping) for s in steps]
 
 
-def _unstable(model: str, hw: str) -> dict[str, tuple[float, str]]:
+def _unstable(model: str, hardware_name: str) -> dict[str, tuple[float, str]]:
     verdicts = serving_verdicts(
-        model, hw, rate_per_s=SETTINGS["rate_per_s"], sla_s=SETTINGS["sla_s"]
+        model, hardware_name, rate_per_s=SETTINGS["rate_per_s"], sla_s=SETTINGS["sla_s"]
     )
     return {name: (p99, status) for name, p99, status in verdicts}
 
 
-def trajectory_table(model: str, hw: str, level: str | None = None) -> pd.DataFrame:
+def trajectory_table(model: str, hardware_name: str, level: str | None = None) -> pd.DataFrame:
     """One row per step: decode step time, pressure at ``level``, p99 and the serving verdict.
 
     Returns:
@@ -81,12 +81,12 @@ def trajectory_table(model: str, hw: str, level: str | None = None) -> pd.DataFr
         (``ok``/``sla``/``saturated``), gb (bytes moved at ``level`` per step, 1e9 bytes).
     """
     rows = bandwidth_lens_points(
-        variants(model, hw),
+        variants(model, hardware_name),
         level,
         SATURATION,
         against="sustained",
     )
-    serve = _unstable(model, hw)
+    serve = _unstable(model, hardware_name)
     return pd.DataFrame(
         [
             {
@@ -103,24 +103,26 @@ def trajectory_table(model: str, hw: str, level: str | None = None) -> pd.DataFr
     ).set_index("step")
 
 
-def lens_chart(model: str, hw: str, level: str | None = None, *, serving: bool = True) -> object:
+def lens_chart(
+    model: str, hardware_name: str, level: str | None = None, *, serving: bool = True
+) -> object:
     """The lens chart: pressure per step and per layer type, the zone, the unstable steps.
 
     Args:
         model: Decoder preset.
-        hw: Hardware profile name.
+        hardware_name: Hardware profile name, name.
         level: Memory level (None: off-chip).
         serving: Mark the steps the serving replay finds unstable (False: skip the replay, the
             slow part for a model and hardware not seen before; no rings, and each point's
             reading follows its pressure alone, as :func:`bandwidth_lens_points` documents).
     """
     unstable = (
-        [n for n, (_, status) in _unstable(model, hw).items() if status != "ok"]
+        [n for n, (_, status) in _unstable(model, hardware_name).items() if status != "ok"]
         if serving
         else None
     )
     return bandwidth_lens(
-        variants(model, hw),
+        variants(model, hardware_name),
         level,
         SATURATION,
         against="sustained",
@@ -129,9 +131,9 @@ def lens_chart(model: str, hw: str, level: str | None = None, *, serving: bool =
     )
 
 
-def lens_figure(model: str, hw: str, level: str | None = None) -> Figure:
+def lens_figure(model: str, hardware_name: str, level: str | None = None) -> Figure:
     """:func:`lens_chart` as a static figure."""
-    return Figure(lens_chart(model, hw, level))
+    return Figure(lens_chart(model, hardware_name, level))
 
 
 def trajectory_claim(table: pd.DataFrame, level: str) -> Claim:
@@ -173,12 +175,12 @@ def check_speedup(
     answer: object,
     *,
     model: str,
-    hw: str,
+    hardware_name: str,
     before: str = "searched tiles",
     after: str = "int8 weights",
 ) -> CheckResult:
     """Step time at step ``before`` over step time at step ``after`` (within 1 %)."""
-    times = {name: m.time_s for name, m in variants(model, hw)}
+    times = {name: m.time_s for name, m in variants(model, hardware_name)}
     expected = times[before] / times[after]
     return compare(
         "step speedup",
@@ -190,10 +192,12 @@ def check_speedup(
     )
 
 
-def check_first_saturated(answer: object, *, model: str, hw: str, level: str) -> CheckResult:
+def check_first_saturated(
+    answer: object, *, model: str, hardware_name: str, level: str
+) -> CheckResult:
     """The first step whose pressure at ``level`` is in the saturation zone (or ``"none"``)."""
     rows = bandwidth_lens_points(
-        variants(model, hw),
+        variants(model, hardware_name),
         level,
         SATURATION,
         against="sustained",
@@ -213,7 +217,7 @@ def check_headroom(
     answer: object,
     *,
     model: str,
-    hw: str,
+    hardware_name: str,
     level: str,
     step: str = "searched tiles",
     strict: bool | None = None,
@@ -223,7 +227,9 @@ def check_headroom(
     From first principles: the step cannot take less than bytes / sustained bandwidth, and it
     takes ``bytes / (pressure x sustained)``, so the bound is ``1 / pressure`` (within 1 %).
     """
-    rows = bandwidth_lens_points(variants(model, hw), level, SATURATION, against="sustained")
+    rows = bandwidth_lens_points(
+        variants(model, hardware_name), level, SATURATION, against="sustained"
+    )
     pressure = next(r["pressure"] for r in rows if r["variant"] == step)
     if pressure <= 0:
         raise WorkbenchError(f"check_headroom: {step} moves no bytes at {level}: no bound")
@@ -325,14 +331,16 @@ def check_pressure_prediction(
     answer: object,
     *,
     model: str = "llama2-7b",
-    hw: str = "h100-sxm",
+    hardware_name: str = "h100-sxm",
     level: str = "hbm",
     before: str = "searched tiles",
     after: str = "int8 weights",
     strict: bool | None = None,
 ) -> CheckResult:
     """A prediction: is ``level``'s pressure higher or lower at ``after`` than at ``before``?"""
-    rows = bandwidth_lens_points(variants(model, hw), level, SATURATION, against="sustained")
+    rows = bandwidth_lens_points(
+        variants(model, hardware_name), level, SATURATION, against="sustained"
+    )
     p = {r["variant"]: r["pressure"] for r in rows}
     return check_level(
         f"{level} pressure, {before} -> {after}",
@@ -389,7 +397,7 @@ def pressure_claim(table: pd.DataFrame, level: str) -> Claim:
     return Claim(f"Along this trajectory {text}.")
 
 
-def pitfall_claim(table: pd.DataFrame, model: str, hw: str, level: str) -> Claim:
+def pitfall_claim(table: pd.DataFrame, model: str, hardware_name: str, level: str) -> Claim:
     """The lesson's pitfalls that state a direction, computed from the trajectory.
 
     Returns:
@@ -397,7 +405,7 @@ def pitfall_claim(table: pd.DataFrame, model: str, hw: str, level: str) -> Claim
         the fastest kernel's share of the peak); the steps that changed nothing; a step that
         lowered the pressure and was still faster.
     """
-    v = variants(model, hw)
+    v = variants(model, hardware_name)
     peak = {r["variant"]: r["pressure"] for r in bandwidth_lens_points(v, level, against="peak")}
     top = table["pressure_pct"].idxmax()
     lvl = v[0][1].hardware.level(level)
@@ -461,13 +469,13 @@ def widget_claim() -> Claim:
     lines = []
     for m in widget_moves():
         st = m.state(after=True)
-        model, hw, level = str(st["model"]), str(st["hardware"]), str(st["level"])
-        why = trajectory_refusal(model, hw, batch=int(SETTINGS["batch"]),
+        model, hardware_name, level = str(st["model"]), str(st["hardware"]), str(st["level"])
+        why = trajectory_refusal(model, hardware_name, batch=int(SETTINGS["batch"]),
                                  seq=int(SETTINGS["seq"]))  # fmt: skip
         if why:
             lines.append(f"- {phrase_move(m)}: no lens; the panel says why: *{why}*.")
             continue
-        t = trajectory_table(model, hw, level)
+        t = trajectory_table(model, hardware_name, level)
         sat = int(t["saturated"].sum())
         lines.append(
             f"- {phrase_move(m)}: {level} pressure {t['pressure_pct'].min():g} to "

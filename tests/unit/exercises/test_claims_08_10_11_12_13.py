@@ -99,7 +99,7 @@ def test_lesson10_question_and_takeaways_read_the_sweeps(points):
     q = lesson10.question_claim(points, 15.0).text
     by_mean = [p for p in points if p.mean_e2e_s <= 15.0][-1]
     assert f"sustains {by_mean.achieved_rate_per_s:.3g} requests/s" in q
-    t = lesson10.takeaway_claim(points, 15.0, model="llama2-7b", hw="h100-sxm").text
+    t = lesson10.takeaway_claim(points, 15.0, model="llama2-7b", hardware_name="h100-sxm").text
     knee = find_knee(points, 15.0).last_ok
     assert f"Plan at the knee of the p99 curve ({knee.offered_rate_per_s:.3g} requests/s" in t
     syn = lesson10.sweep("llama2-7b", "h100-sxm", lesson10.RATES, trace="synthetic-fixed")
@@ -109,7 +109,9 @@ def test_lesson10_question_and_takeaways_read_the_sweeps(points):
 
 
 def test_lesson10_pitfalls_follow_the_numbers(points, monkeypatch):
-    text = lesson10.pitfall_claim(points, model="llama2-7b", hw="h100-sxm", rate=5.0).text
+    text = lesson10.pitfall_claim(
+        points, model="llama2-7b", hardware_name="h100-sxm", rate=5.0
+    ).text
     full = next(p for p in points if p.offered_rate_per_s == 5.0)
     small = lesson10.sweep("llama2-7b", "h100-sxm", (5.0,), n=100)[0]
     calm = lesson10.sweep("llama2-7b", "h100-sxm", (5.0,), variance=False)[0]
@@ -126,7 +128,9 @@ def test_lesson10_pitfalls_follow_the_numbers(points, monkeypatch):
         raise AssertionError("unexpected sweep")
 
     monkeypatch.setattr(lesson10, "sweep", fake)
-    text = lesson10.pitfall_claim(points, model="llama2-7b", hw="h100-sxm", rate=5.0).text
+    text = lesson10.pitfall_claim(
+        points, model="llama2-7b", hardware_name="h100-sxm", rate=5.0
+    ).text
     assert "the short replay does not understate the tail" in text
     assert "variance moves the tail more than the mean" in text
 

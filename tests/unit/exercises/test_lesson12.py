@@ -30,13 +30,14 @@ def test_claims_name_the_table_numbers():
 def test_checks_pass_right_and_fail_wrong_without_leaking():
     table = lesson12.trajectory_table(M, HW, "hbm")
     ratio = table.loc["searched tiles", "step_ms"] / table.loc["int8 weights", "step_ms"]
-    assert lesson12.check_speedup(ratio, model=M, hw=HW).passed
-    wrong = lesson12.check_speedup(ratio * 2, model=M, hw=HW)
+    assert lesson12.check_speedup(ratio, model=M, hardware_name=HW).passed
+    wrong = lesson12.check_speedup(ratio * 2, model=M, hardware_name=HW)
     assert not wrong.passed
     assert f"{ratio:.3f}" not in repr(wrong)
     first = next(s for s in table.index if table.loc[s, "saturated"])
-    assert lesson12.check_first_saturated(first.upper(), model=M, hw=HW, level="hbm").passed
-    assert not lesson12.check_first_saturated("layout", model=M, hw=HW, level="hbm").passed
+    kw = {"model": M, "hardware_name": HW, "level": "hbm"}
+    assert lesson12.check_first_saturated(first.upper(), **kw).passed
+    assert not lesson12.check_first_saturated("layout", **kw).passed
 
 
 def test_lens_chart_marks_unstable_steps_from_the_simulation():
@@ -132,8 +133,10 @@ def test_headroom_and_queue_claims_follow_the_table():
 def test_headroom_exercise_is_one_over_the_pressure():
     table = lesson12.trajectory_table(M, HW, "hbm")
     want = 100 / table.loc["searched tiles", "pressure_pct"]
-    assert lesson12.check_headroom(want, model=M, hw=HW, level="hbm", strict=False)
-    assert not lesson12.check_headroom(want * 1.1, model=M, hw=HW, level="hbm", strict=False)
+    assert lesson12.check_headroom(want, model=M, hardware_name=HW, level="hbm", strict=False)
+    assert not lesson12.check_headroom(
+        want * 1.1, model=M, hardware_name=HW, level="hbm", strict=False
+    )
 
 
 def test_a_level_without_bytes_bounds_nothing():

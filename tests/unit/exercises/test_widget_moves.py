@@ -62,7 +62,9 @@ def test_a_batch_drag_stops_where_the_cache_still_fits():
 
 def test_an_exercise_at_a_refused_setting_is_an_error():
     with pytest.raises(WorkbenchError, match="context is 4096 tokens"):
-        lesson08.check_decode_bottleneck("compute", model="llama2-7b", hw="h100-sxm", context=8192)
+        lesson08.check_decode_bottleneck(
+            "compute", model="llama2-7b", hardware_name="h100-sxm", context=8192
+        )
 
 
 @pytest.mark.parametrize(("model", "hw", "batch", "lesson"), CALLS)
