@@ -350,6 +350,7 @@ def _profile(
         "name": name,
         "vendor": "this host",
         "description": f"measured by workbench calibrate{' --quick' if quick else ''} at {when}",
+        "scheduling": "software_issued",  # NOTE: NumPy issues every tile step as a library call
         "matrix_engine": {
             "cores": 1,
             "native_tile_m": native,
