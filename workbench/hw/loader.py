@@ -32,7 +32,7 @@ from pydantic import ValidationError
 
 from workbench._files import read_text_bounded, write_text_safely
 from workbench.errors import HardwareError, WorkbenchError
-from workbench.hw.schema import SCHEMA_VERSION, Hardware, default_scheduling
+from workbench.hw.schema import SCHEMA_VERSION, Hardware
 
 __all__ = [
     "ENV_VAR",
@@ -340,17 +340,14 @@ def hardware_hash(hw: Hardware) -> str:
     """SHA-256 of the profile's canonical JSON (sorted keys), for run records and plan caches.
 
     ``scheduling`` counts only where it differs from what a file that leaves it out gets
-    (:func:`~workbench.hw.schema.default_scheduling`): stating the default changes nothing the
-    profile means, so it keeps the hash that profiles had before the field existed, and run
-    records locked to them still match.
+    (:func:`~workbench.hw.schema.default_scheduling`; the dump leaves it out then): stating the
+    default changes nothing the profile means, so it keeps the hash that profiles had before
+    the field existed, and run records locked to them still match.
 
     Returns:
         64 hex digits; equal profiles give equal hashes whatever file they came from.
     """
-    data = hw.model_dump(mode="json")
-    if hw.scheduling == default_scheduling(hw.overheads.tile_issue_s):
-        del data["scheduling"]
-    blob = json.dumps(data, sort_keys=True, separators=(",", ":"))
+    blob = json.dumps(hw.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()
 
 

@@ -11,7 +11,13 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import (
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from workbench.hw._schema_base import _Model
 from workbench.hw._schema_engines import FormatEfficiency, MatrixEngine, MemoryLevel, VectorUnit
@@ -106,6 +112,18 @@ class Hardware(_Model):
         if isinstance(issue, int | float) and not isinstance(issue, bool):
             return {**data, "scheduling": default_scheduling(issue)}
         return data  # NOTE: a malformed tile_issue_s is reported by its own field
+
+    @model_serializer(mode="wrap")
+    def _canonical(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The dump leaves out a ``scheduling`` that a file may leave out (the default).
+
+        The canonical form (run records embed it, :func:`workbench.hw.hardware_hash` hashes it)
+        then stays what it was before the field existed for every profile that means the same.
+        """
+        data = handler(self)
+        if self.scheduling == default_scheduling(self.overheads.tile_issue_s):
+            data.pop("scheduling", None)
+        return data
 
     @field_validator("schema_version")
     @classmethod
