@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from workbench.cost._issue_terms import GemmTerms, Streaming, block_pipeline, softmax_s
 from workbench.cost.model import power_floor_s
 from workbench.hw.schema import Hardware
 from workbench.lowering.kernel import Kernel
@@ -18,139 +19,108 @@ __all__ = ["HardwareScheduled"]
 Array = np.ndarray
 
 
-def _attention_default_pipeline(ms, hw: Hardware, t_block, active):
-    """Blocks spread over the active cores, the longest item at least, plus two latencies, s."""
-    lat = hw.offchip.latency_s
-    per_core = ms.blocks * t_block / active
-    longest = ms.max_blocks * t_block
-    return np.maximum(per_core, longest) + 2 * lat
+def _misaligned(kernel: Kernel, hw: Hardware) -> bool:
+    """A matrix GEMM with strides not 16-byte aligned, where the fallback runs slower.
+
+    TMA needs aligned strides; the warp-level fallback runs at ``legacy_mma_fraction < 1``.
+    """
+    p = kernel.gemm
+    return (
+        p is not None
+        and kernel.engine == "matrix"
+        and hw.matrix_engine.legacy_mma_fraction < 1
+        and not p.strides_aligned
+    )
+
+
+def _dequant_s(kernel: Kernel, hw: Hardware, ms) -> Array | float:
+    """``min(tn, n) x tk x dequant ops / (vector FMA/s per core)``, seconds per K-step.
+
+    Weight-only formats: the vector unit (CUDA cores, VPU) dequantizes each K-step's B tile
+    before the matrix engine uses it; the same warps issue both, so it adds to the step's
+    compute (an FMA is 2 FLOPs of the vector peak, one instruction). 0 without dequant.
+    """
+    p = kernel.gemm
+    assert p is not None
+    if not p.b_dequant_ops:
+        return 0.0
+    cores = hw.matrix_engine.cores
+    return np.minimum(ms.tn, p.n) * ms.tk * p.b_dequant_ops / (hw.vector_flops("fp32") / 2 / cores)
+
+
+def _split_fixup_s(hw: Hardware, ms, rows, cols, bw_core) -> Array:
+    """``latency + 2 x rows x cols x 4 B x (split - 1) / bw_core`` where split > 1, seconds.
+
+    Split-K slices of an output tile run on different cores; each writes its fp32 partial
+    tile to a workspace, and the slice that finishes last waits on the tile's semaphore,
+    reads the other partials back and reduces them (CUTLASS "serial" split-K / stream-K
+    fixup).
+    """
+    nxt = hw.memory[hw.memory.index(hw.sram) + 1]
+    partial = 2.0 * rows * cols * 4.0 * (ms.split - 1) / bw_core
+    return np.where(ms.split > 1, nxt.latency_s + partial, 0.0)
 
 
 @dataclass(frozen=True, slots=True)
 class HardwareScheduled:
-    """GPUs, NPUs, TPUs: the chip schedules its own tiles (``tile_issue_s == 0``)."""
+    """GPUs, NPUs, TPUs: the chip schedules its own tiles (``scheduling: hardware_scheduled``)."""
 
     solves_math_rate: bool = True
 
-    def misaligned(self, kernel: Kernel, hw: Hardware) -> bool:
-        """A matrix GEMM with strides not 16-byte aligned, where the fallback runs slower.
+    def gemm_terms(self, kernel: Kernel, hw: Hardware, ms, rows, cols, bw_core) -> GemmTerms:
+        """Misaligned strides, dequant, fill skew, split-K fix-up and one store drain.
 
-        TMA needs aligned strides; the warp-level fallback runs at ``legacy_mma_fraction < 1``.
-        """
-        p = kernel.gemm
-        return (
-            p is not None
-            and kernel.engine == "matrix"
-            and hw.matrix_engine.legacy_mma_fraction < 1
-            and not p.strides_aligned
-        )
-
-    def dequant_s(self, kernel: Kernel, hw: Hardware, ms) -> Array | float:
-        """``min(tn, n) x tk x dequant ops / (vector FMA/s per core)``, seconds per K-step.
-
-        Weight-only formats: the vector unit (CUDA cores, VPU) dequantizes each K-step's B tile
-        before the matrix engine uses it; the same warps issue both, so it adds to the step's
-        compute (an FMA is 2 FLOPs of the vector peak, one instruction). 0 without dequant.
-        """
-        p = kernel.gemm
-        assert p is not None
-        if not p.b_dequant_ops:
-            return 0.0
-        cores = hw.matrix_engine.cores
-        return (
-            np.minimum(ms.tn, p.n) * ms.tk * p.b_dequant_ops / (hw.vector_flops("fp32") / 2 / cores)
-        )
-
-    def fill_skew_s(self, hw: Hardware) -> float:
-        """``fold_skew_cycles / clock``, seconds (0 off systolic arrays).
-
-        A systolic array fills before its first fold and drains after its last (rows + cols - 2
-        cycles); the folds in between stream back to back (weights double-buffered, the next
-        wavefront entering as the last leaves), so a tile pays the skew once.
+        * fill skew ``fold_skew_cycles / clock`` (0 off systolic arrays): a systolic array fills
+          before its first fold and drains after its last (rows + cols - 2 cycles); the folds in
+          between stream back to back, so a tile pays the skew once;
+        * store drain: one off-chip latency (earlier waves' stores overlap the next wave's main
+          loop);
+        * no gather (implicit GEMM reads a conv's operands in place), no epilogue time (it
+          overlaps the next tile's main loop), no software issue to batch.
         """
         skew = hw.matrix_engine.fold_skew_cycles
-        return skew / hw.matrix_engine.clock_hz if skew else 0.0
+        return GemmTerms(
+            misaligned=_misaligned(kernel, hw),
+            dequant_s=_dequant_s(kernel, hw, ms),
+            fill_skew_s=skew / hw.matrix_engine.clock_hz if skew else 0.0,
+            split_fixup_s=_split_fixup_s(hw, ms, rows, cols, bw_core),
+            store_drain_s=hw.offchip.latency_s,
+            gather_s=0.0,
+            epilogue_s=0.0,
+            issue_per_tile=False,
+        )
 
     def gemm_step(self, kernel: Kernel, hw: Hardware, ms, t_k: Array, rows, cols):
         """The padded native tiles are the work: ``(padded FLOPs, t_k)`` unchanged."""
         return ms.padded_flops, t_k
 
-    def split_fixup_s(self, hw: Hardware, ms, rows, cols, bw_core) -> Array:
-        """``latency + 2 x rows x cols x 4 B x (split - 1) / bw_core`` where split > 1, seconds.
+    def attention_block_s(self, kernel: Kernel, hw: Hardware, ms, kind: str, t_mm):
+        """Seconds of a block's two products and its softmax; None for a published class.
 
-        Split-K slices of an output tile run on different cores; each writes its fp32 partial
-        tile to a workspace, and the slice that finishes last waits on the tile's semaphore,
-        reads the other partials back and reduces them (CUTLASS "serial" split-K / stream-K
-        fixup).
+        Every class but ``generic`` is costed by its published breakdown (attention_class.py).
+        The generic block loop: ``t_mm + softmax`` (:func:`._issue_terms.softmax_s`).
         """
-        nxt = hw.memory[hw.memory.index(hw.sram) + 1]
-        partial = 2.0 * rows * cols * 4.0 * (ms.split - 1) / bw_core
-        return np.where(ms.split > 1, nxt.latency_s + partial, 0.0)
-
-    def store_drain_s(self, hw: Hardware) -> float:
-        """One off-chip latency: earlier waves' stores overlap the next wave's main loop."""
-        return hw.offchip.latency_s
-
-    def stream_ramp_s(self, hw: Hardware, level: str) -> float:
-        """``latency of level + store drain``: what a bandwidth-bound kernel adds to its bytes.
-
-        Its first request comes back one latency of the level after the kernel starts, and the
-        kernel ends when its last stores have landed (:meth:`store_drain_s`); in between the
-        level streams at its sustained bandwidth.
-        """
-        return hw.level(level).latency_s + self.store_drain_s(hw)
-
-    def gather_s(self, kernel: Kernel, hw: Hardware) -> float:
-        """0 s: the engine reads a conv's operands in place (implicit GEMM)."""
-        return 0.0
-
-    def epilogue_s(self, kernel: Kernel, hw: Hardware) -> float:
-        """0 s: the fused epilogue overlaps the next tile's main loop."""
-        return 0.0
-
-    def batched_issue(self, kernel: Kernel, pipeline: Array, issued: Array):
-        """No software issue: ``(pipeline, issued)`` unchanged."""
-        return pipeline, issued
-
-    def fused_class(self, kind: str) -> bool:
-        """Every class but ``generic`` has a published breakdown (attention_class.py)."""
-        return kind != "generic"
-
-    def softmax_s(self, kernel: Kernel, hw: Hardware, ms) -> Array:
-        """``br x bc x (1 / SFU rate + 5 / vector rate)`` per core, seconds.
-
-        One exp on the special-function units and ~5 FLOPs on the vector unit per score.
-        """
-        cores = hw.matrix_engine.cores
-        vec_core = hw.vector_flops("fp32") / cores
-        sfu = hw.vector_unit.special_function_ops_per_s or hw.vector_flops("fp32")
-        return ms.br * ms.bc * (1.0 / (sfu / cores) + 5.0 / vec_core)
-
-    def attention_work(self, kernel: Kernel, hw: Hardware, ms, t_mm, t_sm):
-        """Padded blocks are the work: ``(t_mm, t_sm)`` unchanged."""
-        return t_mm, t_sm
-
-    def attention_step(self, kind: str, t_mm, t_sm) -> Array:
-        """``max(t_mm, t_sm)`` for FA3 (ping-pong warpgroups), else ``t_mm + t_sm``."""
-        return np.maximum(t_mm, t_sm) if kind == "fa3" else t_mm + t_sm
+        if kind != "generic":
+            return None
+        return t_mm + softmax_s(hw, ms)
 
     def attention_pipeline(self, kernel: Kernel, hw: Hardware, ms, t_block, active, compute):
         """``max(blocks x t_block / active, longest item) + 2 x latency``; no issue time."""
-        pipeline = _attention_default_pipeline(ms, hw, t_block, active)
-        issue = hw.overheads.tile_issue_s
-        return pipeline, compute, np.maximum(ms.blocks / active, ms.max_blocks) * issue
+        return block_pipeline(hw, ms, t_block, active, compute)
 
-    def vector_rate(self, kernel: Kernel, hw: Hardware, cls: str | None = None) -> float:
-        """The vector unit's peak FLOP/s in the kernel's format."""
-        return hw.vector_flops(kernel.dtype)
+    def row_compute_s(self, kernel: Kernel, hw: Hardware, flops, util) -> Array:
+        """``flops / (vector peak in the kernel's format x util)``; a transpose is its traffic."""
+        return flops / (hw.vector_flops(kernel.dtype) * util)
 
-    def transpose_s(self, kernel: Kernel, hw: Hardware) -> float:
-        """0 s: a transpose's bytes move at the copy rates (its traffic)."""
-        return 0.0
+    def streaming(self, kernel: Kernel, hw: Hardware) -> Streaming:
+        """Ramp ``latency of the level + store drain``; DRAM streaming overlaps the tiles.
 
-    def dram_stream_s(self, kernel: Kernel, hw: Hardware) -> float:
-        """0 s: DRAM streaming overlaps the tiles (it is a level time)."""
-        return 0.0
+        A bandwidth-bound kernel's first request comes back one latency of the level after it
+        starts, and it ends when its last stores have landed (one off-chip latency); in between
+        the level streams at its sustained bandwidth.
+        """
+        drain = hw.offchip.latency_s
+        return Streaming(ramp_s={m.name: m.latency_s + drain for m in hw.memory}, serial_s=0.0)
 
     def power_floor_s(self, kernel: Kernel, hw: Hardware, flops) -> Array | float:
         """``flops x energy per FLOP / (TDP - idle)``: the board's power roof, seconds.

@@ -216,7 +216,7 @@ def fused_attention_times(
 
     Args:
         kernel: A fused-attention kernel.
-        hw: Hardware that schedules its own tiles (``tile_issue_s == 0``).
+        hw: Hardware that schedules its own tiles (``scheduling: hardware_scheduled``).
         ms: Its :class:`~workbench.scheduling.attention.AttentionMapspace`.
         kind: Class name (``fa2``, ``fa3``, ``serial``).
         t_mm: Both GEMMs of one block at the engine's derated rate, seconds per candidate.

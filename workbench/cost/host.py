@@ -1,6 +1,6 @@
 """The cost model's terms for software-scheduled hosts (a CPU running the NumPy engine).
 
-A host profile (``workbench calibrate``) has ``overheads.tile_issue_s > 0``: tiles are library
+A host profile (``workbench calibrate``) has ``scheduling: software_issued``: tiles are library
 calls issued one after another, so their cost includes the call-size rate, the accumulator's
 traffic per K-step, im2col gathers and per-class vector rates measured by calibration, and its
 bottleneck class comes from a time split rather than from overlapped parts. These are the
@@ -199,7 +199,7 @@ def host_class(kernel: Kernel, hw: Hardware, total_s: float, fixed_s: float) -> 
 
     Args:
         kernel: The kernel.
-        hw: A host profile (``overheads.tile_issue_s > 0``).
+        hw: A host profile (``scheduling: software_issued``).
         total_s: Its total time, seconds.
         fixed_s: Its fixed software cost, seconds.
 

@@ -10,8 +10,9 @@ Per candidate (arrays over the mapspace), seconds::
     pipeline = waves x tile + store drain + im2col gather + epilogue passes
     compute  = work / peak + waves x (K-steps x dequant + fill skew)
 
-``issue`` is ``overheads.tile_issue_s`` (0 where the chip schedules its tiles); every other term
-that only one kind of profile has comes from its :class:`~workbench.cost.issue.TileIssue`.
+``issue`` is ``overheads.tile_issue_s`` (the cost of one tile step; 0 on chips that pay none);
+every other term that only one kind of profile has comes from its
+:class:`~workbench.cost.issue.TileIssue` (:class:`~workbench.cost.issue.GemmTerms`).
 
 The math rate (``peak``, FLOP/s for the whole chip) is solved by the caller
 (:func:`workbench.cost.efficiency.math_efficiency`) and shared evenly by the cores.
@@ -27,12 +28,7 @@ from workbench.hw.schema import Hardware
 from workbench.lowering.kernel import Kernel
 from workbench.scheduling.gemm import GemmMapspace
 
-__all__ = ["core_bandwidth", "misaligned", "score_gemm", "split_fixup_s"]
-
-
-def misaligned(kernel: Kernel, hw: Hardware) -> bool:
-    """A matrix-engine GEMM whose operand strides keep it off the engine's asynchronous path."""
-    return tile_issue(hw).misaligned(kernel, hw)
+__all__ = ["core_bandwidth", "score_gemm", "split_fixup_s"]
 
 
 def score_gemm(kernel: Kernel, hw: Hardware, ms: GemmMapspace, peak: float) -> Scored:
@@ -45,34 +41,51 @@ def score_gemm(kernel: Kernel, hw: Hardware, ms: GemmMapspace, peak: float) -> S
     assert p is not None
     ti = tile_issue(hw)
     cores = hw.matrix_engine.cores
-    peak_core = peak / cores
-    if ti.misaligned(kernel, hw):
-        # NOTE: TMA needs 16-byte aligned strides (cuTensorMapEncodeTiled), so the library
-        # falls back to a warp-level MMA kernel without bulk async copies.
-        peak_core = peak_core * hw.matrix_engine.legacy_mma_fraction
     nxt = next_level(hw)
     lat = hw.offchip.latency_s
     active = np.minimum(ms.tiles, cores)
     bw_core = core_bandwidth(hw, nxt.sustained_bytes_per_s, active)
     rows = np.minimum(ms.tm, p.m)
     cols = np.minimum(ms.tn, p.n)
-    issue = hw.overheads.tile_issue_s  # NOTE: 0 where the chip schedules its tiles
-    t_extra = ti.dequant_s(kernel, hw, ms)
+    terms = ti.gemm_terms(kernel, hw, ms, rows, cols, bw_core)
+    peak_core = peak / cores
+    if terms.misaligned:
+        # NOTE: TMA needs 16-byte aligned strides (cuTensorMapEncodeTiled), so the library
+        # falls back to a warp-level MMA kernel without bulk async copies.
+        peak_core = peak_core * hw.matrix_engine.legacy_mma_fraction
+    issue = hw.overheads.tile_issue_s  # NOTE: per tile step; 0 where the chip pays none
+    t_extra = terms.dequant_s
     t_c = 2.0 * ms.tm * ms.tn * ms.tk / peak_core + t_extra
-    t_skew = ti.fill_skew_s(hw)
+    t_skew = terms.fill_skew_s
     cluster = hw.matrix_engine.cluster_size
     t_l = (rows * p.a_bytes + cols * p.b_bytes / cluster) * ms.tk / bw_core
     hidden = np.maximum(np.maximum(t_c, t_l), lat / np.maximum(ms.stages - 1, 1))
     t_k = np.where(ms.stages >= 2, hidden, t_c + t_l + lat) + hw.matrix_engine.kstep_overhead_s
     work, t_k = ti.gemm_step(kernel, hw, ms, t_k, rows, cols)
     t_tile = ms.k_iters * (t_k + issue) + issue + (lat + t_l) + rows * cols * p.c_bytes / bw_core
-    t_tile = t_tile + t_skew + ti.split_fixup_s(hw, ms, rows, cols, bw_core)
-    pipeline = ms.waves * t_tile + ti.store_drain_s(hw) + ti.gather_s(kernel, hw)
-    pipeline = pipeline + ti.epilogue_s(kernel, hw)
-    pipeline, issue_s = ti.batched_issue(kernel, pipeline, ms.waves * (ms.k_iters + 1) * issue)
+    t_tile = t_tile + t_skew + terms.split_fixup_s
+    pipeline = ms.waves * t_tile + terms.store_drain_s + terms.gather_s
+    pipeline = pipeline + terms.epilogue_s
+    issued = ms.waves * (ms.k_iters + 1) * issue
+    pipeline, issue_s = _batched_issue(kernel, pipeline, issued, terms.issue_per_tile)
     compute = work / (peak_core * cores) + ms.waves * (ms.k_iters * t_extra + t_skew)
     sc = finish(kernel, hw, ms.traffic, compute, pipeline, ms.fits)
     return with_issue(sc, issue_s)
+
+
+def _batched_issue(kernel: Kernel, pipeline, issued, per_tile: bool):
+    """``(pipeline, issue seconds)`` once a batched GEMM's ``issued`` seconds of steps are issued.
+
+    Where steps are issued once per (m, n) output tile (``GemmTerms.issue_per_tile``), every
+    batch entry (head, conv group) of a tile runs in one call: ``issue = issued / batch``, and
+    the pipeline trades ``issued`` for it. Else both are unchanged.
+    """
+    p = kernel.gemm
+    assert p is not None
+    if not per_tile or p.batch <= 1:
+        return pipeline, issued
+    issue_s = issued / p.batch
+    return pipeline - issued + issue_s, issue_s
 
 
 def core_bandwidth(hw: Hardware, level_bytes_per_s: float, active) -> np.ndarray:
@@ -90,12 +103,15 @@ def core_bandwidth(hw: Hardware, level_bytes_per_s: float, active) -> np.ndarray
     return share
 
 
-def split_fixup_s(hw: Hardware, ms: GemmMapspace, rows, cols, bw_core) -> np.ndarray:
+def split_fixup_s(
+    kernel: Kernel, hw: Hardware, ms: GemmMapspace, rows, cols, bw_core
+) -> np.ndarray:
     """Per-tile time of the split-K reduction, seconds (0 without split-K).
 
     Split-K slices of an output tile run on different cores; each writes its fp32 partial tile
     to a workspace, and the slice that finishes last waits on the tile's semaphore, reads the
     other partials back and reduces them (CUTLASS "serial" split-K / stream-K fixup): one wait
     of the next level's latency plus (split - 1) partial tiles written and read by one core.
+    A software-issued profile accumulates the slices in place (0).
     """
-    return tile_issue(hw).split_fixup_s(hw, ms, rows, cols, bw_core)
+    return tile_issue(hw).gemm_terms(kernel, hw, ms, rows, cols, bw_core).split_fixup_s

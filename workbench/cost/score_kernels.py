@@ -28,7 +28,7 @@ def score_attention(kernel: Kernel, hw: Hardware, ms, kind: str, peak: float) ->
 
         t_mm     = 4 br bc d / peak per core                   (QK^T and PV)
         t_l      = 2 bc d x K/V bytes / bandwidth per active core
-        step     = t_mm + softmax (or their max: the strategy's attention_step)
+        step     = t_mm + softmax (or their max: the strategy's attention_block_s)
         t_block  = max(step, t_l, latency / (stages - 1)) + K-step overhead + tile issue
         pipeline = max(blocks x t_block / active, longest item x t_block) + 2 latency
 
@@ -47,13 +47,12 @@ def score_attention(kernel: Kernel, hw: Hardware, ms, kind: str, peak: float) ->
     bw_core = nxt.sustained_bytes_per_s / active
     t_mm = 4.0 * ms.br * ms.bc * p.head_dim / peak_core
     t_l = 2.0 * ms.bc * p.head_dim * p.kv_bytes / bw_core
-    if ti.fused_class(kind):
-        compute, pipeline = fused_attention_times(kernel, hw, ms, kind, t_mm, t_l, active)
-        return finish(kernel, hw, ms.traffic, compute, pipeline, ms.fits)
     # NOTE: the generic block loop: the online softmax sits between the two GEMMs of a block,
     # not overlapped with them unless the strategy says so (workbench/cost/issue.py).
-    t_mm, t_sm = ti.attention_work(kernel, hw, ms, t_mm, ti.softmax_s(kernel, hw, ms))
-    work = ti.attention_step(kind, t_mm, t_sm)
+    work = ti.attention_block_s(kernel, hw, ms, kind, t_mm)
+    if work is None:
+        compute, pipeline = fused_attention_times(kernel, hw, ms, kind, t_mm, t_l, active)
+        return finish(kernel, hw, ms.traffic, compute, pipeline, ms.fits)
     hidden = np.maximum(np.maximum(work, t_l), lat / np.maximum(ms.stages - 1, 1))
     t_block = (
         np.where(ms.stages >= 2, hidden, work + t_l + lat)
@@ -75,11 +74,10 @@ def score_rows(kernel: Kernel, hw: Hardware, ms) -> Scored:
         pipeline = compute + latency x passes + passes x tile issue per core
         exec     = max(pipeline, level traffic / (bandwidth x draw share)) + barriers
     """
-    ti = tile_issue(hw)
     cores = hw.matrix_engine.cores
     util = np.minimum(1.0, ms.tiles / cores)
     flops = kernel.flops if kernel.engine != "matrix" else kernel.vector_flops
-    compute = flops / (ti.vector_rate(kernel, hw) * util) + ti.transpose_s(kernel, hw)
+    compute = tile_issue(hw).row_compute_s(kernel, hw, flops, util)
     # NOTE: assumption: one core can draw up to 4x its fair share of a level's bandwidth.
     bw_util = np.minimum(1.0, 4.0 * ms.tiles / cores)
     traffic = ms.traffic

@@ -70,15 +70,15 @@ def finish(kernel, hw, traffic, compute, pipeline, fits, mem=None, penalty=0.0) 
 
     ``exec = max(pipeline, level time + ramp for every level)``: a level's bytes stream at its
     bandwidth only after the first request has come back, and the kernel ends when its last
-    stores have landed (:meth:`~workbench.cost.issue.TileIssue.stream_ramp_s`); the pipeline
+    stores have landed (:class:`~workbench.cost.issue.Streaming`); the pipeline
     carries its own prologue and drain.
     """
     mem = mem if mem is not None else memory_times(hw, traffic)
-    ti = tile_issue(hw)
+    streaming = tile_issue(hw).streaming(kernel, hw)
     exec_s = pipeline.copy()
     for name, t in mem.items():
-        exec_s = np.maximum(exec_s, t + ti.stream_ramp_s(hw, name))
-    stream = ti.dram_stream_s(kernel, hw)
+        exec_s = np.maximum(exec_s, t + streaming.ramp_s[name])
+    stream = streaming.serial_s
     if stream > 0:
         # NOTE: streaming the issuing core does itself adds to the calls (0 on chips).
         exec_s = np.maximum(exec_s, pipeline + stream)

@@ -99,7 +99,7 @@ class Overheads(_Model):
     tile_issue_s: float = Field(
         default=0.0,
         ge=0,
-        description="Cost to issue one tile step (one K-step of one tile, one row tile) from software, seconds: 0 where hardware schedules tiles (GPUs, NPUs); the per-call dispatch of a NumPy tile on a CPU host.",
+        description="Cost to issue one tile step (one K-step of one tile, one row tile), seconds: the per-call dispatch of a NumPy tile on a CPU host (scheduling 'software_issued' needs it > 0); 0 where the chip's schedulers issue tiles for free (GPUs, NPUs). Whether tiles are software-issued is the profile's scheduling field, not this figure.",
     )
     attention_block_issue_s: float = Field(
         default=0.0,

@@ -350,6 +350,7 @@ def _profile(
         "name": name,
         "vendor": "this host",
         "description": f"measured by workbench calibrate{' --quick' if quick else ''} at {when}",
+        "scheduling": "software_issued",  # NOTE: NumPy issues every tile step as a library call
         "matrix_engine": {
             "cores": 1,
             "native_tile_m": native,
@@ -427,6 +428,10 @@ def write_profile(hw: Hardware, path: Path | str) -> Path:
     """
     target = Path(path)
     header = f"# Hardware profile written by `workbench calibrate` (schema v{SCHEMA_VERSION}).\n"
-    body = yaml.safe_dump(hw.model_dump(mode="json"), sort_keys=False, width=100)
+    dump = hw.model_dump(mode="json")
+    # NOTE: the dump leaves out a default scheduling style; the file states it after the names.
+    head = {k: dump[k] for k in ("schema_version", "name", "vendor", "description")}
+    data = head | {"scheduling": hw.scheduling} | dump
+    body = yaml.safe_dump(data, sort_keys=False, width=100)
     write_text_safely(target, header + body, what="hardware profile", make_parents=True)
     return target

@@ -141,6 +141,7 @@ def gpu_profile(figures: dict[str, Any], *, name: str = "gpu") -> Hardware:
         "vendor": "this machine's GPU",
         "description": f"{dev.get('name', 'GPU')} measured by workbench calibrate --backend cupy"
         f"{quick} at {when}",
+        "scheduling": "hardware_scheduled",  # NOTE: the GPU's schedulers issue its tiles
         "matrix_engine": {
             "cores": sms,
             "native_tile_m": _TILE[0],

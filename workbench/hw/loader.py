@@ -339,6 +339,11 @@ def load_hardware(
 def hardware_hash(hw: Hardware) -> str:
     """SHA-256 of the profile's canonical JSON (sorted keys), for run records and plan caches.
 
+    ``scheduling`` counts only where it differs from what a file that leaves it out gets
+    (:func:`~workbench.hw.schema.default_scheduling`; the dump leaves it out then): stating the
+    default changes nothing the profile means, so it keeps the hash that profiles had before
+    the field existed, and run records locked to them still match.
+
     Returns:
         64 hex digits; equal profiles give equal hashes whatever file they came from.
     """

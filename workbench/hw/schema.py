@@ -9,7 +9,15 @@ disagree with the figures they come from.
 
 from __future__ import annotations
 
-from pydantic import Field, field_validator, model_validator
+from typing import Any, Literal
+
+from pydantic import (
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from workbench.hw._schema_base import _Model
 from workbench.hw._schema_engines import FormatEfficiency, MatrixEngine, MemoryLevel, VectorUnit
@@ -35,10 +43,28 @@ __all__ = [
     "RuntimeVariance",
     "ScaleOut",
     "Software",
+    "TileScheduling",
     "VectorUnit",
+    "default_scheduling",
 ]
 
 SCHEMA_VERSION = 1
+
+#: Who issues a kernel's tiles: the chip's own schedulers (GPUs, NPUs, TPUs) or software, one
+#: library call per tile step (a host calibrated by ``workbench calibrate``).
+TileScheduling = Literal["hardware_scheduled", "software_issued"]
+
+
+def default_scheduling(tile_issue_s: float) -> TileScheduling:
+    """The scheduling style of a file that does not state one, from its tile-issue cost.
+
+    Files written before ``scheduling`` existed said "host" only by ``overheads.tile_issue_s``
+    (seconds): > 0 on a calibrated host, 0 on a chip. They keep meaning what they meant.
+
+    >>> default_scheduling(0.0), default_scheduling(2e-6)
+    ('hardware_scheduled', 'software_issued')
+    """
+    return "software_issued" if tile_issue_s > 0 else "hardware_scheduled"
 
 
 class Hardware(_Model):
@@ -48,6 +74,10 @@ class Hardware(_Model):
         description="Schema version of the file; this code reads version 1."
     )
     name: str = Field(min_length=1, description="Profile name used on the CLI (e.g. 'h100-sxm').")
+    scheduling: TileScheduling = Field(
+        default="hardware_scheduled",
+        description="Who issues a kernel's tiles, and so how lowering, scheduling and the cost model treat them: 'hardware_scheduled' = the chip's schedulers issue tiles, loads, math and epilogues overlap, padded tiles are the work (GPUs, NPUs, TPUs); 'software_issued' = every tile step is a library call issued one after another from software at its calibrated rate (a host written by `workbench calibrate`; needs overheads.tile_issue_s > 0, the measured cost of one call). A hardware-scheduled profile may give overheads.tile_issue_s > 0 as a fixed cost per tile step that its own scheduler pays (added to every step); its tiles are still lowered and costed as hardware-scheduled. Left out: 'software_issued' where overheads.tile_issue_s > 0, else 'hardware_scheduled' (what files written before this field meant).",
+    )
     vendor: str = Field(description="Vendor.")
     description: str = Field(default="", description="One-line description.")
     matrix_engine: MatrixEngine
@@ -66,6 +96,34 @@ class Hardware(_Model):
     assumptions: tuple[str, ...] = Field(
         default=(), description="Figures that are assumed rather than published, each with why."
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_scheduling(cls, data: Any) -> Any:
+        """A file without ``scheduling`` gets :func:`default_scheduling` of its tile-issue cost."""
+        if not isinstance(data, dict) or "scheduling" in data:
+            return data
+        overheads = data.get("overheads")
+        issue = (
+            overheads.get("tile_issue_s", 0.0)
+            if isinstance(overheads, dict)
+            else getattr(overheads, "tile_issue_s", 0.0)
+        )
+        if isinstance(issue, int | float) and not isinstance(issue, bool):
+            return {**data, "scheduling": default_scheduling(issue)}
+        return data  # NOTE: a malformed tile_issue_s is reported by its own field
+
+    @model_serializer(mode="wrap")
+    def _canonical(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The dump leaves out a ``scheduling`` that a file may leave out (the default).
+
+        The canonical form (run records embed it, :func:`workbench.hw.hardware_hash` hashes it)
+        then stays what it was before the field existed for every profile that means the same.
+        """
+        data = handler(self)
+        if self.scheduling == default_scheduling(self.overheads.tile_issue_s):
+            data.pop("scheduling", None)
+        return data
 
     @field_validator("schema_version")
     @classmethod
@@ -86,6 +144,11 @@ class Hardware(_Model):
         if len(set(names)) != len(names):
             raise ValueError(f"memory: level names must be unique, got {names}")
         self._check_tile_fits()
+        if self.scheduling == "software_issued" and self.overheads.tile_issue_s <= 0:
+            raise ValueError(
+                "scheduling: 'software_issued' needs overheads.tile_issue_s > 0 (the measured "
+                "cost of issuing one tile step; `workbench calibrate` writes it), got 0"
+            )
         return self
 
     def _check_tile_fits(self) -> None:
@@ -104,6 +167,16 @@ class Hardware(_Model):
             )
 
     # --- derived figures -------------------------------------------------------------------
+    @property
+    def hardware_scheduled(self) -> bool:
+        """Whether the chip's schedulers issue its tiles (``scheduling``), not software.
+
+        >>> from workbench.hw import load_hardware
+        >>> load_hardware("h100-sxm").hardware_scheduled
+        True
+        """
+        return self.scheduling == "hardware_scheduled"
+
     def peak_flops(self, dtype: str) -> float:
         """Matrix-engine peak for ``dtype`` (FLOP/s), or 0.0 when the engine lacks it."""
         return self.matrix_engine.peak_flops_per_s.get(canonical(dtype), 0.0)

@@ -29,7 +29,7 @@ def engine_for(hw: Hardware, dtype: str) -> tuple[str, str, str | None]:
         return "matrix", f"GEMM-like, {dtype} runs on the {hw.name} matrix engine", None
     have = ", ".join(hw.matrix_engine.peak_flops_per_s)
     wider = next((d for d in _PROMOTE.get(dtype, ()) if hw.supports(d)), None)
-    if wider is not None and hw.overheads.tile_issue_s == 0:
+    if wider is not None and hw.hardware_scheduled:
         return (
             "matrix",
             f"{hw.name} matrix engine has no {dtype} (has {have}): operands unpacked to "

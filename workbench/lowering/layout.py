@@ -91,7 +91,7 @@ def _converts_internally(k: Kernel, hw: Hardware, layout: str) -> bool:
         k.kind == "conv"
         and k.engine == "matrix"
         and layout != hw.matrix_engine.preferred_layout
-        and hw.overheads.tile_issue_s == 0
+        and hw.hardware_scheduled
     )
 
 

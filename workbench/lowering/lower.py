@@ -201,9 +201,9 @@ def _gemm_kernel(
         )
         kind = "conv"
     engine, reason, engine_dtype = engine_for(hw, dtype)
-    # NOTE: a software-scheduled host (tile_issue_s > 0) hands every grouped GEMM to its BLAS
+    # NOTE: a software-issued host (hw.scheduling) hands every grouped GEMM to its BLAS
     # library whatever its shape; an accelerator's matrix array would idle on n=1 groups.
-    hardware_tiles = hw.overheads.tile_issue_s == 0
+    hardware_tiles = hw.hardware_scheduled
     narrow = problem.n < hw.matrix_engine.native_tile_n
     if isinstance(head, Conv2d) and head.groups > 1 and narrow and hardware_tiles:
         engine, engine_dtype = "vector", None

@@ -37,7 +37,7 @@ def mark_cache_residency(kernels: list[Kernel], graph: Graph, hw: Hardware) -> l
         The kernels, those reading a cache-resident input marked.
     """
     caches = [m for m in hw.memory if m.kind == "cache" and m.scope == "shared"]
-    if not caches or hw.overheads.tile_issue_s > 0:
+    if not caches or not hw.hardware_scheduled:
         return kernels
     usable = RESIDENT_FRACTION * max(c.capacity_bytes for c in caches)
     out = list(kernels)

@@ -118,7 +118,7 @@ def attention_mapspace(
         nat_n = hw.matrix_engine.native_tile_n
         # NOTE: fewer query rows than the instruction's M (decode): S^T = K Q^T puts the rows
         # on the narrow N side (swap AB, as for skinny GEMMs), so they pad to N, not to M.
-        q_nat = nat_n if rows < nat and nat_n < nat and hw.overheads.tile_issue_s == 0 else nat
+        q_nat = nat_n if rows < nat and nat_n < nat and hw.hardware_scheduled else nat
         brs = [q_nat * m for m in _Q_MULTIPLES if q_nat * m <= max(q_nat, 1024)]
         bcs = sorted({max(nat_n, round(b / nat_n) * nat_n) for b in _KV_SIZES})
         sts = [1, 2, 3]
@@ -179,8 +179,9 @@ def packed_group(p: AttentionProblem, hw: Hardware) -> int:
     With grouped-query attention (``kv_heads < heads``) and fewer query rows than the matrix
     engine's native M, libraries stack the group's query heads into one tile so each K/V block
     is loaded once per KV head (FlashAttention-2/3 ``pack_gqa``, FlashDecoding, FlashInfer).
-    Software-scheduled hosts run their own engine and keep one head per work item, and so does
-    a stack whose kernel does not share K/V across the group (``kv_group_shared`` off).
+    Software-issued hosts (``hw.scheduling``) run their own engine and keep one head per work
+    item, and so does a stack whose kernel does not share K/V across the group
+    (``kv_group_shared`` off).
 
     >>> from workbench.hw import load_hardware
     >>> p = AttentionProblem(batch=64, heads=64, kv_heads=8, q_len=1, kv_len=2048, head_dim=128,
@@ -188,7 +189,7 @@ def packed_group(p: AttentionProblem, hw: Hardware) -> int:
     >>> packed_group(p, load_hardware("h100-sxm"))
     8
     """
-    if p.kv_heads >= p.heads or p.heads % p.kv_heads or hw.overheads.tile_issue_s > 0:
+    if p.kv_heads >= p.heads or p.heads % p.kv_heads or not hw.hardware_scheduled:
         return 1
     if not p.kv_group_shared:
         return 1

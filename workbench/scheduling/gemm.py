@@ -143,11 +143,7 @@ def native_mn(p: GemmProblem, hw: Hardware) -> tuple[int, int]:
     ((8, 64), (128, 128))
     """
     me = hw.matrix_engine
-    swap = (
-        p.m < me.native_tile_m
-        and me.native_tile_n < me.native_tile_m
-        and hw.overheads.tile_issue_s == 0
-    )
+    swap = p.m < me.native_tile_m and me.native_tile_n < me.native_tile_m and hw.hardware_scheduled
     return (me.native_tile_n, me.native_tile_m) if swap else (me.native_tile_m, me.native_tile_n)
 
 
@@ -204,9 +200,9 @@ def gemm_mapspace(
     acc_cap = accumulator_capacity(hw)
     acc = tm * tn * 4  # fp32 accumulators
     operands = (tm * p.a_bytes + tn * p.b_bytes) * tk * st
-    # NOTE: a software-scheduled host accumulates into the output array itself (its traffic is
+    # NOTE: a software-issued host accumulates into the output array itself (its traffic is
     # costed per K-step), not into a reserved SRAM buffer.
-    acc_in_sram = not acc_cap and hw.overheads.tile_issue_s == 0
+    acc_in_sram = not acc_cap and hw.hardware_scheduled
     sram = np.ceil(operands + (acc if acc_in_sram else 0)).astype(np.int64)
     regs = acc if acc_cap else np.zeros_like(acc)
     fits = sram <= hw.sram.capacity_bytes
@@ -303,7 +299,7 @@ def _dram_traffic(p, hw, tm, tn, ra, df, grid_m, grid_n, tiles, fill_a, fill_b, 
     a_mn = np.where(rows_w * tm * p.k * ab <= usable, a_mat, grid_n * a_mat)
     a_nm = np.where(a_mat <= usable, a_mat, bands_n * a_mat)
     b_nm = np.where(cols_w * tn * p.k * p.b_bytes <= usable, b_mat, grid_m * b_mat)
-    if hw.overheads.tile_issue_s == 0:
+    if hw.hardware_scheduled:
         a_mn, b_mn, a_nm, b_nm = _grouped(
             p, ab, tm, tn, grid_m, grid_n, usable, a_mn, b_mn, a_nm, b_nm
         )
@@ -349,7 +345,7 @@ def _grouped(p, ab, tm, tn, grid_m, grid_n, usable, a_mn, b_mn, a_nm, b_nm):
     for the whole sweep and every column panel of B is read once per group, not once per row
     band (and transposed for ``"nm"``). G is the most panels half the cache holds, at most
     :data:`MAX_RASTER_GROUP`. Each raster keeps the cheaper of its band and grouped traffic (the
-    library's choice). Software-scheduled hosts run the plain raster and keep the band model.
+    library's choice). Software-issued hosts run the plain raster and keep the band model.
     ``ab`` is A's off-chip bytes per element (below ``p.a_bytes`` for a conv whose halo stays
     cached: :func:`_halo_expansion`).
     """

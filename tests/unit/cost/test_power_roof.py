@@ -95,6 +95,7 @@ def test_a_calibrated_host_has_no_power_roof():
     hw = load_hardware("teaching")
     data = hw.model_dump()
     data["overheads"]["tile_issue_s"] = 2e-6
+    data["scheduling"] = "software_issued"
     data["power"]["energy_pj_per_flop"] = dict.fromkeys(data["power"]["energy_pj_per_flop"], 1e6)
     host = type(hw).model_validate(data)
     kernel = map_model(_gemm(64, 64, 64, "fp32"), host, MapOptions(dtype="fp32")).kernels[0]

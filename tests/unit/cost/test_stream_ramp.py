@@ -24,21 +24,24 @@ def _gemv(k: int, n: int) -> Graph:
 @pytest.mark.parametrize("name", ["a100-80gb", "h100-sxm"])
 def test_a_streaming_kernel_adds_the_latency_and_the_drain_to_its_bytes(name):
     hw = load_hardware(name)
-    cost = map_model(_gemv(8192, 8192), hw, MapOptions(launch="graph")).kernels[0].cost
+    kernel = map_model(_gemv(8192, 8192), hw, MapOptions(launch="graph")).kernels[0]
+    cost = kernel.cost
     off = hw.offchip
     assert cost.bottleneck == f"bandwidth:{off.name}"
-    ramp = off.latency_s + tile_issue(hw).store_drain_s(hw)
-    assert ramp == tile_issue(hw).stream_ramp_s(hw, off.name) > 0
+    ramp = off.latency_s + off.latency_s  # the level's latency + the stores' drain
+    assert ramp == tile_issue(hw).streaming(kernel.kernel, hw).ramp_s[off.name] > 0
     assert cost.exec_s == pytest.approx(cost.time_at(off.name) + ramp)
     assert cost.exec_s >= cost.pipeline_s
 
 
 def test_the_ramp_is_the_level_latency_plus_the_drain_on_chips_and_nothing_on_hosts():
     chip = load_hardware("teaching")
-    ti = tile_issue(chip)
+    kernel = map_model(_gemv(64, 64), chip, MapOptions()).kernels[0].kernel
+    ramp = tile_issue(chip).streaming(kernel, chip).ramp_s
     for level in chip.memory:
-        assert ti.stream_ramp_s(chip, level.name) == level.latency_s + ti.store_drain_s(chip)
+        assert ramp[level.name] == level.latency_s + chip.offchip.latency_s
     data = chip.model_dump()
     data["overheads"]["tile_issue_s"] = 2e-6
+    data["scheduling"] = "software_issued"
     host = type(chip).model_validate(data)
-    assert all(tile_issue(host).stream_ramp_s(host, lv.name) == 0.0 for lv in host.memory)
+    assert all(v == 0.0 for v in tile_issue(host).streaming(kernel, host).ramp_s.values())

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import workbench.cost as cost_pkg
-from workbench.cost.issue import HardwareScheduled, SoftwareIssued, tile_issue
+from workbench.cost.issue import HardwareScheduled, SoftwareIssued, TileIssue, tile_issue
+from workbench.cost.score_gemm import _batched_issue
 from workbench.hw import load_hardware
 from workbench.ir import ops as O
 from workbench.ir.graph import Graph
@@ -22,6 +23,9 @@ COST = Path(cost_pkg.__file__).parent
 SCORERS = [*sorted(COST.glob("score_*.py")), COST / "scored.py", COST / "search.py"]
 #: Names that say "is this a host?" when they appear in a condition.
 HOST_MARKS = {
+    "hardware_scheduled",
+    "scheduling",
+    "software_issued",
     "tile_issue_s",
     "attention_block_issue_s",
     "host",
@@ -93,6 +97,13 @@ def _with(hw, section: str, **fields):
     return type(hw).model_validate(data)
 
 
+def _styled(hw, scheduling: str, **overheads):
+    data = hw.model_dump()
+    data["overheads"].update(overheads)
+    data["scheduling"] = scheduling
+    return type(hw).model_validate(data)
+
+
 @pytest.fixture(scope="module")
 def chip():
     return load_hardware("teaching")
@@ -100,16 +111,28 @@ def chip():
 
 @pytest.fixture(scope="module")
 def host(chip):
-    return _with(chip, "overheads", tile_issue_s=2e-6, kernel_launch_s=1e-10)
+    return _styled(chip, "software_issued", tile_issue_s=2e-6, kernel_launch_s=1e-10)
 
 
-def test_the_strategy_follows_the_profile(chip, host):
+def _terms(kernel, hw, ms, rows=64, cols=64, bw_core=1e11):
+    return tile_issue(hw).gemm_terms(kernel, hw, ms, rows, cols, bw_core)
+
+
+def test_the_strategy_follows_the_typed_scheduling_field(chip, host):
     assert tile_issue(chip) == HardwareScheduled()
     assert tile_issue(host) == SoftwareIssued(attention_engine=False)
     engine = _with(host, "overheads", attention_block_issue_s=1e-5)
     assert tile_issue(engine) == SoftwareIssued(attention_engine=True)
     assert tile_issue(chip).solves_math_rate
     assert not tile_issue(host).solves_math_rate
+    # NOTE: the field decides, not tile_issue_s: a chip may pay a fixed cost per tile step.
+    paying = _styled(chip, "hardware_scheduled", tile_issue_s=2e-6)
+    assert tile_issue(paying) == HardwareScheduled()
+
+
+def test_the_interface_stays_small():
+    methods = [n for n in vars(TileIssue) if not n.startswith("_") and callable(vars(TileIssue)[n])]
+    assert len(methods) <= 8, methods
 
 
 def test_hardware_scheduled_leaves_the_padded_tile_as_the_work(chip):
@@ -120,33 +143,36 @@ def test_hardware_scheduled_leaves_the_padded_tile_as_the_work(chip):
     work, out = ti.gemm_step(kernel, chip, ms, t_k, ms.tm, ms.tn)
     assert work is ms.padded_flops
     assert out is t_k
-    assert ti.store_drain_s(chip) == chip.offchip.latency_s
-    assert ti.epilogue_s(kernel, chip) == ti.gather_s(kernel, chip) == 0.0
-    assert ti.dram_stream_s(kernel, chip) == ti.transpose_s(kernel, chip) == 0.0
-    pipeline = np.ones(3)
-    assert ti.batched_issue(kernel, pipeline, 0.5)[1] == 0.5
+    terms = _terms(kernel, chip, ms)
+    assert terms.store_drain_s == chip.offchip.latency_s
+    assert terms.epilogue_s == terms.gather_s == 0.0
+    assert not terms.issue_per_tile
+    assert ti.streaming(kernel, chip).serial_s == 0.0
+    util = np.ones(1)
+    assert ti.row_compute_s(kernel, chip, 1e9, util).tolist() == [
+        1e9 / chip.vector_flops(kernel.dtype)
+    ]
     assert ti.classify(kernel, chip, 1.0, 0.9, ("compute", "e")) == ("compute", "e")
-    assert ti.fused_class("fa2")
-    assert not ti.fused_class("generic")
+    assert ti.attention_block_s(kernel, chip, None, "fa2", None) is None
 
 
-def test_hardware_split_k_pays_latency_and_partials_only_when_split(chip):
+def test_hardware_split_k_pays_latency_and_partials_only_when_split(chip, host):
     kernel = lower(_linear(64, 4096, 64), chip, OPTS)[0]
     ms = gemm_mapspace(kernel, chip)
-    fix = np.broadcast_to(tile_issue(chip).split_fixup_s(chip, ms, 64, 64, 1e11), ms.shape)
+    fix = np.broadcast_to(_terms(kernel, chip, ms).split_fixup_s, ms.shape)
     split = np.broadcast_to(ms.split, ms.shape)
     assert (fix[split == 1] == 0).all()
     assert (fix[split > 1] > 0).all()
-    assert tile_issue(_with(chip, "overheads", tile_issue_s=1e-6)).split_fixup_s(
-        chip, ms, 64, 64, 1e11
-    ).tolist() == [0.0]
+    assert _terms(kernel, host, ms).split_fixup_s.tolist() == [0.0]
 
 
 def test_a_systolic_array_pays_its_fill_skew_once_per_tile():
     tpu = load_hardware("tpu-v5e")
     me = tpu.matrix_engine
-    assert tile_issue(tpu).fill_skew_s(tpu) == pytest.approx(me.fold_skew_cycles / me.clock_hz)
-    assert SoftwareIssued().fill_skew_s(tpu) == 0.0
+    kernel = lower(_linear(128, 128, 128), tpu, MapOptions())[0]
+    ms = gemm_mapspace(kernel, tpu)
+    assert _terms(kernel, tpu, ms).fill_skew_s == pytest.approx(me.fold_skew_cycles / me.clock_hz)
+    assert SoftwareIssued().gemm_terms(kernel, tpu, ms, 64, 64, 1e11).fill_skew_s == 0.0
 
 
 def test_software_issued_calls_run_the_exact_slice(host):
@@ -164,23 +190,39 @@ def test_software_issued_calls_run_the_exact_slice(host):
 
 def test_software_issued_batches_issue_once_per_output_tile(host):
     kernel = lower(_linear(8, 64, 64), host, OPTS)[0]
-    ti = tile_issue(host)
+    assert _terms(kernel, host, gemm_mapspace(kernel, host)).issue_per_tile
     pipeline, issued = np.array([10.0]), np.array([4.0])
     assert kernel.gemm.batch == 1
-    assert ti.batched_issue(kernel, pipeline, issued) == (pipeline, issued)
+    assert _batched_issue(kernel, pipeline, issued, True) == (pipeline, issued)
     four = replace(kernel, gemm=replace(kernel.gemm, batch=4))
-    new_pipeline, issue_s = ti.batched_issue(four, pipeline, issued)
+    assert _batched_issue(four, pipeline, issued, False) == (pipeline, issued)
+    new_pipeline, issue_s = _batched_issue(four, pipeline, issued, True)
     assert issue_s.tolist() == [1.0]  # 4 s of steps issued once for 4 batch entries
     assert new_pipeline.tolist() == [7.0]  # the pipeline trades the 4 s for the 1 s
 
 
-def test_software_issued_attention_overlaps_fa3_only_without_an_engine():
-    t_mm, t_sm = np.array([3.0]), np.array([2.0])
-    assert SoftwareIssued().attention_step("fa3", t_mm, t_sm).tolist() == [3.0]
-    assert SoftwareIssued(attention_engine=True).attention_step("fa3", t_mm, t_sm).tolist() == [5.0]
-    assert SoftwareIssued().attention_step("fa2", t_mm, t_sm).tolist() == [5.0]
-    assert HardwareScheduled().attention_step("generic", t_mm, t_sm).tolist() == [5.0]
-    assert not SoftwareIssued().fused_class("fa3")
+def _attention_ms(hw):
+    from workbench.scheduling.attention import attention_mapspace
+
+    op = O.Attention(
+        name="att", inputs=("q", "k", "v"), batch=1, heads=2, kv_heads=2, q_len=128,
+        kv_len=128, head_dim=64, dtype="fp32",
+    )  # fmt: skip
+    kernel = lower(Graph(name="g", ops=(op,)), hw, OPTS)[0]
+    return kernel, attention_mapspace(kernel, hw)
+
+
+def test_software_issued_attention_overlaps_fa3_only_without_an_engine(host):
+    engine = _with(host, "overheads", attention_block_issue_s=1e-5)
+    kernel, ms = _attention_ms(host)
+    t_mm = np.full(np.shape(ms.padded_flops), 1e-6)
+    for hw in (host, engine):
+        ti = tile_issue(hw)
+        fa3 = ti.attention_block_s(kernel, hw, ms, "fa3", t_mm)
+        fa2 = ti.attention_block_s(kernel, hw, ms, "fa2", t_mm)
+        assert fa3 is not None  # the host runs the generic loop whatever the class
+        assert fa2 is not None
+        assert (np.asarray(fa3) < fa2).all() if hw is host else (fa3 == fa2).all()
 
 
 def test_software_issued_classes_from_a_time_split_unless_capacity(host):
@@ -188,13 +230,15 @@ def test_software_issued_classes_from_a_time_split_unless_capacity(host):
     ti = tile_issue(host)
     assert ti.classify(kernel, host, 1e-5, 0.9e-5, ("compute", "e"))[0] == "overhead"
     assert ti.classify(kernel, host, 1e-5, 0.9e-5, ("capacity", "e")) == ("capacity", "e")
-    assert not ti.misaligned(kernel, host)
+    assert not _terms(kernel, host, gemm_mapspace(kernel, host)).misaligned
 
 
 def test_software_issued_uses_the_calibrated_vector_rate(host):
     rated = _with(host, "vector_unit", kernel_flops_per_s={"elementwise": 1e9})
     kernel = lower(_linear(48, 64, 40), rated, OPTS)[0]
-    assert tile_issue(rated).vector_rate(kernel, rated, "elementwise") == 1e9
-    assert HardwareScheduled().vector_rate(kernel, rated, "elementwise") == rated.vector_flops(
-        kernel.dtype
-    )
+    ms = gemm_mapspace(kernel, rated)
+    assert _terms(kernel, rated, ms).epilogue_s == pytest.approx(kernel.vector_flops / 1e9)
+    util = np.ones(1)
+    assert HardwareScheduled().row_compute_s(kernel, rated, 1e9, util).tolist() == [
+        1e9 / rated.vector_flops(kernel.dtype)
+    ]

@@ -26,6 +26,8 @@ def test_quick_calibration_writes_a_loadable_profile(host_profile):
     # The NumPy engine runs tiles one after another and issues each step from Python.
     assert hw.matrix_engine.cores == 1
     assert hw.overheads.tile_issue_s > 0
+    assert hw.scheduling == "software_issued"
+    assert "\nscheduling: software_issued\n" in host_profile.read_text()  # stated, not defaulted
     assert hw.matrix_engine.native_tile_m in (16, 32, 64, 128, 256)
     assert any("tile issue" in a for a in hw.assumptions)
     assert any("effective rate" in a for a in hw.assumptions)

@@ -40,7 +40,10 @@ def test_software_scheduled_host_keeps_its_plain_raster():
 
     gpu = load_hardware("l4")
     host = gpu.model_copy(
-        update={"overheads": gpu.overheads.model_copy(update={"tile_issue_s": 1e-6})}
+        update={
+            "overheads": gpu.overheads.model_copy(update={"tile_issue_s": 1e-6}),
+            "scheduling": "software_issued",
+        }
     )
     op = Linear(name="g", inputs=("x",), tokens=(8192,), in_features=8192, out_features=8192)
     kernel = lower(Graph(name="g", ops=(op,)), gpu, MapOptions())[0]

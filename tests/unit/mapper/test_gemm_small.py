@@ -81,14 +81,12 @@ def test_split_k_pays_its_reduction():
     forced = TileOverride(pattern="*", m=128, n=128, k=64, split_k=4)
     ms = gemm_mapspace(k.kernel, hw, override=forced)
     bw = 1e11
-    t = float(_split_fixup_s(hw, ms, 128, 128, bw).max())
+    t = float(_split_fixup_s(k.kernel, hw, ms, 128, 128, bw).max())
     lat = hw.memory[hw.memory.index(hw.sram) + 1].latency_s
     assert t == pytest.approx(lat + 2 * 128 * 128 * 4 * 3 / bw)
     one = TileOverride(pattern="*", m=128, n=128, k=64, split_k=1)
-    assert (
-        float(_split_fixup_s(hw, gemm_mapspace(k.kernel, hw, override=one), 128, 128, bw).max())
-        == 0
-    )
+    ms_one = gemm_mapspace(k.kernel, hw, override=one)
+    assert float(_split_fixup_s(k.kernel, hw, ms_one, 128, 128, bw).max()) == 0
 
 
 def test_split_k_is_not_free_in_the_search():

@@ -308,6 +308,7 @@ def _host(issue_s: float):
     hw = HW.model_copy(deep=True)
     data = hw.model_dump()
     data["overheads"]["tile_issue_s"] = issue_s
+    data["scheduling"] = "software_issued" if issue_s else "hardware_scheduled"
     data["matrix_engine"]["cores"] = 1
     data["overheads"]["kernel_launch_s"] = 1e-10
     return type(hw).model_validate(data)
@@ -489,11 +490,11 @@ def test_dram_streaming_adds_on_a_host_only():
     big = lower(_graph(1, n, n), hw, OPTS)[0]
     small = _kernel()
     dram = next(m for m in hw.memory if m.kind == "dram")
-    stream = tile_issue(hw).dram_stream_s
-    assert stream(big, hw) == pytest.approx(big.bytes / dram.bandwidth_bytes_per_s)
-    assert stream(small, hw) == 0.0  # fits a cache: warm runs read it there
+    stream = tile_issue(hw).streaming
+    assert stream(big, hw).serial_s == pytest.approx(big.bytes / dram.bandwidth_bytes_per_s)
+    assert stream(small, hw).serial_s == 0.0  # fits a cache: warm runs read it there
     # accelerator profile: overlapped as before (its strategy has no streaming term)
-    assert tile_issue(HW).dram_stream_s(big, HW) == 0.0
+    assert tile_issue(HW).streaming(big, HW).serial_s == 0.0
 
 
 def test_row_kernels_use_the_rate_at_their_row_length():
