@@ -43,10 +43,11 @@ def test_tile_scenario_fits_short_and_spills_long(scenario_records):
     assert not k.fits
     assert k.bottleneck == "capacity"
     assert base.kernel("layers.0.attn.sdpa").fits
-    from workbench.review.scenarios.build import _seq_tile
+    from workbench.review import SCENARIOS
 
-    short = _seq_tile(512)
-    assert short.m * short.n < _seq_tile(1024).m * _seq_tile(1024).n
+    s = SCENARIOS["long-seq-tile"]
+    (tile,) = s.candidate.tiles  # the story's heuristic: seq/2 x seq/2
+    assert (tile.pattern, tile.m, tile.n) == ("*.attn.sdpa", s.seq // 2, s.seq // 2)
 
 
 def test_unchanged_pair_ships_with_no_failing_mechanism(scenario_records):
