@@ -8,11 +8,11 @@ names, escaped) are the tooltips. Bars on different lanes at the same x ran conc
 ``overlap`` lane marks where two or more streams were busy at once. Lanes with many bars are
 merged at the drawing's resolution (one pixel), so a 2,000-kernel iteration stays a small file.
 
-The temporal breakdown follows Holistic Trace Analysis' ``get_temporal_breakdown`` (idle,
-compute, non-compute time), computed over the median iteration of the busiest device: ``busy``
-is the union of every GPU interval; ``compute`` the union of kernels that are not copies or
-collectives; ``non-compute`` the busy time no compute kernel covers (copies and communication
-not hidden under compute); ``idle`` the wall time nothing ran. The three add up to the wall.
+The temporal breakdown is evidence's (:class:`workbench.evidence.IterationStats`, HTA's
+``get_temporal_breakdown`` over a GPU step window; see :mod:`workbench.evidence.breakdown`), read
+for the median iteration: ``idle`` the window's time with no GPU activity, ``compute`` the union
+of compute kernels, ``non-compute`` the busy time no compute kernel covers (copies and
+communication not hidden under compute). The three add up to the window's wall time.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from workbench._format import fmt_percent, fmt_time
-from workbench.evidence import MeasuredKernel, MeasuredRun
-from workbench.evidence.timeline import union_s
+from workbench.evidence import IterationStats, MeasuredKernel, MeasuredRun
+from workbench.evidence.timeline import iteration_stats, union_s
 
 __all__ = [
     "breakdown_rows",
@@ -34,9 +34,6 @@ __all__ = [
     "overlap_intervals",
     "temporal_breakdown",
 ]
-
-#: Categories that are not compute (HTA's non-compute: memory and communication).
-NON_COMPUTE = ("copy", "collective")
 
 Interval = tuple[float, float, str]
 Lane = tuple[str, list[Interval]]
@@ -162,31 +159,29 @@ def iteration_lanes(run: MeasuredRun) -> tuple[str, list[Lane]]:
     return caption, sorted(lanes.items(), key=lambda kv: kv[0])
 
 
+def _median_stats(run: MeasuredRun) -> IterationStats | None:
+    """Evidence's figures of the median iteration (by wall time; the lower one of two)."""
+    its = sorted(run.iterations, key=lambda it: it.wall_s)
+    if not its:
+        return None
+    it = its[(len(its) - 1) // 2]
+    if it.compute_s is not None:
+        return it
+    # NOTE: a run whose iterations predate the compute figures: evidence's rule, from its kernels
+    return next((s for s in iteration_stats(run.kernels) if s.index == it.index), None)
+
+
 def temporal_breakdown(run: MeasuredRun) -> dict[str, float] | None:
     """Idle, compute and non-compute time of the median iteration, s (see the module doc).
-
-    A ``temporal_breakdown`` the run carries itself (a mapping with ``idle_s``, ``compute_s``,
-    ``non_compute_s``) is used as given.
 
     Returns:
         ``{wall_s, idle_s, compute_s, non_compute_s}``, or None without iterations.
     """
-    own = getattr(run, "temporal_breakdown", None)
-    own = own() if callable(own) else own
-    if isinstance(own, dict) and {"idle_s", "compute_s", "non_compute_s"} <= set(own):
-        idle, comp, non = (float(own[k]) for k in ("idle_s", "compute_s", "non_compute_s"))
-        return {"wall_s": idle + comp + non, "idle_s": idle, "compute_s": comp,
-                "non_compute_s": non}  # fmt: skip
-    index, wall, ks = _median_iteration(run)
-    if index is None or not ks:
+    it = _median_stats(run)
+    if it is None or it.compute_s is None or it.non_compute_s is None:
         return None
-    busy = union_s((k.start_s, k.end_s) for k in ks)
-    compute = union_s(
-        (k.start_s, k.end_s) for k in ks if k.kind == "kernel" and k.category not in NON_COMPUTE
-    )
-    wall = max(wall, busy)
-    return {"wall_s": wall, "idle_s": wall - busy, "compute_s": compute,
-            "non_compute_s": busy - compute}  # fmt: skip
+    return {"wall_s": it.wall_s, "idle_s": it.gap_s, "compute_s": it.compute_s,
+            "non_compute_s": it.non_compute_s}  # fmt: skip
 
 
 def breakdown_rows(runs: Sequence[tuple[str, MeasuredRun | None]]) -> list[dict[str, Any]]:
