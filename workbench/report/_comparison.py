@@ -2,10 +2,11 @@
 
 The data is :class:`workbench.review.pack.ComparisonPack`. The page fits a 1,366 px screen
 (tables scroll inside their own box, long names are shortened with the full name in a
-``title``), prints (sections avoid page breaks, charts are static SVG where they can be), and
-loads nothing from the network. Timelines are drawn per stream (:mod:`._timeline_svg`): the
-layer before and after, and for measured runs the median iteration of each trace, with an
-``overlap`` lane; measured runs also get the temporal breakdown (idle / compute / non-compute).
+``title``), prints (sections avoid page breaks, charts are static SVG), and loads nothing from
+the network. Timelines are drawn per stream (:mod:`._timeline_svg`: an Altair chart rendered to
+SVG by vl-convert): the layer before and after, and for measured runs the median iteration of
+each trace, with an ``overlap`` lane; measured runs also get the temporal breakdown (idle /
+compute / non-compute).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ PAGE_CSS = (
     "td,th{border:1px solid #ccc;padding:2px 4px;vertical-align:top;text-align:left;"
     "max-width:34em;overflow-wrap:anywhere}"
     ".wb-chart,.wb-svg{max-width:100%;overflow-x:auto}"
-    "svg.wb-timeline{max-width:100%;height:auto}"
+    ".wb-svg svg{max-width:100%;height:auto}"
     "@media print{section{break-inside:avoid-page}.wb-chart,.wb-svg{break-inside:avoid}"
     "body{margin:0;max-width:none}.wb-table{overflow:visible}}"
 )
@@ -126,8 +127,8 @@ def _page(title: str, sections: list[tuple[str, str]]) -> str:
 def comparison_html(pack: Any) -> str:
     """The regression pack (a :class:`~workbench.review.pack.ComparisonPack`) as one page.
 
-    Static: tables and inline SVG only, no script at all (so it opens offline, prints, and
-    starts without a chart library).
+    Static: tables and inline SVG only (the timelines rendered by vl-convert), no script at all,
+    so it opens offline and prints.
     """
     sections = []
     for h, rows, cols in _all_tables(pack):
