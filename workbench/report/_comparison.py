@@ -11,11 +11,11 @@ compute / non-compute).
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 from typing import Any
 
 from workbench.report._cells import html_table, md_escape, md_table
+from workbench.report._html import Html, trusted
 from workbench.report._lens_static import lens_rows, lens_svg
 from workbench.report._timeline_svg import breakdown_rows, iteration_lanes, lanes_svg, layer_lanes
 
@@ -64,7 +64,7 @@ def extra_tables(pack: Any) -> list[tuple[str, list[dict[str, Any]], tuple[str, 
     ]
 
 
-def _timelines(pack: Any) -> list[tuple[str, str]]:
+def _timelines(pack: Any) -> list[tuple[str, Html]]:
     out = []
     if pack.timeline:
         stamped = all(r["source"].startswith("trace timestamps") for r in pack.timeline)
@@ -87,8 +87,8 @@ def _timelines(pack: Any) -> list[tuple[str, str]]:
     return out
 
 
-def _svg_box(svg: str) -> str:
-    return f"<div class='wb-svg'>{svg}</div>\n"
+def _svg_box(svg: Html) -> Html:
+    return Html("<div class='wb-svg'>{}</div>\n").format(svg)
 
 
 def _lens_table(pack: Any) -> list[tuple[str, list[dict[str, Any]], tuple[str, ...]]]:
@@ -110,21 +110,21 @@ def _all_tables(pack: Any) -> list[tuple[str, list[dict[str, Any]], tuple[str, .
     return tables[:at] + extra_tables(pack) + _lens_table(pack) + tables[at:]
 
 
-def _page(title: str, sections: list[tuple[str, str]]) -> str:
+def _page(title: str, sections: list[tuple[str, Html]]) -> Html:
     """A standalone page: no script, no stylesheet or image from anywhere (title escaped)."""
-    body = "".join(
-        f"<section><h2>{html.escape(heading)}</h2>\n{content}</section>\n"
+    body = Html("").join(
+        Html("<section><h2>{}</h2>\n{}</section>\n").format(heading, content)
         for heading, content in sections
     )
-    return (
+    return Html(
         "<!doctype html>\n<html lang='en'><head><meta charset='utf-8'>"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
-        f"<title>{html.escape(title)}</title>\n<style>{PAGE_CSS}</style>\n</head><body>"
-        f"<h1>{html.escape(title)}</h1>\n{body}</body></html>\n"
-    )
+        "<title>{title}</title>\n<style>{css}</style>\n</head><body>"
+        "<h1>{title}</h1>\n{body}</body></html>\n"
+    ).format(title=title, css=trusted(PAGE_CSS), body=body)
 
 
-def comparison_html(pack: Any) -> str:
+def comparison_html(pack: Any) -> Html:
     """The regression pack (a :class:`~workbench.review.pack.ComparisonPack`) as one page.
 
     Static: tables and inline SVG only (the timelines rendered by vl-convert), no script at all,

@@ -23,6 +23,7 @@ from typing import Any
 from workbench._format import fmt_percent
 from workbench.evidence import IterationStats, MeasuredKernel, MeasuredRun, union_s
 from workbench.evidence.timeline import iteration_stats
+from workbench.report._html import Html, trusted
 
 __all__ = [
     "breakdown_rows",
@@ -36,7 +37,7 @@ Interval = tuple[float, float, str]
 Lane = tuple[str, list[Interval]]
 
 
-def lanes_svg(lanes: Sequence[Lane], title: str, *, overlap: bool = True) -> str:
+def lanes_svg(lanes: Sequence[Lane], title: str, *, overlap: bool = True) -> Html:
     """One static SVG with a lane per ``(label, [(start_s, end_s, name)])``, times from 0.
 
     Args:
@@ -50,7 +51,8 @@ def lanes_svg(lanes: Sequence[Lane], title: str, *, overlap: bool = True) -> str
     from workbench.report.charts.timeline import lane_timeline
     from workbench.report.export import chart_svg
 
-    return chart_svg(lane_timeline(lanes, title, overlap=overlap))
+    # NOTE: vl-convert escapes every text it writes (title, labels, the bars' aria-labels)
+    return trusted(chart_svg(lane_timeline(lanes, title, overlap=overlap)))
 
 
 def layer_lanes(rows: Sequence[dict[str, Any]]) -> list[Lane]:
