@@ -103,3 +103,37 @@ def test_every_shipped_file_still_loads():
     assert len(load_corpus().rows) > 100
     for path in (ROOT / "workbench" / "review" / "data").glob("*.yaml"):
         assert isinstance(load_strict(path.read_text()), dict)
+
+
+# --- GPU names -> profiles: a data file loaded strictly ------------------------------------------
+def test_the_device_table_loads_and_every_profile_is_shipped():
+    from workbench.hw.devices import load_device_profiles, profile_for_device
+
+    table = load_device_profiles()
+    assert [name for _, name in table][:3] == ["v100-sxm2", "t4", "a100-80gb"]
+    assert all(name in list_hardware() for _, name in table)
+    assert profile_for_device("NVIDIA H200") == "h200"  # H200 is tried before H100
+    assert profile_for_device("AMD Instinct MI300X") == "mi300x"
+
+
+@pytest.mark.parametrize(
+    ("body", "needle"),
+    [
+        ("  - pattern: 'H100'\n    profile: h100-sxm\n    pattern: 'x'\n", "duplicate key"),
+        ("  - pattern: '(H100'\n    profile: h100-sxm\n", "devices[0].pattern: not a regular"),
+        ("  - pattern: 'H100'\n    profile: no-such-chip\n", "not a shipped hardware profile"),
+        ("  - pattern: 'H100'\n    profile: h100-sxm\n    vendor: x\n", "devices[0].vendor"),
+        ("  - &a {pattern: 'H100', profile: h100-sxm}\n", "anchors and aliases"),
+    ],
+)
+def test_a_bad_device_table_is_one_line_naming_the_file(tmp_path, body, needle):
+    from workbench.hw.devices import load_device_profiles
+
+    path = tmp_path / "devices.yaml"
+    path.write_text("schema_version: 1\ndevices:\n" + body)
+    with pytest.raises(HardwareError) as err:
+        load_device_profiles(path)
+    msg = str(err.value)
+    assert msg.startswith(str(path))
+    assert needle in msg
+    assert "\n" not in msg
