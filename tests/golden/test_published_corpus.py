@@ -109,7 +109,7 @@ def test_duplicate_ids_and_bad_files_are_refused(tmp_path):
         load_corpus(tmp_path / "missing.yaml")
     bad = tmp_path / "bad.yaml"
     bad.write_text("rows: [\n")
-    with pytest.raises(CorpusError, match="YAML error"):
+    with pytest.raises(CorpusError, match="line 2: YAML syntax error"):
         load_corpus(bad)
     bad.write_text("- just a list\n")
     with pytest.raises(CorpusError, match="top level"):

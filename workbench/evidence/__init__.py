@@ -8,6 +8,7 @@ Modules: :mod:`~workbench.evidence.run` (the types, statistics over repeats, JSO
 :mod:`~workbench.evidence.kineto` and :mod:`~workbench.evidence.nsys` (readers and test writers),
 :mod:`~workbench.evidence.categories` (kernel classification rules),
 :mod:`~workbench.evidence.timeline` (per-iteration wall, kernel, copy and gap time),
+:class:`Intervals` (the one union of time intervals every busy-time figure uses),
 :mod:`~workbench.evidence.breakdown` (GPU step windows; HTA's temporal breakdown per rank),
 :mod:`~workbench.evidence.copies` (memcpys and memsets by direction: bytes, bandwidth),
 :mod:`~workbench.evidence.launches` (host-side launches per stream: runtime call time, launch
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import os
 
+from workbench.evidence._intervals import Intervals
 from workbench.evidence._source import DEFAULT_MAX_BYTES, check_trace_file, sniff
 from workbench.evidence.breakdown import RankBreakdown, temporal_breakdown
 from workbench.evidence.categories import classify
@@ -47,6 +49,7 @@ from workbench.evidence.timeline import time_by_name, union_s
 __all__ = [
     "CATEGORIES",
     "DEFAULT_MAX_BYTES",
+    "Intervals",
     "IterationStats",
     "MeasuredKernel",
     "MeasuredRun",

@@ -26,13 +26,12 @@ All times are seconds.
 
 from __future__ import annotations
 
-import bisect
 from array import array
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import accumulate
 
+from workbench.evidence._intervals import Intervals
 from workbench.evidence.run import IterationStats, MeasuredKernel, MeasuredRun
 
 __all__ = [
@@ -43,86 +42,6 @@ __all__ = [
     "temporal_breakdown",
     "window_stats",
 ]
-
-
-class Intervals:
-    """The union of ``(start, end)`` intervals, merged once, queried by window in O(log n).
-
-    >>> Intervals([(0.0, 2.0), (1.0, 3.0), (5.0, 6.0)]).within(2.0, 5.5)
-    1.5
-    """
-
-    def __init__(self, spans: Iterable[tuple[float, float]]) -> None:
-        ordered = sorted(spans)
-        self._merge([s for s, _ in ordered], [e for _, e in ordered])
-
-    @classmethod
-    def from_sorted(cls, starts: Sequence[float], ends: Sequence[float]) -> Intervals:
-        """The union of ``zip(starts, ends)`` (s), given in ascending order of start.
-
-        Ties among equal starts may come in any order: the union is the same.
-        """
-        self = cls.__new__(cls)
-        self._merge(starts, ends)
-        return self
-
-    def _merge(self, starts: Sequence[float], ends: Sequence[float]) -> None:
-        # NOTE: C doubles (8 bytes each, not a float object per interval): a big trace's unions
-        # hold about one interval per activity.
-        out_s = array("d")
-        out_e = array("d")
-        lo = hi = 0.0
-        first = True
-        for start, end in zip(starts, ends, strict=True):
-            if first:
-                lo, hi, first = start, end, False
-            elif start <= hi:
-                if end > hi:
-                    hi = end
-            else:
-                out_s.append(lo)
-                out_e.append(hi)
-                lo, hi = start, end
-        if not first:
-            out_s.append(lo)
-            out_e.append(hi)
-        self.starts = out_s
-        self.ends = out_e
-        self.prefix = array("d", [0.0])
-        self.prefix.extend(accumulate(e - s for s, e in zip(out_s, out_e, strict=True)))
-
-    @property
-    def total_s(self) -> float:
-        """Length of the union, s."""
-        return self.prefix[-1]
-
-    def within(self, lo: float, hi: float) -> float:
-        """Length of the union inside ``[lo, hi]``, s (0 for an empty window)."""
-        if hi <= lo or not self.starts:
-            return 0.0
-        i = bisect.bisect_right(self.ends, lo)  # first interval ending after lo
-        j = bisect.bisect_left(self.starts, hi)  # intervals [i, j) start before hi
-        if j <= i:
-            return 0.0
-        total = self.prefix[j] - self.prefix[i]
-        total -= max(lo - self.starts[i], 0.0)
-        total -= max(self.ends[j - 1] - hi, 0.0)
-        return max(total, 0.0)
-
-    def intersect(self, other: Intervals) -> Intervals:
-        """The intersection of two unions (two-pointer sweep)."""
-        out = []
-        i = j = 0
-        while i < len(self.starts) and j < len(other.starts):
-            lo = max(self.starts[i], other.starts[j])
-            hi = min(self.ends[i], other.ends[j])
-            if hi > lo:
-                out.append((lo, hi))
-            if self.ends[i] < other.ends[j]:
-                i += 1
-            else:
-                j += 1
-        return Intervals(out)
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,6 +39,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from workbench.evidence.run import MeasuredKernel, MeasuredRun
 
 __all__ = ["LaunchStats", "Summary", "launch_stats", "queue_lengths"]
@@ -75,14 +77,6 @@ class LaunchStats:
     queue: Summary
 
 
-def _quantile(ordered: Sequence[float], q: float) -> float:
-    """The ``q`` quantile of sorted ``ordered`` by linear interpolation (numpy's default)."""
-    pos = (len(ordered) - 1) * q
-    low = math.floor(pos)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
-
-
 def summarize(values: Sequence[float]) -> Summary:
     """:class:`Summary` of a non-empty sample.
 
@@ -90,10 +84,11 @@ def summarize(values: Sequence[float]) -> Summary:
     Summary(mean=4.0, median=2.5, p95=8.949999999999998, maximum=10.0)
     """
     ordered = sorted(values)
+    median, p95 = np.quantile(ordered, (0.5, 0.95), method="linear")
     return Summary(
         mean=math.fsum(ordered) / len(ordered),
-        median=_quantile(ordered, 0.5),
-        p95=_quantile(ordered, 0.95),
+        median=float(median),
+        p95=float(p95),
         maximum=ordered[-1],
     )
 

@@ -26,30 +26,11 @@ import bisect
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
+from workbench.evidence._intervals import union_s
 from workbench.evidence.breakdown import Busy, step_windows, window_stats
 from workbench.evidence.run import IterationStats, MeasuredKernel, MeasuredRun
 
 __all__ = ["StepWindows", "derive_step_windows", "iteration_stats", "time_by_name", "union_s"]
-
-
-def union_s(intervals: Iterable[tuple[float, float]]) -> float:
-    """Total length of the union of ``(start, end)`` intervals, s.
-
-    >>> union_s([(0.0, 2.0), (1.0, 3.0), (5.0, 6.0)])
-    4.0
-    """
-    total = 0.0
-    cur_start = cur_end = None
-    for start, end in sorted(intervals):
-        if cur_end is None or start > cur_end:
-            if cur_end is not None and cur_start is not None:
-                total += cur_end - cur_start
-            cur_start, cur_end = start, end
-        elif end > cur_end:
-            cur_end = end
-    if cur_end is not None and cur_start is not None:
-        total += cur_end - cur_start
-    return total
 
 
 class StepWindows:

@@ -2,8 +2,10 @@
 
 Every problem becomes one :class:`CorpusError` line (issue 19, "Bad input to the corpus"):
 
-* a key repeated in one mapping, or a key that is not a plain scalar (a list or mapping key);
-* a YAML 1.1 base-60 number (``1:30`` would load as 90): quote it or write the number;
+* what the one strict YAML loader refuses (:mod:`workbench.hw._yaml`, shared with hardware,
+  stacks and the review's tables): a key repeated in one mapping, a key that is not a plain
+  scalar, a YAML 1.1 base-60 number (``1:30`` would load as 90), anchors and aliases (an alias
+  bomb fails at its first anchor), nesting deeper than its limit;
 * nesting deeper than :data:`MAX_DEPTH` levels (a corpus row is at most a few levels deep);
 * a number beyond :data:`MAX_MAGNITUDE` (``10**30`` would overflow the runner's arithmetic),
   or a float that is not finite;
@@ -18,10 +20,10 @@ import math
 import typing
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from workbench.errors import WorkbenchError
+from workbench.hw._yaml import StrictLoader
 
 __all__ = ["MAX_DEPTH", "MAX_MAGNITUDE", "CorpusError", "StrictLoader", "StrictModel", "check_data"]
 
@@ -34,47 +36,6 @@ MAX_MAGNITUDE = 1e15
 
 class CorpusError(WorkbenchError):
     """A corpus file that cannot be read, or a row that does not validate."""
-
-
-class StrictLoader(yaml.SafeLoader):
-    """SafeLoader that rejects repeated keys, non-scalar keys and base-60 numbers."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        """Build a mapping, raising on a duplicate or a non-scalar key."""
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            line = key_node.start_mark.line + 1
-            if not isinstance(key_node, yaml.ScalarNode):
-                raise CorpusError(
-                    f"line {line}: a mapping key must be a plain name, not a list or map"
-                )
-            key = self.construct_object(key_node, deep=True)
-            if key in seen:
-                raise CorpusError(f"line {line}: duplicate key {key!r}")
-            seen.add(key)
-        return dict(super().construct_mapping(node, deep=deep))
-
-    def _no_base60(self, node: yaml.ScalarNode) -> None:
-        if ":" in str(node.value):
-            line = node.start_mark.line + 1
-            raise CorpusError(
-                f"line {line}: {node.value!r} is a YAML 1.1 base-60 number; quote it or write "
-                "the number"
-            )
-
-    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
-        """An integer, refusing the base-60 form."""
-        self._no_base60(node)
-        return int(super().construct_yaml_int(node))
-
-    def construct_yaml_float(self, node: yaml.ScalarNode) -> float:
-        """A float, refusing the base-60 form."""
-        self._no_base60(node)
-        return float(super().construct_yaml_float(node))
-
-
-StrictLoader.add_constructor("tag:yaml.org,2002:int", StrictLoader.construct_yaml_int)
-StrictLoader.add_constructor("tag:yaml.org,2002:float", StrictLoader.construct_yaml_float)
 
 
 def _number_problem(v: float) -> str | None:

@@ -13,11 +13,11 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from workbench.fidelity._input import CorpusError, StrictLoader, StrictModel, check_data
+from workbench.fidelity._input import CorpusError, StrictModel, check_data
 from workbench.fidelity.schema_kinds import CollectiveSetup, EncoderSetup
+from workbench.hw._yaml import StrictYamlError, load_strict
 from workbench.hw.stack import DEFAULT_STACK, list_stacks
 
 __all__ = [
@@ -461,14 +461,10 @@ def parse_corpus(text: str, where: str = "corpus") -> Corpus:
         CorpusError: One line naming the file, the row and the field.
     """
     try:
-        data = yaml.load(text, Loader=StrictLoader)  # NOTE: a SafeLoader subclass
+        data = load_strict(text)
         check_data(data)
-    except CorpusError as exc:
+    except (CorpusError, StrictYamlError) as exc:
         raise CorpusError(f"{where}: {exc}") from None
-    except RecursionError:
-        raise CorpusError(f"{where}: nested too deeply to read") from None
-    except yaml.YAMLError as exc:
-        raise CorpusError(f"{where}: YAML error: {str(exc).splitlines()[0]}") from None
     if not isinstance(data, dict):
         raise CorpusError(f"{where}: top level must be a mapping with schema_version and rows")
     try:

@@ -1,6 +1,7 @@
 """Strict loading of hardware profiles (``hardware/*.yaml``) into :class:`Hardware`.
 
-Loading is strict: a duplicate YAML key is an error (a lax loader silently keeps the last one),
+Loading is strict: the YAML is read by :func:`workbench.hw._yaml.load_strict` (a duplicate key,
+an alias or a base-60 number is an error; a lax loader silently keeps the last of two keys),
 an unknown field is an error (``extra="forbid"``), and every failure is one
 :class:`~workbench.errors.HardwareError` line naming the file and the field path, e.g.
 ``hardware/h100-sxm.yaml: memory[2].bandwidth_bytes_per_s: must be > 0``.
@@ -20,18 +21,17 @@ import functools
 import hashlib
 import json
 import os
-import re
 import stat
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from workbench._files import read_text_bounded, write_text_safely
 from workbench.errors import HardwareError, WorkbenchError
+from workbench.hw._yaml import StrictYamlError, load_strict
 from workbench.hw.schema import SCHEMA_VERSION, Hardware
 
 __all__ = [
@@ -50,87 +50,18 @@ ENV_VAR = "WORKBENCH_HARDWARE_PATH"
 _SUFFIXES = (".yaml", ".yml")
 #: Largest profile read, bytes (the built-in ones are ~5-10 KiB).
 MAX_PROFILE_BYTES = 1 << 20
-#: Deepest YAML nesting accepted (a profile nests 3-4 levels).
-_MAX_DEPTH = 32
-
-
-# --- strict YAML ----------------------------------------------------------------------------
-class _DuplicateKeyError(yaml.MarkedYAMLError):
-    """A strictness rule is broken: a repeated or non-scalar key, an alias, deep nesting."""
-
-
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that rejects duplicate keys and reads ``1e12`` as a float (YAML 1.2 style)."""
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        """Compose a node, refusing aliases (plain data only) and nesting beyond any profile."""
-        if self.check_event(yaml.AliasEvent):
-            raise _DuplicateKeyError(
-                problem="anchors and aliases are not allowed (plain data only)",
-                problem_mark=self.peek_event().start_mark,
-            )
-        self._depth = getattr(self, "_depth", 0) + 1
-        try:
-            if self._depth > _MAX_DEPTH:
-                raise _DuplicateKeyError(
-                    problem=f"nested deeper than {_MAX_DEPTH} levels",
-                    problem_mark=self.peek_event().start_mark,
-                )
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        """Build a mapping, raising on a key that appears twice or is not a plain scalar."""
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            if not isinstance(key_node, yaml.ScalarNode):
-                raise _DuplicateKeyError(
-                    problem="a mapping key must be a plain name, not a list or mapping",
-                    problem_mark=key_node.start_mark,
-                )
-            key = self.construct_object(key_node, deep=True)
-            if key in seen:
-                raise _DuplicateKeyError(
-                    problem=f"duplicate key {key!r}", problem_mark=key_node.start_mark
-                )
-            seen.add(key)
-        return dict(super().construct_mapping(node, deep=deep))
-
-
-_FLOAT = re.compile(
-    r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)(?:[eE][-+]?[0-9]+)?$|^[-+]?\.(?:inf|Inf|INF)$"
-    r"|^\.(?:nan|NaN|NAN)$"
-)
-_StrictLoader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT, list("-+0123456789."))
-# YAML 1.2 integers only: YAML 1.1's sexagesimal "1:30" (= 90), "1_000", octal "012" and
-# binary "0b1" are strings here, which the schema then refuses as "not a number".
-_INT = re.compile(r"^[-+]?(?:0|[1-9][0-9]*)$|^0x[0-9a-fA-F]+$")
-for _first, _resolvers in list(_StrictLoader.yaml_implicit_resolvers.items()):
-    _StrictLoader.yaml_implicit_resolvers[_first] = [
-        r for r in _resolvers if r[0] != "tag:yaml.org,2002:int"
-    ]
-_StrictLoader.add_implicit_resolver("tag:yaml.org,2002:int", _INT, list("-+0123456789"))
-# NOTE: integers keep their own (earlier-registered) resolver, so "12" stays an int.
-for _first, _resolvers in list(_StrictLoader.yaml_implicit_resolvers.items()):
-    _floats = [r for r in _resolvers if r[0] == "tag:yaml.org,2002:float"]
-    _others = [r for r in _resolvers if r[0] != "tag:yaml.org,2002:float"]
-    _StrictLoader.yaml_implicit_resolvers[_first] = _others + _floats
 
 
 def _parse_yaml(text: str, where: str) -> dict[str, Any]:
+    """``text`` read by the one strict loader (:mod:`workbench.hw._yaml`), a mapping at the top.
+
+    Raises:
+        HardwareError: One line naming ``where`` (and the line, for a YAML problem).
+    """
     try:
-        data = yaml.load(text, Loader=_StrictLoader)  # a SafeLoader subclass
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        line = f"line {mark.line + 1}: " if mark is not None else ""
-        problem = exc.problem or exc.context or "invalid YAML"
-        kind = "" if isinstance(exc, _DuplicateKeyError) else "YAML syntax error: "
-        raise HardwareError(f"{where}: {line}{kind}{problem}") from None
-    except yaml.YAMLError as exc:
-        raise HardwareError(f"{where}: YAML error: {str(exc).splitlines()[0]}") from None
-    except RecursionError:
-        raise HardwareError(f"{where}: YAML nested too deeply") from None
+        data = load_strict(text)
+    except StrictYamlError as exc:
+        raise HardwareError(f"{where}: {exc}") from None
     if data is None:
         raise HardwareError(f"{where}: empty file (expected a mapping of hardware fields)")
     if not isinstance(data, dict):

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from workbench.errors import GraphError
+from workbench.hw.devices import profile_for_device
 from workbench.ir import (
     AllGather,
     AllReduce,
@@ -120,16 +121,6 @@ _BINARY = {
 }
 _REDUCE = {"aten::sum": "sum", "aten::mean": "mean", "aten::amax": "max", "aten::max": "max"}
 _ATTENTION = re.compile(r"scaled_dot_product|flash_attention|efficient_attention", re.I)
-#: GPU names (``deviceProperties`` "name") -> shipped profile, first match wins.
-_DEVICE_PROFILES = (
-    (re.compile(r"V100.*SXM2|V100-SXM2|V100", re.I), "v100-sxm2"),
-    (re.compile(r"\bT4\b|Tesla T4", re.I), "t4"),
-    (re.compile(r"A100", re.I), "a100-80gb"),
-    (re.compile(r"H200", re.I), "h200"),
-    (re.compile(r"H100", re.I), "h100-sxm"),
-    (re.compile(r"\bL4\b", re.I), "l4"),
-    (re.compile(r"MI300", re.I), "mi300x"),
-)
 
 
 class OperatorCall(Protocol):
@@ -176,18 +167,6 @@ class TraceGraph:
     graph: Graph
     op_of_call: Mapping[int, str]
     skipped: tuple[tuple[str, int], ...]
-
-
-def profile_for_device(device: str) -> str | None:
-    """The shipped profile for a trace's GPU name, or None when none fits.
-
-    >>> profile_for_device("Tesla V100-SXM2-16GB"), profile_for_device("NVIDIA A100-PG509-200")
-    ('v100-sxm2', 'a100-80gb')
-    """
-    for pattern, name in _DEVICE_PROFILES:
-        if pattern.search(device):
-            return name
-    return None
 
 
 def gemm_format(tensor_dtype: str, kernel_names: Iterable[str]) -> str:

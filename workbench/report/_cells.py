@@ -10,12 +10,12 @@ cell's ``title``.
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Sequence
 from typing import Any
 
 from workbench._format import fmt_percent, fmt_quantity
+from workbench.report._html import Html, each
 
 __all__ = ["SHORTEN_AT", "cell_text", "html_table", "md_escape", "md_table", "shorten"]
 
@@ -57,24 +57,23 @@ def shorten(text: str, at: int = SHORTEN_AT) -> str:
     return " ".join(w if len(w) <= at else f"{w[:half]}...{w[-(at - 3 - half) :]}" for w in words)
 
 
-def _html_cell(v: Any, col: str) -> str:
+def _html_cell(v: Any, col: str) -> Html:
     text = cell_text(v, col)
     short = shorten(text)
     if short == text:
-        return f"<td>{html.escape(text)}</td>"
-    return f'<td title="{html.escape(text)}">{html.escape(short)}</td>'
+        return Html("<td>{}</td>").format(text)
+    return Html('<td title="{}">{}</td>').format(text, short)
 
 
-def html_table(rows: Sequence[dict[str, Any]], cols: Sequence[str]) -> str:
-    """An HTML table in a box that scrolls sideways when it is wider than the page."""
+def html_table(rows: Sequence[dict[str, Any]], cols: Sequence[str]) -> Html:
+    """An HTML table in a box that scrolls sideways when it is wider than the page (escaped)."""
     if not rows:
-        return "<p class='wb-empty'>(none)</p>\n"
-    head = "".join(f"<th>{html.escape(c.replace('_', ' '))}</th>" for c in cols)
-    body = "".join("<tr>" + "".join(_html_cell(r.get(c), c) for c in cols) + "</tr>" for r in rows)
-    return (
-        f"<div class='wb-table'><table><thead><tr>{head}</tr></thead>"
-        f"<tbody>{body}</tbody></table></div>\n"
-    )
+        return Html("<p class='wb-empty'>(none)</p>\n")
+    head = each("<th>{}</th>", (c.replace("_", " ") for c in cols))
+    body = each("<tr>{}</tr>", (Html("").join(_html_cell(r.get(c), c) for c in cols) for r in rows))
+    return Html(
+        "<div class='wb-table'><table><thead><tr>{}</tr></thead><tbody>{}</tbody></table></div>\n"
+    ).format(head, body)
 
 
 _MD_SPECIAL = str.maketrans(

@@ -2,19 +2,20 @@
 
 The data is :class:`workbench.review.pack.content.ComparisonPack`. The page fits a 1,366 px screen
 (tables scroll inside their own box, long names are shortened with the full name in a
-``title``), prints (sections avoid page breaks, charts are static SVG where they can be), and
-loads nothing from the network. Timelines are drawn per stream (:mod:`._timeline_svg`): the
-layer before and after, and for measured runs the median iteration of each trace, with an
-``overlap`` lane; measured runs also get the temporal breakdown (idle / compute / non-compute).
+``title``), prints (sections avoid page breaks, charts are static SVG), and loads nothing from
+the network. Timelines are drawn per stream (:mod:`._timeline_svg`: an Altair chart rendered to
+SVG by vl-convert): the layer before and after, and for measured runs the median iteration of
+each trace, with an ``overlap`` lane; measured runs also get the temporal breakdown (idle /
+compute / non-compute).
 """
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 from typing import Any
 
 from workbench.report._cells import html_table, md_escape, md_table
+from workbench.report._html import Html, trusted
 from workbench.report._lens_static import lens_rows, lens_svg
 from workbench.report._timeline_svg import breakdown_rows, iteration_lanes, lanes_svg, layer_lanes
 
@@ -30,7 +31,7 @@ PAGE_CSS = (
     "td,th{border:1px solid #ccc;padding:2px 4px;vertical-align:top;text-align:left;"
     "max-width:34em;overflow-wrap:anywhere}"
     ".wb-chart,.wb-svg{max-width:100%;overflow-x:auto}"
-    "svg.wb-timeline{max-width:100%;height:auto}"
+    ".wb-svg svg{max-width:100%;height:auto}"
     "@media print{section{break-inside:avoid-page}.wb-chart,.wb-svg{break-inside:avoid}"
     "body{margin:0;max-width:none}.wb-table{overflow:visible}}"
 )
@@ -63,7 +64,7 @@ def extra_tables(pack: Any) -> list[tuple[str, list[dict[str, Any]], tuple[str, 
     ]
 
 
-def _timelines(pack: Any) -> list[tuple[str, str]]:
+def _timelines(pack: Any) -> list[tuple[str, Html]]:
     out = []
     if pack.timeline:
         stamped = all(r["source"].startswith("trace timestamps") for r in pack.timeline)
@@ -86,8 +87,8 @@ def _timelines(pack: Any) -> list[tuple[str, str]]:
     return out
 
 
-def _svg_box(svg: str) -> str:
-    return f"<div class='wb-svg'>{svg}</div>\n"
+def _svg_box(svg: Html) -> Html:
+    return Html("<div class='wb-svg'>{}</div>\n").format(svg)
 
 
 def _lens_table(pack: Any) -> list[tuple[str, list[dict[str, Any]], tuple[str, ...]]]:
@@ -109,25 +110,25 @@ def _all_tables(pack: Any) -> list[tuple[str, list[dict[str, Any]], tuple[str, .
     return tables[:at] + extra_tables(pack) + _lens_table(pack) + tables[at:]
 
 
-def _page(title: str, sections: list[tuple[str, str]]) -> str:
+def _page(title: str, sections: list[tuple[str, Html]]) -> Html:
     """A standalone page: no script, no stylesheet or image from anywhere (title escaped)."""
-    body = "".join(
-        f"<section><h2>{html.escape(heading)}</h2>\n{content}</section>\n"
+    body = Html("").join(
+        Html("<section><h2>{}</h2>\n{}</section>\n").format(heading, content)
         for heading, content in sections
     )
-    return (
+    return Html(
         "<!doctype html>\n<html lang='en'><head><meta charset='utf-8'>"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
-        f"<title>{html.escape(title)}</title>\n<style>{PAGE_CSS}</style>\n</head><body>"
-        f"<h1>{html.escape(title)}</h1>\n{body}</body></html>\n"
-    )
+        "<title>{title}</title>\n<style>{css}</style>\n</head><body>"
+        "<h1>{title}</h1>\n{body}</body></html>\n"
+    ).format(title=title, css=trusted(PAGE_CSS), body=body)
 
 
-def comparison_html(pack: Any) -> str:
+def comparison_html(pack: Any) -> Html:
     """The regression pack (a :class:`~workbench.review.pack.content.ComparisonPack`) as one page.
 
-    Static: tables and inline SVG only, no script at all (so it opens offline, prints, and
-    starts without a chart library).
+    Static: tables and inline SVG only (the timelines rendered by vl-convert), no script at all,
+    so it opens offline and prints.
     """
     sections = []
     for h, rows, cols in _all_tables(pack):

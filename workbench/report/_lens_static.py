@@ -9,12 +9,12 @@ nor the Vega JavaScript (together about 8 s of start-up on 2 cores).
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from typing import Any
 
 from workbench._format import fmt_percent, fmt_si
 from workbench.mapper import ModelMapping
+from workbench.report._html import Html, each
 from workbench.report._lens_rule import lens_label
 
 __all__ = ["SATURATION", "lens_rows", "lens_svg"]
@@ -51,32 +51,40 @@ def lens_rows(variants: Sequence[tuple[str, ModelMapping]]) -> list[dict[str, An
     return rows
 
 
-def lens_svg(rows: Sequence[dict[str, Any]]) -> str:
+_LENS_HEAD = (
+    '<svg xmlns="http://www.w3.org/2000/svg" class="wb-timeline" viewBox="0 0 {width} {h}" '
+    'width="{width}" height="{h}" role="img" aria-label="bandwidth lens">'
+    '<rect x="{band_x:.1f}" y="10" width="{band_w:.1f}" height="{band_h}" fill="#d62728" '
+    'fill-opacity="0.12"><title>saturation band: {saturation} of peak and above</title></rect>'
+)
+_LENS_ROW = (
+    '<text x="{tx}" y="{ty}" font-size="11" text-anchor="end">{short}<title>{variant}</title>'
+    '</text><rect x="{label}" y="{ry}" width="{w:.1f}" height="{rh}" fill="{colour}">'
+    '<title>{reading}</title></rect><text x="{px:.1f}" y="{ty}" font-size="11">{pressure} of '
+    "peak</text>"
+)
+
+
+def lens_svg(rows: Sequence[dict[str, Any]]) -> Html:
     """Horizontal bars of pressure per variant with the saturation band shaded (escaped)."""
     width, label, row_h = 900, 260, 20
     top = max(1.0, max((r["p"] for r in rows), default=0.0))
     scale = (width - label - 60) / top
     h = 20 + row_h * len(rows) + 10
-    band_x = label + SATURATION * scale
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="wb-timeline" viewBox="0 0 {width} {h}" '
-        f'width="{width}" height="{h}" role="img" aria-label="bandwidth lens">',
-        f'<rect x="{band_x:.1f}" y="10" width="{(top - SATURATION) * scale:.1f}" '
-        f'height="{row_h * len(rows)}" fill="#d62728" fill-opacity="0.12">'
-        f"<title>saturation band: {fmt_percent(SATURATION)} of peak and above</title></rect>",
-    ]
+    head = Html(_LENS_HEAD).format(
+        width=width, h=h, band_x=label + SATURATION * scale, band_w=(top - SATURATION) * scale,
+        band_h=row_h * len(rows), saturation=fmt_percent(SATURATION),
+    )  # fmt: skip
+    bars = []
     for i, r in enumerate(rows):
         y = 10 + i * row_h
         colour = {"baseline behaviour": "#1f77b4", "saturated": "#ff7f0e"}.get(
             r["reading"], "#2ca02c"
         )
-        parts.append(
-            f'<text x="{label - 6}" y="{y + 14}" font-size="11" text-anchor="end">'
-            f"{html.escape(r['variant'][:40])}<title>{html.escape(r['variant'])}</title></text>"
-            f'<rect x="{label}" y="{y + 3}" width="{max(r["p"] * scale, 0.8):.1f}" '
-            f'height="{row_h - 6}" fill="{colour}"><title>{html.escape(r["reading"])}</title>'
-            f'</rect><text x="{label + r["p"] * scale + 4:.1f}" y="{y + 14}" font-size="11">'
-            f"{html.escape(r['pressure'])} of peak</text>"
-        )
-    parts.append("</svg>")
-    return "".join(parts)
+        bar = Html(_LENS_ROW).format(
+            tx=label - 6, ty=y + 14, short=r["variant"][:40], variant=r["variant"],
+            label=label, ry=y + 3, w=max(r["p"] * scale, 0.8), rh=row_h - 6, colour=colour,
+            reading=r["reading"], px=label + r["p"] * scale + 4, pressure=r["pressure"],
+        )  # fmt: skip
+        bars.append(bar)
+    return Html("{}{}</svg>").format(head, each("{}", bars))

@@ -8,7 +8,6 @@ from a CDN. Files are written atomically (a temporary file in the same folder, t
 from __future__ import annotations
 
 import functools
-import html
 import json
 import os
 import re
@@ -21,6 +20,7 @@ import altair as alt
 
 from workbench._files import write_bytes_safely
 from workbench.errors import WorkbenchError
+from workbench.report._html import Html, each, trusted
 
 __all__ = [
     "EXPORT_SUFFIXES",
@@ -185,7 +185,7 @@ def export_notebook(
     return out
 
 
-def chart_html_fragment(chart: Any, *, div_id: str | None = None) -> str:
+def chart_html_fragment(chart: Any, *, div_id: str | None = None) -> Html:
     """A ``<div>`` plus the ``<script>`` that draws ``chart`` into it with ``vegaEmbed``.
 
     The fragment needs the JavaScript of :func:`offline_page` (included once per page).
@@ -206,14 +206,15 @@ def chart_html_fragment(chart: Any, *, div_id: str | None = None) -> str:
         .replace(">", "\\u003e")
         .replace("&", "\\u0026")
     )
-    return (
-        f'<div id="{html.escape(target)}" class="wb-chart"></div>\n'
-        f"<script>vegaEmbed({json.dumps('#' + target)}, {spec}, "
-        '{"actions": false, "renderer": "svg"}).catch(console.error);</script>\n'
-    )
+    selector = json.dumps("#" + target).replace("<", "\\u003c").replace("&", "\\u0026")
+    return Html(
+        '<div id="{target}" class="wb-chart"></div>\n'
+        "<script>vegaEmbed({selector}, {spec}, "
+        '{{"actions": false, "renderer": "svg"}}).catch(console.error);</script>\n'
+    ).format(target=target, selector=trusted(selector), spec=trusted(spec))
 
 
-def offline_page(title: str, sections: Sequence[tuple[str, str]]) -> str:
+def offline_page(title: str, sections: Sequence[tuple[str, Html]]) -> Html:
     """A standalone HTML page with the Vega JavaScript inlined once and the given sections.
 
     Args:
@@ -224,21 +225,21 @@ def offline_page(title: str, sections: Sequence[tuple[str, str]]) -> str:
     Returns:
         The page's HTML text (no script is loaded from the network).
     """
-    body = "".join(
-        f"<section><h2>{html.escape(heading)}</h2>\n{content}</section>\n"
+    body = Html("").join(
+        Html("<section><h2>{}</h2>\n{}</section>\n").format(heading, content)
         for heading, content in sections
     )
     bundle = _javascript_bundle().replace("</script", "<\\/script")
-    page = (
+    page = Html(
         "<!doctype html>\n<html><head><meta charset='utf-8'>"
-        f"<title>{html.escape(title)}</title>\n"
-        "<style>body{font-family:sans-serif;margin:1.5em}section{margin-bottom:2em}"
-        "table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ccc;"
-        "padding:2px 4px}</style>\n"
-        f"<script>{bundle}</script>\n</head><body><h1>{html.escape(title)}</h1>\n{body}"
+        "<title>{title}</title>\n"
+        "<style>body{{font-family:sans-serif;margin:1.5em}}section{{margin-bottom:2em}}"
+        "table{{border-collapse:collapse;font-size:12px}}td,th{{border:1px solid #ccc;"
+        "padding:2px 4px}}</style>\n"
+        "<script>{bundle}</script>\n</head><body><h1>{title}</h1>\n{body}"
         "</body></html>\n"
-    )
-    return _check_offline(page)
+    ).format(title=title, bundle=trusted(bundle), body=body)
+    return Html(_check_offline(page))
 
 
 def chart_svg(chart: Any) -> str:
@@ -248,7 +249,7 @@ def chart_svg(chart: Any) -> str:
     return str(vl_convert.vegalite_to_svg(_spec(chart), vl_version=_vl_version()))
 
 
-def static_figures_html(charts: Sequence[Any], caption: str = "") -> str:
+def static_figures_html(charts: Sequence[Any], caption: str = "") -> Html:
     """Static SVG copies of live charts, for a notebook exported without its widgets.
 
     Each chart becomes one ``<figure class="wb-static-chart">`` holding its SVG (no script, no
@@ -265,17 +266,20 @@ def static_figures_html(charts: Sequence[Any], caption: str = "") -> str:
         An HTML fragment.
     """
     block = f"wb-static-{uuid.uuid4().hex[:8]}"
-    style = (
-        f"<style>.jp-OutputArea-child:has(.widget-vbox) + .jp-OutputArea-child .{block},"
-        f".output_area:has(.widget-vbox) + .output_area .{block} {{display:none}}</style>"
+    style = Html(
+        "<style>.jp-OutputArea-child:has(.widget-vbox) + .jp-OutputArea-child .{block},"
+        ".output_area:has(.widget-vbox) + .output_area .{block} {{display:none}}</style>"
+    ).format(block=block)
+    # NOTE: vl-convert escapes every text it writes into the SVG
+    figures = each(
+        "<figure class='" + STATIC_FIGURE_CLASS + "' style='margin:4px 0;max-width:100%;"
+        "overflow-x:auto'>{}</figure>",
+        (trusted(chart_svg(c)) for c in charts),
     )
-    figures = "".join(
-        f"<figure class='{STATIC_FIGURE_CLASS}' style='margin:4px 0;max-width:100%;"
-        f"overflow-x:auto'>{chart_svg(c)}</figure>"
-        for c in charts
+    note = Html("<div style='font-size:11px;color:#555'>{}</div>").format(caption)
+    return Html("{}<div class='{}'>{}{}</div>").format(
+        style, block, figures, note if caption else Html("")
     )
-    note = f"<div style='font-size:11px;color:#555'>{html.escape(caption)}</div>" if caption else ""
-    return f"{style}<div class='{block}'>{figures}{note}</div>"
 
 
 def standalone_html(chart: Any, title: str = "chart") -> str:

@@ -15,8 +15,9 @@ Two packs:
   commands, provenance, the ownership roster in an appendix.
 
 Every string that comes from outside (model, hardware and kernel names, file contents) is escaped:
-:func:`html.escape` in HTML, chart JSON with unicode escapes for ``<`` (see
-:func:`workbench.report.export.chart_html_fragment`), and :func:`md_escape` in the Markdown twin.
+through :mod:`workbench.report._html` in HTML (the one path), chart JSON with unicode escapes for
+``<`` (see :func:`workbench.report.export.chart_html_fragment`), and :func:`md_escape` in the
+Markdown twin.
 :func:`write_pack` chooses the format by the suffix of ``--out`` and writes the twin beside it
 with the other suffix, so neither overwrites the other.
 """
@@ -24,7 +25,6 @@ with the other suffix, so neither overwrites the other.
 from __future__ import annotations
 
 import dataclasses
-import html
 import re
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ from workbench.mapper import ModelMapping, map_model
 from workbench.options import FUSION_RULES
 from workbench.report._cells import cell_text, md_escape
 from workbench.report._comparison import comparison_html, comparison_markdown, write_comparison
+from workbench.report._html import Html, each
 from workbench.report.sheet import sheet_rows
 from workbench.review.decision.verdict import TriageReport, triage
 from workbench.review.pack._rows import check_rows, metric_unit
@@ -107,13 +108,12 @@ def _cell(v: Any, col: str = "") -> str:
     return cell_text(v, col)
 
 
-def _table(rows: list[dict[str, Any]], cols: tuple[str, ...] | list[str]) -> str:
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(_cell(r.get(c), c))}</td>" for c in cols) + "</tr>"
-        for r in rows
+def _table(rows: list[dict[str, Any]], cols: tuple[str, ...] | list[str]) -> Html:
+    head = each("<th>{}</th>", cols)
+    body = each(
+        "<tr>{}</tr>", (each("<td>{}</td>", (_cell(r.get(c), c) for c in cols)) for r in rows)
     )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>\n"
+    return Html("<table><thead><tr>{}</tr></thead><tbody>{}</tbody></table>\n").format(head, body)
 
 
 def _md_table(rows: list[dict[str, Any]], cols: tuple[str, ...] | list[str]) -> str:
@@ -205,7 +205,7 @@ def _tables(mapping: ModelMapping, report: TriageReport) -> list[tuple[str, list
     ]
 
 
-def _charts(mapping: ModelMapping) -> list[tuple[str, str]]:
+def _charts(mapping: ModelMapping) -> list[tuple[str, Html]]:
     from workbench.report.charts import bandwidth_lens, layer_type_bars, roofline
     from workbench.report.export import chart_html_fragment
 

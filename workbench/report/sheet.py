@@ -7,7 +7,6 @@ DataFrame, CSV, Markdown and HTML views are built from them. The JSON document
 
 from __future__ import annotations
 
-import html
 import json
 import math
 from typing import Any
@@ -17,6 +16,7 @@ from workbench._format import fmt_capacity
 from workbench.hw.loader import hardware_hash
 from workbench.mapper import STEP_EVIDENCE, KernelMapping, ModelMapping
 from workbench.models.footprint import Footprint, graph_footprint
+from workbench.report._html import Html, each, escape
 
 __all__ = [
     "CSV_MEMORY_COLUMNS",
@@ -250,9 +250,9 @@ def to_markdown(mapping: ModelMapping, columns: tuple[str, ...] = _MD_COLS) -> s
     rows = sheet_rows(mapping)
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for r in rows:
-        cells = (html.escape(_cell(r[c]), quote=False).replace("|", "\\|") for c in columns)
+        cells = (escape(_cell(r[c]), quote=False).replace("|", "\\|") for c in columns)
         lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", html.escape(memory_text(mapping), quote=False)]
+    lines += ["", escape(memory_text(mapping), quote=False)]
     return "\n".join(lines) + "\n"
 
 
@@ -260,16 +260,17 @@ def to_html(mapping: ModelMapping) -> str:
     """The sheet as a standalone HTML page (no scripts, no external assets; text escaped)."""
     rows = sheet_rows(mapping)
     cols = list(rows[0]) if rows else list(SHEET_COLUMNS)
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(_cell(r[c]))}</td>" for c in cols) + "</tr>"
-        for r in rows
-    )
-    title = html.escape(f"{mapping.graph.name} on {mapping.hardware.name}")
-    return (
+    head = each("<th>{}</th>", cols)
+    body = each("<tr>{}</tr>", (each("<td>{}</td>", (_cell(r[c]) for c in cols)) for r in rows))
+    return Html(
         "<!doctype html><html><head><meta charset='utf-8'>"
-        f"<title>{title}</title><style>body{{font-family:sans-serif}}table{{border-collapse:"
-        "collapse;font-size:12px}}td,th{border:1px solid #ccc;padding:2px 4px}</style></head>"
-        f"<body><h1>{title}</h1><p>{html.escape(memory_text(mapping))}</p><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody>"
-        "</table></body></html>\n"
+        "<title>{title}</title><style>body{{font-family:sans-serif}}table{{border-collapse:"
+        "collapse;font-size:12px}}td,th{{border:1px solid #ccc;padding:2px 4px}}</style></head>"
+        "<body><h1>{title}</h1><p>{memory}</p><table><thead><tr>{head}</tr></thead>"
+        "<tbody>{body}</tbody></table></body></html>\n"
+    ).format(
+        title=f"{mapping.graph.name} on {mapping.hardware.name}",
+        memory=memory_text(mapping),
+        head=head,
+        body=body,
     )

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import html
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 import altair as alt
 import ipywidgets as widgets
 
+from workbench.report._html import Html
 from workbench.report.export import static_figures_html
 
 __all__ = ["LiveChart", "Panel", "ShowsWidget", "busy", "enable_offline", "in_kernel"]
@@ -63,7 +63,7 @@ def busy(status: widgets.HTML, controls: Sequence[widgets.DOMWidget], text: str)
         text: What is being computed (plain text; escaped here).
     """
     was = [c.disabled for c in controls]
-    status.value = f"<i>computing: {html.escape(text)}...</i>"
+    status.value = Html("<i>computing: {}...</i>").format(text)
     for c in controls:
         c.disabled = True
     try:

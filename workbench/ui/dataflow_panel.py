@@ -7,12 +7,12 @@ chart call (:func:`workbench.exercises.lesson13.energy_chart`, the chosen datafl
 
 from __future__ import annotations
 
-import html
 from typing import Any
 
 import ipywidgets as widgets
 
 from workbench.exercises.lesson13 import LAYERS, energy_chart, energy_table, nest_text
+from workbench.report._html import Html, escape
 from workbench.scheduling.loopnest import DATAFLOWS
 from workbench.ui._live import LiveChart, Panel, ShowsWidget
 
@@ -52,12 +52,11 @@ class DataflowPanel(ShowsWidget):
         code = (
             str(nest_text(c["layer"].value, c["dataflow"].value)).strip("`").removeprefix("python")
         )
-        self._nest.value = (
-            "<pre style='font-size:11px;max-width:100%;overflow-x:auto'>"
-            f"{html.escape(code.strip())}</pre>"
-        )
+        self._nest.value = Html(
+            "<pre style='font-size:11px;max-width:100%;overflow-x:auto'>{}</pre>"
+        ).format(code.strip())
         row = energy_table(c["layer"].value).loc[c["dataflow"].value]
-        self._status.value = html.escape(
+        self._status.value = escape(
             f"{c['dataflow'].value}: {int(row['pes_used'])} PEs in use "
             f"({row['pe_utilisation']:.0%} of the array), {int(row['cycles']):,} cycles = "
             f"{row['latency_ms']:g} ms, {row['total']:g} µJ"

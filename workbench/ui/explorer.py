@@ -8,7 +8,6 @@ type) in place.
 from __future__ import annotations
 
 import functools
-import html
 import time
 from typing import Any
 
@@ -22,6 +21,7 @@ from workbench.mapper import ModelMapping, map_model
 from workbench.models import build_graph, list_models
 from workbench.options import FUSION_RULES, MapOptions
 from workbench.platform.fit import setting_refusal
+from workbench.report._html import Html, each
 from workbench.report.charts import group_name, layer_type_bars, roofline
 from workbench.report.sheet import sheet_rows
 from workbench.ui._live import LiveChart, Panel, ShowsWidget
@@ -79,17 +79,19 @@ def _hardware(name: str) -> Hardware:
 
 def summary_html(mapping: ModelMapping) -> str:
     """Step time, throughput, MFU and memory-stall fraction per layer type, as escaped HTML."""
-    stall = ", ".join(
-        f"{html.escape(lt)} {f:.0%}" for lt, f in mapping.stall_fraction_by_layer_type().items()
+    stall = Html(", ").join(
+        Html("{} {:.0%}").format(lt, f) for lt, f in mapping.stall_fraction_by_layer_type().items()
     )
-    name = html.escape(f"{mapping.graph.name} on {mapping.hardware.name} ({mapping.dtype})")
-    return (
-        f"<b>{name}</b>: step {fmt_time(mapping.time_s)}, "
-        f"{mapping.tokens_per_s:,.0f} tokens/s, MFU {mapping.mfu:.1%}, "
-        f"off-chip bandwidth utilisation (MBU) {mapping.mbu:.1%}, "
-        f"{len(mapping.kernels)} kernels<br>memory-stall fraction (time beyond the compute "
-        f"the kernel needs, waiting on memory): {stall}"
-    )
+    return Html(
+        "<b>{name}</b>: step {step}, {tokens:,.0f} tokens/s, MFU {mfu:.1%}, "
+        "off-chip bandwidth utilisation (MBU) {mbu:.1%}, "
+        "{kernels} kernels<br>memory-stall fraction (time beyond the compute "
+        "the kernel needs, waiting on memory): {stall}"
+    ).format(
+        name=f"{mapping.graph.name} on {mapping.hardware.name} ({mapping.dtype})",
+        step=fmt_time(mapping.time_s), tokens=mapping.tokens_per_s, mfu=mapping.mfu,
+        mbu=mapping.mbu, kernels=len(mapping.kernels), stall=stall,
+    )  # fmt: skip
 
 
 def grouped_sheet_html(mapping: ModelMapping) -> str:
@@ -101,7 +103,7 @@ def grouped_sheet_html(mapping: ModelMapping) -> str:
         g["time_s"] += r["time_s"]
     cols = ("kernel", "count", "layer_type", "engine", "tile", "fusion", "time (µs)", "share",
             "bottleneck")  # fmt: skip
-    head = "".join(f"<th>{c}</th>" for c in cols)
+    head = each("<th>{}</th>", cols)
     body = []
     total = mapping.time_s or 1.0
     for name, g in groups.items():
@@ -109,11 +111,11 @@ def grouped_sheet_html(mapping: ModelMapping) -> str:
             name, g["count"], g["layer_type"], g["engine"], g["tile"], "+".join(g["fusion"]),
             f"{g['time_s'] * 1e6:.4g}", f"{g['time_s'] / total:.1%}", g["bottleneck"],
         )  # fmt: skip
-        body.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")
-    return (
+        body.append(Html("<tr>{}</tr>").format(each("<td>{}</td>", cells)))
+    return Html(
         "<table style='border-collapse:collapse;font-size:11px'>"
-        f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
-    )
+        "<thead><tr>{}</tr></thead><tbody>{}</tbody></table>"
+    ).format(head, Html("").join(body))
 
 
 @functools.lru_cache(maxsize=128)
@@ -246,10 +248,10 @@ class MappingExplorer(ShowsWidget):
             why = str(exc)
         if mapping is None:
             self.error = why
-            self._summary.value = (
-                f"<b style='color:#b00'>no step time: {html.escape(why)}</b> "
+            self._summary.value = Html(
+                "<b style='color:#b00'>no step time: {}</b> "
                 "(the charts below still show the last setting that maps)"
-            )
+            ).format(why)
             return self.mapping
         self.error = ""
         self.mapping = mapping

@@ -9,7 +9,6 @@ as soon as the steps are mapped, and the unstable-step rings follow when the rep
 
 from __future__ import annotations
 
-import html
 from typing import Any
 
 import ipywidgets as widgets
@@ -18,6 +17,7 @@ from workbench.errors import WorkbenchError
 from workbench.exercises.lesson12 import SETTINGS, lens_chart
 from workbench.hw import list_hardware, load_hardware
 from workbench.platform.trajectory import trajectory_refusal
+from workbench.report._html import Html
 from workbench.ui._live import LiveChart, Panel, ShowsWidget, busy
 from workbench.ui.platform_panel import PANEL_MODELS
 
@@ -103,7 +103,7 @@ class LensPanel(ShowsWidget):
         c = self.controls
         what = f"{c['model'].value} on {c['hardware'].value}"
         why = self.refusal()
-        self._refusal.value = f"<b>not drawn: {html.escape(why)}</b>" if why else ""
+        self._refusal.value = Html("<b>not drawn: {}</b>").format(why) if why else ""
         if why:
             return
         controls = list(c.values())

@@ -13,7 +13,6 @@ activations over one chip's memory: :func:`workbench.platform.compare.serving_re
 
 from __future__ import annotations
 
-import html
 from typing import Any
 
 import ipywidgets as widgets
@@ -22,6 +21,7 @@ from workbench.errors import WorkbenchError
 from workbench.exercises.lesson10 import SATURATION_FRACTIONS, panel_sweep
 from workbench.hw import list_hardware, load_hardware
 from workbench.platform.compare import serving_refusal
+from workbench.report._html import Html
 from workbench.report.sla_charts import latency_throughput_chart
 from workbench.serving import LoadPoint, find_knee
 from workbench.ui._live import LiveChart, Panel, ShowsWidget, busy
@@ -157,9 +157,7 @@ class LatencyPanel(ShowsWidget):
         c = self.controls
         what = f"{c['model'].value} on {c['hardware'].value} ({c['trace'].value})"
         why = self.refusal()
-        self._refusal.value = (
-            f"<b>not drawn: {html.escape(what)}: {html.escape(why)}</b>" if why else ""
-        )
+        self._refusal.value = Html("<b>not drawn: {}: {}</b>").format(what, why) if why else ""
         if why:
             self._summary.value = ""
             return
@@ -191,7 +189,7 @@ class LatencyPanel(ShowsWidget):
                 f"({knee.achieved_rate_per_s:.3g} served, "
                 f"{knee.output_tokens_per_s or 0:,.0f} tokens/s) at p99 {knee.p99_e2e_s:.3g} s"
             )
-        self._summary.value = f"<b>{html.escape(text)}</b>"
+        self._summary.value = Html("<b>{}</b>").format(text)
 
     def update(self) -> tuple[LoadPoint, ...]:
         """Rerun the sweep with the current controls and redraw (the old points if refused)."""

@@ -9,7 +9,6 @@ on the execution engine (NumPy, or CuPy on a GPU) with the same tile.
 from __future__ import annotations
 
 import functools
-import html
 import math
 import time
 from typing import Any
@@ -27,6 +26,7 @@ from workbench.mapper import KernelMapping, map_model
 from workbench.models import build_graph
 from workbench.options import MapOptions
 from workbench.platform.fit import setting_refusal
+from workbench.report._html import Html, escape
 from workbench.report.charts.tiles import forced_tile, storage_rows, tile_fits
 from workbench.scheduling.tiling import Tiling
 from workbench.ui._live import LiveChart, Panel, ShowsWidget
@@ -197,26 +197,29 @@ class TilingLab(ShowsWidget):
 
     def _show(self) -> None:
         t, c = self.prediction
-        store = "; ".join(
-            f"{r['what'].split(' (')[0]} {r['used']} / {r['capacity']}"
-            + ("" if r["fits"] else " <b style='color:#b00'>over</b>")
+        over = Html(" <b style='color:#b00'>over</b>")
+        store = Html("; ").join(
+            Html("{} {} / {}{}").format(
+                r["what"].split(" (")[0], r["used"], r["capacity"], Html("") if r["fits"] else over
+            )
             for r in storage_rows(t, self.hw)
         )
         rows = storage_rows(t, self.hw)
         if not rows[0]["fits"]:
-            fits = "<b style='color:#b00'>overflows SRAM (spills, capacity-bound)</b>"
+            fits = Html("<b style='color:#b00'>overflows SRAM (spills, capacity-bound)</b>")
         elif not all(r["fits"] for r in rows):
-            fits = (
+            fits = Html(
                 "<b style='color:#b00'>accumulators overflow the register file: the search "
                 "rejects this tile (the prediction does not price register spills)</b>"
             )
         else:
-            fits = "fits"
-        self._summary.value = (
-            f"<b>{html.escape(self.kernel.name)}</b> tile {t.shape} stages {t.stages} split_k "
-            f"{t.split_k}: {store} ({fits}); predicted {fmt_time(c.total_s)}, "
-            f"<b>{html.escape(c.bottleneck)}</b><br>{html.escape(c.evidence)}"
-        )
+            fits = Html("fits")
+        self._summary.value = Html(
+            "<b>{}</b> tile {} stages {} split_k {}: {} ({}); predicted {}, <b>{}</b><br>{}"
+        ).format(
+            self.kernel.name, t.shape, t.stages, t.split_k, store, fits, fmt_time(c.total_s),
+            c.bottleneck, c.evidence,
+        )  # fmt: skip
 
     @property
     def fits(self) -> bool:
@@ -297,7 +300,7 @@ class TilingLab(ShowsWidget):
                 else ""
             )
         )
-        self._measured.value = html.escape(self.measure_note)
+        self._measured.value = escape(self.measure_note)
         return self.measured_s
 
     @property

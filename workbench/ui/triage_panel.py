@@ -7,12 +7,12 @@ evidence, the debug branches and the ownership table.
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 from typing import Any
 
 import ipywidgets as widgets
 
+from workbench.report._html import Html, each
 from workbench.review import SCENARIOS, TAG_GROUPS, build_scenario, load_record, triage
 from workbench.review.decision.verdict import TriageReport
 from workbench.review.records.store import RunRecord
@@ -47,9 +47,10 @@ def show_pack(pack: Any, *, height_px: int = 720) -> Any:
 
     page = pack if isinstance(pack, str) else comparison_html(pack)
     return HTML(
-        f'<div class="wb-pack"><iframe sandbox="allow-scripts" '
-        f'srcdoc="{html.escape(page, quote=True)}" '
-        f'style="width:100%;height:{int(height_px)}px;border:1px solid #ccc"></iframe></div>'
+        Html(
+            '<div class="wb-pack"><iframe sandbox="allow-scripts" srcdoc="{}" '
+            'style="width:100%;height:{}px;border:1px solid #ccc"></iframe></div>'
+        ).format(str(page), int(height_px))  # NOTE: the page is text of the attribute: escaped
     )
 
 
@@ -57,62 +58,72 @@ def headline_html(r: TriageReport) -> str:
     """MFU, time and stall fraction by layer type before/after (escaped HTML)."""
     b, c = r.baseline.model, r.candidate.model
     sb, sc = b.stall(), c.stall()
-    stall = ", ".join(
-        f"{html.escape(k)} {sb.get(k, 0):.0%} &rarr; {sc.get(k, 0):.0%}"
+    stall = Html(", ").join(
+        Html("{} {:.0%} &rarr; {:.0%}").format(k, sb.get(k, 0), sc.get(k, 0))
         for k in sorted(set(sb) | set(sc))
     )
-    head = html.escape(f"{r.baseline.label} vs {r.candidate.label}")
+    head = f"{r.baseline.label} vs {r.candidate.label}"
     if not r.comparable:
-        tags = "".join(f"<li>{html.escape(m)}</li>" for m in r.mismatched_tags)
-        declared = html.escape(r.changed or "(none)")
-        hint = "".join(f"{html.escape(x)}<br>" for x in r.reasons if x.startswith("tags differ"))
-        return (
-            f"<b>{head}</b><br><b>REFUSED</b> (declared changed: {declared}): mismatched "
-            f"tags<ul>{tags}</ul>{hint}"
+        return Html(
+            "<b>{}</b><br><b>REFUSED</b> (declared changed: {}): mismatched tags<ul>{}</ul>{}"
+        ).format(
+            head,
+            r.changed or "(none)",
+            each("<li>{}</li>", r.mismatched_tags),
+            each("{}<br>", (x for x in r.reasons if x.startswith("tags differ"))),
         )
     h = r.headline()
-    what = html.escape(f"{h['compared']} {h['change']:+.1%}")
-    mfu = " &rarr; ".join(f"{m.mfu:.1%}" if m.peak_flops > 0 else "unknown" for m in (b, c))
-    reasons = "".join(f"<li>{html.escape(x)}</li>" for x in r.reasons)
-    return (
-        f"<b>{head}</b><br>time {b.time_s * 1e6:.1f} &rarr; {c.time_s * 1e6:.1f} us "
-        f"({what}), MFU {mfu}<br>stall: {stall or 'n/a'}<br>decision: "
-        f"<b>{html.escape(r.decision)}</b><ul>{reasons}</ul>"
-    )
+    mfu = Html(" &rarr; ").join(f"{m.mfu:.1%}" if m.peak_flops > 0 else "unknown" for m in (b, c))
+    return Html(
+        "<b>{}</b><br>time {:.1f} &rarr; {:.1f} us ({}), MFU {}<br>stall: {}<br>decision: "
+        "<b>{}</b><ul>{}</ul>"
+    ).format(
+        head, b.time_s * 1e6, c.time_s * 1e6, f"{h['compared']} {h['change']:+.1%}", mfu,
+        stall or "n/a", r.decision, each("<li>{}</li>", r.reasons),
+    )  # fmt: skip
 
 
 def first_failing_html(r: TriageReport) -> str:
     """The first failing mechanism, its owner and evidence (escaped HTML)."""
     ff = r.first_failing
     if ff is None:
-        return "<i>no failing mechanism</i>" if r.comparable else "<i>triage refused</i>"
-    owner = html.escape(r.owner.role) if r.owner else "?"
+        return Html("<i>no failing mechanism</i>" if r.comparable else "<i>triage refused</i>")
+    owner = r.owner.role if r.owner else "?"
     where = f"{ff.family} x{ff.count}" if ff.family and ff.count > 1 else ff.kernel
-    return (
-        f"<b>{html.escape(ff.mechanism)}</b> at <code>{html.escape(where)}</code>, "
-        f"{ff.share:.0%} of the regression (owner: {owner})<br>{html.escape(ff.evidence)}"
+    return Html("<b>{}</b> at <code>{}</code>, {:.0%} of the regression (owner: {})<br>{}").format(
+        ff.mechanism, where, ff.share, owner, ff.evidence
     )
 
 
 def branches_html(r: TriageReport) -> str:
     """The debug branches as a table (escaped HTML)."""
-    rows = "".join(
-        f"<tr><td>{html.escape(n.status)}</td><td>{html.escape(n.question)}</td>"
-        f"<td>{html.escape(n.evidence)}</td><td>{html.escape(n.next_action)}</td></tr>"
-        for n in r.branches
+    rows = each(
+        "<tr>{}</tr>",
+        (
+            each("<td>{}</td>", (n.status, n.question, n.evidence, n.next_action))
+            for n in r.branches
+        ),
     )
-    return f"<table><tr><th>status</th><th>question</th><th>evidence</th><th>next</th></tr>{rows}</table>"  # noqa: E501
+    return Html(
+        "<table><tr><th>status</th><th>question</th><th>evidence</th><th>next</th></tr>{}</table>"
+    ).format(rows)
 
 
 def owners_html(r: TriageReport) -> str:
     """The ownership table, the assigned role marked (escaped HTML)."""
-    rows = "".join(
-        f"<tr><td>{'&#9654; ' if r.owner and o.role == r.owner.role else ''}"
-        f"{html.escape(o.role)}</td><td>{html.escape(o.responsibility)}</td>"
-        f"<td>{html.escape(o.closure_artifact)}</td></tr>"
+    mark = Html("&#9654; ")
+    rows = Html("").join(
+        Html("<tr><td>{}{}</td><td>{}</td><td>{}</td></tr>").format(
+            mark if r.owner and o.role == r.owner.role else "",
+            o.role,
+            o.responsibility,
+            o.closure_artifact,
+        )
         for o in r.owners.roles
     )
-    return f"<table><tr><th>role</th><th>responsibility</th><th>closure artifact</th></tr>{rows}</table>"  # noqa: E501
+    return Html(
+        "<table><tr><th>role</th><th>responsibility</th><th>closure artifact</th></tr>{}</table>"
+    ).format(rows)
 
 
 class TriagePanel:

@@ -44,7 +44,8 @@ def test_the_example_row_parses():
     ("text", "words"),
     [
         (_doc(("  measured: 700", "  ? [a, b]\n  : 1\n  measured: 700")), "mapping key"),
-        ("schema_version: 1\nrows: " + "[" * 1200 + "]" * 1200, "nested too deeply"),
+        # NOTE: the shared strict loader stops at its depth limit before Python's recursion one
+        ("schema_version: 1\nrows: " + "[" * 1200 + "]" * 1200, "nested deeper than 32"),
         (
             _doc(("  unit:", "  note: " + "[" * 30 + "]" * 30 + "\n  unit:")),
             "nested deeper",

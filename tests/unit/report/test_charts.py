@@ -240,6 +240,23 @@ def test_timeline_rows_and_downsampling():
     assert "ms" in spec["encoding"]["x"]["title"]
 
 
+def test_lane_timeline_keeps_lane_order_marks_overlap_and_merges_below_a_pixel():
+    many = [(6e-3 + i * 1e-12, 6e-3 + i * 1e-12 + 5e-13, f"tiny{i}") for i in range(1000)]
+    lanes = [("stream 7", [(0.0, 4e-3, "gemm"), *many]), ("stream 13", [(1e-3, 5e-3, "nccl")])]
+    rows = C.lane_rows(lanes)
+    assert [r["lane"] for r in rows] == ["stream 7", "stream 7", "stream 13", "overlap"]
+    assert rows[0]["name"] == "gemm"
+    assert rows[1]["name"] == "tiny0 and 999 more"  # 1 ns apart: merged at the plot's resolution
+    assert (rows[-1]["start_s"], rows[-1]["end_s"]) == pytest.approx((1e-3, 4e-3))
+    spec = C.lane_timeline(lanes, "a <b>").to_dict()
+    assert spec["mark"]["type"] == "bar"
+    assert spec["encoding"]["y"]["sort"] == ["stream 7", "stream 13", "overlap"]
+    assert spec["encoding"]["color"]["scale"]["range"][-1] == "#d62728"  # the overlap lane
+    assert "ms" in spec["encoding"]["x"]["title"]
+    assert spec["title"] == "a <b>"  # escaped by the renderer, not in the spec
+    assert C.lane_rows([("one", [(0.0, 1.0, "k")])], overlap=True)[-1]["lane"] == "one"
+
+
 def test_platform_bars():
     rows = [
         {"platform": "a", "metric": "tokens/s", "value": 3.0},

@@ -30,7 +30,7 @@ from workbench.report.charts.roofline import (
     roofline_roofs,
 )
 from workbench.report.charts.tiles import DEFAULT_TILE_SIZES, forced_tile, tile_grid, tile_heatmap
-from workbench.report.charts.timeline import timeline, timeline_rows
+from workbench.report.charts.timeline import lane_rows, lane_timeline, timeline, timeline_rows
 
 __all__ = [
     "BOTTLENECK_COLOURS",
@@ -46,6 +46,8 @@ __all__ = [
     "fusion_traffic_rows",
     "group_name",
     "hierarchical_points",
+    "lane_rows",
+    "lane_timeline",
     "layer_type_bars",
     "layer_type_rows",
     "platform_bars",
