@@ -539,7 +539,8 @@ def write(names: list[str]) -> None:
     for name in names or list(LESSONS):
         data[name] = LESSONS[name]()
         print(name, len(data[name]), file=sys.stderr)
-    FIXTURE.write_text(json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+    text = json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    FIXTURE.write_text(text.replace(str(Path(__file__).resolve().parents[3]), "<repo>"))
 
 
 if __name__ == "__main__":

@@ -88,7 +88,7 @@ def test_an_alias_bomb_in_the_corpus_folder_is_one_line_naming_the_file(tmp_path
 )
 def test_hardware_stacks_and_review_tables_share_it(text, needle):
     with pytest.raises(HardwareError, match=needle):
-        _parse_yaml(text, "x.yaml")  # hardware, stacks and review/decision/_config.py read through this
+        _parse_yaml(text, "x.yaml")  # hardware, stacks and review/decision/_config.py use it
     with pytest.raises(HardwareError, match=f"my.yaml: line .*{needle}"):
         parse_stack(text, "my.yaml")
 
