@@ -10,6 +10,7 @@ from workbench._format import fmt_capacity
 from workbench.exercises._check import CheckResult, compare, normalize_text
 from workbench.exercises._claims import BOTTLENECK_SYNONYMS, Claim, join_names
 from workbench.exercises._shared import hardware, mapping, mapping_summary
+from workbench.exercises._text import LessonText
 from workbench.exercises._widget_steps import ExplorerSetting, ExplorerStep, explorer_walk
 from workbench.hw import list_hardware
 from workbench.hw.schema import Hardware
@@ -46,6 +47,8 @@ __all__ = [
 EXPLORER = ExplorerSetting(model="llama2-7b", hardware="h100-sxm", phase="prefill", seq=2048)
 #: The profiles the widget section switches to, in order (in decode), ending back on the start's.
 PROFILES = ("a100-80gb", "mi300x", "h100-sxm")
+
+_TEXT = LessonText("lesson02")
 
 
 def hardware_table(names: tuple[str, ...] | None = None, *, dtype: str = "bf16") -> pd.DataFrame:
@@ -178,12 +181,19 @@ def ridge_claim(names: tuple[str, ...] = ("a100-80gb", "h100-sxm", "h200")) -> C
         ra, rb = ha.ridge_point("bf16"), hb.ridge_point("bf16")
         fc = hb.peak_flops("bf16") / ha.peak_flops("bf16")
         fb = hb.offchip.bandwidth_bytes_per_s / ha.offchip.bandwidth_bytes_per_s
-        verb = "rises" if rb > ra else "falls"
         parts.append(
-            f"from `{a}` to `{b}` the ridge {verb} from {ra:.0f} to {rb:.0f} FLOP/byte "
-            f"(peak compute x{fc:.2f}, off-chip bandwidth x{fb:.2f})"
+            _TEXT.render(
+                "ridge_step",
+                a=a,
+                b=b,
+                rises=rb > ra,
+                ridge_a=ra,
+                ridge_b=rb,
+                compute_ratio=fc,
+                bandwidth_ratio=fb,
+            )
         )
-    return Claim("The ridge moves with the ratio of the two peaks: " + "; ".join(parts) + ".")
+    return _TEXT.claim("ridge", steps="; ".join(parts))
 
 
 def phase_claim(
@@ -201,28 +211,33 @@ def phase_claim(
         range (FLOP/byte), and a sentence on the norms (same class in both phases or not).
     """
     lines = [
-        f"The bf16 ridge of `{hardware_name}` is "
-        f"{hardware(hardware_name).ridge_point('bf16'):.0f} FLOP/byte."
+        _TEXT.render(
+            "phase_ridge",
+            hardware_name=hardware_name,
+            ridge=hardware(hardware_name).ridge_point("bf16"),
+        )
     ]
     norm_class: dict[str, str] = {}
     for phase in ("prefill", "decode"):
         t = bound_table(model, hardware_name, phase=phase, seq=seq)
         parts = []
         for cls, g in t.groupby("bottleneck", sort=False):
-            lo, hi = g["intensity"].min(), g["intensity"].max()
-            span = f"{lo:g}" if lo == hi else f"{lo:g} to {hi:g}"
-            parts.append(f"{join_names(g.index)} **{cls}** (intensity {span} FLOP/byte)")
-        lines.append(f"- **{phase}**: " + "; ".join(parts) + ".")
+            parts.append(
+                _TEXT.render(
+                    "phase_class",
+                    kernels=join_names(g.index),
+                    bottleneck=cls,
+                    lo=g["intensity"].min(),
+                    hi=g["intensity"].max(),
+                )
+            )
+        lines.append(_TEXT.render("phase_line", phase=phase, classes="; ".join(parts)))
         norms = sorted({str(t.loc[k, "bottleneck"]) for k in t.index if "norm" in k})
         norm_class[phase] = "/".join(norms)
-    if norm_class["prefill"] == norm_class["decode"]:
-        lines.append(f"\nThe norms are **{norm_class['decode']}** in both phases.")
-    else:
-        lines.append(
-            f"\nThe norms are **{norm_class['prefill']}** in prefill but "
-            f"**{norm_class['decode']}** in decode: one token's norm is so little work that "
-            "launching the kernel costs more than moving its bytes."
-        )
+    lines.append(
+        "\n"  # a paragraph of its own, after the list
+        + _TEXT.render("phase_norms", prefill=norm_class["prefill"], decode=norm_class["decode"])
+    )
     return Claim("\n".join(lines))
 
 
@@ -250,10 +265,8 @@ def check_ridge_point(
         answer,
         expected,
         rel_tol=0.01,
-        hint="peak FLOP/s of the format divided by the off-chip bandwidth in bytes/s",
-        hint2="both figures are on the profile: the matrix engine's peak for this format (the "
-        "engine table) and the bandwidth of the outermost memory level (the memory table); keep "
-        "both per second so the unit is FLOP/byte",
+        hint=_TEXT.render("ridge_point_hint"),
+        hint2=_TEXT.render("ridge_point_hint2"),
         strict=strict,
     )
 
@@ -293,29 +306,14 @@ def check_bottleneck(
         f"bottleneck[{kernel},{phase}]" if batch == 1 else f"bottleneck[{kernel},{phase},b{batch}]",
         answer,
         expected,
-        hint="compare the kernel's intensity with the ridge point",
-        hint2=_bottleneck_hint2(m.kernel(kernel).kernel.kind in ("gemm", "attention"), phase),
+        hint=_TEXT.render("bottleneck_hint"),
+        hint2=_TEXT.render(
+            "bottleneck_hint2",
+            matrix=m.kernel(kernel).kernel.kind in ("gemm", "attention"),
+            phase=phase,
+        ),
         synonyms=BOTTLENECK_SYNONYMS,
         strict=strict,
-    )
-
-
-def _bottleneck_hint2(is_matrix: bool, phase: str) -> str:
-    """The second hint of :func:`check_bottleneck`: what to count, never the count itself."""
-    if not is_matrix:
-        return (
-            "a norm or elementwise kernel reads each element once and does a handful of FLOPs "
-            "on it; estimate its FLOPs per byte, set it against the ridge, and ask whether one "
-            "launch costs more than moving its bytes"
-        )
-    if phase == "decode":
-        return (
-            "decode has one new token per sequence: count the FLOPs one step does per byte it "
-            "must read (the weights, or each sequence's KV cache) and compare with the ridge"
-        )
-    return (
-        "a prefill GEMM reuses each weight (attention: each key and value) for every token of "
-        "the prompt: estimate its FLOPs per byte of operands and set it against the ridge"
     )
 
 
@@ -351,10 +349,8 @@ def check_decode_floor(
         answer,
         expected,
         rel_tol=0.01,
-        hint="every weight is read once per decode step: how many bytes, at what rate?",
-        hint2="the bytes come from the parameter count and the format's size per element; the "
-        "rate is the outermost memory level's bandwidth in bytes per second; the answer is in "
-        "seconds, not milliseconds",
+        hint=_TEXT.render("decode_floor_hint"),
+        hint2=_TEXT.render("decode_floor_hint2"),
         strict=strict,
     )
 
@@ -382,12 +378,14 @@ def peak_claim(
             model, hardware_name, phase=phase, seq=seq
         ).time_s  # cached, as the tables use
         gains[phase] = before / map_model(graph, faster).time_s
-    verdict = "no faster" if gains["decode"] < 1.01 else "faster"
-    return Claim(
-        f"- A chip with x{factor:g} the matrix peak of `{hardware_name}` and the same memory: "
-        "single-stream "
-        f"decode x{gains['decode']:.3g} ({verdict}: it streams weights), a {seq:,}-token prefill "
-        f"x{gains['prefill']:.3g}."
+    return _TEXT.claim(
+        "peak",
+        factor=factor,
+        hardware_name=hardware_name,
+        decode_gain=gains["decode"],
+        no_faster=gains["decode"] < 1.01,
+        seq=seq,
+        prefill_gain=gains["prefill"],
     )
 
 
@@ -426,19 +424,21 @@ def _phase_sentence(step: ExplorerStep) -> str:
     level = b.hardware.offchip.name
     xs = [_offchip_intensity(k, level) for k in _matrix_kernels(b)]
     ridge = b.hardware.ridge_point(step.after.dtype)
-    side = "left of" if max(xs) < ridge else "across"
-    span = (
-        f"{min(xs):.2g}"
-        if f"{min(xs):.2g}" == f"{max(xs):.2g}"
-        else f"{min(xs):.2g} to {max(xs):.2g}"
-    )
-    mbu = "rises" if b.mbu > a.mbu else "falls"
-    return (
-        f"{step.instruction}: the compute-bound kernels go from {ca} of {len(a.kernels)} to "
-        f"{cb} (the GEMM and attention points move to intensity {span} FLOP/byte, {side} the "
-        f"ridge at {ridge:.0f}), MBU {mbu} from "
-        f"{a.mbu:.1%} to {b.mbu:.1%}, and the step takes {b.time_s * 1e3:.3g} ms instead of "
-        f"{a.time_s * 1e3:.3g} ms"
+    return _TEXT.render(
+        "explorer_phase",
+        instruction=_capital(step.instruction),
+        compute_before=ca,
+        kernels=len(a.kernels),
+        compute_after=cb,
+        lo=min(xs),
+        hi=max(xs),
+        left=max(xs) < ridge,
+        ridge=ridge,
+        rises=b.mbu > a.mbu,
+        mbu_before=a.mbu,
+        mbu_after=b.mbu,
+        ms_after=b.time_s * 1e3,
+        ms_before=a.time_s * 1e3,
     )
 
 
@@ -452,18 +452,28 @@ def _hardware_sentence(step: ExplorerStep) -> str:
     moved = sum(1 for k in a.kernels if after.get(k.kernel.name) != k.cost.bottleneck.split(":")[0])
     bound = sum(1 for k in a.kernels if k.cost.bottleneck.startswith("bandwidth"))
     r = b.time_s / a.time_s
-    stays = (
-        f"its {bound} bandwidth-bound kernels stay bandwidth-bound, so the off-chip bandwidth, "
-        "not the ridge, sets the step"
-        if moved == 0
-        else f"{moved} kernels change class"
+    return _TEXT.render(
+        "explorer_hardware",
+        instruction=_capital(step.instruction),
+        dtype=dt,
+        left=rb < ra,
+        ridge_before=ra,
+        ridge_after=rb,
+        compute_ratio=fc,
+        bandwidth_ratio=fb,
+        phase=step.after.phase,
+        ms_before=a.time_s * 1e3,
+        ms_after=b.time_s * 1e3,
+        ratio=r,
+        slower=r > 1,
+        moved=moved,
+        bound=bound,
     )
-    return (
-        f"{step.instruction}: the {dt} ridge moves {'left' if rb < ra else 'right'} from "
-        f"{ra:.0f} to {rb:.0f} FLOP/byte (peak compute x{fc:.2f}, off-chip bandwidth "
-        f"x{fb:.2f}); the {step.after.phase} step goes from {a.time_s * 1e3:.3g} to "
-        f"{b.time_s * 1e3:.3g} ms (x{r:.3g}, {'slower' if r > 1 else 'faster'}): {stays}"
-    )
+
+
+def _capital(text: str) -> str:
+    """``text`` with its first letter upper-case (an instruction opening a bullet)."""
+    return text[:1].upper() + text[1:]
 
 
 def explorer_claim(
@@ -474,11 +484,11 @@ def explorer_claim(
     Returns:
         A Markdown list, one item per step in order, each step starting where the last ended.
     """
-    lines = []
-    for step in explorer_steps(start, others=others):
-        text = _phase_sentence(step) if step.control == "phase" else _hardware_sentence(step)
-        lines.append(f"- {text[0].upper()}{text[1:]}.")
-    return Claim("In the widget below, one after the other:\n" + "\n".join(lines))
+    lines = [
+        _phase_sentence(step) if step.control == "phase" else _hardware_sentence(step)
+        for step in explorer_steps(start, others=others)
+    ]
+    return _TEXT.claim("explorer", steps="\n".join(lines))
 
 
 # --- takeaways and pitfalls, computed --------------------------------------------------------
@@ -506,16 +516,18 @@ def takeaway_claim(
         dec.graph.params * 2 / hardware(hardware_name).offchip.bandwidth_bytes_per_s
     )  # bf16 weights
     norms = sorted({k.cost.bottleneck for k in dec.kernels if k.kernel.name.endswith("norm")})
-    most = "mostly" if share > 0.5 else "not mostly"
-    every = "every GEMM is" if len(bw) == len(gemms) else f"{len(bw)} of {len(gemms)} GEMMs are"
-    above = "above" if dec.time_s > floor else "at or below"
-    return Claim(
-        f"- A {seq:,}-token prefill of `{model}` is {most} compute-bound: compute-bound kernels "
-        f"hold {share:.0%} of its step time. In single-stream decode {every} bound by "
-        f"streaming its weights ({', '.join(f'**{c}**' for c in classes)}; "
-        f"{sum(k.cost.total_s for k in bw) / dec.time_s:.0%} of the step), so the step sits "
-        f"{above} the weight-streaming floor of Exercise 3, and the norms are "
-        f"{'/'.join(f'**{c}**' for c in norms)}-bound."
+    return _TEXT.claim(
+        "takeaway",
+        seq=seq,
+        model=model,
+        mostly=share > 0.5,
+        share=share,
+        bound=len(bw),
+        gemms=len(gemms),
+        classes=classes,
+        bound_share=sum(k.cost.total_s for k in bw) / dec.time_s,
+        above=dec.time_s > floor,
+        norms=norms,
     )
 
 
@@ -563,16 +575,16 @@ def peak_pitfall_claim(
     misread = [
         k for k in t.index if t.loc[k, "bottleneck"] == "compute" and t.loc[k, "intensity"] < ridge
     ]
-    misread_text = (
-        f"past {join_names(misread)}, compute-bound kernels that would then read as bandwidth-bound"
-        if misread
-        else "past none of layer 0's compute-bound kernels here"
-    )
-    return Claim(
-        f"- Quoting the {fmt} peak ({other / 1e12:.4g} TFLOP/s) for this bf16 prefill "
-        f"{'deflates' if wrong < m.mfu else 'inflates'} its MFU from {m.mfu:.1%} to "
-        f"{wrong:.1%} and moves the ridge {'right' if other > bf else 'left'}, x{other / bf:.3g}, "
-        f"{misread_text}. Quote the peak of the format the GEMMs compute in."
+    return _TEXT.claim(
+        "peak_pitfall",
+        format_name=fmt,
+        peak_tflops=other / 1e12,
+        deflates=wrong < m.mfu,
+        mfu=m.mfu,
+        wrong_mfu=wrong,
+        right=other > bf,
+        ridge_ratio=other / bf,
+        misread=join_names(misread) if misread else "",
     )
 
 
@@ -601,22 +613,29 @@ def level_pitfall_claim(
     x_off = _offchip_intensity(k, off)
     cls = k.cost.bottleneck
     name = kernel.removeprefix("layers.0.")
-    head = (
-        f"- The ridge is per memory level: prefill's `{name}` is **{base.cost.bottleneck}** with "
-        f"its searched {base.tiling.shape} tile; forced to {k.tiling.shape} it is **{cls}** "
-        f"(x{k.cost.total_s / base.cost.total_s:.3g} the time)"
+    head = _TEXT.render(
+        "level_pitfall_head",
+        name=name,
+        searched_class=base.cost.bottleneck,
+        searched_tile=base.tiling.shape,
+        forced_tile=k.tiling.shape,
+        forced_class=cls,
+        time_ratio=k.cost.total_s / base.cost.total_s,
     )
     level = cls.split(":")[1] if cls.startswith("bandwidth:") else ""
     if not level or level == off:
-        return Claim(head + f", bound by {'the off-chip level' if level else 'no inner level'}.")
+        return _TEXT.claim("level_pitfall_outer", head=head, offchip=bool(level))
     lvl = next(m for m in h.memory if m.name == level)
     x_lvl = k.kernel.flops / k.cost.bytes_at(level)
     at = (k.kernel.flops / k.cost.total_s) / (x_lvl * lvl.bandwidth_bytes_per_s)
-    side = "above" if x_off > ridge else "below"
-    return Claim(
-        head + f" while its off-chip intensity, {x_off:.0f} FLOP/byte, is {side} the "
-        f"{ridge:.0f} ridge: the {level} traffic of small tiles binds it, and its {level} point "
-        f"sits at {at:.0%} of the {level} roof (lesson 03)."
+    return _TEXT.claim(
+        "level_pitfall_inner",
+        head=head,
+        intensity=x_off,
+        above=x_off > ridge,
+        ridge=ridge,
+        level=level,
+        at=at,
     )
 
 
@@ -642,19 +661,17 @@ def launch_pitfall_claim(
     )
     wide = fast.kernel(kernel)
     g, e, w = (x.cost.total_s for x in (graph, eager, wide))
-    launch_helps, memory_helps = e > 1.05 * g, w < 0.95 * g
-    lesson = {
-        (True, False): "a faster memory does not help; cheaper launches do",
-        (False, True): "a faster memory helps; the launch mode does not",
-        (True, True): "both help",
-        (False, False): "neither helps",
-    }[(launch_helps, memory_helps)]
-    return Claim(
-        f"- Tiny kernels: decode's `{kernel.removeprefix('layers.0.')}` is "
-        f"**{graph.cost.bottleneck}**-bound: {e * 1e6:.3g} µs with eager launch, "
-        f"{g * 1e6:.3g} µs with graph launch (the explorer's default, x{e / g:.3g}), "
-        f"and {w * 1e6:.3g} µs on a chip with twice the off-chip bandwidth (x{g / w:.3g}): "
-        f"{lesson}."
+    return _TEXT.claim(
+        "launch_pitfall",
+        name=kernel.removeprefix("layers.0."),
+        bottleneck=graph.cost.bottleneck,
+        eager_us=e * 1e6,
+        graph_us=g * 1e6,
+        eager_ratio=e / g,
+        wide_us=w * 1e6,
+        wide_ratio=g / w,
+        launch_helps=e > 1.05 * g,
+        memory_helps=w < 0.95 * g,
     )
 
 
@@ -682,22 +699,25 @@ def efficiency_pitfall_claim(
     lo, hi = min(rate.values()), max(rate.values())
     me = h.matrix_engine
     eff = me.efficiency
-    where = "below" if hi < eff else ("above" if lo > eff else "on both sides of")
+    where = "below" if hi < eff else ("above" if lo > eff else "both")
     shape = "x".join(str(d) for d in me.efficiency_shape) if me.efficiency_shape else ""
     slow = min(ks, key=lambda k: rate[k.kernel.name])
     emptiest = min(k.tiling.wave_efficiency for k in ks)
-    why = (
-        f"; the slowest, `{slow.kernel.name.removeprefix('layers.0.')}`, has the emptiest last "
-        f"wave ({slow.tiling.wave_efficiency:.0%} wave efficiency)"
-        if slow.tiling.wave_efficiency == emptiest < 1
-        else ""
-    )
-    return Claim(
-        f"- A point below the compute roof is not necessarily a badly tuned kernel: prefill's "
-        f"compute-bound GEMMs reach {lo:.1%} to {hi:.1%} of the {peak / 1e12:.4g} TFLOP/s "
-        f"roof, {where} the {eff:.1%} a measured best GEMM reaches on this chip (the profile's "
-        f"efficiency{f', at {shape}' if shape else ''}): the model derives each GEMM's rate "
-        f"from that measurement and the GEMM's own waves and K-steps{why}."
+    return _TEXT.claim(
+        "efficiency_pitfall",
+        lo=lo,
+        hi=hi,
+        peak_tflops=peak / 1e12,
+        where=where,
+        efficiency=eff,
+        shape=shape,
+        # the slowest GEMM is named only when it is the one with the emptiest last wave
+        slowest=(
+            slow.kernel.name.removeprefix("layers.0.")
+            if slow.tiling.wave_efficiency == emptiest < 1
+            else ""
+        ),
+        slowest_wave=slow.tiling.wave_efficiency,
     )
 
 

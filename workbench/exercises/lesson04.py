@@ -10,6 +10,7 @@ import pandas as pd
 from workbench.exercises._check import CheckResult, check_direction, compare
 from workbench.exercises._claims import Claim, join_names
 from workbench.exercises._shared import mapping, mapping_summary
+from workbench.exercises._text import LessonText
 from workbench.exercises._widget_steps import ExplorerSetting, ExplorerStep, explorer_walk
 from workbench.ir import Attention, bytes_for
 from workbench.models import build_graph
@@ -34,6 +35,8 @@ __all__ = [
     "takeaway_claim",
     "traffic_claim",
 ]
+
+_TEXT = LessonText("lesson04")
 
 
 def _offchip_bytes(
@@ -136,27 +139,26 @@ def fusion_claim(table: pd.DataFrame) -> Claim:
     saving = table[table["bytes_saved"] > 0].sort_values("bytes_saved", ascending=False)
     idle = [str(r) for r in table.index if table.loc[r, "bytes_saved"] <= 0]
     parts = [
-        f"`{r}` saves {saving.loc[r, 'bytes_saved'] / 1e9:.3g} GB "
-        f"({saving.loc[r, 'time_saved_pct']:g} % of the step)"
+        _TEXT.render(
+            "fusion_part",
+            rule=r,
+            gb=saving.loc[r, "bytes_saved"] / 1e9,
+            pct=saving.loc[r, "time_saved_pct"],
+        )
         for r in saving.index
     ]
-    text = "Here " + "; ".join(parts) + "." if parts else "No rule saves anything here."
-    if idle:
-        text += (
-            f" {join_names(idle)} save nothing in this graph: switching one off leaves no "
-            "intermediate for it to keep on chip (the GEMM epilogue already absorbs the "
-            "elementwise ops next to a GEMM)."
-        )
-    return Claim(text)
+    return _TEXT.claim("fusion", parts="; ".join(parts), idle=join_names(idle) if idle else "")
 
 
 def _growth_word(exponent: float) -> str:
     """``about linearly`` / ``about quadratically`` / ``as seq^e`` for a log-log slope."""
     if abs(exponent - 1) < 0.25:
-        return "about linearly"
-    if abs(exponent - 2) < 0.25:
-        return "about quadratically"
-    return f"as seq^{exponent:.2g}"
+        shape = "linear"
+    elif abs(exponent - 2) < 0.25:
+        shape = "quadratic"
+    else:
+        shape = "other"
+    return _TEXT.render("growth", shape=shape, exponent=exponent)
 
 
 def traffic_claim(table: pd.DataFrame) -> Claim:
@@ -174,12 +176,19 @@ def traffic_claim(table: pd.DataFrame) -> Claim:
     span = math.log(hi / lo)
     e_f = math.log(table.loc[hi, "fused_mb"] / table.loc[lo, "fused_mb"]) / span
     e_u = math.log(table.loc[hi, "unfused_mb"] / table.loc[lo, "unfused_mb"]) / span
-    verb = "grows" if r_hi > r_lo else "does not grow"
-    return Claim(
-        f"From {lo} to {hi} tokens (x{hi / lo:g}) the unfused/fused traffic ratio {verb} from "
-        f"{r_lo:g} to {r_hi:g} (x{r_hi / r_lo:.3g}): the fused kernel's bytes grow "
-        f"{_growth_word(e_f)} (exponent {e_f:.2f}), the unfused kernels' {_growth_word(e_u)} "
-        f"(exponent {e_u:.2f})."
+    return _TEXT.claim(
+        "traffic",
+        lo=lo,
+        hi=hi,
+        seq_ratio=hi / lo,
+        grows=r_hi > r_lo,
+        ratio_lo=r_lo,
+        ratio_hi=r_hi,
+        ratio_growth=r_hi / r_lo,
+        fused_growth=_growth_word(e_f),
+        fused_exponent=e_f,
+        unfused_growth=_growth_word(e_u),
+        unfused_exponent=e_u,
     )
 
 
@@ -235,15 +244,17 @@ def epilogue_claim(
     new = [k for k in off.kernels if k.kernel.name not in names]
     layer0 = [k for k in new if k.kernel.name.startswith("layers.0.")]
     classes = sorted({k.cost.bottleneck for k in new})
-    shown = join_names(k.kernel.name.removeprefix("layers.0.") for k in layer0)
-    back = len(on_step.after.mapping().kernels)
     say = off_step.instruction
-    return Claim(
-        f"{say[0].upper()}{say[1:]} in the widget below and look at the sheet: a "
-        f"{seq}-token prefill goes from {len(on.kernels)} to {len(off.kernels)} kernels; in "
-        f"layer 0 the new ones are {shown} (class {', '.join(f'**{c}**' for c in classes)}), "
-        f"the elementwise work the GEMMs' epilogues had absorbed. Then {on_step.instruction} "
-        f"again ({back} kernels)."
+    return _TEXT.claim(
+        "epilogue",
+        untick=say[:1].upper() + say[1:],
+        seq=seq,
+        kernels_on=len(on.kernels),
+        kernels_off=len(off.kernels),
+        new=join_names(k.kernel.name.removeprefix("layers.0.") for k in layer0),
+        classes=classes,
+        tick=on_step.instruction,
+        kernels_back=len(on_step.after.mapping().kernels),
     )
 
 
@@ -264,12 +275,16 @@ def flash_claim(
         moved = sum(k.cost.bytes_at(m.hardware.offchip.name) for k in ks)
         out[label] = (flops / moved if moved else 0.0, sum(k.cost.total_s for k in ks))
     (i_f, t_f), (i_u, t_u) = out["fused"], out["unfused"]
-    where = "left" if i_u < i_f else "right"
-    return Claim(
-        f"Then {step.instruction} in the {seq}-token prefill: the attention layers' intensity "
-        f"goes from {i_f:.3g} to {i_u:.3g} FLOP/byte (their points move {where}) and their time "
-        f"per step from {t_f * 1e3:.3g} to {t_u * 1e3:.3g} ms (the attention bar grows "
-        f"x{t_u / t_f:.2g})."
+    return _TEXT.claim(
+        "flash",
+        instruction=step.instruction,
+        seq=seq,
+        intensity_fused=i_f,
+        intensity_unfused=i_u,
+        left=i_u < i_f,
+        ms_fused=t_f * 1e3,
+        ms_unfused=t_u * 1e3,
+        time_ratio=t_u / t_f,
     )
 
 
@@ -289,11 +304,15 @@ def seq_claim(
     untick, drag, tick = steps[2], steps[3], steps[4]
     pa = 100 * (untick.after.mapping().time_s / untick.before.mapping().time_s - 1)
     pb = 100 * (tick.before.mapping().time_s / tick.after.mapping().time_s - 1)
-    word = "larger" if pb > pa else "smaller"
-    return Claim(
-        f"Then {drag.instruction} with `flash_attention` still unticked, and {tick.instruction} "
-        f"again: without it the step is {pb:.1f} % slower at {seqs[1]:,} tokens, against "
-        f"{pa:.1f} % at {seqs[0]:,}: a {word} effect."
+    return _TEXT.claim(
+        "seq",
+        drag=drag.instruction,
+        tick=tick.instruction,
+        pct_b=pb,
+        seq_b=seqs[1],
+        pct_a=pa,
+        seq_a=seqs[0],
+        larger=pb > pa,
     )
 
 
@@ -312,16 +331,18 @@ def takeaway_claim(
     """
     pre = [_rule_pct(model, hardware_name, "prefill", s, "flash_attention") for s in seqs]
     dec = _rule_pct(model, hardware_name, "decode", decode_seq, "flash_attention")
-    rising = all(y > x for x, y in itertools.pairwise(pre))
-    trend = "grows with the prompt" if rising else "does not grow steadily with the prompt"
-    where = "far less" if dec < min(pre) / 2 else ("less" if dec < min(pre) else "as much or more")
-    points = ", ".join(f"{p:.1f} % at {s:,}" for s, p in zip(seqs, pre, strict=True))
-    return Claim(
-        f"- Without `flash_attention` a prefill step of `{model}` on `{hardware_name}` is "
-        "slower by "
-        f"{points} tokens: fused attention's value {trend}. In decode ({decode_seq:,} tokens "
-        f"cached) it is worth {dec:.1f} %, {where}: one query row's traffic is the KV cache, "
-        "fused or not."
+    points = ", ".join(
+        _TEXT.render("takeaway_point", pct=p, seq=s) for s, p in zip(seqs, pre, strict=True)
+    )
+    return _TEXT.claim(
+        "takeaway",
+        model=model,
+        hardware_name=hardware_name,
+        points=points,
+        rising=all(y > x for x, y in itertools.pairwise(pre)),
+        decode_seq=decode_seq,
+        decode_pct=dec,
+        where="far_less" if dec < min(pre) / 2 else ("less" if dec < min(pre) else "more"),
     )
 
 
@@ -358,25 +379,23 @@ def boundary_claim(
     names = {k.kernel.name for k in on.kernels}
     cached = sum(k.kernel.cached_input_bytes for k in off.kernels if k.kernel.name not in names)
     if not both:
-        return Claim(
-            f"- `{rule}` records no intermediate bytes in `kernel.saved_bytes` here: price it by "
-            "switching it off (the savings table)."
-        )
+        return _TEXT.claim("boundary_none", rule=rule)
     if cached and abs(both - cached - grew) <= 0.005 * both:
-        rest = (
-            f"the other {cached / 1e9:.3g} GB are re-reads the cache serves (the producer has "
-            "just written the intermediate and it fits), so a boundary costs its write plus "
-            "the read that misses the cache"
-        )
+        case = "cached"  # the re-reads the cache serves account for the difference
     elif abs(both - grew) <= 0.005 * both:
-        rest = "every re-read goes off chip, so a boundary costs exactly its write and its read"
+        case = "offchip"
     else:
-        rest = f"{(both - grew) / 1e9:.3g} GB apart from the write-and-read count"
-    return Claim(
-        f"- A kernel boundary costs a write and a read of the intermediate: `{rule}` keeps the "
-        f"intermediates of {len(fused)} kernels on chip, {both / 1e9:.3g} GB that would be "
-        f"written and read back across the boundaries (`kernel.saved_bytes`). Mapped with the "
-        f"rule off, off-chip traffic grows {grew / 1e9:.3g} GB ({grew / both:.0%} of that): {rest}."
+        case = "apart"
+    return _TEXT.claim(
+        "boundary",
+        rule=rule,
+        kernels=len(fused),
+        both_gb=both / 1e9,
+        grew_gb=grew / 1e9,
+        grew_share=grew / both,
+        case=case,
+        cached_gb=cached / 1e9,
+        apart_gb=(both - grew) / 1e9,
     )
 
 
@@ -403,18 +422,12 @@ def overlap_claim(
     base, _ = _offchip_bytes(model, hardware_name, phase, seq, 1, ())
     off, _ = _offchip_bytes(model, hardware_name, phase, seq, 1, tuple(FUSION_RULES))
     together, rows = off - base, float(table["bytes_saved"].sum())
-    if rows and abs(together / rows - 1) < 0.005:
-        verdict = (
-            "equal to the sum of the rows: in this graph no two rules compete for the same "
-            "ops. Rows add up only when that holds, so map with the rules off together "
-            "before adding them"
-        )
-    else:
-        rel = "less" if together < rows else "more"
-        verdict = f"{rel} than the sum of the rows: the rules overlap, so the rows do not add up"
-    return Claim(
-        f"- Adding the rows: every rule off costs {together / 1e9:.3g} GB here, the rows sum to "
-        f"{rows / 1e9:.3g} GB, {verdict}."
+    return _TEXT.claim(
+        "overlap",
+        together_gb=together / 1e9,
+        rows_gb=rows / 1e9,
+        equal=bool(rows) and abs(together / rows - 1) < 0.005,
+        less=together < rows,
     )
 
 
@@ -452,22 +465,17 @@ def compute_bound_claim(
     same = abs(dt) < 0.005
     names = {k.kernel.name for k in on.kernels}
     removed = sorted({k.cost.bottleneck for k in off.kernels if k.kernel.name not in names})
-    timing = (
-        "takes the same time" if same else f"takes {abs(dt):.1%} {'longer' if dt > 0 else 'less'}"
-    )
-    if same and cls == "compute":
-        lesson = (
-            "bytes added to or taken from a compute-bound kernel do not change its time; the "
-            f"rule's saving is the removed kernels' time, and they are **{'/'.join(removed)}**"
-        )
-    elif same:
-        lesson = "the bytes it adds are too few to show in its time"
-    else:
-        lesson = "its time moves with its bytes here"
-    return Claim(
-        f"- Fusion and compute-bound kernels: with the epilogue fused, prefill's `{kernel}` "
-        f"(**{cls}**) moves {abs(db) / 1e6:.3g} MB {'more' if db > 0 else 'less'} (it reads the "
-        f"residual in its epilogue) and {timing}: {lesson}."
+    return _TEXT.claim(
+        "compute_bound",
+        kernel=kernel,
+        bottleneck=cls,
+        mb=abs(db) / 1e6,
+        more=db > 0,
+        same=same,
+        change=abs(dt),
+        longer=dt > 0,
+        compute=cls == "compute",
+        removed=removed,
     )
 
 
@@ -500,21 +508,20 @@ def spill_claim(
     t = k.tiling
     over = t.sram_bytes > t.sram_capacity_bytes
     ratio = k.cost.total_s / base.cost.total_s if base.cost.total_s else 0.0
-    fits = "more than" if over else "within"
-    spills = (
-        f"the mapper charges {t.spill_bytes / 1e6:.4g} MB of spill traffic"
-        if t.spill_bytes > 0
-        else "nothing spills"
-    )
-    speed = "slower" if ratio > 1.005 else ("faster" if ratio < 0.995 else "as fast")
-    fused = join_names(base.kernel.fusion) if base.kernel.fusion else "no rule"
-    return Claim(
-        f"- {'Fusing past an SRAM limit' if over else 'A fused tile within SRAM'}: `{kernel}` "
-        f"(fused: {fused}) forced to a {t.shape} tile "
-        f"needs {t.sram_bytes / 1024:.0f} KiB of SRAM, {fits} the "
-        f"{t.sram_capacity_bytes / 1024:.0f} KiB per core; {spills}, and the kernel is "
-        f"x{ratio:.2f} the searched tile's time "
-        f"({speed}: {k.cost.total_s * 1e6:.1f} against {base.cost.total_s * 1e6:.1f} µs)."
+    return _TEXT.claim(
+        "spill",
+        over=over,
+        kernel=kernel,
+        fused=join_names(base.kernel.fusion) if base.kernel.fusion else "",
+        shape=t.shape,
+        sram_kib=t.sram_bytes / 1024,
+        capacity_kib=t.sram_capacity_bytes / 1024,
+        spill_mb=t.spill_bytes / 1e6,
+        ratio=ratio,
+        slower=ratio > 1.005,
+        faster=ratio < 0.995,
+        forced_us=k.cost.total_s * 1e6,
+        searched_us=base.cost.total_s * 1e6,
     )
 
 
@@ -547,9 +554,8 @@ def check_score_matrix_bytes(
         f"score_matrix_bytes[{model},seq={seq}]",
         answer,
         expected,
-        hint="one score per (batch, head, query, key), each in the activation format",
-        hint2="an unfused kernel stores the whole square, masked or not: how many (query, key) "
-        "pairs does one head of one sequence see, and how many heads and sequences are there?",
+        hint=_TEXT.render("score_matrix_hint"),
+        hint2=_TEXT.render("score_matrix_hint2"),
         strict=strict,
     )
 
@@ -588,10 +594,8 @@ def check_fusion_savings(
         answer,
         off - base,
         rel_tol=1e-3,
-        hint="compare two mappings that differ only in this rule, at the off-chip level",
-        hint2="switch the rule off with MapOptions(disabled_fusion=(rule,)); the saving is the "
-        "intermediate the rule keeps on chip (written out once and read back without it), so a "
-        "rule that saves bytes gives a positive difference",
+        hint=_TEXT.render("fusion_savings_hint"),
+        hint2=_TEXT.render("fusion_savings_hint2"),
         strict=strict,
     )
 
@@ -616,6 +620,6 @@ def check_fusion_effect(
         answer,
         on.time_s,
         off.time_s,
-        hint="what does the rule keep on chip, and does this model have anything for it to fuse?",
+        hint=_TEXT.render("fusion_effect_hint"),
         strict=strict,
     )

@@ -12,6 +12,7 @@ from workbench.execution.quant import error_metrics, fake_quantize
 from workbench.exercises._check import CheckResult, check_direction, compare
 from workbench.exercises._claims import Claim
 from workbench.exercises._shared import hardware, mapping
+from workbench.exercises._text import LessonText
 from workbench.exercises._widget_steps import ExplorerSetting, ExplorerStep, explorer_walk
 from workbench.ir import Linear
 from workbench.mapper import ModelMapping
@@ -40,6 +41,8 @@ __all__ = [
     "quality_table",
     "takeaway_claim",
 ]
+
+_TEXT = LessonText("lesson05")
 
 #: (label, dtype, weight_dtype) of the formats the lesson compares.
 FORMATS: tuple[tuple[str, str | None, str | None], ...] = (
@@ -177,10 +180,15 @@ def format_claim(decode: pd.DataFrame, prefill: pd.DataFrame) -> Claim:
             continue
         shrink = base / decode.loc[f, "offchip_gb"]
         p = prefill.loc[f, "speedup"]
-        pre = "a slowdown" if p < 0.99 else "no change" if p <= 1.01 else "a speedup"
         lines.append(
-            f"- `{f}`: decode x{decode.loc[f, 'speedup']:g} for x{shrink:.3g} fewer off-chip "
-            f"bytes; prefill x{p:g} ({pre})"
+            _TEXT.render(
+                "format_line",
+                format_name=f,
+                decode_speedup=decode.loc[f, "speedup"],
+                shrink=shrink,
+                prefill_speedup=p,
+                direction=_direction(p),
+            )
         )
     return Claim("\n".join(lines) + "\n\n" + _format_summary(decode, prefill))
 
@@ -191,26 +199,14 @@ def _format_summary(decode: pd.DataFrame, prefill: pd.DataFrame) -> str:
     fmts = [f for f in decode.index if f != "bf16"]
     # NOTE: the bytes set most of decode's time when every format recovers over half its shrink
     ratios = [decode.loc[f, "speedup"] / (base / decode.loc[f, "offchip_gb"]) for f in fmts]
-    follows = all(r > 0.5 for r in ratios)
-    head = (
-        f"Decode's speedup recovers {min(ratios):.0%}-{max(ratios):.0%} of the byte shrink: "
-        "streaming weights sets most of its time"
-        if follows
-        else f"Decode's speedup recovers as little as {min(ratios):.0%} of the byte shrink: "
-        "something other than streaming weights sets its time"
+    return _TEXT.render(
+        "format_summary",
+        follows=all(r > 0.5 for r in ratios),
+        low=min(ratios),
+        high=max(ratios),
+        up=[f for f in fmts if prefill.loc[f, "speedup"] > 1.01],
+        down=[f for f in fmts if prefill.loc[f, "speedup"] < 0.99],
     )
-    up = [f"`{f}`" for f in fmts if prefill.loc[f, "speedup"] > 1.01]
-    down = [f"`{f}`" for f in fmts if prefill.loc[f, "speedup"] < 0.99]
-    tail = "; prefill is faster with " + (", ".join(up) or "no format")
-    if down:
-        tail += f" and slower with {', '.join(down)}"
-    tail += (
-        " (weight-only formats add dequantization work to every GEMM, which only a format the "
-        "matrix engine computes in avoids)."
-        if down
-        else "."
-    )
-    return head + tail
 
 
 def explorer_steps(
@@ -255,13 +251,18 @@ def dtype_claim(
     step = explorer_steps(model, hardware_name, seq=seq, to=to)[0]
     a, b = step.before.mapping(), step.after.mapping()
     ib, it = _up_proj_intensity(a), _up_proj_intensity(b)
-    unit = "TOPS" if to.startswith("int") else "TFLOP/s"
-    return Claim(
-        f"{step.instruction[0].upper()}{step.instruction[1:]} in decode: the compute roof moves "
-        f"from {a.peak_flops / 1e12:.4g} to {b.peak_flops / 1e12:.4g} {unit}, `up_proj`'s point "
-        f"moves from {ib:.3g} to {it:.3g} FLOP/byte (x{it / ib:.2g}: each weight byte carries "
-        f"more FLOPs), and the step takes {b.time_s * 1e3:.3g} ms instead of "
-        f"{a.time_s * 1e3:.3g} ms (x{a.time_s / b.time_s:.3g} faster)."
+    return _TEXT.claim(
+        "dtype",
+        instruction=step.instruction[:1].upper() + step.instruction[1:],
+        peak_before=a.peak_flops / 1e12,
+        peak_after=b.peak_flops / 1e12,
+        integer=to.startswith("int"),
+        intensity_before=ib,
+        intensity_after=it,
+        intensity_ratio=it / ib,
+        ms_after=b.time_s * 1e3,
+        ms_before=a.time_s * 1e3,
+        speedup=a.time_s / b.time_s,
     )
 
 
@@ -282,19 +283,23 @@ def explorer_claim(
     one, two, three = explorer_steps(model, hardware_name, seq=seq, to=to)
     pre_to, pre_bf = two.after.mapping(), three.after.mapping()
     dec_bf, dec_to = one.before.mapping(), one.after.mapping()
-    counts = pre_to.bottleneck_counts()
-    compute = counts.get("compute", 0)
     gain_pre = pre_bf.time_s / pre_to.time_s
     gain_dec = dec_bf.time_s / dec_to.time_s
-    more = "more" if gain_pre > gain_dec else "less"
-    return Claim(
-        f"- {dtype_claim(model, hardware_name, seq=seq, to=to).text}\n"
-        f"- Then {two.instruction}: still in {to}, {compute} of {len(pre_to.kernels)} kernels "
-        f"are compute-bound against the {pre_to.peak_flops / 1e12:.4g} {to} roof and the "
-        f"{seq:,}-token prefill takes {pre_to.time_s * 1e3:.3g} ms.\n"
-        f"- Then {three.instruction}: the prefill step goes from {pre_to.time_s * 1e3:.3g} to "
-        f"{pre_bf.time_s * 1e3:.3g} ms: {to} made prefill x{gain_pre:.3g} faster, {more} than "
-        f"the x{gain_dec:.3g} it gave decode."
+    return _TEXT.claim(
+        "explorer",
+        first=dtype_claim(model, hardware_name, seq=seq, to=to).text,
+        second=two.instruction,
+        to=to,
+        compute=pre_to.bottleneck_counts().get("compute", 0),
+        kernels=len(pre_to.kernels),
+        peak=pre_to.peak_flops / 1e12,
+        seq=seq,
+        ms_to=pre_to.time_s * 1e3,
+        third=three.instruction,
+        ms_bf16=pre_bf.time_s * 1e3,
+        gain_prefill=gain_pre,
+        more=gain_pre > gain_dec,
+        gain_decode=gain_dec,
     )
 
 
@@ -307,27 +312,15 @@ def layout_claim(table: pd.DataFrame) -> Claim:
     nchw = table.loc[("NCHW", True), "total_ms"]
     nhwc = table.loc[("NHWC", True), "total_ms"]
     best = table["total_ms"].idxmin()
-    text = (
-        f"Fastest here: {best[0]} {'with' if best[1] else 'without'} propagation "
-        f"({table.loc[best, 'total_ms']:.3g} ms). NCHW takes {nchw:.3g} ms, NHWC with one "
-        f"transform {nhwc:.3g} ms. "
+    return _TEXT.claim(
+        "layout",
+        best_layout=best[0],
+        best_propagation=best[1],
+        best_ms=table.loc[best, "total_ms"],
+        nchw_ms=nchw,
+        nhwc_ms=nhwc,
+        nchw_free=nchw <= nhwc,
     )
-    if nchw <= nhwc:
-        text += (
-            "This profile charges nothing for running tensor-core convolutions in NCHW, so the "
-            "transforms look like pure cost. Practice is the opposite: cuDNN transposes NCHW "
-            "inputs to NHWC for tensor-core convolutions on every call (PyTorch's *Channels Last "
-            "Memory Format* tutorial; MosaicML Composer's *Channels Last* method card, 1.5-2x "
-            "per convolution), so on a GPU keep activations NHWC and propagate the layout."
-        )
-    else:
-        text += (
-            "Running tensor-core convolutions in NCHW costs the internal conversion to "
-            "channels-last on every call (cuDNN transposes NCHW inputs to NHWC: PyTorch's "
-            "*Channels Last Memory Format* tutorial), so one transform at the input and "
-            "propagation win."
-        )
-    return Claim(text)
 
 
 def check_int8_bytes(
@@ -356,8 +349,8 @@ def check_int8_bytes(
         "int8_weight_bytes",
         answer,
         op.weight_tensors()[0].nbytes,
-        hint="one byte per weight",
-        hint2="a Linear layer holds one weight per (input feature, output feature) pair",
+        hint=_TEXT.render("int8_bytes_hint"),
+        hint2=_TEXT.render("int8_bytes_hint2"),
         strict=strict,
     )
 
@@ -393,9 +386,8 @@ def check_layout_transforms(
         f"layout_transforms[{layout},propagation={propagation}]",
         answer,
         expected,
-        hint="without propagation every conv converts its input and converts its output back",
-        hint2="count the convolutions the mapper sees in this model, then the transforms each "
-        "one pays when the layout is not kept between them",
+        hint=_TEXT.render("layout_transforms_hint"),
+        hint2=_TEXT.render("layout_transforms_hint2"),
         strict=strict,
     )
 
@@ -420,14 +412,18 @@ def check_format_effect(
         answer,
         base.time_s,
         quant.time_s,
-        hint="fewer weight bytes help only where weight bytes set the time; what else does a "
-        "weight-only format add to every GEMM?",
+        hint=_TEXT.render("format_effect_hint"),
         strict=strict,
     )
 
 
+def _direction(speedup: float) -> str:
+    """``"down"``, ``"same"`` (within 1 %) or ``"up"``: what a speedup factor does to the time."""
+    return "down" if speedup < 0.99 else "same" if speedup <= 1.01 else "up"
+
+
 def _effect(x: float) -> str:
-    return "slow" if x < 0.99 else "leave unchanged" if x <= 1.01 else "speed up"
+    return _TEXT.render("effect", direction=_direction(x))
 
 
 def takeaway_claim(decode: pd.DataFrame, prefill: pd.DataFrame) -> Claim:
@@ -439,21 +435,25 @@ def takeaway_claim(decode: pd.DataFrame, prefill: pd.DataFrame) -> Claim:
     """
     wo = [f for f in decode.index if "weight-only" in f]
     fp8 = [f for f in decode.index if f.startswith("fp8")]
-    dec = ", ".join(f"x{decode.loc[f, 'speedup']:g}" for f in wo)
     pre = [prefill.loc[f, "speedup"] for f in wo]
-    verb = _effect(min(pre)) if len({_effect(p) for p in pre}) == 1 else "change"
-    text = (
-        f"- Weight-only formats ({', '.join(f.split()[0] for f in wo)}) cut decode time by "
-        f"cutting weight bytes ({dec}) and {verb} a compute-bound prefill "
-        f"({', '.join(f'x{p:g}' for p in pre)}: the dequantization work is added to every GEMM)."
+    same = len({_direction(p) for p in pre}) == 1
+    return _TEXT.claim(
+        "takeaway",
+        names=[f.split()[0] for f in wo],
+        decode_speedups=[decode.loc[f, "speedup"] for f in wo],
+        effect=_TEXT.render("effect", direction=_direction(min(pre)) if same else "mixed"),
+        prefill_speedups=pre,
+        fp8=[
+            _TEXT.render(
+                "takeaway_fp8",
+                decode_effect=_effect(decode.loc[f, "speedup"]),
+                decode_speedup=decode.loc[f, "speedup"],
+                prefill_effect=_effect(prefill.loc[f, "speedup"]),
+                prefill_speedup=prefill.loc[f, "speedup"],
+            )
+            for f in fp8
+        ],
     )
-    for f in fp8:
-        text += (
-            f" fp8 weights and activations {_effect(decode.loc[f, 'speedup'])} decode "
-            f"(x{decode.loc[f, 'speedup']:g}) and {_effect(prefill.loc[f, 'speedup'])} prefill "
-            f"(x{prefill.loc[f, 'speedup']:g}) where the matrix engine computes fp8."
-        )
-    return Claim(text)
 
 
 def _decode_label(quality_label: str, decode: pd.DataFrame) -> str | None:
@@ -477,23 +477,12 @@ def quality_claim(quality: pd.DataFrame, decode: pd.DataFrame) -> Claim:
         sp = float(decode.loc[d, "speedup"]) if d is not None else None
         speed[f] = sp
         parts.append(
-            f"{f} {quality.loc[f, 'snr_db']:g} dB"
-            + (f" (decode x{sp:g})" if sp is not None else "")
+            _TEXT.render("quality_part", format_name=f, snr=quality.loc[f, "snr_db"], speedup=sp)
         )
     fast = {f: sp for f, sp in speed.items() if sp is not None and sp > 1}
     quantized = [f for f in rows if f in fast]
     ordered = all(fast[a] < fast[b] for a, b in itertools.pairwise(quantized))
-    verdict = (
-        "here the faster a format makes decode, the more signal it loses"
-        if ordered and len(quantized) > 1
-        else "here speed and signal do not trade off in order"
-    )
-    return Claim(
-        "Every format costs signal-to-noise against the exact float64 product (even bf16 "
-        f"operands): {', '.join(parts)}; {verdict}. Whether that error is acceptable is a "
-        "model-level question (perplexity, task accuracy), but this is the evidence that starts "
-        "the discussion, computed, not quoted."
-    )
+    return _TEXT.claim("quality", parts=", ".join(parts), ordered=ordered and len(quantized) > 1)
 
 
 def layout_takeaway_claim(
@@ -519,13 +508,16 @@ def layout_takeaway_claim(
     n_off = table.loc[("NHWC", False), "transforms"]
     n_on = table.loc[("NHWC", True), "transforms"]
     r = t_off / convs if convs else 0.0
-    size = "as much as" if 0.8 <= r <= 1.25 else ("more than" if r > 1 else "less than")
-    pure = "pure traffic (no FLOPs)" if flops == 0 else f"mostly traffic ({flops:.3g} FLOPs)"
-    return Claim(
-        f"- Layout transforms are {pure}. Converting per layer (NHWC, no propagation) runs "
-        f"{n_off} of them in {t_off:.3g} ms, {size} the convolutions themselves "
-        f"({convs:.3g} ms, x{r:.2f}); propagating the layout leaves {n_on} ({t_on:.3g} ms). "
-        "Choose the layout once and propagate it."
+    return _TEXT.claim(
+        "layout_takeaway",
+        flops=flops,
+        count_off=n_off,
+        ms_off=t_off,
+        size="same" if 0.8 <= r <= 1.25 else ("more" if r > 1 else "less"),
+        conv_ms=convs,
+        ratio=r,
+        count_on=n_on,
+        ms_on=t_on,
     )
 
 
@@ -553,13 +545,17 @@ def int4_pitfall_claim(
     quarter = bf.b_bytes / 4
     extra = g.b_bytes / quarter - 1
     pre = mapping(model, hardware_name, phase="prefill", seq=seq).time_s / q4.time_s
-    return Claim(
-        f"- Counting int4 as a quarter of the bf16 bytes: the mapped `{kernel}` "
-        f"({g.k}x{g.n}) reads {g.b_bytes:.4g} bytes per weight, not {quarter:g}: each group's "
-        f"fp16 scale and zero point add {extra:.2%}, so its weights are "
-        f"x{g.b_bytes / bf.b_bytes:.3g} of bf16's, not x0.25. And every weight is dequantized in "
-        f"the GEMM's main loop ({g.b_dequant_ops:g} vector instructions each): int4 prefill "
-        f"runs at x{pre:.2f} the bf16 speed here ({'slower' if pre < 1 else 'faster'})."
+    return _TEXT.claim(
+        "int4_pitfall",
+        kernel=kernel,
+        k=g.k,
+        n=g.n,
+        bytes=g.b_bytes,
+        quarter=quarter,
+        extra=extra,
+        ratio=g.b_bytes / bf.b_bytes,
+        dequant_ops=g.b_dequant_ops,
+        speed=pre,
     )
 
 
@@ -585,15 +581,14 @@ def outlier_pitfall_claim(
         out = x.astype(np.float64) @ fake_quantize(w, "int8", axis=axis).astype(np.float64)
         snr[label] = error_metrics(out[:, 1:], exact[:, 1:]).snr_db
     lost = snr["channel"] - snr["tensor"]
-    verdict = (
-        "the single large value crushes the resolution of every other channel."
-        if lost > 6.0  # NOTE: 6 dB = one bit of resolution lost
-        else f"here the outlier costs the other channels only {lost:.1f} dB."
-    )
-    return Claim(
-        f"- Per-tensor scales on a tensor with an outlier channel: with one output channel of "
-        f"`w` x{outlier:g}, int8 with one scale per tensor leaves the other {n - 1} channels "
-        f"{snr['tensor']:.1f} dB of SNR, one scale per channel {snr['channel']:.1f} dB: {verdict}"
+    return _TEXT.claim(
+        "outlier_pitfall",
+        outlier=outlier,
+        others=n - 1,
+        snr_tensor=snr["tensor"],
+        snr_channel=snr["channel"],
+        crushes=lost > 6.0,  # NOTE: 6 dB = one bit of resolution lost
+        lost=lost,
     )
 
 
@@ -626,18 +621,14 @@ def batch_pitfall_claim(
         gains.append(base.time_s / q.time_s)
         cls = q.kernel("layers.0.mlp.up_proj").cost.bottleneck
         classes.append(cls)
-        parts.append(f"x{gains[-1]:.3g} at batch {b} (`up_proj` **{cls}**)")
-    falls = all(b < a for a, b in itertools.pairwise(gains))
-    crosses = classes[0].startswith("bandwidth") and classes[-1] == "compute"
-    return Claim(
-        f"- Comparing formats at one batch size: {weight_dtype} weight-only speeds a decode step "
-        f"({seq:,}-token context) {', '.join(parts)}: its value "
-        + (
-            "falls as the batch grows"
-            + (" and the GEMMs cross from bandwidth- to compute-bound." if crosses else ".")
-            if falls
-            else "does not fall steadily with the batch here."
-        )
+        parts.append(_TEXT.render("batch_part", speedup=gains[-1], batch=b, bottleneck=cls))
+    return _TEXT.claim(
+        "batch_pitfall",
+        weight_dtype=weight_dtype,
+        seq=seq,
+        parts=", ".join(parts),
+        falls=all(b < a for a, b in itertools.pairwise(gains)),
+        crosses=classes[0].startswith("bandwidth") and classes[-1] == "compute",
     )
 
 
@@ -651,16 +642,14 @@ def nchw_pitfall_claim(table: pd.DataFrame) -> Claim:
     nchw = table.loc[("NCHW", True)]
     nhwc = table.loc[("NHWC", True)]
     if nchw["total_ms"] <= nhwc["total_ms"]:
-        return Claim(
-            '- Reading the layout table as "NCHW is free": this profile charges nothing for '
-            "NCHW tensor-core convolutions, which real libraries convert internally; say so "
-            "when you present it."
-        )
-    return Claim(
-        f"- Reading NCHW as free: even with propagation, NCHW runs {int(nchw['transforms'])} "
-        f"transforms ({nchw['transform_ms']:.3g} ms, the conversion a tensor-core convolution "
-        f"makes internally) and takes {nchw['total_ms']:.3g} ms against NHWC's "
-        f"{nhwc['total_ms']:.3g} ms (x{nchw['total_ms'] / nhwc['total_ms']:.2f})."
+        return _TEXT.claim("nchw_free")
+    return _TEXT.claim(
+        "nchw_pitfall",
+        transforms=int(nchw["transforms"]),
+        transform_ms=nchw["transform_ms"],
+        nchw_ms=nchw["total_ms"],
+        nhwc_ms=nhwc["total_ms"],
+        ratio=nchw["total_ms"] / nhwc["total_ms"],
     )
 
 
