@@ -66,21 +66,21 @@ def register(subs: argparse._SubParsersAction) -> None:
 
 def _from_trace(args: argparse.Namespace) -> int:
     from workbench._cli.trace_paths import check_input_path, check_output_not_input
-    from workbench.evidence import read_trace
+    from workbench.evidence import read_trace, read_trace_and_operators
     from workbench.review.join.from_trace import record_from_trace
 
     if args.execute:
         raise WorkbenchError("--from-trace and --execute: choose one (a trace is the measurement)")
     check_input_path(args.from_trace, "--from-trace")
     check_output_not_input(args.record, [args.from_trace], "--record")
-    measured = read_trace(args.from_trace)
     given = args.model or args.hf_config or args.onnx
-    mapping = map_from_args(args) if given else None
     ops = None
-    if mapping is None and measured.format == "kineto":
-        from workbench.evidence.operators import read_operators
-
-        ops = read_operators(args.from_trace)  # NOTE: rows then name their operators
+    if given:
+        measured = read_trace(args.from_trace)
+    else:  # NOTE: rows then name their operators (one pass reads the run and them)
+        measured, ops = read_trace_and_operators(args.from_trace)
+        ops = ops if measured.format == "kineto" else None
+    mapping = map_from_args(args) if given else None
     record = record_from_trace(measured, mapping, operators=ops)
     path = save_record(record, args.record)
     m = record.measurement

@@ -14,8 +14,7 @@ import json
 
 from workbench._cli.argtypes import count, name
 from workbench.errors import WorkbenchError
-from workbench.evidence import read_trace
-from workbench.evidence.operators import RecordedOps, read_operators
+from workbench.evidence import read_trace_and_operators
 from workbench.hw.loader import load_hardware
 from workbench.review.join.pairs import pair_document, pair_text
 from workbench.review.join.trace_summary import choose_hardware, trace_document, trace_text
@@ -63,13 +62,11 @@ def run(args: argparse.Namespace) -> int:
     if not args.file:
         raise WorkbenchError("trace: FILE is an empty path")
     args.json = args.json or args.format == "json"
-    first = read_trace(args.file, step_range=args.step_range)
-    ops = read_operators(args.file) if first.format == "kineto" else _no_ops()
+    first, ops = read_trace_and_operators(args.file, step_range=args.step_range)
     if args.against is not None:
         if not args.against:
             raise WorkbenchError("trace: --against is an empty path")
-        second = read_trace(args.against, step_range=args.step_range)
-        ops2 = read_operators(args.against) if second.format == "kineto" else _no_ops()
+        second, ops2 = read_trace_and_operators(args.against, step_range=args.step_range)
         doc = pair_document(first, ops, second, ops2, top=max(args.top, 15))
         print(json.dumps(doc, indent=2, allow_nan=False) if args.json else pair_text(doc), end="")
         if args.json:
@@ -90,8 +87,3 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(trace_text(doc, top=args.top), end="")
     return 0
-
-
-def _no_ops() -> RecordedOps:
-    """No operators (an Nsight Systems export has no cpu_op events)."""
-    return RecordedOps(ops=(), by_correlation={}, shapes_recorded=False)

@@ -28,15 +28,17 @@ delay, queue length),
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from workbench.evidence._intervals import Intervals
 from workbench.evidence._source import DEFAULT_MAX_BYTES, check_trace_file, sniff
 from workbench.evidence.breakdown import RankBreakdown, temporal_breakdown
 from workbench.evidence.categories import classify
 from workbench.evidence.compare import Shift, compare_runs, paired_shift95, shift_interval95
-from workbench.evidence.kineto import read_kineto, write_kineto_trace
+from workbench.evidence.kineto import read_kineto, read_kineto_and_operators, write_kineto_trace
 from workbench.evidence.merge import merge_runs, read_rank_traces
 from workbench.evidence.nsys import read_nsys, write_nsys_sqlite
+from workbench.evidence.operators import RecordedOps
 from workbench.evidence.run import (
     CATEGORIES,
     IterationStats,
@@ -64,6 +66,7 @@ __all__ = [
     "read_nsys",
     "read_rank_traces",
     "read_trace",
+    "read_trace_and_operators",
     "shift_interval95",
     "temporal_breakdown",
     "time_by_name",
@@ -97,9 +100,47 @@ def read_trace(
     Raises:
         TraceError: One line naming the file and what is wrong (and where).
     """
+    p, nsys = _checked(path, max_bytes, step_range)
+    if nsys:
+        return read_nsys(p, max_bytes=max_bytes, step_range=step_range)
+    return read_kineto(p, max_bytes=max_bytes)
+
+
+def read_trace_and_operators(
+    path: str | os.PathLike[str],
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    step_range: str | None = None,
+) -> tuple[MeasuredRun, RecordedOps]:
+    """:func:`read_trace` and the trace's operators, the file read and parsed once.
+
+    Args:
+        path: The trace file.
+        max_bytes: Largest trace accepted, bytes (on disk; also decompressed for gzip).
+        step_range: As :func:`read_trace`.
+
+    Returns:
+        The measured run and its operators
+        (:func:`~workbench.evidence.operators.read_operators`'s answer; none for an Nsight
+        Systems export, which records no ``cpu_op`` events).
+
+    Raises:
+        TraceError: One line naming the file and what is wrong (and where).
+    """
+    p, nsys = _checked(path, max_bytes, step_range)
+    if nsys:
+        run = read_nsys(p, max_bytes=max_bytes, step_range=step_range)
+        return run, RecordedOps(ops=(), by_correlation={}, shapes_recorded=False)
+    return read_kineto_and_operators(p, max_bytes=max_bytes)
+
+
+def _checked(
+    path: str | os.PathLike[str], max_bytes: int, step_range: str | None
+) -> tuple[Path, bool]:
+    """The checked path, and whether it is an Nsight Systems export (else Kineto JSON)."""
     p = check_trace_file(path, max_bytes)
     if sniff(p) == "nsys":
-        return read_nsys(p, max_bytes=max_bytes, step_range=step_range)
+        return p, True
     if step_range is not None:
         raise TraceError(f"{p}: --step-range names an NVTX range; a Kineto trace has none")
-    return read_kineto(p, max_bytes=max_bytes)
+    return p, False

@@ -23,6 +23,12 @@ _WS = re.compile(r"[ \t\n\r]*")
 _NUMBER_TAIL = re.compile(r"[0-9.eE+-]*")
 _DECODER = json.JSONDecoder()
 _CHUNK = 1 << 20
+#: Between an object element's closing ``}`` and the next one's ``{``.
+_NEXT_OBJECT = re.compile(r"[ \t\n\r]*,[ \t\n\r]*\{")
+#: Batch decodes tried per buffer before reading its elements one by one.
+_CUT_TRIES = 4
+#: ``}`` looked at, from the buffer's end back, for a cut (an event holds a handful).
+_CUT_LOOK_BACK = 4096
 
 
 class ChromeTraceStream:
@@ -112,35 +118,39 @@ class ChromeTraceStream:
             index += 1
 
     def _lines(self) -> list[Any] | None:
-        """Every element from ``_pos`` to the buffer's last ``},`` at a line end, in one call.
+        r"""Every element from ``_pos`` to the buffer's last ``}`` before ``,`` ``{``, in one call.
 
-        Kineto ends every event with ``}`` and, between events, ``,`` and a newline: one event
-        per line in some writers, one spread over several lines (its ``args`` indented) in
-        PyTorch's own. So the elements up to the last ``},`` before a newline decode in one
-        ``json.loads`` instead of one Python step each (~3x faster). A JSON string cannot hold a
-        raw newline, so that cut is never inside a string; one inside an event (a list of
-        objects spread over lines) leaves a bracket open, so the call fails, as it does on the
-        array's end or malformed text: the elements are then read one by one, with their exact
-        error messages, until the buffer is next refilled.
+        Trace writers end every event with ``}`` and put ``,`` (and any whitespace: a newline,
+        ``\r\n``, a space, nothing) before the next one's ``{``: one event per line, one spread
+        over several lines (PyTorch's), or the whole array on one line (``json.dump``). So the
+        elements up to the last such cut decode in one ``json.loads`` instead of one Python step
+        each (~3x faster). A cut that is no element's end (inside a string, or between two
+        objects of a list inside an event) leaves a string or a bracket open, so the call fails;
+        when it succeeds, the elements are exactly the array's (JSON reads left to right with
+        one token of look-ahead, and the cut ends on a ``}`` token). A failed call is retried at
+        the last cut before where it failed, a few times; then the elements are read one by
+        one, with their exact error messages, until the buffer is next refilled.
         """
         if self._slow:
             return None
         buf, start = self._buf, self._pos
-        end = buf.rfind("},\n", start)
-        if end < start:
-            end = buf.rfind("},\r\n", start)  # NOTE: not looked for first (a scan of the buffer)
-            if end < start:
-                return None
-        try:
-            items = json.loads(f"[{buf[start : end + 1]}]")
-        except (ValueError, RecursionError):
-            self._slow = True
-            return None
-        if not isinstance(items, list) or not items:
-            self._slow = True
-            return None
-        self._pos, self._comma_taken = end + 2, True
-        return items
+        limit = len(buf)
+        for _ in range(_CUT_TRIES):
+            cut = _last_cut(buf, start, limit)
+            if cut is None:
+                break
+            close, after_comma = cut
+            try:
+                items = json.loads(f"[{buf[start : close + 1]}]")
+            except json.JSONDecodeError as exc:
+                limit = min(close, start + exc.pos - 1)  # NOTE: the text before it was valid
+                continue
+            except (ValueError, RecursionError):
+                break
+            self._pos, self._comma_taken = after_comma, True
+            return items
+        self._slow = True
+        return None
 
     def _fill(self) -> bool:
         if self._eof:
@@ -229,6 +239,22 @@ class ChromeTraceStream:
     def _expect_end(self) -> None:
         if self._peek() != "":
             raise TraceError(f"{self._where}: extra data after the trace document")
+
+
+def _last_cut(buf: str, start: int, end: int) -> tuple[int, int] | None:
+    """The last ``}`` in ``buf[start:end]`` before ``,`` and ``{``, and the index past the comma.
+
+    None when there is none among the last :data:`_CUT_LOOK_BACK` closing braces.
+    """
+    close = buf.rfind("}", start, end)
+    for _ in range(_CUT_LOOK_BACK):
+        if close < start:
+            return None
+        m = _NEXT_OBJECT.match(buf, close + 1)
+        if m is not None:
+            return close, buf.index(",", close + 1) + 1
+        close = buf.rfind("}", start, close)
+    return None
 
 
 _NAME = re.compile(r'"name"\s*:\s*("(?:[^"\\]|\\.){0,200}")')

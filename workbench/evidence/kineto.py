@@ -56,10 +56,11 @@ from workbench.evidence._source import (
     open_regular,
     read_chunks,
 )
+from workbench.evidence.operators import OperatorCollector, RecordedOps
 from workbench.evidence.run import MeasuredKernel, MeasuredRun
 from workbench.evidence.timeline import StepWindows, derive_step_windows
 
-__all__ = ["read_kineto", "write_kineto_trace"]
+__all__ = ["read_kineto", "read_kineto_and_operators", "write_kineto_trace"]
 
 #: Top-level metadata keys read as version tags, first present wins (verbatim, never inferred).
 _VERSION_KEYS = {
@@ -85,10 +86,33 @@ def read_kineto(path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BY
     """
     p = check_trace_file(path, max_bytes)
     with no_gc():
-        return _read(p, max_bytes)
+        return _read(p, max_bytes, None)
 
 
-def _read(p: Path, max_bytes: int) -> MeasuredRun:
+def read_kineto_and_operators(
+    path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_BYTES
+) -> tuple[MeasuredRun, RecordedOps]:
+    """:func:`read_kineto` and :func:`~workbench.evidence.operators.read_operators` in one pass.
+
+    The file is read and parsed once; each event goes to both readers.
+
+    Args:
+        path: The trace file.
+        max_bytes: Largest file (and decompressed text), bytes.
+
+    Returns:
+        The measured run and the trace's operators.
+
+    Raises:
+        TraceError: As :func:`read_kineto`.
+    """
+    p = check_trace_file(path, max_bytes)
+    collector = OperatorCollector()
+    with no_gc():
+        return _read(p, max_bytes, collector), collector.link()
+
+
+def _read(p: Path, max_bytes: int, collector: OperatorCollector | None) -> MeasuredRun:
     meta: dict[str, Any] = {}
     reader = EventReader(str(p))
     bounds = reader.bounds
@@ -101,8 +125,14 @@ def _read(p: Path, max_bytes: int) -> MeasuredRun:
             read_chunks(f, str(p), max_bytes, 1 << 20), str(p), bounds.meta(meta.__setitem__)
         )
         take = reader.take
-        for index, event in enumerate(stream.events()):
-            take(index, event)
+        if collector is None:
+            for index, event in enumerate(stream.events()):
+                take(index, event)
+        else:
+            collect = collector.take
+            for index, event in enumerate(stream.events()):
+                take(index, event)
+                collect(event)
     bounds.finish()
     return assemble(
         source=str(p),

@@ -31,11 +31,12 @@ from workbench.evidence._jsonstream import ChromeTraceStream
 from workbench.evidence._source import (
     DEFAULT_MAX_BYTES,
     check_trace_file,
+    no_gc,
     open_regular,
     read_chunks,
 )
 
-__all__ = ["RecordedOp", "RecordedOps", "read_operators"]
+__all__ = ["OperatorCollector", "RecordedOp", "RecordedOps", "read_operators"]
 
 _OP_CATS = {"cpu_op", "Operator"}
 _RUNTIME_CATS = {"cuda_runtime", "Runtime"}
@@ -129,60 +130,74 @@ def read_operators(
         TraceError: The file cannot be read as a trace (as :func:`read_trace`).
     """
     p = check_trace_file(path, max_bytes)
-    collector = _Collector()
-    with open_regular(p) as raw:
-        gz = raw.read(2) == b"\x1f\x8b"
-        raw.seek(0)
-        binary = gzip.GzipFile(fileobj=raw, mode="rb") if gz else raw
-        f = io.TextIOWrapper(binary, encoding="utf-8-sig")
-        stream = ChromeTraceStream(read_chunks(f, str(p), max_bytes, 1 << 20), str(p), _ignore)
-        for event in stream.events():
-            if isinstance(event, dict) and event.get("ph") == "X":
-                collector.take(event)
-    return collector.link()
+    collector = OperatorCollector()
+    with no_gc():
+        with open_regular(p) as raw:
+            gz = raw.read(2) == b"\x1f\x8b"
+            raw.seek(0)
+            binary = gzip.GzipFile(fileobj=raw, mode="rb") if gz else raw
+            f = io.TextIOWrapper(binary, encoding="utf-8-sig")
+            chunks = read_chunks(f, str(p), max_bytes, 1 << 20)
+            take = collector.take
+            for event in ChromeTraceStream(chunks, str(p), _ignore).events():
+                take(event)
+        return collector.link()
 
 
 def _ignore(_key: str, _value: Any) -> None:
     return None
 
 
-class _Collector:
+class OperatorCollector:
+    """Keeps the operators and runtime launches of a trace's events, then links them.
+
+    :func:`read_operators` feeds it a file's events;
+    :func:`workbench.evidence.read_trace_and_operators` feeds it the events
+    :func:`workbench.evidence.read_kineto` reads, so a file is parsed once.
+    """
+
     def __init__(self) -> None:
         self.ops: list[tuple[float, float, tuple[int, int], int | None, dict[str, Any]]] = []
         self.launches: list[tuple[float, tuple[int, int], int, int | None]] = []
 
-    def take(self, ev: Mapping[str, Any]) -> None:
+    def take(self, ev: object) -> None:
+        """Keep what ``ev`` (one element of ``traceEvents``) says about operators and launches."""
+        if type(ev) is not dict or ev.get("ph") != "X":
+            return
         cat = ev.get("cat")
-        args = ev.get("args")
-        if not isinstance(args, dict) or not isinstance(cat, str):
+        if type(cat) is not str:
             return
-        ts, dur = _float(ev.get("ts")), _float(ev.get("dur"))
-        if ts is None or dur is None:
-            return
-        thread = (_int(ev.get("pid")) or 0, _int(ev.get("tid")) or 0)
         if cat in _OP_CATS or (cat == "user_annotation" and _is_collective(ev.get("name"))):
-            kept = tuple((k, str(args[k])[:_MAX_NAME]) for k in _KEPT_ARGS if k in args)
-            self.ops.append(
-                (
-                    ts,
-                    dur,
-                    thread,
-                    _int(args.get("External id")),
-                    {
-                        "name": ev.get("name"),
-                        "dims": args.get("Input Dims"),
-                        "types": args.get("Input type"),
-                        "module": args.get("Module Hierarchy"),
-                        "args": kept,
-                    },
-                )
-            )
+            self._op(ev)
         elif cat in _RUNTIME_CATS:
-            corr = _int(args.get("correlation"))
-            if corr is not None:
-                self.launches.append((ts, thread, corr, _int(args.get("External id"))))
+            self._launch(ev)
+
+    def _op(self, ev: Mapping[str, Any]) -> None:
+        timed = _timed(ev)
+        if timed is None:
+            return
+        ts, dur, thread, args = timed
+        kept = tuple((k, str(args[k])[:_MAX_NAME]) for k in _KEPT_ARGS if k in args)
+        info = {
+            "name": ev.get("name"),
+            "dims": args.get("Input Dims"),
+            "types": args.get("Input type"),
+            "module": args.get("Module Hierarchy"),
+            "args": kept,
+        }
+        self.ops.append((ts, dur, thread, _int(args.get("External id")), info))
+
+    def _launch(self, ev: Mapping[str, Any]) -> None:
+        timed = _timed(ev)
+        if timed is None:
+            return
+        ts, _, thread, args = timed
+        corr = _int(args.get("correlation"))
+        if corr is not None:
+            self.launches.append((ts, thread, corr, _int(args.get("External id"))))
 
     def link(self) -> RecordedOps:
+        """The operators kept, each kernel's correlation id linked to the one that launched it."""
         by_ext = {ext: i for i, (*_, ext, _info) in enumerate(self.ops) if ext is not None}
         per_thread: dict[tuple[int, int], list[int]] = {}
         for i in sorted(range(len(self.ops)), key=lambda i: (self.ops[i][0], -self.ops[i][1])):
@@ -204,6 +219,19 @@ class _Collector:
             by_correlation={c: remap[i] for c, i in chosen.items()},
             shapes_recorded=shapes,
         )
+
+
+def _timed(
+    ev: Mapping[str, Any],
+) -> tuple[float, float, tuple[int, int], dict[str, Any]] | None:
+    """``(ts, dur, (pid, tid), args)`` of an event (times in us), or None when one is unusable."""
+    args = ev.get("args")
+    if not isinstance(args, dict):
+        return None
+    ts, dur = _float(ev.get("ts")), _float(ev.get("dur"))
+    if ts is None or dur is None:
+        return None
+    return ts, dur, (_int(ev.get("pid")) or 0, _int(ev.get("tid")) or 0), args
 
 
 def _is_collective(name: object) -> bool:
@@ -253,10 +281,11 @@ def _recorded(info: Mapping[str, Any], thread: tuple[int, int]) -> RecordedOp:
 
 def _float(v: object) -> float | None:
     """``v`` as a finite time in microseconds, or None (a bad number is skipped, not read)."""
-    if isinstance(v, bool) or not isinstance(v, int | float) or not abs(v) < 1e18:
-        return None
-    return float(v)
+    t = type(v)  # NOTE: JSON numbers are exactly int or float (bool is neither), never subclasses
+    if (t is float or t is int) and -1e18 < v < 1e18:  # type: ignore[operator]
+        return float(v)  # type: ignore[arg-type]
+    return None
 
 
 def _int(v: object) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) and abs(v) < 2**63 else None
+    return v if type(v) is int and -(2**63) < v < 2**63 else None

@@ -17,9 +17,9 @@ from pathlib import Path
 
 from workbench._format import fmt_time
 from workbench.errors import WorkbenchError
-from workbench.evidence import MeasuredRun, read_trace
+from workbench.evidence import MeasuredRun, read_trace_and_operators
 from workbench.evidence.launches import launch_stats
-from workbench.evidence.operators import RecordedOps, read_operators
+from workbench.evidence.operators import RecordedOps
 from workbench.exercises._claims import Claim
 from workbench.models.from_trace import gemm_format
 from workbench.review import RunRecord, TriageReport, record_from_trace, triage
@@ -54,7 +54,7 @@ def _trace(name: str) -> Path:
 def read_pair_trace(name: str) -> tuple[MeasuredRun, RecordedOps]:
     """One trace's run and operators, read once (both frozen; several cells use them)."""
     path = _trace(name)
-    return read_trace(path), read_operators(path)
+    return read_trace_and_operators(path)
 
 
 @lru_cache(maxsize=1)

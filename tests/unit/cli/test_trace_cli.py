@@ -169,3 +169,45 @@ def test_a_corrupt_shape_is_said_and_never_printed_as_an_expectation(capsys, tmp
     assert head.startswith("trace ")
     assert "these 1 kernels lose" in head
     assert "warning: left out as corrupt" in head
+
+
+def test_each_file_is_parsed_once(capsys, shaped, tmp_path, monkeypatch):
+    """Kernels and operators come from one pass over each file (not one pass each)."""
+    from workbench.evidence import _jsonstream
+
+    parsed = []
+    real = _jsonstream.ChromeTraceStream.__init__
+
+    def counted(self, chunks, where, on_meta):
+        parsed.append(where)
+        real(self, chunks, where, on_meta)
+
+    monkeypatch.setattr(_jsonstream.ChromeTraceStream, "__init__", counted)
+    assert run(capsys, "trace", shaped)[0] == 0
+    assert parsed == [str(shaped)]
+    other = write_shaped_trace(tmp_path / "b.json", [(*MM, [(TENSOROP, 5e-3)])], steps=4)
+    parsed.clear()
+    assert run(capsys, "trace", shaped, "--against", other)[0] == 0
+    assert parsed == [str(shaped), str(other)]
+
+
+@pytest.mark.parametrize("separators", [(",", ":"), None])
+def test_a_one_line_trace_gives_the_same_document(capsys, shaped, separators):
+    doc = json.loads(shaped.read_text())
+    shaped.write_text(json.dumps(doc, separators=separators))  # NOTE: same name (it is shown)
+    _, one_line, _ = run(capsys, "trace", shaped, "--json")
+    shaped.write_text(json.dumps(doc, indent=1))
+    _, indented, _ = run(capsys, "trace", shaped, "--json")
+    assert json.loads(one_line) == json.loads(indented)
+
+
+def test_a_truncated_one_line_trace_is_one_line_and_exit_2(capsys, shaped, tmp_path):
+    text = json.dumps(json.loads(shaped.read_text()), separators=(",", ":"))
+    cut = tmp_path / "cut.json"
+    cut.write_text(text[: len(text) * 2 // 3])
+    code, out, err = run(capsys, "trace", cut)
+    assert code == 2
+    assert out == ""
+    line = _one_error_line(err)
+    assert str(cut) in line
+    assert "truncated JSON" in line

@@ -1,9 +1,10 @@
 """The layouts trace writers use decode in batches, and give json.loads' answer in every case.
 
 PyTorch's profiler spreads each event over several lines (``args`` indented); other writers put
-one event on a line, or end lines with ``\\r\\n``. The streaming parser decodes the events of a
-buffer in one call in each of these layouts, and falls back to one element at a time (same
-answer) where a cut would fall inside an event.
+one event on a line, end lines with ``\\r\\n``, or write the whole document on one line
+(``json.dump``, with or without spaces after separators). The streaming parser decodes the
+events of a buffer in one call in each of these layouts, and falls back to one element at a time
+(same answer) where a cut would fall inside an event.
 """
 
 from __future__ import annotations
@@ -30,8 +31,20 @@ def _document(events: list[str], newline: str = "\n") -> str:
     return text.replace("\n", newline)
 
 
-#: PyTorch's layout; one event a line; Windows line ends; and lists of objects spread over lines
-#: inside an event (a ``},`` at a line end that is no event's end).
+def _one_line(separators: tuple[str, str]) -> str:
+    """The document on one line; every event's strings hold the separator of two events."""
+    comma, _ = separators
+    events = [
+        {"ph": "X", "name": f"k{n}}}{comma}{{", "args": {"s": f'}}{comma}{{"x'}, "n": n}
+        for n in range(300)
+    ]
+    doc = {"schemaVersion": 1, "traceEvents": events, "after": [{"a": 1}, {"b": 2}]}
+    return json.dumps(doc, separators=separators)
+
+
+#: PyTorch's layout; one event a line; Windows line ends; lists of objects spread over lines
+#: inside an event (a ``},`` at a line end that is no event's end); the whole document on one
+#: line, compact and spaced.
 LAYOUTS = {
     "pytorch": _document([_kineto_event(n) for n in range(300)]),
     "one a line": _document(
@@ -41,6 +54,11 @@ LAYOUTS = {
     "nested": _document(
         [_kineto_event(n) if n % 7 else '{"a": [\n{"b": 1},\n{"c": 2}\n]}' for n in range(300)]
     ),
+    "compact": _one_line((",", ":")),
+    "spaced": _one_line((", ", ": ")),
+    "nested compact": _document(
+        [json.dumps({"n": n, "a": [{"b": 1}, {"c": 2}, {"d": 3}, {"e": 4}]}) for n in range(300)]
+    ).replace("\n", ""),
 }
 
 
@@ -67,7 +85,9 @@ def test_every_layout_gives_json_loads_answer(layout, size):
     assert events == json.loads(LAYOUTS[layout])["traceEvents"]
 
 
-@pytest.mark.parametrize("layout", ["pytorch", "one a line", "crlf"])
+@pytest.mark.parametrize(
+    "layout", ["pytorch", "one a line", "crlf", "compact", "spaced", "nested compact"]
+)
 def test_events_of_a_buffer_decode_in_one_call(layout):
     """At most a few events a buffer are decoded one by one (the one cut by the buffer's end)."""
     text = LAYOUTS[layout]
