@@ -15,7 +15,9 @@ def test_python_blocks_run():
 
 def test_quickstart_test_command_is_what_ci_runs():
     ci = (README.parent / ".ci" / "run").read_text()
-    command = next(line for line in ci.splitlines() if line.startswith("python -m pytest"))
+    command = next(
+        line for line in ci.splitlines() if line.startswith("lint-imports && python -m pytest")
+    )
     assert command in README.read_text()
 
 
