@@ -54,6 +54,11 @@ class ChromeTraceStream:
 
     def events(self) -> Iterator[Any]:
         """Yield every element of the ``traceEvents`` array, reading the metadata around it."""
+        for batch in self.batches():
+            yield from batch
+
+    def batches(self) -> Iterator[list[Any]]:
+        """:meth:`events` in lists, in order (a caller's loop over each runs at C speed)."""
         first = self._peek()
         if first == "[":
             yield from self._array("traceEvents")
@@ -91,7 +96,7 @@ class ChromeTraceStream:
             raise TraceError(f"{self._where}: no 'traceEvents' array (not a Kineto/Chrome trace)")
         self._expect_end()
 
-    def _array(self, name: str) -> Iterator[Any]:
+    def _array(self, name: str) -> Iterator[list[Any]]:
         self._pos += 1  # the '['
         if self._peek() == "]":
             self._pos += 1
@@ -100,13 +105,13 @@ class ChromeTraceStream:
         while True:
             items = self._lines()
             if items:
-                yield from items
+                yield items
                 index += len(items) - 1  # the index of the last element yielded
                 if self._comma_taken:
                     index += 1
                     continue
             else:
-                yield self._value(f"{name}[{index}]")
+                yield [self._value(f"{name}[{index}]")]
             c = self._peek()
             if c == ",":
                 self._pos += 1
