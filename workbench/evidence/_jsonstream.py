@@ -134,10 +134,14 @@ class ChromeTraceStream:
         when it succeeds, the elements are exactly the array's (JSON reads left to right with
         one token of look-ahead, and the cut ends on a ``}`` token). A failed call is retried at
         the last cut before where it failed, a few times; then the elements are read one by
-        one, with their exact error messages, until the buffer is next refilled.
+        one, with their exact error messages, until the buffer is next refilled. Less than a chunk
+        left in the buffer is topped up first, so the event the last chunk cut joins the next
+        batch instead of failing a decode at the buffer's end.
         """
         if self._slow:
             return None
+        if not self._eof and len(self._buf) - self._pos < _CHUNK:
+            self._grow()  # NOTE: the event cut by the buffer's end is then decoded in the batch
         buf, start = self._buf, self._pos
         limit = len(buf)
         for _ in range(_CUT_TRIES):
