@@ -124,15 +124,15 @@ def _read(p: Path, max_bytes: int, collector: OperatorCollector | None) -> Measu
         stream = ChromeTraceStream(
             read_chunks(f, str(p), max_bytes, 1 << 20), str(p), bounds.meta(meta.__setitem__)
         )
-        take = reader.take
-        if collector is None:
-            for index, event in enumerate(stream.events()):
+        take, start = reader.take, 0
+        # NOTE: hot (once per event): a batch's loop resumes no generator per event
+        for batch in stream.batches():
+            for index, event in enumerate(batch, start):
                 take(index, event)
-        else:
-            collect = collector.take
-            for index, event in enumerate(stream.events()):
-                take(index, event)
-                collect(event)
+            if collector is not None:
+                for event in batch:
+                    collector.take(event)
+            start += len(batch)
     bounds.finish()
     return assemble(
         source=str(p),
