@@ -14,6 +14,8 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import msgspec
+
 from workbench.evidence._bounds import shown
 from workbench.evidence.run import TraceError
 
@@ -22,6 +24,7 @@ __all__ = ["ChromeTraceStream"]
 _WS = re.compile(r"[ \t\n\r]*")
 _NUMBER_TAIL = re.compile(r"[0-9.eE+-]*")
 _DECODER = json.JSONDecoder()
+_MSGSPEC = msgspec.json.Decoder()
 _CHUNK = 1 << 20
 #: Between an object element's closing ``}`` and the next one's ``{``.
 _NEXT_OBJECT = re.compile(r"[ \t\n\r]*,[ \t\n\r]*\{")
@@ -128,15 +131,15 @@ class ChromeTraceStream:
         Trace writers end every event with ``}`` and put ``,`` (and any whitespace: a newline,
         ``\r\n``, a space, nothing) before the next one's ``{``: one event per line, one spread
         over several lines (PyTorch's), or the whole array on one line (``json.dump``). So the
-        elements up to the last such cut decode in one ``json.loads`` instead of one Python step
-        each (~3x faster). A cut that is no element's end (inside a string, or between two
-        objects of a list inside an event) leaves a string or a bracket open, so the call fails;
-        when it succeeds, the elements are exactly the array's (JSON reads left to right with
-        one token of look-ahead, and the cut ends on a ``}`` token). A failed call is retried at
-        the last cut before where it failed, a few times; then the elements are read one by
-        one, with their exact error messages, until the buffer is next refilled. Less than a chunk
-        left in the buffer is topped up first, so the event the last chunk cut joins the next
-        batch instead of failing a decode at the buffer's end.
+        elements up to the last such cut decode in one call (:func:`_decode_batch`) instead of
+        one Python step each (~3x faster). A cut that is no element's end (inside a string, or
+        between two objects of a list inside an event) leaves a string or a bracket open, so the
+        call fails; when it succeeds, the elements are exactly the array's (JSON reads left to
+        right with one token of look-ahead, and the cut ends on a ``}`` token). A failed call is
+        retried at the last cut before where it failed, a few times; then the elements are read
+        one by one, with their exact error messages, until the buffer is next refilled. Less
+        than a chunk left in the buffer is topped up first, so the event the last chunk cut
+        joins the next batch instead of failing a decode at the buffer's end.
         """
         if self._slow:
             return None
@@ -150,7 +153,7 @@ class ChromeTraceStream:
                 break
             close, after_comma = cut
             try:
-                items = json.loads(f"[{buf[start : close + 1]}]")
+                items = _decode_batch(f"[{buf[start : close + 1]}]")
             except json.JSONDecodeError as exc:
                 limit = min(close, start + exc.pos - 1)  # NOTE: the text before it was valid
                 continue
@@ -248,6 +251,20 @@ class ChromeTraceStream:
     def _expect_end(self) -> None:
         if self._peek() != "":
             raise TraceError(f"{self._where}: extra data after the trace document")
+
+
+def _decode_batch(text: str) -> Any:
+    """``json.loads(text)``'s answer (or exception), from msgspec's decoder where it has one.
+
+    msgspec decodes a real trace's events ~1.6x faster than ``json``, and to the same values:
+    floats correctly rounded, integers of any size, the last of duplicate keys. What it refuses
+    and ``json`` reads (``NaN``, ``Infinity``, ``1e400``, a lone surrogate escape) or refuses with
+    its own message (malformed text, the position a retry needs) is decoded by ``json`` again.
+    """
+    try:
+        return _MSGSPEC.decode(text)
+    except (msgspec.MsgspecError, RecursionError):
+        return json.loads(text)
 
 
 def _last_cut(buf: str, start: int, end: int) -> tuple[int, int] | None:

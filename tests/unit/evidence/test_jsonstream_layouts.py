@@ -95,3 +95,24 @@ def test_events_of_a_buffer_decode_in_one_call(layout):
     buffers = len(text) // 4096 + 1
     assert len(events) == 300
     assert one_by_one <= 2 * buffers < len(events) / 2
+
+
+#: Values msgspec's decoder refuses and ``json`` reads, or reads where ``json`` could differ.
+TRICKY = [
+    '{"ts": NaN}',
+    '{"ts": Infinity, "dur": -Infinity}',
+    '{"ts": 1e400}',
+    '{"id": 18446744073709551616, "b": -9223372036854775809}',
+    '{"s": "\\ud800"}',
+    '{"a": 1, "b": 2, "a": 3}',
+    '{"z": -0.0, "f": 2.4703282292062328e-324, "g": 0.30000000000000004}',
+    '{"deep": ' + "[" * 500 + "]" * 500 + "}",
+]
+
+
+@pytest.mark.parametrize("event", TRICKY)
+def test_batches_give_json_loads_values(event):
+    text = '{"traceEvents": [' + ",\n".join([event] * 3 + ['{"b": 1}']) + "]}"
+    events, one_by_one = _parse(text, 1 << 20)
+    assert repr(events) == repr(json.loads(text)["traceEvents"])
+    assert one_by_one == 1  # the three in one batch; the last has no cut after it
