@@ -41,7 +41,14 @@ from functools import lru_cache
 
 from workbench.evidence.run import MeasuredRun, TraceError
 
-__all__ = ["PAIRED_MIN", "Shift", "compare_runs", "paired_shift95", "shift_interval95"]
+__all__ = [
+    "PAIRED_MIN",
+    "Shift",
+    "compare_runs",
+    "compare_steps",
+    "paired_shift95",
+    "shift_interval95",
+]
 
 _EXACT_LIMIT = 2500
 #: Fewest steady steps on each side for a paired comparison.
@@ -113,12 +120,36 @@ def compare_runs(
             )
     base = [it.wall_s for it in baseline.steady_iterations]
     cand = [it.wall_s for it in candidate.steady_iterations]
+    return compare_steps(base, cand, paired=paired)
+
+
+def compare_steps(
+    baseline: Sequence[float], candidate: Sequence[float], *, paired: bool | None = None
+) -> Shift:
+    """The shift between two runs' steady-state step times, s: the one comparison of measured runs.
+
+    ``workbench trace --against`` (two traces) and triage of two run records read from traces
+    both call this, so they reach the same verdict on the same files.
+
+    Args:
+        baseline: The baseline's steady step times in step order, s (at least 2).
+        candidate: The candidate's, s (at least 2).
+        paired: Pair step i with step i (None: when both have :data:`PAIRED_MIN` steps or more;
+            the first ``min(n, m)`` steps are paired); else the unpaired Hodges-Lehmann shift.
+
+    Raises:
+        TraceError: Either side has fewer than 2 steps.
+
+    >>> s = compare_steps([0.10, 0.13, 0.11, 0.14], [0.102, 0.132, 0.112, 0.142])
+    >>> s.method, s.pairs, s.beyond_noise
+    ('paired', 4, True)
+    """
     if paired is None:
-        paired = min(len(base), len(cand)) >= PAIRED_MIN
+        paired = min(len(baseline), len(candidate)) >= PAIRED_MIN
     if paired:
-        n = min(len(base), len(cand))
-        return paired_shift95(base[:n], cand[:n])
-    return shift_interval95(base, cand)
+        n = min(len(baseline), len(candidate))
+        return paired_shift95(baseline[:n], candidate[:n])
+    return shift_interval95(baseline, candidate)
 
 
 def paired_shift95(baseline: Sequence[float], candidate: Sequence[float]) -> Shift:

@@ -18,6 +18,7 @@ from workbench.review.decision.verdict import TriageReport
 from workbench.review.diagnosis.attribution import attribution_rows
 from workbench.review.diagnosis.families import family_of, natural_key
 from workbench.review.diagnosis.table import MECHANISMS
+from workbench.review.join.pairs import shift_doc, shift_line
 from workbench.review.join.trace_summary import short_name
 from workbench.review.records.mbu import BANDWIDTH_BOUND_SHARE, bandwidth_bound, record_mbu
 
@@ -76,6 +77,7 @@ def triage_document(report: TriageReport) -> dict[str, Any]:
         "comparable": report.comparable,
         "mismatched_tags": list(report.mismatched_tags),
         "headline": report.headline(),
+        "step_shift": None if report.shift is None else shift_doc(report.shift),
         "declared_change": [dataclasses.asdict(c) for c in report.declared],
         "first_failing": _first(report),
         "attribution": None
@@ -155,6 +157,14 @@ def _headline_lines(report: TriageReport) -> list[str]:
             f"time       {fmt_time(b.model.time_s)} -> {fmt_time(c.model.time_s)} "
             f"({h['change']:+.1%}{noise})   {_util(b, c)}"
         ]
+        if report.shift is not None:  # NOTE: the same comparison as `workbench trace --against`
+            lines.append(f"  step time {shift_line(shift_doc(report.shift))}")
+            if report.shift.method != "paired":
+                lines.append(
+                    "  fewer than 3 steady steps on a side: not paired per step, so the interval "
+                    "is the unpaired Hodges-Lehmann one (wider; with 2 steps a side it spans "
+                    "every difference)"
+                )
     sb, sc = b.model.stall(), c.model.stall()
     if sb or sc:  # NOTE: measured runs carry no predicted stall fractions
         lines.append(

@@ -4,8 +4,12 @@
   phases are not a regression pair, whatever ``--changed`` says: triage refuses them.
 * **Workload changes** (batch, sequence, context) are compared per token and per request, never
   as a raw step-time regression: a batch-8 step is slower than a batch-1 step and still a win.
-* **Noise.** Measured runs carry a 95 % interval of their step time; a time regression inside
-  both intervals' half-widths is not a regression. Predicted runs have no noise.
+* **Noise.** Two runs read from traces carry their steady step times: they are compared as
+  ``workbench trace --against`` compares the traces (:func:`workbench.evidence.compare_steps`:
+  step i paired with step i when both have 3 steps or more, the paired-t 95 % interval and the
+  sign test), and a time regression whose interval includes 0 is not a regression. Records
+  without step times fall back to both runs' 95 % interval half-widths. Predicted runs have no
+  noise.
 * **Missing evidence** blocks a sign-off (``cannot sign off: missing X``), it never counts as a
   pass: no p99 latency for either side, no quality metric when the numeric format changed, no
   repeats for a measured run.
@@ -13,12 +17,15 @@
 
 from __future__ import annotations
 
+from workbench.evidence.compare import Shift, compare_steps
 from workbench.review.records.store import RunRecord
 
 __all__ = [
     "identity_mismatch",
+    "judged_noise",
     "missing_evidence",
     "precision_changed",
+    "step_shift",
     "time_noise",
     "workload_changed",
 ]
@@ -57,18 +64,52 @@ def precision_changed(base: RunRecord, cand: RunRecord) -> bool:
     return any(k.name in before and before[k.name] != k.dtype for k in cand.kernels)
 
 
-def time_noise(base: RunRecord, cand: RunRecord) -> float:
-    """Relative step-time noise: both runs' 95 % interval half-widths over the baseline time.
+def step_shift(base: RunRecord, cand: RunRecord) -> Shift | None:
+    """The measured step-time shift, candidate minus baseline, s (None without step times).
 
-    Returns:
-        0 for predicted runs (or runs without an interval).
+    Both records must list at least 2 steady step times (records read from traces); the
+    comparison is :func:`workbench.evidence.compare_steps`, the one ``trace --against`` uses.
     """
+    b, c = base.model.step_times_s, cand.model.step_times_s
+    if len(b) < 2 or len(c) < 2:
+        return None
+    return compare_steps(b, c)
+
+
+def time_noise(base: RunRecord, cand: RunRecord) -> float:
+    """Relative step-time noise over the baseline time (0 for predicted runs).
+
+    With step times on both sides: the half-width of the step shift's 95 % interval
+    (:func:`step_shift`), so a regression is beyond the noise exactly when that interval
+    excludes 0. Without: both runs' 95 % interval half-widths, added.
+    """
+    if not base.model.time_s:
+        return 0.0
+    shift = step_shift(base, cand)
+    if shift is not None:
+        return (
+            max(shift.estimate_s - shift.low_s, shift.high_s - shift.estimate_s) / base.model.time_s
+        )
     total = 0.0
     for r in (base, cand):
         iv = r.model.time_interval_s
         if len(iv) == 2:
             total += (iv[1] - iv[0]) / 2
-    return total / base.model.time_s if base.model.time_s else 0.0
+    return total / base.model.time_s
+
+
+def judged_noise(base: RunRecord, cand: RunRecord, shift: Shift | None, noise: float) -> float:
+    """The relative noise the decision and the headline read (``noise`` is what is printed).
+
+    With a measured step shift, its interval decides: one that excludes 0 is a regression
+    (no noise left to absorb it, whatever the interval's width), one that includes 0 is not
+    (the noise covers the whole change). Without a shift: ``noise`` itself.
+    """
+    if shift is None or not base.model.time_s:
+        return noise
+    if shift.beyond_noise:
+        return 0.0
+    return max(noise, cand.model.time_s / base.model.time_s - 1.0)
 
 
 def _has_p99(r: RunRecord) -> bool:

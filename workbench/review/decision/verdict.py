@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.errors import WorkbenchError
+from workbench.evidence.compare import Shift
 from workbench.review.decision.closure import (
     GuardrailCheck,
     Guardrails,
@@ -55,7 +56,9 @@ from workbench.review.decision.policy import (
 )
 from workbench.review.decision.signoff import (
     identity_mismatch,
+    judged_noise,
     missing_evidence,
+    step_shift,
     time_noise,
     workload_changed,
 )
@@ -86,6 +89,7 @@ JSON_KEYS = (
     "comparable",
     "mismatched_tags",
     "headline",
+    "step_shift",
     "declared_change",
     "first_failing",
     "attribution",
@@ -124,6 +128,9 @@ class TriageReport:
         missing: Evidence a sign-off lacks.
         per_item: Whether the workload changed (times compared per token and per request).
         noise: Relative step-time noise of measured runs (0 for predicted ones).
+        shift: The measured step-time shift of two runs read from traces (paired per step
+            when both have 3 steps or more: :func:`~workbench.review.decision.signoff.step_shift`,
+            the comparison ``trace --against`` makes), else None.
         mechanisms: Every material mechanism with its share, the headline first.
     """
 
@@ -148,6 +155,7 @@ class TriageReport:
     per_item: bool = False
     noise: float = 0.0
     mechanisms: tuple[MechanismShare, ...] = ()
+    shift: Shift | None = None
 
     def headline(self) -> dict[str, Any]:
         """MFU, time (per token and per request too), latency, quality, before and after.
@@ -301,9 +309,10 @@ def triage(
     if mismatched:
         return _refused(base, cand, label, owners, mismatched)
     per_item = workload_changed(base, cand)
-    noise = time_noise(base, cand)
+    noise, shift = time_noise(base, cand), step_shift(base, cand)
+    judged = noise if per_item else judged_noise(base, cand, shift, noise)
     attribution = counterfactual(base, cand)
-    shares, first = headline_of(base, cand, attribution, per_item=per_item, noise=noise)
+    shares, first = headline_of(base, cand, attribution, per_item=per_item, noise=judged)
     owner = owners.owner_for(first.mechanism) if first else None
     sla = simulate_sla(base, cand) if simulate else None
     flag = next((g.flag_at for g in guardrails.guardrails if g.metric == "p99_s"), 0.02)
@@ -311,7 +320,7 @@ def triage(
     matrix = judge_slices(validation_matrix(base, cand, sla))
     kinds = change_kinds(base, cand, matrix, per_item=per_item)
     checks = _checks(
-        base, cand, matrix, sla, guardrails, per_item=per_item, noise=noise, kinds=kinds
+        base, cand, matrix, sla, guardrails, per_item=per_item, noise=judged, kinds=kinds
     )
     missing = missing_evidence(base, cand, simulated_p99=sla is not None, needs=needs(kinds))
     decision, reasons = decide(checks, missing)
@@ -347,6 +356,7 @@ def triage(
         missing=missing,
         per_item=per_item,
         noise=noise,
+        shift=shift,
         mechanisms=shares,
     )
 

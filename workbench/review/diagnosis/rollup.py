@@ -11,8 +11,9 @@ declared changes, shares come from the per-operator and per-category roll-up"):
   over streams, so categories that overlap on two streams both count: shares need not add to
   100 %);
 - a category is material when it carries at least ``material_share`` of the step-time
-  regression **and** its change is beyond its own step-to-step noise: the Hodges-Lehmann 95 %
-  interval of its per-step times (:func:`workbench.evidence.compare.shift_interval95`) excludes 0.
+  regression **and** its change is beyond its own step-to-step noise: the 95 % interval of its
+  per-step times (:func:`workbench.evidence.compare.compare_steps`, paired per step as the step
+  time is) excludes 0.
   The step time's own interval is the wrong yardstick here: it holds the GPU's idle waits (on the
   DLRM V100 trace the step period spans 82-167 ms while its GEMM time per step spans 34.6-34.9 ms);
 - the mechanism is ``hardware_rate`` when the hardware differs (the platform's rates) and
@@ -32,7 +33,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING
 
 from workbench._format import fmt_time
-from workbench.evidence.compare import shift_interval95
+from workbench.evidence.compare import compare_steps
 from workbench.evidence.run import CATEGORIES
 from workbench.review.join.categories import NO_OPERATOR
 from workbench.review.join.trace_summary import short_name
@@ -79,7 +80,12 @@ def _confounders(base: RunRecord, cand: RunRecord) -> str:
 def _category_delta(
     cat: str, sb: dict[str, tuple[float, ...]], sc: dict[str, tuple[float, ...]]
 ) -> tuple[float, tuple[float, float] | None]:
-    """Mean per-step change of ``cat`` and its 95 % shift interval (None without steps)."""
+    """Mean per-step change of ``cat`` and its 95 % shift interval (None without steps).
+
+    The interval is the one comparison of measured runs
+    (:func:`workbench.evidence.compare_steps`: step i paired with step i when both sides have 3
+    steps or more), so a category's verdict agrees with the step time's.
+    """
     nb = max((len(v) for v in sb.values()), default=0)
     nc = max((len(v) for v in sc.values()), default=0)
     b, c = sb.get(cat, (0.0,) * nb), sc.get(cat, (0.0,) * nc)
@@ -88,7 +94,7 @@ def _category_delta(
     delta = statistics.fmean(c) - statistics.fmean(b)
     if len(b) < 2 or len(c) < 2:
         return delta, None
-    s = shift_interval95(b, c)
+    s = compare_steps(b, c)
     return delta, (s.low_s, s.high_s)
 
 

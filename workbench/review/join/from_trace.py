@@ -379,4 +379,5 @@ def _model(t, interval, run: MeasuredRun, by_type):
         time_by_layer_type=tuple(by_type),
         measured_time_s=run.kernel_time_s,
         time_interval_s=tuple(interval),
+        step_times_s=tuple(it.wall_s for it in run.steady_iterations) if run.repeats >= 2 else (),
     )

@@ -17,7 +17,7 @@ from typing import Any
 
 from workbench._format import fmt_time
 from workbench.errors import WorkbenchError, printable
-from workbench.evidence.compare import compare_runs
+from workbench.evidence.compare import Shift, compare_runs
 from workbench.evidence.operators import RecordedOps
 from workbench.evidence.run import CATEGORIES, MeasuredRun
 from workbench.review.join._templates import template_differences
@@ -131,18 +131,7 @@ def pair_document(
         "shift": None,
     }
     try:
-        s = compare_runs(a, b)
-        step["shift"] = {
-            "method": s.method,
-            "estimate_s": s.estimate_s,
-            "low_s": s.low_s,
-            "high_s": s.high_s,
-            "coverage": s.coverage,
-            "beyond_noise": s.beyond_noise,
-            "pairs": s.pairs,
-            "positive": s.positive,
-            "sign_p": s.sign_p,
-        }
+        step["shift"] = shift_doc(compare_runs(a, b))
     except WorkbenchError as exc:
         step["note"] = str(exc)
     cat_a, cat_b = by_category_s(a), by_category_s(b)
@@ -201,19 +190,8 @@ def pair_text(doc: dict[str, Any], *, top: int = 10) -> str:
         + (f" ({100 * rel:+.1f}%)" if rel is not None else ""),
     ]
     s = st["shift"]
-    if s is not None and s["method"] == "paired":
-        verdict = "beyond the noise" if s["beyond_noise"] else "within the noise"
-        lines.append(
-            f"  paired over {s['pairs']} steps: {_signed(s['estimate_s'])} per step (95% interval "
-            f"{_signed(s['low_s'])} to {_signed(s['high_s'])}), {s['positive']} of {s['pairs']} "
-            f"steps slower (sign test p = {s['sign_p']:.3g}): {verdict}"
-        )
-    elif s is not None:
-        verdict = "beyond the noise" if s["beyond_noise"] else "within the noise"
-        lines.append(
-            f"  shift {_signed(s['estimate_s'])} (Hodges-Lehmann; interval {_signed(s['low_s'])} "
-            f"to {_signed(s['high_s'])}, coverage {100 * s['coverage']:.0f}%): {verdict}"
-        )
+    if s is not None:
+        lines.append(f"  {shift_line(s)}")
     else:
         lines.append(f"  no noise estimate: {printable(st.get('note', ''))}")
     lines += [f"note: {line}" for line in doc["differences"]]
@@ -231,6 +209,40 @@ def pair_text(doc: dict[str, Any], *, top: int = 10) -> str:
             f"  (shapes {r['shapes']})"
         )
     return "\n".join(lines) + "\n"
+
+
+def shift_doc(s: Shift) -> dict[str, Any]:
+    """A step-time shift as JSON (seconds; ``trace --against`` and triage print the same)."""
+    return {
+        "method": s.method,
+        "estimate_s": s.estimate_s,
+        "low_s": s.low_s,
+        "high_s": s.high_s,
+        "coverage": s.coverage,
+        "beyond_noise": s.beyond_noise,
+        "pairs": s.pairs,
+        "positive": s.positive,
+        "sign_p": s.sign_p,
+    }
+
+
+def shift_line(s: dict[str, Any]) -> str:
+    """One line for a :func:`shift_doc`: its interval, and whether it is beyond the noise.
+
+    Paired shifts give the per-step interval and the sign test; unpaired ones the
+    Hodges-Lehmann shift with its coverage.
+    """
+    verdict = "beyond the noise" if s["beyond_noise"] else "within the noise"
+    if s["method"] == "paired":
+        return (
+            f"paired over {s['pairs']} steps: {_signed(s['estimate_s'])} per step (95% interval "
+            f"{_signed(s['low_s'])} to {_signed(s['high_s'])}), {s['positive']} of {s['pairs']} "
+            f"steps slower (sign test p = {s['sign_p']:.3g}): {verdict}"
+        )
+    return (
+        f"shift {_signed(s['estimate_s'])} (Hodges-Lehmann; interval {_signed(s['low_s'])} "
+        f"to {_signed(s['high_s'])}, coverage {100 * s['coverage']:.0f}%): {verdict}"
+    )
 
 
 def _signed(seconds: float) -> str:

@@ -83,9 +83,17 @@ def _model_problems(m: Any) -> list[str]:
     iv = m.time_interval_s
     if iv and (len(iv) != 2 or any(_bad_time(v) for v in iv) or iv[0] > iv[1]):
         out.append(f"model.time_interval_s = {list(iv)!r} is not a (low <= high) interval")
+    if any(_bad_time(v) for v in m.step_times_s):
+        out.append("model.step_times_s holds a step time that is not a positive time")
+    if m.step_times_s and len(m.step_times_s) > MAX_STEPS:
+        out.append(f"model.step_times_s lists {len(m.step_times_s)} steps (at most {MAX_STEPS})")
     if m.quality_error is not None and (not math.isfinite(m.quality_error) or m.quality_error < 0):
         out.append(f"model.quality_error = {m.quality_error!r} is not a non-negative error")
     return out
+
+
+#: Most steady steps a record lists (a profiler trace holds a handful to a few hundred).
+MAX_STEPS = 100_000
 
 
 def physical_problems(record: Any) -> list[str]:

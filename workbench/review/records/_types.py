@@ -123,6 +123,9 @@ class ModelResult:
             list exactly that many, each name once.
         step_overhead_s: Time of the step outside its kernels, seconds (None before version 3):
             ``time_s`` = the kernels' predicted times + this, for predicted runs.
+        step_times_s: For a trace, each steady-state step's time in step order, seconds (empty
+            for predicted runs and records written before it existed): what a paired per-step
+            comparison of two measured runs reads (:func:`workbench.evidence.compare_steps`).
     """
 
     time_s: float
@@ -141,6 +144,7 @@ class ModelResult:
     mbu: float | None = None
     kernel_count: int | None = None
     step_overhead_s: float | None = None
+    step_times_s: tuple[float, ...] = ()
 
     def stall(self) -> dict[str, float]:
         """Stall fraction by layer type as a dict."""

@@ -1,0 +1,61 @@
+"""Inject a regression into a real Kineto trace: one kernel family slower, later events shifted.
+
+Each GPU kernel whose category (:func:`workbench.evidence.categories.classify`) is ``family``
+runs ``factor`` times as long; every event that starts after such a kernel ends (on any stream,
+CPU or GPU) moves later by the extra time of all stretched kernels that ended before it, so the
+step grows by the whole injected time, as a real slowdown of that family would make it.
+``jitter`` (a relative standard deviation) instead perturbs every kernel's duration by seeded
+zero-mean noise: a control that must ship.
+"""
+
+from __future__ import annotations
+
+import bisect
+import gzip
+import json
+import random
+from pathlib import Path
+
+from workbench.evidence.categories import classify
+
+
+def _kernels(events: list[dict]) -> list[dict]:
+    return [e for e in events if e.get("ph") == "X" and e.get("cat") == "kernel"]
+
+
+def inject(
+    src: Path,
+    dst: Path,
+    *,
+    family: str = "",
+    factor: float = 1.0,
+    jitter: float = 0.0,
+    seed: int = 0,
+) -> Path:
+    """Write ``src`` with the regression injected to ``dst`` (gzip when it ends in ``.gz``)."""
+    opener = gzip.open if src.suffix == ".gz" else open
+    with opener(src, "rt", encoding="utf-8") as f:
+        doc = json.load(f)
+    events = doc["traceEvents"] if isinstance(doc, dict) else doc
+    rng = random.Random(seed)
+    ends, extra = [], []
+    for k in sorted(_kernels(events), key=lambda e: float(e["ts"])):
+        dur = float(k["dur"])
+        if jitter:
+            k["dur"] = max(dur * (1 + rng.gauss(0, jitter)), 0.0)
+        elif classify(k.get("name", ""))[0] == family:
+            k["dur"] = dur * factor
+            ends.append(float(k["ts"]) + dur)
+            extra.append(dur * (factor - 1))
+    if ends:
+        cum = [0.0]
+        for x in extra:
+            cum.append(cum[-1] + x)
+        for e in events:
+            if "ts" in e:
+                ts = float(e["ts"])
+                e["ts"] = ts + cum[bisect.bisect_right(ends, ts)]
+    out = gzip.open if dst.suffix == ".gz" else open
+    with out(dst, "wt", encoding="utf-8") as f:
+        json.dump(doc, f)
+    return dst
