@@ -83,8 +83,8 @@ def hta_step_periods(analysis: Any, rank: int) -> dict[int, float]:
 
 def hta_last_step_s(analysis: Any, rank: int) -> float:
     """The last ``ProfilerStep``'s window as HTA assigns its kernels: from its first GPU activity
-    to the end of the GPU activity of every step, s (HTA gives it no period: no next step)."""
+    to the end of its own last one, s (HTA gives it no period: no next step)."""
     df = analysis.t.get_trace(rank)
     gpu = df[df["stream"].ge(0) & df["iteration"].ge(0)]
     last = gpu[gpu["iteration"] == gpu["iteration"].max()]
-    return float((gpu["ts"] + gpu["dur"]).max() - last["ts"].min()) * 1e-6
+    return float((last["ts"] + last["dur"]).max() - last["ts"].min()) * 1e-6

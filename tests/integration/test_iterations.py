@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from kineto_writer import ADD, GEMM, Trace, cpu_bound, gpu_bound, no_steps
+from kineto_writer import ADD, GEMM, NCCL, Trace, cpu_bound, gpu_bound, no_steps
 
 from workbench.evidence import read_trace
 from workbench.evidence.breakdown import temporal_breakdown
@@ -33,6 +33,34 @@ def test_gpu_bound_steps_are_gpu_periods_that_never_overlap(tmp_path):
     (rank,) = temporal_breakdown(run)
     assert sum(it.wall_s for it in run.iterations) == pytest.approx(rank.span_s)
     assert sum(it.gap_s for it in run.iterations) == pytest.approx(rank.idle_s)
+
+
+def _straggling_collective(steps: int = 5) -> Trace:
+    """10 ms steps of GEMMs; step 3 also launches an all-reduce that waits 25 ms for its peers."""
+    t = Trace()
+    for s in range(steps):
+        host = 10.0 + 10000.0 * s
+        t.step(f"ProfilerStep#{s}", host, 10000.0)
+        for j in range(8):
+            t.launch(GEMM, host + 50 + 100 * j, host + 1000 + 1100 * j, 1000.0)
+        if s == steps - 2:
+            t.launch(NCCL, host + 900, host + 2000, 25000.0, stream=20)
+    return t
+
+
+def test_the_last_step_ends_where_its_own_gpu_work_ends(tmp_path):
+    # Issue 26: the last step's window closed at the end of any step's work, so step 3's
+    # straggling all-reduce (ending 7.3 ms past step 4's own GEMMs) made step 4 read 16 ms
+    # against 10 ms steps. It ends with its own work now: 8 GEMMs, 8.7 ms.
+    run = read_trace(_straggling_collective().write(tmp_path))
+    walls = [it.wall_s for it in run.iterations]
+    assert walls[:-1] == pytest.approx([10e-3] * 4)
+    assert walls[-1] == pytest.approx(7 * 1100e-6 + 1000e-6)
+    assert all(abs(w - run.median_iteration_s()) <= 0.15 * run.median_iteration_s() for w in walls)
+    # The rank's span still runs to the end of the all-reduce (HTA's, last step included).
+    (rank,) = temporal_breakdown(run)
+    assert rank.span_s == pytest.approx(3 * 10e-3 + 2000e-6 + 25000e-6 - 1000e-6)
+    assert sum(it.wall_s for it in run.iterations) < rank.span_s
 
 
 def test_every_activity_belongs_to_the_step_that_launched_it(tmp_path):

@@ -27,7 +27,9 @@ with ``N = n_1 x ... x n_k`` as near-equal factors (a 2x2 slice for 4 chips on a
 A GPU profile that names its ``interconnect.nccl_generation`` on a switch fabric is costed by
 NCCL's own model instead (workbench/cost/nccl.py): the fastest of ring, tree and NVLS with the
 LL, LL128 and Simple protocols, each with its fixed and per-step latency and its share of the
-bus bandwidth.
+bus bandwidth; its all-to-all is NCCL's grouped send/recv, with the P2P path's latency floor.
+Where the chips outnumber a node (``interconnect.scale_out.chips_per_node``), the same model
+takes NCCL's inter-node steps and the slower of the NVLink bus and the chip's NIC share.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from dataclasses import replace
 from workbench._format import fmt_bytes, fmt_time
 from workbench.cost.bottleneck import classify
 from workbench.cost.model import Cost, energy, launch_and_sync
-from workbench.cost.nccl import nccl_collective_s
+from workbench.cost.nccl import nccl_all_to_all_s, nccl_collective_s
 from workbench.hw.schema import Hardware
 from workbench.lowering.kernel import Kernel
 from workbench.scheduling.tiling import Tiling
@@ -100,8 +102,22 @@ def _nccl(op: str, nbytes: float, n: int, hw: Hardware) -> tuple[float, float, s
     if ic.nccl_generation is None or ic.topology != "switch":
         return None
     bus = ic.links * _link_bw(hw)
-    c = nccl_collective_s(op, nbytes, n, bus, ic.nccl_generation, ic.in_network_reduction)
+    per_node, net = _scale_out(n, hw)
+    if op == "all_to_all":
+        c = nccl_all_to_all_s(nbytes, n, bus, chips_per_node=per_node, net_bytes_per_s=net)
+    else:
+        nodes = -(-n // per_node)
+        c = nccl_collective_s(op, nbytes, n, bus, ic.nccl_generation, ic.in_network_reduction,
+                              nodes=nodes, net_bytes_per_s=net)  # fmt: skip
     return c.time_s, c.latency_s, c.name
+
+
+def _scale_out(n: int, hw: Hardware) -> tuple[int, float]:
+    """(chips a node, one chip's sustained NIC share in bytes/s) for ``n`` chips (0: one node)."""
+    so = hw.interconnect.scale_out
+    if so is None or n <= so.chips_per_node:
+        return n, 0.0
+    return so.chips_per_node, so.bandwidth_bytes_per_s * so.sustained_fraction
 
 
 def _all_reduce(nbytes: float, n: int, hw: Hardware) -> tuple[float, float, str]:
@@ -196,9 +212,14 @@ def all_to_all_s(nbytes: float, chips: int, hw: Hardware) -> float:
                        bidirectional ring; a torus is costed as one ring over all chips,
                        an upper bound for k > 1 dimensions)
 
+    On a fabric that runs NCCL (``nccl_generation`` on a switch), NCCL's P2P model instead
+    (:func:`workbench.cost.nccl.nccl_all_to_all_s`: its latency floor, and the NICs across nodes).
+
     >>> from workbench.hw import load_hardware
     >>> round(all_to_all_s(142.6e6, 2, load_hardware("v100-sxm2")) * 1e3, 2)  # DLRM's exchange
     0.6
+    >>> round(all_to_all_s(2.6e6, 16, load_hardware("h100-sxm")) * 1e6, 1)  # two DGX nodes
+    54.7
     """
     ic = hw.interconnect
     n, b = chips, _link_bw(hw)
@@ -206,6 +227,9 @@ def all_to_all_s(nbytes: float, chips: int, hw: Hardware) -> float:
         return 0.0
     if ic.links <= 0 or b <= 0:
         return float("inf")
+    nccl = _nccl("all_to_all", nbytes, n, hw)
+    if nccl is not None:
+        return nccl[0]
     if ic.topology == "switch":
         link_s = (n - 1) / n * nbytes / (ic.links * b)
     elif ic.topology == "full-mesh":
@@ -219,6 +243,9 @@ def all_to_all_s(nbytes: float, chips: int, hw: Hardware) -> float:
 def _all_to_all_latency_s(n: int, hw: Hardware) -> float:
     """The part of an all-to-all over ``n`` chips that no byte count changes, seconds."""
     ic = hw.interconnect
+    nccl = _nccl("all_to_all", 0.0, n, hw) if ic.links > 0 and _link_bw(hw) > 0 else None
+    if nccl is not None:
+        return nccl[1]
     hops = 1 if ic.topology in ("switch", "full-mesh") else n / 2
     return ic.collective_latency_s + hops * ic.latency_s
 
@@ -248,6 +275,8 @@ def collective_cost(
         net = all_to_all_s(kernel.link_bytes * n / max(n - 1, 1), n, hw)
         lat = _all_to_all_latency_s(n, hw) if n > 1 else 0.0
         algo = "all-to-all (send/recv pairs)"
+        if _nccl("all_to_all", 0.0, n, hw) is not None:
+            algo = "NCCL all-to-all (send/recv pairs, Simple)"
     elif n > 1 and hw.interconnect.links > 0 and _link_bw(hw) > 0:
         # NOTE: link_bytes is a ring all-reduce's 2 (N-1)/N x tensor bytes per chip.
         net, lat, algo = _all_reduce(kernel.link_bytes * n / (2 * (n - 1)), n, hw)

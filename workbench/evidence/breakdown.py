@@ -1,11 +1,12 @@
 """Step windows on the GPU timeline and the temporal breakdown of GPU time in them.
 
-Step windows (one per iteration, per rank and device): step N's window opens at the start of its
-first GPU activity (an activity belongs to the step whose host-side ``ProfilerStep#N`` holds its
-runtime launch) and closes where step N+1's opens; the last one closes at the end of the last
-activity of any step. So the windows never overlap and tile the measured span: when the GPU lags
-the host, step N's work running after step N+1's first kernel is busy time of N+1's window, never
-idle time of it.
+Step windows (one per iteration, per rank and device) follow :data:`WINDOW_RULE`: step N's window
+opens at the start of its first GPU activity (an activity belongs to the step whose host-side
+``ProfilerStep#N`` holds its runtime launch) and closes where step N+1's opens; the last one closes
+where its own GPU work ends (the end of the last activity it launched), not at the end of any
+step's (a profiler tail, or an earlier step's work still running, is no part of it). So the
+windows never overlap: when the GPU lags the host, step N's work running after step N+1's first
+kernel is busy time of N+1's window, never idle time of it.
 
 The breakdown uses Holistic Trace Analysis's definitions (``hta.analyzers.breakdown_analysis``)::
 
@@ -17,8 +18,9 @@ The breakdown uses Holistic Trace Analysis's definitions (``hta.analyzers.breakd
     memory      = |union of memcpy/memset|
     overlap     = |compute intersect comm|            (HTA's comm/comp overlap: overlap / comm)
 
-Per rank, the span is the union of its step windows (first step's first GPU activity to the end of
-the last), which is HTA's span with ``include_last_profiler_step=True``. Like HTA, only activities
+Per rank, the span runs from the first step's first GPU activity to the end of the last activity of
+any step, which is HTA's span with ``include_last_profiler_step=True`` (the step windows tile it,
+but for any work of earlier steps that runs past the last step's own). Like HTA, only activities
 that belong to a step count: one launched outside every step, or whose runtime launch the trace
 did not record (a trace that records launches), is left out (the run's warnings count them).
 All times are seconds.
@@ -32,9 +34,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from workbench.evidence._intervals import Intervals
-from workbench.evidence.run import IterationStats, MeasuredKernel, MeasuredRun
+from workbench.evidence.run import WINDOW_RULE, IterationStats, MeasuredKernel, MeasuredRun
 
 __all__ = [
+    "WINDOW_RULE",
     "Busy",
     "Intervals",
     "RankBreakdown",
@@ -108,19 +111,31 @@ def step_windows(kernels: Sequence[MeasuredKernel]) -> list[tuple[int, float, fl
             outside every step, or with no launch event recorded) are left out, as HTA does.
     """
     firsts: dict[int, float] = {}
-    last_end: float | None = None
+    ends: dict[int, float] = {}
     for k in kernels:
-        if k.iteration is None:
+        i = k.iteration
+        if i is None:
             continue
-        firsts[k.iteration] = min(k.start_s, firsts.get(k.iteration, k.start_s))
-        last_end = k.end_s if last_end is None else max(last_end, k.end_s)
+        start, end = k.start_s, k.end_s
+        if i not in firsts:
+            firsts[i], ends[i] = start, end
+            continue
+        if start < firsts[i]:
+            firsts[i] = start
+        if end > ends[i]:
+            ends[i] = end
     ordered = sorted((t, i) for i, t in firsts.items())
     out = []
     for n, (start, index) in enumerate(ordered):
-        end = ordered[n + 1][0] if n + 1 < len(ordered) else last_end
-        assert end is not None
+        # NOTE: the last step ends with its own work (WINDOW_RULE), not with any step's.
+        end = ordered[n + 1][0] if n + 1 < len(ordered) else ends[index]
         out.append((index, start, max(end, start)))
     return out
+
+
+def _last_end(kernels: Sequence[MeasuredKernel]) -> float:
+    """The end of the last activity that belongs to a step, s (-inf if none does)."""
+    return max((k.end_s for k in kernels if k.iteration is not None), default=float("-inf"))
 
 
 def window_stats(index: int, busy: Busy, start: float, end: float) -> IterationStats:
@@ -207,7 +222,7 @@ def temporal_breakdown(
         windows = step_windows(kernels)
         if not windows:
             continue
-        lo, hi = windows[0][1], windows[-1][2]
+        lo, hi = windows[0][1], max(windows[-1][2], _last_end(kernels))
         all_s = busy.all.within(lo, hi)
         compute = busy.compute.within(lo, hi)
         out.append(

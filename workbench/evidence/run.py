@@ -34,6 +34,7 @@ __all__ = [
     "CATEGORIES",
     "KINDS",
     "SCHEMA_VERSION",
+    "WINDOW_RULE",
     "IterationStats",
     "MeasuredKernel",
     "MeasuredRun",
@@ -53,6 +54,12 @@ CATEGORIES = (
     "embedding",
     "layout",
     "other",
+)
+#: How a step's window on the GPU timeline is drawn (:mod:`workbench.evidence.breakdown` draws
+#: it; ``workbench trace`` states it).
+WINDOW_RULE = (
+    "a step runs on the GPU from its first kernel to the next step's first (its kernels: those "
+    "its ProfilerStep launched); the last step ends where its own GPU work ends"
 )
 #: What the profiler recorded: a kernel launch, a memory copy or a memory set.
 KINDS = ("kernel", "memcpy", "memset")
@@ -138,7 +145,8 @@ class IterationStats:
     Attributes:
         index: The ``ProfilerStep#N`` number (0 for an unannotated trace's single window).
         wall_s: Step period on the GPU timeline: from the iteration's first GPU activity to the
-            next iteration's (the last one: to the end of its GPU span); windows never overlap, s.
+            next iteration's (the last one: to the end of its own GPU work); windows never
+            overlap, s (:attr:`MeasuredRun.window_rule`).
         kernel_s: Union of kernel intervals in the window over all streams (overlap counted
             once), whichever step launched them, s.
         gap_s: Wall time with no GPU activity at all (launch gaps, idle between steps), s.
@@ -209,6 +217,33 @@ class MeasuredRun:
     def warmup_s(self) -> float | None:
         """Wall time of the first (warm-up) iteration, s; None when it is the only one."""
         return self.iterations[0].wall_s if len(self.iterations) > 1 else None
+
+    @property
+    def window_rule(self) -> str:
+        """How each iteration's window was drawn on the GPU timeline (one sentence)."""
+        if not self.steps_annotated:
+            return "no step markers: the whole trace (first GPU activity to last) is one window"
+        return WINDOW_RULE
+
+    def interval_note(self) -> str | None:
+        """A warning when fewer than 3 steady-state steps carry the interval; None otherwise.
+
+        With n steady steps the interval of :meth:`interval95_s` is their (min, max), covering the
+        median with probability ``1 - 2 / 2**n`` (50% at n=2), or absent at n<2.
+        """
+        n = len(self.steady_iterations)
+        if not self.steps_annotated or n >= 3:
+            return None
+        if n < 2:
+            return (
+                f"the 95% interval rests on {n} step: none can be given (profile at least 7 "
+                "steps: 1 warm-up and 6 steady for a 95% interval)"
+            )
+        return (
+            f"the 95% interval rests on {n} steps: wide (it is their min-max, covering the "
+            f"median with probability {self.interval_coverage():.0%}, not 95%; profile at least "
+            "7 steps: 1 warm-up and 6 steady)"
+        )
 
     def median_iteration_s(self) -> float:
         """Steady-state iteration time: the median wall time over :attr:`steady_iterations`, s."""

@@ -1,8 +1,8 @@
 """Per-iteration statistics from GPU activity intervals: wall, kernel, copy and gap time.
 
 For one iteration on one device, over its GPU step window (see
-:mod:`workbench.evidence.breakdown`: from the step's first GPU activity to the next step's, the
-last one to the end of its GPU span; windows never overlap)::
+:data:`workbench.evidence.breakdown.WINDOW_RULE`: from the step's first GPU activity to the next
+step's, the last one to the end of its own GPU work; windows never overlap)::
 
     wall    = window end - window start            (the step period on the GPU timeline)
     kernel  = |union of kernel intervals in it|    (all streams; overlap counted once)
@@ -12,7 +12,8 @@ last one to the end of its GPU span; windows never overlap)::
 
 Activities count in the window they run in, whichever step launched them: when the GPU lags the
 host, step N's kernels running after step N+1's first one are busy time of N+1's window, so no
-step's work is ever counted as another step's idle, and the windows add up to the measured span.
+step's work is ever counted as another step's idle, and the windows add up to the measured span
+(less any earlier step's work that runs past the last step's own end).
 Idle time between iterations (a slow data loader, a host-side optimizer step, a synchronisation)
 counts as gap, as it costs throughput.
 
@@ -62,8 +63,8 @@ def iteration_stats(kernels: Sequence[MeasuredKernel]) -> tuple[IterationStats, 
 
     Each iteration's figures are taken over its GPU step window
     (:func:`workbench.evidence.breakdown.step_windows`: from its first GPU activity to the next
-    step's, the last one to the end of its GPU span), counting every activity that runs in the
-    window, whichever step launched it.
+    step's, the last one to the end of its own GPU work), counting every activity that runs in
+    the window, whichever step launched it.
 
     Args:
         kernels: The activities, with their iteration (None: opens no window).

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from workbench.cost.collective import all_gather_s, all_to_all_s, mesh_links_per_peer
+from workbench.cost.nccl import A2A_BASE_LAT_S, A2A_NET_LAT_S
 from workbench.hw import load_hardware
 from workbench.ir import AllToAll, Graph
 from workbench.mapper import map_model
@@ -20,8 +21,19 @@ def test_on_a_switch_each_chip_sends_all_but_its_own_slice_over_all_links():
     ic = hw.interconnect
     assert ic.topology == "switch"
     s = 1e9
-    want = ic.collective_latency_s + 7 / 8 * s / (ic.links * _b(hw)) + ic.latency_s
+    # NCCL's fabric: its P2P latency floor (issue 26) before the bytes.
+    want = A2A_BASE_LAT_S + 7 / 8 * s / (ic.links * _b(hw))
     assert all_to_all_s(s, 8, hw) == pytest.approx(want)
+
+
+def test_across_nodes_the_nic_share_carries_the_other_nodes_slices():
+    # Issue 26: 16 ranks on two 8-GPU nodes; half of each rank's bytes leave its node.
+    hw = load_hardware("h100-sxm")
+    so = hw.interconnect.scale_out
+    s = 2.6e6
+    want = A2A_BASE_LAT_S + A2A_NET_LAT_S + 8 / 16 * s / (so.bandwidth_bytes_per_s * 0.9)
+    assert so.sustained_fraction == 0.9
+    assert all_to_all_s(s, 16, hw) == pytest.approx(want)
 
 
 def test_on_a_ring_far_slices_cross_several_links():

@@ -56,6 +56,27 @@ def test_one_repeat_has_no_interval():
     assert one.median_iteration_s() == 1.0
 
 
+def test_fewer_than_3_steady_steps_say_what_the_interval_rests_on():
+    # Issue 26: the interval of 2 steady steps is their min-max, a 50% interval, not 95%.
+    two = _run([9.0, 1.0, 2.0])
+    assert two.interval_note() == (
+        "the 95% interval rests on 2 steps: wide (it is their min-max, covering the median with "
+        "probability 50%, not 95%; profile at least 7 steps: 1 warm-up and 6 steady)"
+    )
+    assert _run([5.0, 1.0]).interval_note().startswith("the 95% interval rests on 1 step: none")
+    assert _run([9.0, 1.0, 2.0, 3.0]).interval_note() is None
+
+
+def test_the_window_rule_is_stated():
+    run = _run([9.0, 1.0, 2.0])
+    assert run.window_rule.startswith("a step runs on the GPU from its first kernel")
+    assert "the last step ends where its own GPU work ends" in run.window_rule
+    unmarked = MeasuredRun(source="x.json", format="kineto", tags=(), kernels=(),
+                           iterations=run.iterations[:1], steps_annotated=False)  # fmt: skip
+    assert unmarked.window_rule.startswith("no step markers")
+    assert unmarked.interval_note() is None
+
+
 def test_round_trip_through_json(tmp_path, kernels):
     run = read_trace(write_kineto_trace(tmp_path / "t.json", kernels))
     data = json.loads(json.dumps(run.to_dict()))

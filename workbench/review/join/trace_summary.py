@@ -207,6 +207,8 @@ def _iterations_doc(run: MeasuredRun) -> dict[str, Any]:
         "median_s": run.median_iteration_s(),
         "interval_95_s": interval,
         "warmup_s": run.warmup_s,
+        "window_rule": run.window_rule,
+        "interval_note": run.interval_note(),
     }
 
 
@@ -397,9 +399,12 @@ def _iteration_lines(it: dict[str, Any]) -> list[str]:
     ci = it["interval_95_s"]
     interval = f" (95% interval {fmt_time(ci[0])}-{fmt_time(ci[1])})" if ci else ""
     warm = f"; warm-up step {fmt_time(it['warmup_s'])} apart" if it["warmup_s"] is not None else ""
+    note = [f"  warning: {it['interval_note']}"] if it.get("interval_note") else []
     return [
         f"iterations: {_n(it['count'], 'step')}, median {fmt_time(it['median_s'])} over "
-        f"{_n(it['steady_count'], 'steady-state step')}{interval}{spread}{warm}"
+        f"{_n(it['steady_count'], 'steady-state step')}{interval}{spread}{warm}",
+        *([f"  window: {it['window_rule']}"] if it.get("window_rule") else []),
+        *note,
     ]
 
 
