@@ -131,11 +131,8 @@ def _evidence_rule() -> str:
 def _noise_rule() -> str:
     synth = _synthetic_measured()
     real = measured_triage()
-    h, hr = synth.headline(), real.headline()
-    if hr["change"] <= hr["noise"]:
-        beyond = "does not clear"
-    else:
-        beyond = "only just clears" if hr["change"] < 1.1 * hr["noise"] else "clears"
+    h = synth.headline()
+    s = real.shift
     run = read_pair_trace(V100_TRACE)[0]
     walls = [it.wall_s for it in run.steady_iterations]
     m = real.candidate.measurement
@@ -147,12 +144,20 @@ def _noise_rule() -> str:
         if gemm
         else ""
     )
+    paired = (
+        f"the real pair's steps differ by {fmt_time(s.estimate_s)} on average (95% interval "
+        f"{fmt_time(s.low_s)} to {fmt_time(s.high_s)}, {s.positive} of {s.pairs} steps slower): "
+        f"{'beyond' if s.beyond_noise else 'within'} the noise, though the interval is wide"
+        if s is not None
+        else "the real pair has no per-step times to pair"
+    )
     return (
-        "Measured evidence carries its noise: a step-time change counts only beyond both runs' "
-        f"95% intervals. The synthetic pair's noise is ±{h['noise']:.1%} against "
-        f"{h['change']:+.1%}; the real pair's noise is ±{hr['noise']:.1%}, and its "
-        f"{hr['change']:+.1%} {beyond} it. Its kernel categories are each judged against "
-        f"their own step-to-step noise instead{spans}."
+        "Measured evidence carries its noise: two traces are compared step by step (step i "
+        "against step i, as `workbench trace A --against B` does), and a step-time change "
+        "counts only when the 95% interval of the per-step differences excludes 0, whatever "
+        f"its width. The synthetic pair's interval is ±{h['noise']:.1%} around "
+        f"{h['change']:+.1%}; {paired}. Its kernel categories are each judged by the same "
+        f"paired comparison of their own per-step times{spans}."
     )
 
 

@@ -148,9 +148,13 @@ def test_rules_follow_the_numbers(monkeypatch):
     assert "do not overlap" in _lesson06_rules._window_pitfall()
     # a real pair whose change stays inside its noise: the words follow
     real = lesson06.measured_triage()
-    fake = SimpleNamespace(headline=lambda: {"change": 0.1, "noise": 0.5}, candidate=real.candidate)
+    from workbench.evidence.compare import paired_shift95
+
+    assert "beyond the noise, though the interval is wide" in _lesson06_rules._noise_rule()
+    within = paired_shift95([0.10, 0.12, 0.11], [0.13, 0.10, 0.12])
+    fake = SimpleNamespace(shift=within, candidate=real.candidate)
     monkeypatch.setattr(_lesson06_rules, "measured_triage", lambda: fake)
-    assert "+10.0% does not clear it" in _lesson06_rules._noise_rule()
+    assert "within the noise" in _lesson06_rules._noise_rule()
 
 
 def test_the_synthetic_pair_claim_reads_the_generator_and_the_trace():
