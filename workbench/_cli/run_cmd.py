@@ -98,6 +98,13 @@ def _from_trace(args: argparse.Namespace) -> int:
     return 0
 
 
+def _stack_name(args: argparse.Namespace) -> str:
+    """The software stack the run maps with: ``--stack``, else the default stack's name."""
+    from workbench.hw.stack import DEFAULT_STACK
+
+    return getattr(args, "stack", None) or DEFAULT_STACK
+
+
 _QUALITY_NAMES = ("quality_error",)
 
 
@@ -154,9 +161,12 @@ def run(args: argparse.Namespace) -> int:
             backend_versions=versions,
             host=host_facts(),
             quality_error=args.quality_metric,
+            stack=_stack_name(args),
         )
     else:
-        record = record_from_mapping(mapping, quality_error=args.quality_metric)
+        record = record_from_mapping(
+            mapping, quality_error=args.quality_metric, stack=_stack_name(args)
+        )
     path = save_record(record, args.record)
     line = f"wrote {path}: {record.label}, {fmt_time(record.model.time_s)} predicted, "
     m = record.model

@@ -32,6 +32,7 @@ EXPECTED_PRIORITY = (
     "bandwidth_saturation",
     "tile_wave_quantization",
     "graph_changed",
+    "stack_overhead",
     "measured_slowdown",
     "prediction_gap",
     "unmapped_measurement",

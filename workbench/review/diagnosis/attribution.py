@@ -218,6 +218,8 @@ def _option_reverts(
 
     group_of = {"launch": "runtime", "barrier_per_layer": "runtime", "chips": "runtime"}
     group_of["launch_host_s"] = "runtime"
+    # NOTE: the software stack's figures are runtime tags (RuntimeTags.stack and its figures)
+    group_of |= dict.fromkeys(("step_overhead_s", "attention_kernel", "gqa_kv_sharing"), "runtime")
     for f in dataclasses.fields(MapOptions):
         va, vb = getattr(ob, f.name), getattr(oc, f.name)
         if va == vb or (f.name == "launch_host_s" and ob.launch != oc.launch):

@@ -26,6 +26,7 @@ Anchors name kernel families (``layers.*.mlp.down_proj`` x32), with natural sort
 from __future__ import annotations
 
 import fnmatch
+import sys
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -44,8 +45,13 @@ from workbench.review.diagnosis.first_failing import (
     time_field,
 )
 from workbench.review.diagnosis.rollup import rollup_shares
-from workbench.review.diagnosis.table import mechanism_of_change
+from workbench.review.diagnosis.table import by_name, mechanism_of_change
 from workbench.review.records.store import RunRecord
+
+#: The run-level mechanism of a grown per-step overhead (the table's record anchors it).
+STEP_MECHANISM = "stack_overhead"
+#: ``(baseline, candidate)`` seconds of the step's own overhead outside its kernels.
+StepPair = tuple[float, float]
 
 __all__ = [
     "MechanismShare",
@@ -164,8 +170,32 @@ def _share(
     )
 
 
+def _run_level(mech: str, change: str, share_s: float, total: float, step_s: StepPair) -> Any:
+    """The share of a run-level mechanism anchored off the kernels (the per-step overhead)."""
+    anchor = by_name(mech).anchor
+    before, after = step_s
+    return MechanismShare(
+        mechanism=mech,
+        level=None,
+        change=change,
+        share=share_s / total if total else 0.0,
+        share_s=share_s,
+        family=anchor,
+        count=1,
+        kernel=anchor,
+        order=float(sys.maxsize),
+        delta_s=after - before,
+        evidence=f"{anchor}: {fmt_time(before)} -> {fmt_time(after)} a step, outside its kernels",
+        rows=(),
+    )
+
+
 def _from_attribution(
-    att: Attribution, groups: Sequence[GroupChange], total: float, floor_s: float
+    att: Attribution,
+    groups: Sequence[GroupChange],
+    total: float,
+    floor_s: float,
+    step_s: StepPair = (0.0, 0.0),
 ) -> list[MechanismShare]:
     per: dict[str, list[tuple[Any, list[GroupChange]]]] = defaultdict(list)
     work = any(s.change.group == "workload" for s in att.shares)
@@ -187,6 +217,9 @@ def _from_attribution(
         share_s = sum(s.share_s for s, _ in items) / ref * total if ref else 0.0
         touched = [g for _, gs in items for g in gs]
         change = " + ".join(change_label(s.change) for s, _ in items)
+        if by_name(mech).anchor:
+            out.append(_run_level(mech, change, share_s, total, step_s))
+            continue
         found = _share(mech, None, change, share_s, total, touched or groups, floor_s)
         if found is not None:
             out.append(found)
@@ -194,7 +227,11 @@ def _from_attribution(
 
 
 def _from_groups(
-    groups: Sequence[GroupChange], total: float, floor_s: float, measured: bool
+    groups: Sequence[GroupChange],
+    total: float,
+    floor_s: float,
+    measured: bool,
+    step_s: StepPair = (0.0, 0.0),
 ) -> list[MechanismShare]:
     per: dict[tuple[str, str | None], list[GroupChange]] = defaultdict(list)
     for g in groups:
@@ -208,6 +245,9 @@ def _from_groups(
         found = _share(mech, level, mech, share_s, total, pos, floor_s)
         if found is not None:
             out.append(found)
+    grown = step_s[1] - step_s[0]
+    if grown > 0:  # NOTE: the step's own overhead is no kernel group: its own mechanism
+        out.append(_run_level(STEP_MECHANISM, "per-step overhead", grown, total, step_s))
     return out
 
 
@@ -219,6 +259,7 @@ def mechanism_shares(
     noise_s: float = 0.0,
     measured: bool = False,
     material_share: float = MATERIAL_SHARE,
+    step_s: StepPair = (0.0, 0.0),
 ) -> tuple[MechanismShare, ...]:
     """Every material mechanism of a regression, the headline first.
 
@@ -230,6 +271,7 @@ def mechanism_shares(
         measured: Kernel times are measured (a slowed group with the same mapping is a
             ``measured_slowdown``).
         material_share: Share of the total a mechanism must carry (0..1).
+        step_s: The step's own overhead outside its kernels, (baseline, candidate), seconds.
 
     Returns:
         The material mechanisms, largest share first (ties in execution order); empty when the
@@ -241,9 +283,9 @@ def mechanism_shares(
     fam_floor = max(noise_s, 1e-3 * total_s)
     found: list[MechanismShare] = []
     if attribution is not None and attribution.shares:
-        found = _from_attribution(attribution, groups, total_s, fam_floor)
+        found = _from_attribution(attribution, groups, total_s, fam_floor, step_s)
     if not found and (attribution is None or not attribution.shares):
-        found = _from_groups(groups, total_s, fam_floor, measured)
+        found = _from_groups(groups, total_s, fam_floor, measured, step_s)
     material = [m for m in found if m.share_s >= floor_s]
     return tuple(sorted(material, key=lambda m: (-round(m.share_s, 15), m.order)))
 
@@ -309,7 +351,12 @@ def headline_of(
         shares: tuple[MechanismShare, ...] = tuple(found)
     else:
         shares = mechanism_shares(
-            align(base, cand), total, attribution=attribution, noise_s=noise_s, measured=measured
+            align(base, cand),
+            total,
+            attribution=attribution,
+            noise_s=noise_s,
+            measured=measured,
+            step_s=(b.step_overhead_s or 0.0, c.step_overhead_s or 0.0),
         )
     if not shares:
         if per_item and attribution is not None:

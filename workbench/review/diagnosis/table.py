@@ -57,6 +57,8 @@ class Mechanism:
             name (``fusion rule off:*``) or ``group:<tag group>``; a leading ``?`` means "only
             when the group shows this mechanism".
         detector: ``GroupView -> (level, evidence) | None``; None for a run-level mechanism.
+        anchor: Where a run-level mechanism shows when its cost is no kernel's (``per-step
+            overhead``); ``""`` for mechanisms anchored on a kernel family.
     """
 
     name: str
@@ -65,6 +67,7 @@ class Mechanism:
     consequence: bool = False
     causes: tuple[str, ...] = ()
     detector: Callable[[GroupView], Detected | None] | None = None
+    anchor: str = ""
 
 
 TABLE: tuple[Mechanism, ...] = (
@@ -140,6 +143,16 @@ TABLE: tuple[Mechanism, ...] = (
         owner="framework integration lead",
         consequence=True,
         detector=d.graph_changed,
+    ),
+    Mechanism(
+        name="stack_overhead",
+        label=(
+            "the software stack's host time per serving step outside its kernels grew "
+            "(scheduling, sampling, KV-block bookkeeping)"
+        ),
+        owner=_RUNTIME,
+        causes=("step_overhead_s", "stack"),
+        anchor="per-step overhead",
     ),
     Mechanism(
         name="measured_slowdown",

@@ -259,6 +259,7 @@ def record_from_mapping(
     latency: dict[str, float] | None = None,
     quality_error: float | None = None,
     command: str | None = None,
+    stack: str = "",
 ) -> RunRecord:
     """Build the run record of a mapping (and, optionally, what was measured).
 
@@ -271,6 +272,7 @@ def record_from_mapping(
         latency: Latency percentiles, seconds (``p50_s``, ``p95_s``, ``p99_s``), if simulated.
         quality_error: Relative output error, if measured.
         command: The reproducer command (default: the ``workbench run`` line the tags spell).
+        stack: The software stack the mapping was made with (``""``: not stated).
 
     Returns:
         The :class:`RunRecord`.
@@ -282,7 +284,9 @@ def record_from_mapping(
     """
     measured = measured or {}
     backend = measurement.backend if measurement else "predicted"
-    tags = build_tags(mapping, backend=backend, backend_versions=backend_versions, host=host)
+    tags = build_tags(
+        mapping, backend=backend, backend_versions=backend_versions, host=host, stack=stack
+    )
     model = ModelResult(
         time_s=mapping.time_s,
         mfu=mapping.mfu,

@@ -38,6 +38,9 @@ def options_for(record: RunRecord) -> MapOptions:
         search=c.search,
         barrier_per_layer=r.barrier_per_layer,
         chips=r.chips,
+        step_overhead_s=r.step_overhead_s,
+        attention_kernel=r.attention_kernel,
+        gqa_kv_sharing=r.gqa_kv_sharing,
     )
 
 

@@ -90,6 +90,13 @@ class RuntimeTags:
         launch_host_s: Host time per eager launch the run was mapped with (its software
             stack's ``eager_launch_s``), seconds; None for graph launches or the profile's own
             ``kernel_launch_s`` (records written before it existed read as None).
+        stack: The software stack the run was mapped with (``stacks/NAME.yaml``; ``""``: not
+            stated, as in records written before the stack was a tag).
+        step_overhead_s: The stack's host time per serving step outside its kernels, seconds
+            (None: the hardware profile's own ``overheads.step_s``).
+        attention_kernel: The fused-attention class the stack ships (None: the profile's).
+        gqa_kv_sharing: Whether the stack's decode attention reads each K/V head once for its
+            group of query heads.
     """
 
     backend: str
@@ -98,6 +105,10 @@ class RuntimeTags:
     barrier_per_layer: bool
     chips: int
     launch_host_s: float | None = None
+    stack: str = ""
+    step_overhead_s: float | None = None
+    attention_kernel: str | None = None
+    gqa_kv_sharing: bool = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -238,6 +249,7 @@ def build_tags(
     backend: str = "predicted",
     backend_versions: tuple[tuple[str, str], ...] = (),
     host: tuple[tuple[str, str], ...] = (),
+    stack: str = "",
 ) -> RunTags:
     """The tags of a run of ``mapping``.
 
@@ -246,6 +258,7 @@ def build_tags(
         backend: ``"predicted"`` for a cost-model run, else the execution backend's name.
         backend_versions: ``(package, version)`` pairs of that backend.
         host: Host facts (measured runs only; see :func:`host_facts`).
+        stack: The software stack's name (its figures are read from ``mapping.options``).
 
     Returns:
         The four tag groups.
@@ -276,6 +289,10 @@ def build_tags(
             chips=o.chips,
             # NOTE: graph replay never pays it: a graph run is the same whatever the stack's figure
             launch_host_s=o.launch_host_s if o.launch == "eager" else None,
+            stack=stack,
+            step_overhead_s=o.step_overhead_s,
+            attention_kernel=o.attention_kernel,
+            gqa_kv_sharing=o.gqa_kv_sharing,
         ),
         hardware=HardwareTags(
             profile=mapping.hardware.name,
@@ -315,6 +332,8 @@ def reproducer_command(tags: RunTags, record_path: str = "run.json") -> str:
 
     w, c, r = tags.workload, tags.compiler, tags.runtime
     argv = ["workbench", "run", "--model", w.model, "--hardware", tags.hardware.profile]
+    if r.stack:  # NOTE: the stack's figures (step overhead, attention class) are the run's too
+        argv += ["--stack", r.stack]
     if w.phase in ("prefill", "decode"):
         argv += ["--phase", w.phase, "--seq", str(w.seq or w.context or 1)]
         if w.context is not None and w.phase == "decode":
