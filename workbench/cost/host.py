@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from workbench.cost.model import Bottleneck
 from workbench.hw.schema import Hardware
 from workbench.lowering.kernel import Kernel
 
@@ -217,5 +218,8 @@ def host_class(kernel: Kernel, hw: Hardware, total_s: float, fixed_s: float) -> 
     if fixed_s >= work:
         return "overhead", f"overhead-bound on the host: {figures}"
     if moving >= 0.5 * work:
-        return f"bandwidth:{lvl.name}", f"{lvl.name}-bandwidth-bound on the host: {figures}"
+        return (
+            str(Bottleneck.bandwidth(lvl.name)),
+            f"{lvl.name}-bandwidth-bound on the host: {figures}",
+        )
     return "compute", f"compute-bound on the host: {figures}"

@@ -54,6 +54,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from workbench.cost.attention_class import BACKWARD_FLOPS, backward_factor
+from workbench.cost.model import Bottleneck
 from workbench.fidelity.schema import (
     AttentionSetup,
     CorpusError,
@@ -121,7 +122,7 @@ def _class(
     for i, m in enumerate(mappings):
         n = repeats[i] if i < len(repeats) else 1
         for k in m.kernels:
-            cls = k.cost.bottleneck.split(":")[0]
+            cls = Bottleneck.parse(k.cost.bottleneck).kind
             cls = _CLASSES.get(cls, cls)
             time[cls] = time.get(cls, 0.0) + k.cost.total_s * n
         if m.step_overhead_s:
