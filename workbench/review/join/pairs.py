@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from workbench._format import fmt_time
+from workbench._format import fmt_delta, fmt_time
 from workbench.errors import WorkbenchError, printable
 from workbench.evidence.compare import compare_runs
 from workbench.evidence.operators import RecordedOps
@@ -204,15 +204,17 @@ def pair_text(doc: dict[str, Any], *, top: int = 10) -> str:
     if s is not None and s["method"] == "paired":
         verdict = "beyond the noise" if s["beyond_noise"] else "within the noise"
         lines.append(
-            f"  paired over {s['pairs']} steps: {_signed(s['estimate_s'])} per step (95% interval "
-            f"{_signed(s['low_s'])} to {_signed(s['high_s'])}), {s['positive']} of {s['pairs']} "
-            f"steps slower (sign test p = {s['sign_p']:.3g}): {verdict}"
+            f"  paired over {s['pairs']} steps: {fmt_delta(s['estimate_s'])} per step "
+            f"(95% interval {fmt_delta(s['low_s'])} to {fmt_delta(s['high_s'])}), "
+            f"{s['positive']} of {s['pairs']} steps slower (sign test p = {s['sign_p']:.3g}): "
+            f"{verdict}"
         )
     elif s is not None:
         verdict = "beyond the noise" if s["beyond_noise"] else "within the noise"
         lines.append(
-            f"  shift {_signed(s['estimate_s'])} (Hodges-Lehmann; interval {_signed(s['low_s'])} "
-            f"to {_signed(s['high_s'])}, coverage {100 * s['coverage']:.0f}%): {verdict}"
+            f"  shift {fmt_delta(s['estimate_s'])} (Hodges-Lehmann; interval "
+            f"{fmt_delta(s['low_s'])} to {fmt_delta(s['high_s'])}, "
+            f"coverage {100 * s['coverage']:.0f}%): {verdict}"
         )
     else:
         lines.append(f"  no noise estimate: {printable(st.get('note', ''))}")
@@ -221,17 +223,13 @@ def pair_text(doc: dict[str, Any], *, top: int = 10) -> str:
     for r in doc["by_category"]:
         lines.append(
             f"  {r['category']:<12} {fmt_time(r['baseline_s']):>9} -> "
-            f"{fmt_time(r['candidate_s']):>9}  ({_signed(r['candidate_s'] - r['baseline_s'])})"
+            f"{fmt_time(r['candidate_s']):>9}  ({fmt_delta(r['candidate_s'] - r['baseline_s'])})"
         )
     lines.append("largest changes by operator (the cpu_op that launched the kernels, its shapes)")
     for r in doc["by_operator"][:top]:
         lines.append(
-            f"  {_signed(r['delta_s']):>10}  {fmt_time(r['baseline_s']):>9} -> "
+            f"  {fmt_delta(r['delta_s']):>10}  {fmt_time(r['baseline_s']):>9} -> "
             f"{fmt_time(r['candidate_s']):>9}  {r['category']:<11} {_cut(r['operator'], 60)}"
             f"  (shapes {r['shapes']})"
         )
     return "\n".join(lines) + "\n"
-
-
-def _signed(seconds: float) -> str:
-    return ("+" if seconds >= 0 else "-") + fmt_time(abs(seconds))

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from workbench._format import fmt_bytes, fmt_si, fmt_time
+from workbench._format import fmt_bytes, fmt_cut, fmt_si, fmt_time
 from workbench.errors import GraphError, WorkbenchError, printable
 from workbench.evidence.breakdown import temporal_breakdown
 from workbench.evidence.copies import copies_by_direction
@@ -106,8 +106,7 @@ def short_name(name: str, limit: int = _SHORT) -> str:
 
 def _cut(text: str, limit: int) -> str:
     """``text`` escaped and cut to ``limit`` characters (an operator signature, say)."""
-    text = printable(text)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return fmt_cut(printable(text), limit)
 
 
 def choose_hardware(run: MeasuredRun, name: str | None) -> str:
