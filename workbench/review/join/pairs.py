@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from workbench._format import fmt_delta, fmt_time
 from workbench.errors import WorkbenchError, printable
 from workbench.evidence.compare import compare_runs
 from workbench.evidence.operators import RecordedOps
@@ -23,7 +22,7 @@ from workbench.evidence.run import CATEGORIES, MeasuredRun
 from workbench.review.join._templates import template_differences
 from workbench.review.join.trace_summary import _cut, by_category_s
 
-__all__ = ["align_by_operator", "differences", "pair_document", "pair_text"]
+__all__ = ["align_by_operator", "differences", "pair_document"]
 
 _NO_OP = "(no operator recorded)"
 _SAME_TAGS = ("device", "world_size", "rank", "backend", "compute_capability")
@@ -188,48 +187,3 @@ def pair_document(
             for d in template_differences(a, ops_a, b, ops_b)
         ],
     }
-
-
-def pair_text(doc: dict[str, Any], *, top: int = 10) -> str:
-    """Render :func:`pair_document` for a terminal."""
-    st = doc["step"]
-    rel = st["relative"]
-    lines = [
-        f"measured pair: {printable(doc['baseline'])} -> {printable(doc['candidate'])}",
-        f"step time (steady-state medians): {fmt_time(st['baseline_median_s'])} -> "
-        f"{fmt_time(st['candidate_median_s'])}"
-        + (f" ({100 * rel:+.1f}%)" if rel is not None else ""),
-    ]
-    s = st["shift"]
-    if s is not None and s["method"] == "paired":
-        verdict = "beyond the noise" if s["beyond_noise"] else "within the noise"
-        lines.append(
-            f"  paired over {s['pairs']} steps: {fmt_delta(s['estimate_s'])} per step "
-            f"(95% interval {fmt_delta(s['low_s'])} to {fmt_delta(s['high_s'])}), "
-            f"{s['positive']} of {s['pairs']} steps slower (sign test p = {s['sign_p']:.3g}): "
-            f"{verdict}"
-        )
-    elif s is not None:
-        verdict = "beyond the noise" if s["beyond_noise"] else "within the noise"
-        lines.append(
-            f"  shift {fmt_delta(s['estimate_s'])} (Hodges-Lehmann; interval "
-            f"{fmt_delta(s['low_s'])} to {fmt_delta(s['high_s'])}, "
-            f"coverage {100 * s['coverage']:.0f}%): {verdict}"
-        )
-    else:
-        lines.append(f"  no noise estimate: {printable(st.get('note', ''))}")
-    lines += [f"note: {line}" for line in doc["differences"]]
-    lines.append("kernel time by category, per iteration (baseline -> candidate)")
-    for r in doc["by_category"]:
-        lines.append(
-            f"  {r['category']:<12} {fmt_time(r['baseline_s']):>9} -> "
-            f"{fmt_time(r['candidate_s']):>9}  ({fmt_delta(r['candidate_s'] - r['baseline_s'])})"
-        )
-    lines.append("largest changes by operator (the cpu_op that launched the kernels, its shapes)")
-    for r in doc["by_operator"][:top]:
-        lines.append(
-            f"  {fmt_delta(r['delta_s']):>10}  {fmt_time(r['baseline_s']):>9} -> "
-            f"{fmt_time(r['candidate_s']):>9}  {r['category']:<11} {_cut(r['operator'], 60)}"
-            f"  (shapes {r['shapes']})"
-        )
-    return "\n".join(lines) + "\n"
