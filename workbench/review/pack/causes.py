@@ -18,7 +18,6 @@ preference, from:
 
 from __future__ import annotations
 
-import fnmatch
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -135,16 +134,11 @@ def _owner(r: TriageReport, mechanism: str) -> str:
 
 def _matches(change: Any, g: GroupChange) -> bool:
     """Whether declared change ``change`` touched kernel group ``g``."""
-    name = change.name
-    before = {f for k in g.baseline for f in k.fusion}
-    after = {f for k in g.candidate for f in k.fusion}
-    kernels = [*g.baseline, *g.candidate]
-    if name.startswith("fusion rule off:"):
-        rule = name.split(":", 1)[1].strip()
-        return (rule in before) != (rule in after)
-    if name.startswith(("format override", "tile ")):
-        glob = name.split(" ", 2)[-1].rsplit("=", 1)[0]
-        return any(fnmatch.fnmatchcase(k.name, glob) for k in kernels) and g.delta_s != 0
+    rule, glob = change.fusion_rule, change.kernel_glob
+    if rule is not None:
+        return g.fusion_toggled(rule)
+    if glob is not None:
+        return g.has_kernel(glob) and g.delta_s != 0
     wanted = mechanism_of_group(change.group)
     return g.delta_s != 0 and (wanted is None or g.mechanism == wanted)
 
