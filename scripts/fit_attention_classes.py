@@ -1,11 +1,11 @@
 """Solve every fitted figure from its calibration row and print it beside the shipped value.
 
-The fits are code (workbench/fidelity/fits.py, ``FITS``): the attention classes' softmax_exposed
-(``fa2`` <- attn.fa2.a100.peak, ``fa3`` <- attn.fa3.h100.s16k), h100-sxm's
-attention_warp_mma_fraction (<- attn.fa2.h100.peak), the GEMM efficiencies, FP8 format
-efficiencies, sustained HBM fractions and the stacks' fitted figures (the TensorRT-LLM step
-overhead, stacks/*.yaml). Each shipped value (a profile field, a class constant, a stack figure)
-must reproduce its fit; the golden test
+The fits are workbench/fidelity/fits.py's ``FITS`` (data/fits.yaml, stacks/*.yaml): the
+attention classes' softmax_exposed (``fa2`` <- attn.fa2.a100.peak, ``fa3`` <-
+attn.fa3.h100.s16k), h100-sxm's attention_warp_mma_fraction (<- attn.fa2.h100.peak), the GEMM
+efficiencies, FP8 format efficiencies, sustained HBM fractions and the stacks' fitted figures
+(the TensorRT-LLM step overhead, stacks/*.yaml). Each shipped value (a profile field, a class
+constant, a stack figure) must reproduce its fit; the golden test
 ``test_every_fit_reproduces_its_shipped_figure`` checks it. After a change to the GEMM model or a
 profile, run this and copy (rounded) every figure whose ``solved`` moved.
 

@@ -13,6 +13,8 @@ __all__ = [
     "fmt_bytes",
     "fmt_capacity",
     "fmt_change",
+    "fmt_cut",
+    "fmt_delta",
     "fmt_percent",
     "fmt_quantity",
     "fmt_rate",
@@ -51,6 +53,24 @@ def fmt_time(seconds: float) -> str:
         if abs(seconds) >= scale:
             return f"{seconds / scale:.3g} {unit}"
     return f"{seconds / 1e-9:.3g} ns"
+
+
+def fmt_delta(seconds: float) -> str:
+    """Format a change of duration with its sign (``+12.4 us``, ``-3.1 ms``).
+
+    >>> fmt_delta(1.24e-5), fmt_delta(-3.1e-3)
+    ('+12.4 us', '-3.1 ms')
+    """
+    return ("+" if seconds >= 0 else "-") + fmt_time(abs(seconds))
+
+
+def fmt_cut(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, ``...`` marking the cut.
+
+    >>> fmt_cut("vectorized_elementwise", 12)
+    'vectoriz...'
+    """
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def fmt_bytes(n: float) -> str:

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from workbench import __version__
+from workbench._format import fmt_cut
 from workbench.errors import WorkbenchError, printable
 
 __all__ = ["build_parser", "main"]
@@ -76,7 +77,7 @@ INTERNAL_ERROR = 3
 def _one_line(text: object, limit: int = 400) -> str:
     """``text`` folded onto one line and cut to ``limit`` characters."""
     line = printable(" ".join(str(text).split()))  # NOTE: no escape reaches the terminal raw
-    return line if len(line) <= limit else line[: limit - 3] + "..."
+    return fmt_cut(line, limit)
 
 
 def _show_warning(

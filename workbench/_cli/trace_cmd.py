@@ -16,8 +16,9 @@ from workbench._cli.argtypes import count, name
 from workbench.errors import WorkbenchError
 from workbench.evidence import read_trace_and_operators
 from workbench.hw.loader import load_hardware
-from workbench.review.join.pairs import pair_document, pair_text
-from workbench.review.join.trace_summary import choose_hardware, trace_document, trace_text
+from workbench.report.trace_text import pair_text, trace_text
+from workbench.review.join.pairs import pair_document
+from workbench.review.join.trace_summary import choose_hardware, trace_document
 
 __all__ = ["register", "run"]
 

@@ -1,6 +1,6 @@
 """Cost model: time parts, energy, bottleneck class, and the mapspace search."""
 
-from workbench.cost.model import BOTTLENECK_CLASSES, Cost
+from workbench.cost.model import BOTTLENECK_CLASSES, Bottleneck, Cost
 from workbench.cost.search import rank, schedule
 
-__all__ = ["BOTTLENECK_CLASSES", "Cost", "rank", "schedule"]
+__all__ = ["BOTTLENECK_CLASSES", "Bottleneck", "Cost", "rank", "schedule"]

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from workbench._format import fmt_bytes, fmt_rate, fmt_si, fmt_time
 from workbench.cost.issue import tile_issue
-from workbench.cost.model import Cost, engine_flops
+from workbench.cost.model import Bottleneck, Cost, engine_flops
 from workbench.hw.schema import Hardware
 from workbench.lowering.kernel import Kernel
 from workbench.scheduling.tiling import Tiling
@@ -78,7 +78,7 @@ def _classify(kernel: Kernel, tiling: Tiling, cost: Cost, hw: Hardware) -> tuple
     nxt = hw.memory[hw.memory.index(hw.sram) + 1]
     pipeline_bound = cost.pipeline_s > mem_s
     if pipeline_bound and cost.compute_s < 0.6 * cost.pipeline_s:
-        return f"bandwidth:{nxt.name}", (
+        return str(Bottleneck.bandwidth(nxt.name)), (
             f"{nxt.name}-bandwidth-bound (per core): tile loads from {nxt.name} and their "
             f"latency leave the engine busy only {cost.compute_s / cost.pipeline_s:.0%} of "
             f"{fmt_time(cost.pipeline_s)} ({tiling.tiles} tiles on {hw.matrix_engine.cores} "
@@ -98,7 +98,7 @@ def _classify(kernel: Kernel, tiling: Tiling, cost: Cost, hw: Hardware) -> tuple
         ) + _power_capped(kernel, tiling, cost, hw)
     lvl = hw.level(level)
     moved = cost.bytes_at(level)
-    return f"bandwidth:{level}", (
+    return str(Bottleneck.bandwidth(level)), (
         f"{level}-bandwidth-bound: moves {fmt_bytes(moved)} at "
         f"{fmt_si(lvl.sustained_bytes_per_s, 'B/s')} sustained = {fmt_time(mem_s)} >= tile "
         f"pipeline {fmt_time(cost.pipeline_s)} (compute {fmt_time(cost.compute_s)}); "

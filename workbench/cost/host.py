@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from workbench.cost.model import Bottleneck
 from workbench.hw.schema import Hardware
 from workbench.lowering.kernel import Kernel
 
@@ -51,13 +52,7 @@ def call_slowdown(hw: Hardware, side: np.ndarray) -> np.ndarray | float:
     Interpolates the calibrated ``matrix_engine.call_rates`` (FLOP/s of square calls by side)
     on a log scale; 1 when the profile has none (accelerators).
     """
-    rates = hw.matrix_engine.call_rates
-    if not rates:
-        return 1.0
-    sides = np.log2([float(n) for n, _ in rates])
-    speed = np.array([r for _, r in rates]) / hw.peak_flops("fp32")
-    rel = np.interp(np.log2(np.maximum(side, 1)), sides, np.minimum(speed, 1.0))
-    return 1.0 / np.maximum(rel, 1e-3)
+    return _slowdown(hw, hw.matrix_engine.call_rates, side)
 
 
 def skinny_slowdown(hw: Hardware, rows: np.ndarray) -> np.ndarray | float:
@@ -69,12 +64,18 @@ def skinny_slowdown(hw: Hardware, rows: np.ndarray) -> np.ndarray | float:
     rows than the table run as its largest entry); 1 without the table (accelerators). The
     caller takes the larger of this and :func:`call_slowdown`.
     """
-    rates = hw.matrix_engine.skinny_call_rates
+    return _slowdown(hw, hw.matrix_engine.skinny_call_rates, rows)
+
+
+def _slowdown(
+    hw: Hardware, rates: tuple[tuple[int, float], ...], size: np.ndarray
+) -> np.ndarray | float:
+    """Peak / the FLOP/s of ``rates`` (size, FLOP/s) at ``size``, log-interpolated; 1 if none."""
     if not rates:
         return 1.0
     sides = np.log2([float(n) for n, _ in rates])
     speed = np.array([r for _, r in rates]) / hw.peak_flops("fp32")
-    rel = np.interp(np.log2(np.maximum(rows, 1)), sides, np.minimum(speed, 1.0))
+    rel = np.interp(np.log2(np.maximum(size, 1)), sides, np.minimum(speed, 1.0))
     return 1.0 / np.maximum(rel, 1e-3)
 
 
@@ -217,5 +218,8 @@ def host_class(kernel: Kernel, hw: Hardware, total_s: float, fixed_s: float) -> 
     if fixed_s >= work:
         return "overhead", f"overhead-bound on the host: {figures}"
     if moving >= 0.5 * work:
-        return f"bandwidth:{lvl.name}", f"{lvl.name}-bandwidth-bound on the host: {figures}"
+        return (
+            str(Bottleneck.bandwidth(lvl.name)),
+            f"{lvl.name}-bandwidth-bound on the host: {figures}",
+        )
     return "compute", f"compute-bound on the host: {figures}"

@@ -51,6 +51,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BOTTLENECK_CLASSES",
+    "Bottleneck",
     "Cost",
     "engine_flops",
     "host_launch_s",
@@ -60,6 +61,48 @@ __all__ = [
 
 #: Bottleneck classes; ``bandwidth`` is reported as ``bandwidth:<level>``.
 BOTTLENECK_CLASSES = ("compute", "bandwidth", "overhead", "sync", "capacity", "interconnect")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Bottleneck:
+    """A bottleneck class, with the memory level that bounds a ``bandwidth`` one.
+
+    Costs, run records and reports carry the class as text (``compute``,
+    ``bandwidth:hbm``...); this is that text taken apart once, for every reader.
+
+    Attributes:
+        kind: The class (one of :data:`BOTTLENECK_CLASSES`, or ``mixed``).
+        level: The memory level of a ``bandwidth`` class; ``""`` for the others.
+
+    >>> b = Bottleneck.parse("bandwidth:hbm")
+    >>> b.kind, b.level, b.is_bandwidth, str(b)
+    ('bandwidth', 'hbm', True, 'bandwidth:hbm')
+    >>> str(Bottleneck.parse("compute")), Bottleneck.parse("compute").is_bandwidth
+    ('compute', False)
+    """
+
+    kind: str
+    level: str = ""
+
+    @classmethod
+    def parse(cls, text: str) -> Bottleneck:
+        """The class written as ``kind`` or ``kind:level``."""
+        kind, _, level = text.partition(":")
+        return cls(kind=kind, level=level)
+
+    @classmethod
+    def bandwidth(cls, level: str) -> Bottleneck:
+        """Bound by the bandwidth of memory ``level``."""
+        return cls(kind="bandwidth", level=level)
+
+    @property
+    def is_bandwidth(self) -> bool:
+        """Whether a memory level's bandwidth bounds the kernel."""
+        return self.kind == "bandwidth"
+
+    def __str__(self) -> str:
+        """The text form carried by costs and run records (``bandwidth:hbm``)."""
+        return f"{self.kind}:{self.level}" if self.level else self.kind
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -36,6 +36,7 @@ from workbench.hw.schema import Hardware
 from workbench.ir import ops as O
 from workbench.ir.graph import Graph
 from workbench.mapper import map_model
+from workbench.models.vector import elementwise_chain, row_op
 from workbench.options import MapOptions
 from workbench.scheduling.tiling import Tiling
 
@@ -99,20 +100,11 @@ def _launch_s(hw: Hardware, bk: Backend, issue: float, repeats: int) -> float:
 
 
 def _row(kind: str, rows: int, cols: int) -> Graph:
-    cls = {"layernorm": O.LayerNorm, "rmsnorm": O.RMSNorm, "softmax": O.Softmax}[kind]
-    return Graph(name=kind, ops=(cls(name=kind, inputs=("x",), shape=(rows, cols), dtype=_F),))
+    return Graph(name=kind, ops=(row_op(kind, rows, cols, _F),))
 
 
 def _chain(rows: int, cols: int, kinds: tuple[str, ...]) -> Graph:
-    ops: list[O.Op] = []
-    prev = "x"
-    for i, kind in enumerate(kinds):
-        inputs = (prev, "y") if kind in ("add", "mul") else (prev,)
-        ops.append(
-            O.Elementwise(name=f"e{i}", inputs=inputs, op=kind, shape=(rows, cols), dtype=_F)
-        )
-        prev = f"e{i}"
-    return Graph(name="chain", ops=tuple(ops))
+    return Graph(name="chain", ops=elementwise_chain(rows, cols, kinds, _F))
 
 
 #: The calibration kernels of the vector rate: (name, graph builder). Not the suite's shapes.

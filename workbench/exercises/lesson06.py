@@ -34,9 +34,10 @@ from workbench.exercises._lesson06_panel import (
 )
 from workbench.exercises._lesson06_rules import pitfalls, takeaways
 from workbench.hw import load_hardware
+from workbench.report.trace_text import pair_text, trace_text
 from workbench.review import SCENARIOS, build_scenario, triage
-from workbench.review.join.pairs import pair_document, pair_text
-from workbench.review.join.trace_summary import choose_hardware, trace_document, trace_text
+from workbench.review.join.pairs import pair_document
+from workbench.review.join.trace_summary import choose_hardware, trace_document
 
 __all__ = [
     "A100_TRACE",

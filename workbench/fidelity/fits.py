@@ -1,4 +1,8 @@
-"""Fits as code: every figure of the model that is fitted to corpus rows, and its re-fit.
+"""Fits: every figure of the model that is fitted to corpus rows, and its re-fit.
+
+Which figures, on which profiles, from which rows is data (``data/fits.yaml`` for the chips and
+attention classes, ``fitted: true`` in ``stacks/*.yaml`` for the stacks); how each kind is solved,
+pooled and applied is this module.
 
 A figure is *fitted* when its value is solved from a published-corpus row, so that the row is
 reproduced (these rows are the corpus's ``calibration`` rows). Each one is a :class:`Fit`: the
@@ -57,21 +61,29 @@ import statistics
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, ValidationError
 
 from workbench.cost import attention_class as ac
+from workbench.fidelity._input import CorpusError, StrictModel, check_data
 from workbench.fidelity.reproduce import fit_request_overhead, fit_step_overhead, reproduce
 from workbench.fidelity.schema import GemmSetup, PublishedRow
 from workbench.hw._schema_engines import FormatEfficiency
+from workbench.hw._yaml import StrictYamlError, load_strict
 from workbench.hw.schema import Hardware
 from workbench.hw.stack import Stack, list_stacks, load_stack, patched_stacks
 from workbench.mapper import clear_cache
 
 __all__ = [
     "FITS",
+    "FITS_PATH",
     "STACK_KINDS",
     "Fit",
     "FitState",
     "applied",
+    "load_fits",
     "shipped",
     "solve_fits",
     "stack_fits",
@@ -125,59 +137,65 @@ class Fit:
     pool: bool = True
 
 
-def _hw(kind: str, hw: str, rows: tuple[str, ...], pool: bool = True) -> Fit:
-    return Fit(name=f"{hw} {kind}", kind=kind, targets=(hw,), rows=rows, pool=pool)
+#: The chip and attention-class fits, as data: which figure, its targets and its corpus rows.
+FITS_PATH = Path(__file__).with_name("data") / "fits.yaml"
 
 
-_AZURE_A100_GEMM = "gemm.azure.a100-80gb.8192x8192x8192"
+class _FitEntry(StrictModel):
+    """One fit in ``data/fits.yaml``."""
 
-#: Second sources (other publications) of figures first fitted to an Azure AI-benchmarking-guide
-#: row: with the Azure rows left out, these are what the figure is solved from.
-_SECOND_ROWS: dict[tuple[str, str], tuple[str, ...]] = {
-    ("fp8_efficiency", "mi300x"): ("gemm.rvs.mi300x.8192x8192x8192",),
-    ("sustained_fraction", "a100-80gb"): ("stream.copy.ukri-bench.a100-80gb",),
-    ("sustained_fraction", "mi300x"): ("stream.copy.rocm-acceptance.mi300x",),
-}
+    name: str = Field(description="Unique label, e.g. ``h100-sxm sustained_fraction``.")
+    kind: Literal[
+        "efficiency", "fp8_efficiency", "sustained_fraction", "softmax_exposed",
+        "warp_mma_fraction",
+    ] = Field(description="What is fitted.")  # fmt: skip
+    targets: tuple[str, ...] = Field(
+        min_length=1, description="Hardware profiles or attention classes written to."
+    )
+    rows: tuple[str, ...] = Field(
+        min_length=1, description="Corpus row ids it may be solved from, preferred first."
+    )
+    pool: bool = Field(
+        default=True, description="Whether, with none of its rows, it takes its kind's median."
+    )
 
 
-def _azure(kind: str, hw: str, first: str) -> Fit:
-    return _hw(kind, hw, (first, *_SECOND_ROWS.get((kind, hw), ())))
+class _FitsFile(StrictModel):
+    """``data/fits.yaml``: the chip and attention-class fits in solving order."""
+
+    schema_version: Literal[1] = Field(description="Version of this file's schema.")
+    fits: tuple[_FitEntry, ...] = Field(description="The fits, in solving order.")
+
+
+def load_fits(path: Path = FITS_PATH) -> tuple[Fit, ...]:
+    """The chip and attention-class fits of ``path`` (default: the shipped ``data/fits.yaml``).
+
+    Raises:
+        CorpusError: Unreadable file or invalid content, in one line naming the file.
+    """
+    try:
+        data = load_strict(path.read_text(encoding="utf-8"))
+        check_data(data)
+        entries = _FitsFile.model_validate(data).fits
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CorpusError(f"{path}: cannot read ({type(exc).__name__})") from None
+    except (CorpusError, StrictYamlError) as exc:
+        raise CorpusError(f"{path}: {exc}") from None
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        raise CorpusError(f"{path}: {where}: {err['msg']}".replace("\n", " ")) from None
+    names = [e.name for e in entries]
+    if len(set(names)) != len(names):
+        raise CorpusError(f"{path}: a fit name is repeated")
+    return tuple(
+        Fit(name=e.name, kind=e.kind, targets=e.targets, rows=e.rows, pool=e.pool) for e in entries
+    )
 
 
 #: Every fitted figure, in solving order (a later fit is solved on the earlier ones' values).
 FITS: tuple[Fit, ...] = (
-    # NOTE: a fixed-shape sustained GEMM first, the best-shape search (MAMF) second (docstring)
-    _hw("efficiency", "a100-80gb", (_AZURE_A100_GEMM, "gemm.mamf.a100")),
-    _hw("efficiency", "h100-sxm", ("gemm.mamf.h100",)),
-    *(
-        _azure("fp8_efficiency", hw, f"gemm.azure.{hw}.8192x8192x8192")
-        for hw in ("h100-sxm", "h200", "mi300x")
-    ),
-    *(
-        _azure("sustained_fraction", hw, f"stream.copy.azure.{hw}")
-        for hw in ("a100-80gb", "h100-sxm", "h200", "mi300x")
-    ),
-    Fit(
-        name="fa2 softmax_exposed",
-        kind="softmax_exposed",
-        targets=("fa2",),
-        rows=("attn.fa2.a100.peak",),
-    ),
-    Fit(
-        name="fa3 softmax_exposed",
-        kind="softmax_exposed",
-        targets=("fa3",),
-        rows=("attn.fa3.h100.s16k",),
-    ),
-    # NOTE: after both softmax fits, so that a pooled fa2 softmax_exposed is in force when the
-    # warp-level MMA fraction is solved on an FA2 row
-    Fit(
-        name="h100-sxm attention_warp_mma_fraction",
-        kind="warp_mma_fraction",
-        targets=("h100-sxm", "h200"),  # NOTE: h200 carries the h100 figure (same SMs and kernel)
-        rows=("attn.fa2.h100.peak", "attn.sdpa-fa2.tritonbench.h100.b128.h8.d128.s16k"),
-        pool=False,
-    ),
+    *load_fits(),
     *stack_fits(),  # NOTE: after the chip figures: a stack's overhead is what they leave
 )
 

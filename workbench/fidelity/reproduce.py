@@ -54,6 +54,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from workbench.cost.attention_class import BACKWARD_FLOPS, backward_factor
+from workbench.cost.model import Bottleneck
 from workbench.fidelity.schema import (
     AttentionSetup,
     CorpusError,
@@ -108,6 +109,17 @@ class Reproduction:
     bottleneck: str
     memory_fits: bool | None = None
 
+    @classmethod
+    def rate(cls, work: float, time_s: float, floor_s: float, bottleneck: str) -> Reproduction:
+        """A rate row: ``work`` (FLOP, bytes...) per second in ``time_s`` and at the floor."""
+        return cls(
+            predicted=work / time_s,
+            bound=work / floor_s,
+            time_s=time_s,
+            floor_s=floor_s,
+            bottleneck=bottleneck,
+        )
+
 
 def _class(
     mappings: tuple[ModelMapping, ...], repeats: tuple[int, ...] = (), host_s: float = 0.0
@@ -121,7 +133,7 @@ def _class(
     for i, m in enumerate(mappings):
         n = repeats[i] if i < len(repeats) else 1
         for k in m.kernels:
-            cls = k.cost.bottleneck.split(":")[0]
+            cls = Bottleneck.parse(k.cost.bottleneck).kind
             cls = _CLASSES.get(cls, cls)
             time[cls] = time.get(cls, 0.0) + k.cost.total_s * n
         if m.step_overhead_s:
@@ -154,13 +166,7 @@ def _gemm(s: GemmSetup, hw: Hardware, stack: Stack) -> Reproduction:
     flops = 2.0 * s.m * s.n * s.k
     nbytes = bytes_for(s.m * s.k + s.k * s.n, s.dtype) + bytes_for(s.m * s.n, out)
     floor = max(flops / _peak(hw, s.dtype), nbytes / hw.offchip.bandwidth_bytes_per_s)
-    return Reproduction(
-        predicted=flops / m.time_s,
-        bound=flops / floor,
-        time_s=m.time_s,
-        floor_s=floor,
-        bottleneck=_class((m,)),
-    )
+    return Reproduction.rate(flops, m.time_s, floor, _class((m,)))
 
 
 def _attention(s: AttentionSetup, hw: Hardware, stack: Stack) -> Reproduction:
@@ -192,13 +198,7 @@ def _attention(s: AttentionSetup, hw: Hardware, stack: Stack) -> Reproduction:
     )
     kind = options.attention_kernel or hw.software.attention_kernel
     time = m.time_s * (1.0 + backward_factor(kind) if both else 1.0)
-    return Reproduction(
-        predicted=counted / time,
-        bound=counted / floor,
-        time_s=time,
-        floor_s=floor,
-        bottleneck=_class((m,)),
-    )
+    return Reproduction.rate(counted, time, floor, _class((m,)))
 
 
 def _stream(s: StreamSetup, hw: Hardware, stack: Stack) -> Reproduction:
@@ -206,13 +206,7 @@ def _stream(s: StreamSetup, hw: Hardware, stack: Stack) -> Reproduction:
     m = map_model(Graph(name="stream", ops=(op,)), hw, stack.map_options())
     moved = float(op.bytes_read + op.bytes_written)
     floor = moved / hw.offchip.bandwidth_bytes_per_s
-    return Reproduction(
-        predicted=moved / m.time_s,
-        bound=moved / floor,
-        time_s=m.time_s,
-        floor_s=floor,
-        bottleneck=_class((m,)),
-    )
+    return Reproduction.rate(moved, m.time_s, floor, _class((m,)))
 
 
 def _config(s: ModelSetup) -> TransformerConfig:

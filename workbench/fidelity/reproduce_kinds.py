@@ -65,13 +65,7 @@ def _collective(row: PublishedRow, s: CollectiveSetup, hw: Hardware) -> Reproduc
     floor = _collective_floor(s, hw)
     bus = BUS_FACTOR[s.op](s.ranks) * s.message_bytes
     latency = _collective_time(s.model_copy(update={"message_bytes": 1}), hw) + host
-    return Reproduction(
-        predicted=bus / time,
-        bound=bus / floor,
-        time_s=time,
-        floor_s=floor,
-        bottleneck="overhead" if latency > time / 2 else "interconnect",
-    )
+    return Reproduction.rate(bus, time, floor, "overhead" if latency > time / 2 else "interconnect")
 
 
 def _encoder(row: PublishedRow, s: EncoderSetup, hw: Hardware) -> Reproduction:

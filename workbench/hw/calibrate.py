@@ -54,7 +54,7 @@ from workbench.hw._measure import (
     cache_levels,
 )
 from workbench.hw._merge import best_of
-from workbench.hw.gpu_calibrate import gpu_profile
+from workbench.hw.gpu_calibrate import NO_INTERCONNECT, gpu_profile
 from workbench.hw.schema import SCHEMA_VERSION, Hardware
 
 __all__ = [
@@ -369,12 +369,7 @@ def _profile(
             "transpose_rates": tuple(engine_figures.get("transpose_rates", ())),
         },
         "memory": levels,
-        "interconnect": {
-            "links": 0,
-            "link_bandwidth_bytes_per_s": 0.0,
-            "latency_s": 0.0,
-            "topology": "none",
-        },
+        "interconnect": dict(NO_INTERCONNECT),
         "overheads": {
             "kernel_launch_s": launch,
             "graph_launch_s": launch,

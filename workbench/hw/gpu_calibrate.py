@@ -18,9 +18,16 @@ from pydantic import ValidationError
 from workbench.errors import HardwareError
 from workbench.hw.schema import SCHEMA_VERSION, Hardware
 
-__all__ = ["GPU_SOURCE", "gpu_profile"]
+__all__ = ["GPU_SOURCE", "NO_INTERCONNECT", "gpu_profile"]
 
 GPU_SOURCE = "measured on this machine by workbench calibrate --backend cupy"
+#: The interconnect of a calibrated profile: one device measured, no chip-to-chip links.
+NO_INTERCONNECT = {
+    "links": 0,
+    "link_bandwidth_bytes_per_s": 0.0,
+    "latency_s": 0.0,
+    "topology": "none",
+}
 
 # Assumed figures (Hopper-class defaults; see the h200 profile and its sources).
 _TILE = (64, 8, 16)  # wgmma m64nNk16 (PTX ISA), as hardware/h200.yaml
@@ -152,12 +159,7 @@ def gpu_profile(figures: dict[str, Any], *, name: str = "gpu") -> Hardware:
         },
         "vector_unit": {"peak_flops_per_s": {"fp32": vector}},
         "memory": levels,
-        "interconnect": {
-            "links": 0,
-            "link_bandwidth_bytes_per_s": 0.0,
-            "latency_s": 0.0,
-            "topology": "none",
-        },
+        "interconnect": dict(NO_INTERCONNECT),
         "overheads": {
             "kernel_launch_s": launch,
             "graph_launch_s": 0.375 * launch,

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from workbench._files import read_text_bounded
+from workbench._format import fmt_cut
 from workbench.errors import IngestError, WorkbenchError
 from workbench.ir import Graph
 from workbench.models.bert import encoder_graph
@@ -40,8 +41,7 @@ def _short(value: object, limit: int = 60) -> str:
         text = repr(value)
     except (RecursionError, ValueError):
         text = f"<{type(value).__name__}>"
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return fmt_cut(" ".join(text.split()), limit)
 
 
 class _Fields:

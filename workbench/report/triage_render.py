@@ -13,12 +13,13 @@ import math
 from typing import Any
 
 from workbench._format import fmt_time
+from workbench.report.trace_text import shift_line
 from workbench.review.decision.closure import METRIC_LABELS, amount
 from workbench.review.decision.verdict import TriageReport
 from workbench.review.diagnosis.attribution import attribution_rows
 from workbench.review.diagnosis.families import family_of, natural_key
 from workbench.review.diagnosis.table import MECHANISMS
-from workbench.review.join.pairs import shift_doc, shift_line
+from workbench.review.join.pairs import shift_doc
 from workbench.review.join.trace_summary import short_name
 from workbench.review.records.mbu import BANDWIDTH_BOUND_SHARE, bandwidth_bound, record_mbu
 

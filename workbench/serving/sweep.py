@@ -116,6 +116,19 @@ def _rates(rates: Sequence[float]) -> list[float]:
     return sorted(out)
 
 
+def _sweep(
+    rates: Sequence[float],
+    workload: Workload | Callable[[float], Workload],
+    run: Callable[[Workload], SimResult],
+) -> tuple[LoadPoint, ...]:
+    """``run`` on the workload at each rate (a trace scaled to it, or the factory's), in order."""
+    points = []
+    for rate in _rates(rates):
+        w = workload.scaled_to_rate(rate) if isinstance(workload, Workload) else workload(rate)
+        points.append(LoadPoint.of(rate, run(w)))
+    return tuple(points)
+
+
 def sweep_load(
     rates: Sequence[float],
     workload: Workload | Callable[[float], Workload],
@@ -147,16 +160,11 @@ def sweep_load(
     Returns:
         One :class:`LoadPoint` per rate, in increasing rate.
     """
-    points = []
-    for rate in _rates(rates):
-        w = workload.scaled_to_rate(rate) if isinstance(workload, Workload) else workload(rate)
-        result = simulate(
-            w, step_time, batching=batching, max_batch=max_batch, max_wait_s=max_wait_s,
-            max_prefill_tokens=max_prefill_tokens, kv_capacity_tokens=kv_capacity_tokens,
-            variance=variance, seed=seed,
-        )  # fmt: skip
-        points.append(LoadPoint.of(rate, result))
-    return tuple(points)
+    return _sweep(rates, workload, lambda w: simulate(
+        w, step_time, batching=batching, max_batch=max_batch, max_wait_s=max_wait_s,
+        max_prefill_tokens=max_prefill_tokens, kv_capacity_tokens=kv_capacity_tokens,
+        variance=variance, seed=seed,
+    ))  # fmt: skip
 
 
 def sweep_image_load(
@@ -183,14 +191,9 @@ def sweep_image_load(
     Returns:
         One :class:`LoadPoint` per rate, in increasing rate.
     """
-    points = []
-    for rate in _rates(rates):
-        w = workload.scaled_to_rate(rate) if isinstance(workload, Workload) else workload(rate)
-        result = simulate_batches(
-            w, batch_time, max_batch=max_batch, max_wait_s=max_wait_s, variance=variance, seed=seed
-        )
-        points.append(LoadPoint.of(rate, result))
-    return tuple(points)
+    return _sweep(rates, workload, lambda w: simulate_batches(
+        w, batch_time, max_batch=max_batch, max_wait_s=max_wait_s, variance=variance, seed=seed
+    ))  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

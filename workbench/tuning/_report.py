@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from workbench.cost import Bottleneck
+
 __all__ = ["MIN_KERNEL_S", "KernelCheck", "ValidationReport", "iqr", "pct_error"]
 
 #: A kernel shorter than this is too short to time reliably against timer and call jitter
@@ -78,7 +80,7 @@ class KernelCheck:
 
 
 def _family(cls: str) -> str:
-    return cls.split(":")[0]
+    return Bottleneck.parse(cls).kind
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from workbench.ir import ops as O
 from workbench.ir.graph import Graph
+from workbench.models.vector import elementwise_chain, row_op
 from workbench.options import MapOptions
 
 __all__ = ["SUITE", "SuiteCase", "suite"]
@@ -86,23 +87,11 @@ def _attn(h: int, kvh: int, lq: int, lk: int, d: int, causal: bool = True):
 
 
 def _row(kind: str, rows: int, cols: int) -> Callable[[], Graph]:
-    cls = {"layernorm": O.LayerNorm, "rmsnorm": O.RMSNorm, "softmax": O.Softmax}[kind]
-    return lambda: _g(cls(name=kind, inputs=("x",), shape=(rows, cols), dtype=_F))
+    return lambda: _g(row_op(kind, rows, cols, _F))
 
 
 def _chain(rows: int, cols: int, kinds: tuple[str, ...]) -> Callable[[], Graph]:
-    def build() -> Graph:
-        ops: list[O.Op] = []
-        prev = "x"
-        for i, kind in enumerate(kinds):
-            inputs = (prev, "y") if kind in ("add", "mul") else (prev,)
-            ops.append(
-                O.Elementwise(name=f"e{i}", inputs=inputs, op=kind, shape=(rows, cols), dtype=_F)
-            )
-            prev = f"e{i}"
-        return _g(*ops)
-
-    return build
+    return lambda: _g(*elementwise_chain(rows, cols, kinds, _F))
 
 
 # NOTE: sized so every kernel takes >= 1 ms on a 2-core x86 host with one BLAS thread (about

@@ -19,7 +19,16 @@ import ipywidgets as widgets
 from workbench.report._html import Html
 from workbench.report.export import static_figures_html
 
-__all__ = ["LiveChart", "Panel", "ShowsWidget", "busy", "enable_offline", "in_kernel"]
+__all__ = [
+    "ChartPanel",
+    "LiveChart",
+    "Panel",
+    "ShowsWidget",
+    "busy",
+    "enable_offline",
+    "in_kernel",
+    "row",
+]
 
 
 def in_kernel() -> bool:
@@ -86,6 +95,24 @@ class ShowsWidget:
         return self.widget._repr_mimebundle_(**kwargs)
 
 
+class ChartPanel(ShowsWidget):
+    """Mixin: a panel whose one live chart (a :class:`LiveChart` in ``_chart``) is ``chart``."""
+
+    _chart: LiveChart
+
+    @property
+    def chart(self) -> Any:
+        """The current chart."""
+        return self._chart.chart
+
+
+def row(*children: Any) -> widgets.HBox:
+    """Widgets side by side, wrapping onto the next line where the page is narrow."""
+    return widgets.HBox(
+        list(children), layout=widgets.Layout(display="flex", flex_flow="row wrap", width="100%")
+    )
+
+
 class LiveChart:
     """Holds the current chart; its widget (a JupyterChart) is made on first use.
 
@@ -135,7 +162,8 @@ class Panel(widgets.VBox):
         children: The box's children.
         charts: Returns the charts to copy (called at display time).
         caption: Returns a line naming the settings the copies show.
-        **kwargs: Passed to :class:`ipywidgets.VBox` (e.g. ``layout``).
+        **kwargs: Passed to :class:`ipywidgets.VBox` (e.g. ``layout``; default: the page's full
+            width).
     """
 
     def __init__(
@@ -145,6 +173,7 @@ class Panel(widgets.VBox):
         caption: Callable[[], str] = lambda: "",
         **kwargs: Any,
     ) -> None:
+        kwargs.setdefault("layout", widgets.Layout(width="100%", max_width="100%"))
         super().__init__(children, **kwargs)
         self._static_charts = charts
         self._static_caption = caption

@@ -14,12 +14,12 @@ import ipywidgets as widgets
 from workbench.exercises.lesson13 import LAYERS, energy_chart, energy_table, nest_text
 from workbench.report._html import Html, escape
 from workbench.scheduling.loopnest import DATAFLOWS
-from workbench.ui._live import LiveChart, Panel, ShowsWidget
+from workbench.ui._live import ChartPanel, LiveChart, Panel, row
 
 __all__ = ["DataflowPanel"]
 
 
-class DataflowPanel(ShowsWidget):
+class DataflowPanel(ChartPanel):
     """Layer and dataflow controls; the mapped loop nest as text and a live energy chart.
 
     Args:
@@ -69,11 +69,6 @@ class DataflowPanel(ShowsWidget):
         return self._chart.chart
 
     @property
-    def chart(self) -> Any:
-        """The current chart."""
-        return self._chart.chart
-
-    @property
     def status_text(self) -> str:
         """The PEs, cycles, latency and energy line shown for the chosen dataflow (HTML)."""
         return str(self._status.value)
@@ -88,12 +83,10 @@ class DataflowPanel(ShowsWidget):
         """The ipywidgets container (controls, loop nest, chart)."""
         if self._widget is None:
             c = self.controls
-            wrap = widgets.Layout(display="flex", flex_flow="row wrap", width="100%")
             self._widget = Panel(
-                [widgets.HBox([c["layer"], c["dataflow"]], layout=wrap), self._status,
+                [row(c["layer"], c["dataflow"]), self._status,
                  self._nest, self._chart.widget],
                 charts=lambda: (self._chart.chart,),
                 caption=lambda: f"{c['layer'].value}, {c['dataflow'].value}",
-                layout=widgets.Layout(width="100%", max_width="100%"),
             )  # fmt: skip
         return self._widget

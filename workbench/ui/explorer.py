@@ -24,7 +24,7 @@ from workbench.platform.fit import setting_refusal
 from workbench.report._html import Html, each
 from workbench.report.charts import group_name, layer_type_bars, roofline
 from workbench.report.sheet import sheet_rows
-from workbench.ui._live import LiveChart, Panel, ShowsWidget
+from workbench.ui._live import LiveChart, Panel, ShowsWidget, row
 
 __all__ = [
     "BATCHES",
@@ -42,8 +42,6 @@ EXPLORER_DTYPES = ("bf16", "fp16", "fp8_e4m3", "int8", "fp32")
 BATCHES = tuple(2**i for i in range(10))
 #: Sequence lengths the seq slider steps through, tokens (128 .. 32k, powers of two).
 SEQS = tuple(2**i for i in range(7, 16))
-#: Flex layout that wraps children onto the next line instead of overflowing the cell.
-_WRAP = widgets.Layout(display="flex", flex_flow="row wrap", width="100%")
 
 
 def _steps(options: tuple[int, ...], value: int) -> tuple[int, ...]:
@@ -277,15 +275,14 @@ class MappingExplorer(ShowsWidget):
             sheet = widgets.Accordion(children=[self._sheet], titles=("mapping sheet",))
             self._widget = Panel(
                 [
-                    widgets.HBox([c["model"], c["hardware"], c["dtype"]], layout=_WRAP),
-                    widgets.HBox([c["phase"], c["batch"], c["seq"]], layout=_WRAP),
-                    widgets.HBox(fusion, layout=_WRAP),
+                    row(c["model"], c["hardware"], c["dtype"]),
+                    row(c["phase"], c["batch"], c["seq"]),
+                    row(*fusion),
                     self._summary,
-                    widgets.HBox([self._roofline.widget, self._layers.widget], layout=_WRAP),
+                    row(self._roofline.widget, self._layers.widget),
                     sheet,
                 ],
                 charts=lambda: (self.roofline_chart, self.layer_chart),
                 caption=lambda: self.mapping.graph.name,
-                layout=widgets.Layout(width="100%", max_width="100%"),
             )
         return self._widget

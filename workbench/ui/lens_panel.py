@@ -18,7 +18,7 @@ from workbench.exercises.lesson12 import SETTINGS, lens_chart
 from workbench.hw import list_hardware, load_hardware
 from workbench.platform.trajectory import trajectory_refusal
 from workbench.report._html import Html
-from workbench.ui._live import LiveChart, Panel, ShowsWidget, busy
+from workbench.ui._live import ChartPanel, LiveChart, Panel, busy, row
 from workbench.ui.platform_panel import PANEL_MODELS
 
 __all__ = ["LensPanel"]
@@ -29,7 +29,7 @@ def _levels(hw: str) -> list[str]:
     return [m.name for m in reversed(load_hardware(hw).memory) if m.name != "registers"]
 
 
-class LensPanel(ShowsWidget):
+class LensPanel(ChartPanel):
     """Dropdowns for model, hardware and level; a live bandwidth-lens chart.
 
     Args:
@@ -125,21 +125,14 @@ class LensPanel(ShowsWidget):
         return str(self._refusal.value)
 
     @property
-    def chart(self) -> Any:
-        """The current chart."""
-        return self._chart.chart
-
-    @property
     def widget(self) -> Panel:
         """The ipywidgets container (controls, chart)."""
         if self._widget is None:
             c = self.controls
-            wrap = widgets.Layout(display="flex", flex_flow="row wrap", width="100%")
             self._widget = Panel(
-                [widgets.HBox([c["model"], c["hardware"], c["level"]], layout=wrap),
+                [row(c["model"], c["hardware"], c["level"]),
                  self._status, self._refusal, self._chart.widget],
                 charts=lambda: (self._chart.chart,),
                 caption=lambda: f"{c['model'].value} on {c['hardware'].value}, {c['level'].value}",
-                layout=widgets.Layout(width="100%", max_width="100%"),
             )  # fmt: skip
         return self._widget

@@ -24,7 +24,7 @@ from workbench.platform.compare import serving_refusal
 from workbench.report._html import Html
 from workbench.report.sla_charts import latency_throughput_chart
 from workbench.serving import LoadPoint, find_knee
-from workbench.ui._live import LiveChart, Panel, ShowsWidget, busy
+from workbench.ui._live import ChartPanel, LiveChart, Panel, busy, row
 
 __all__ = ["PANEL_MODELS", "LatencyPanel"]
 
@@ -32,7 +32,7 @@ __all__ = ["PANEL_MODELS", "LatencyPanel"]
 PANEL_MODELS = ("gpt2", "llama2-7b", "llama3-8b", "mistral-7b")
 
 
-class LatencyPanel(ShowsWidget):
+class LatencyPanel(ChartPanel):
     """Controls for a serving sweep; a live latency-throughput chart and the knee.
 
     Args:
@@ -201,11 +201,6 @@ class LatencyPanel(ShowsWidget):
         return self.points
 
     @property
-    def chart(self) -> Any:
-        """The current chart."""
-        return self._chart.chart
-
-    @property
     def knee_text(self) -> str:
         """The summary line (HTML)."""
         return str(self._summary.value)
@@ -215,11 +210,10 @@ class LatencyPanel(ShowsWidget):
         """The ipywidgets container (controls, knee line, chart)."""
         if self._widget is None:
             c = self.controls
-            wrap = widgets.Layout(display="flex", flex_flow="row wrap", width="100%")
             self._widget = Panel(
                 [
-                    widgets.HBox([c["model"], c["hardware"], c["trace"]], layout=wrap),
-                    widgets.HBox([c["max_batch"], c["sla_ms"]], layout=wrap),
+                    row(c["model"], c["hardware"], c["trace"]),
+                    row(c["max_batch"], c["sla_ms"]),
                     self._summary,
                     self._status,
                     self._refusal,
@@ -227,6 +221,5 @@ class LatencyPanel(ShowsWidget):
                 ],
                 charts=lambda: (self._chart.chart,),
                 caption=lambda: f"{c['model'].value} on {c['hardware'].value}",
-                layout=widgets.Layout(width="100%", max_width="100%"),
             )
         return self._widget

@@ -29,7 +29,7 @@ from workbench.platform.fit import setting_refusal
 from workbench.report._html import Html, escape
 from workbench.report.charts.tiles import forced_tile, storage_rows, tile_fits
 from workbench.scheduling.tiling import Tiling
-from workbench.ui._live import LiveChart, Panel, ShowsWidget
+from workbench.ui._live import ChartPanel, LiveChart, Panel, row
 from workbench.ui.explorer import _hardware
 
 __all__ = [
@@ -88,7 +88,7 @@ def tile_chart(tiling: Tiling, cost: Cost, hw: Hardware) -> alt.HConcatChart:
     )  # fmt: skip
 
 
-class TilingLab(ShowsWidget):
+class TilingLab(ChartPanel):
     """Tile sliders for one GEMM-like or attention kernel of a mapped model.
 
     Args:
@@ -179,11 +179,6 @@ class TilingLab(ShowsWidget):
     def cost(self) -> Cost:
         """The predicted cost of the forced tiling."""
         return self.prediction[1]
-
-    @property
-    def chart(self) -> Any:
-        """The current SRAM/traffic chart."""
-        return self._chart.chart
 
     def _override(self):
         c = self.controls
@@ -308,18 +303,16 @@ class TilingLab(ShowsWidget):
         """The ipywidgets container (sliders, summary, chart, Measure button)."""
         if self._widget is None:
             c = self.controls
-            wrap = widgets.Layout(display="flex", flex_flow="row wrap", width="100%")
             self._widget = Panel(
                 [
-                    widgets.HBox([c["tile_m"], c["tile_n"], c["tile_k"]], layout=wrap),
-                    widgets.HBox([c["stages"], c["split_k"]], layout=wrap),
+                    row(c["tile_m"], c["tile_n"], c["tile_k"]),
+                    row(c["stages"], c["split_k"]),
                     self._summary,
                     self._chart.widget,
-                    widgets.HBox([self._button, self._measured], layout=wrap),
+                    row(self._button, self._measured),
                 ],
                 charts=lambda: (self.chart,),
                 caption=lambda: f"{self.kernel.name} tile {self.prediction[0].shape}",
-                layout=widgets.Layout(width="100%", max_width="100%"),
             )
         return self._widget
 

@@ -12,7 +12,8 @@ from workbench.evidence import MeasuredKernel, MeasuredRun, read_trace, write_ns
 from workbench.evidence.launches import launch_stats, queue_lengths, summarize
 from workbench.evidence.operators import RecordedOps
 from workbench.evidence.run import IterationStats
-from workbench.review.join.trace_summary import trace_document, trace_text
+from workbench.report.trace_text import trace_text
+from workbench.review.join.trace_summary import trace_document
 
 
 def _kernel(start, launch, call, *, stream=7, iteration=1, **kw):

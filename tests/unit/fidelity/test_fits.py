@@ -10,8 +10,8 @@ import statistics
 
 import pytest
 
-from workbench.fidelity import load_corpus
-from workbench.fidelity.fits import FITS, applied, solve_fits
+from workbench.fidelity import CorpusError, load_corpus
+from workbench.fidelity.fits import FITS, FITS_PATH, applied, load_fits, solve_fits
 from workbench.fidelity.reproduce import reproduce
 from workbench.hw import load_hardware
 
@@ -109,3 +109,22 @@ def test_without_the_fa2_paper_the_warp_fraction_reproduces_the_sdpa_row(corpus,
             assert sw.attention_warp_mma_fraction == state.values[WARP]
         predicted = reproduce(row, fitted["h100-sxm"]).predicted
     assert predicted == pytest.approx(row.measured_si, rel=0.01)
+
+
+def test_the_chip_fits_are_data_and_a_bad_file_is_refused_in_one_line(tmp_path):
+    assert [f.name for f in load_fits()] == [f.name for f in FITS if f.kind not in STACK]
+    text = FITS_PATH.read_text(encoding="utf-8")
+    bad = tmp_path / "fits.yaml"
+    for broken, said in (
+        (text.replace("pool: false", "pool: false\n    pool: true"), "duplicate"),
+        (text.replace("kind: efficiency", "kind: speed", 1), "fits.0.kind"),
+        (text.replace("name: h100-sxm efficiency", "name: a100-80gb efficiency"), "repeated"),
+    ):
+        bad.write_text(broken, encoding="utf-8")
+        with pytest.raises(CorpusError, match=said) as err:
+            load_fits(bad)
+        assert str(bad) in str(err.value)
+        assert "\n" not in str(err.value)
+
+
+STACK = ("step_overhead_s", "request_overhead_s")

@@ -10,7 +10,8 @@ from shaped_trace import ADD, MM, SGEMM, TENSOROP, write_shaped_trace
 from workbench.cli import main
 from workbench.evidence import read_trace
 from workbench.evidence.operators import read_operators
-from workbench.review.join.pairs import pair_document, pair_text
+from workbench.report.trace_text import pair_text
+from workbench.review.join.pairs import pair_document
 
 ADD_CALL = ("aten::add", [[4096, 4096], [4096, 4096], []], ["float", "float", "Scalar"])
 VARIED = [0.0, 6e-3, 1e-3, 9e-3, 2e-3, 7e-3]  # idle per step, s: the steps vary by ~9 ms

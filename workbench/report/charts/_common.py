@@ -11,6 +11,8 @@ from typing import Any
 
 import altair as alt
 
+from workbench.cost import Bottleneck
+
 __all__ = [
     "BOTTLENECK_COLOURS",
     "MAX_ROWS",
@@ -80,7 +82,7 @@ def group_name(kernel_name: str) -> str:
 
 def bottleneck_colour(classes: list[str]) -> alt.Scale:
     """A colour scale giving each bottleneck class present a fixed, readable colour."""
-    domain = sorted(set(classes), key=lambda c: (c.startswith("bandwidth"), c))
+    domain = sorted(set(classes), key=lambda c: (Bottleneck.parse(c).is_bandwidth, c))
     shades = iter(_BANDWIDTH_SHADES * 4)
     rng = [BOTTLENECK_COLOURS.get(c) or next(shades) for c in domain]
     return alt.Scale(domain=domain, range=rng)

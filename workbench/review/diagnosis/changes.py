@@ -55,6 +55,30 @@ class Change:
         """``group: name: before -> after``."""
         return f"{self.group}: {self.name}: {self.before} -> {self.after}"
 
+    @property
+    def fusion_rule(self) -> str | None:
+        """The rule a ``fusion rule off: <rule>`` change names, else None.
+
+        >>> Change(group="compiler", name="fusion rule off: gemm_epilogue", before="",
+        ...        after="present").fusion_rule
+        'gemm_epilogue'
+        """
+        if self.name.startswith("fusion rule off:"):
+            return self.name.split(":", 1)[1].strip()
+        return None
+
+    @property
+    def kernel_glob(self) -> str | None:
+        """The kernels a ``format override <glob>=<format>`` or ``tile <glob>=<tile>`` names.
+
+        >>> Change(group="compiler", name="tile *up_proj=128x128x32", before="",
+        ...        after="present").kernel_glob
+        '*up_proj'
+        """
+        if self.name.startswith(("format override", "tile ")):
+            return self.name.split(" ", 2)[-1].rsplit("=", 1)[0]
+        return None
+
 
 def _flatten(data: Any, prefix: str = "") -> dict[str, Any]:
     """Dotted paths to leaves; lists of named objects are keyed by name."""
@@ -189,8 +213,8 @@ def change_label(change: Any) -> str:
     'fp32 down_proj'
     """
     name, on = change.name, change.after == "present"
-    if name.startswith("fusion rule off:"):
-        rule = name.split(":", 1)[1].strip()
+    rule = change.fusion_rule
+    if rule is not None:
         return f"{rule} fusion {'off' if on else 'on'}"
     if name.startswith("format override"):
         glob, _, dt = name.split(" ", 2)[-1].rpartition("=")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from workbench._format import fmt_time
+from workbench.cost import Bottleneck
 from workbench.ir.dtypes import DTYPES
 from workbench.review.records.store import KernelResult
 
@@ -137,8 +138,9 @@ def hardware_rate(g: GroupView) -> Detected | None:
     if not (g.hardware_changed and g.ct > g.bt and g.c):
         return None
     y = max(g.c, key=lambda k: k.predicted_s)
-    level = y.bottleneck.split(":", 1)[1] if y.bottleneck.startswith("bandwidth:") else "compute"
-    if y.bottleneck not in ("compute",) and not y.bottleneck.startswith("bandwidth:"):
+    bound = Bottleneck.parse(y.bottleneck)
+    level = bound.level if bound.is_bandwidth else "compute"
+    if y.bottleneck != "compute" and not bound.is_bandwidth:
         level = ""  # overhead- or capacity-bound: name the part of the profile that moved
     moved = [p for p in g.parts if p == "compute" or y.traffic_at(p) > 0]
     if moved and level not in moved:
@@ -173,7 +175,8 @@ def bandwidth_saturation(g: GroupView) -> Detected | None:
         lvl: sum(k.traffic_at(lvl) for k in g.c) - sum(k.traffic_at(lvl) for k in g.b)
         for lvl in levels
     }
-    bound = {k.bottleneck.split(":", 1)[1] for k in g.c if k.bottleneck.startswith("bandwidth:")}
+    bounds = (Bottleneck.parse(k.bottleneck) for k in g.c)
+    bound = {b.level for b in bounds if b.is_bandwidth}
     hot = sorted((lvl for lvl in bound if grow.get(lvl, 0.0) > 0), key=lambda v: -grow[v])
     if not hot or g.ct <= g.bt:
         return None

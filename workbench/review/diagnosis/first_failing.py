@@ -39,6 +39,7 @@ every kernel (eager launches, per-layer barriers), where no single kernel carrie
 
 from __future__ import annotations
 
+import fnmatch
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -105,6 +106,16 @@ class GroupChange:
     level: str | None
     evidence: str
     mechanisms: tuple[tuple[str, str | None, str], ...] = ()
+
+    def fusion_toggled(self, rule: str) -> bool:
+        """Whether fusion ``rule`` is applied on one side of the group and not on the other."""
+        before = {f for k in self.baseline for f in k.fusion}
+        after = {f for k in self.candidate for f in k.fusion}
+        return (rule in before) != (rule in after)
+
+    def has_kernel(self, glob: str) -> bool:
+        """Whether a kernel of either side is named by ``glob`` (case-sensitive fnmatch)."""
+        return any(fnmatch.fnmatchcase(k.name, glob) for k in (*self.baseline, *self.candidate))
 
     def evidence_for(self, mechanism: str) -> str:
         """The before/after sentence for ``mechanism`` (the group's first one if absent)."""

@@ -25,7 +25,6 @@ Anchors name kernel families (``layers.*.mlp.down_proj`` x32), with natural sort
 
 from __future__ import annotations
 
-import fnmatch
 import sys
 from collections import defaultdict
 from collections.abc import Sequence
@@ -106,17 +105,13 @@ def _touches(change: Change, g: GroupChange) -> bool:
     """Whether declared ``change`` touched kernel group ``g`` (moved its time)."""
     if g.delta_s == 0:
         return False
-    name = change.name
-    if name.startswith("fusion rule off:"):
-        rule = name.split(":", 1)[1].strip()
-        before = {f for k in g.baseline for f in k.fusion}
-        after = {f for k in g.candidate for f in k.fusion}
-        return (rule in before) != (rule in after)
-    if name in ("dtype", "weight_dtype"):
+    rule, glob = change.fusion_rule, change.kernel_glob
+    if rule is not None:
+        return g.fusion_toggled(rule)
+    if change.name in ("dtype", "weight_dtype"):
         return {(k.name, k.dtype) for k in g.baseline} != {(k.name, k.dtype) for k in g.candidate}
-    if name.startswith(("format override", "tile ")):
-        glob = name.split(" ", 2)[-1].rsplit("=", 1)[0]
-        return any(fnmatch.fnmatchcase(k.name, glob) for k in (*g.baseline, *g.candidate))
+    if glob is not None:
+        return g.has_kernel(glob)
     want = _mechanism_of(change, g)
     return want is None or g.mechanism == want
 

@@ -32,7 +32,7 @@ import statistics
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
-from workbench._format import fmt_time
+from workbench._format import fmt_delta, fmt_time
 from workbench.evidence.compare import compare_steps
 from workbench.evidence.run import CATEGORIES
 from workbench.review.join.categories import NO_OPERATOR
@@ -138,7 +138,7 @@ def rollup_shares(
             delta, interval = _category_delta(cat, sb, sc)
             beyond = interval is not None and interval[0] > 0
             noise = "" if interval is None else (
-                f" (95% interval {_signed(interval[0])} to {_signed(interval[1])} per step)"
+                f" (95% interval {fmt_delta(interval[0])} to {fmt_delta(interval[1])} per step)"
             )  # fmt: skip
         else:
             delta = sum(rows_c.get(cat, {}).values()) - sum(rows_b.get(cat, {}).values())
@@ -147,13 +147,13 @@ def rollup_shares(
             found.append((delta, order, cat, noise))
     found.sort(key=lambda f: (-f[0], f[1]))
     out = []
-    others = ", ".join(f"{c} {_signed(d)} ({d / total_s:.0%})" for d, _, c, _ in found[1:4])
+    others = ", ".join(f"{c} {fmt_delta(d)} ({d / total_s:.0%})" for d, _, c, _ in found[1:4])
     context = _confounders(base, cand)
     for delta, order, cat, noise in found:
         op, op_delta, sides = _top_operator(rows_b.get(cat, {}), rows_c.get(cat, {}))
         evidence = (
             f"{cat} kernel time per step {_side(sb, rows_b, cat)} -> {_side(sc, rows_c, cat)}, "
-            f"{_signed(delta)}{noise}; most under {op} ({_signed(op_delta)} per step with the "
+            f"{fmt_delta(delta)}{noise}; most under {op} ({fmt_delta(op_delta)} per step with the "
             f"warm-up one, {sides})"
         )
         if cat == found[0][2]:
@@ -196,7 +196,3 @@ def _top_operator(b: dict[str, float], c: dict[str, float]) -> tuple[str, float,
     op = ops[0]
     sides = "both runs" if op in b and op in c else ("candidate only" if op in c else "baseline")
     return op, c.get(op, 0.0) - b.get(op, 0.0), sides
-
-
-def _signed(seconds: float) -> str:
-    return ("+" if seconds >= 0 else "-") + fmt_time(abs(seconds))

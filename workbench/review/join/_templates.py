@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
+from workbench._format import fmt_cut
 from workbench.evidence.operators import RecordedOps
 from workbench.evidence.run import MeasuredRun
 
@@ -99,19 +100,16 @@ class TemplateDifference:
         'k<float, 2ul> vs <float, 5ul> (argument 2: 2ul vs 5ul)'
         """
         a, b = self.baseline[0], self.candidate[0]
-        text = f"{self.template}<{_cut(', '.join(a), limit)}> vs <{_cut(', '.join(b), limit)}>"
+        first, second = fmt_cut(", ".join(a), limit), fmt_cut(", ".join(b), limit)
+        text = f"{self.template}<{first}> vs <{second}>"
         if len(self.baseline) == len(self.candidate) == 1 and len(a) == len(b):
             moved = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
             if moved:
                 parts = ", ".join(
-                    f"{i + 1}: {_cut(a[i], 24)} vs {_cut(b[i], 24)}" for i in moved[:3]
+                    f"{i + 1}: {fmt_cut(a[i], 24)} vs {fmt_cut(b[i], 24)}" for i in moved[:3]
                 )
                 text += f" (argument {parts})"
         return text
-
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _instantiations(

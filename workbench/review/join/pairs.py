@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from workbench._format import fmt_time
 from workbench.errors import WorkbenchError, printable
 from workbench.evidence.compare import Shift, compare_runs
 from workbench.evidence.operators import RecordedOps
@@ -23,7 +22,7 @@ from workbench.evidence.run import CATEGORIES, MeasuredRun
 from workbench.review.join._templates import template_differences
 from workbench.review.join.trace_summary import _cut, by_category_s
 
-__all__ = ["align_by_operator", "differences", "pair_document", "pair_text"]
+__all__ = ["align_by_operator", "differences", "pair_document"]
 
 _NO_OP = "(no operator recorded)"
 _SAME_TAGS = ("device", "world_size", "rank", "backend", "compute_capability")
@@ -179,38 +178,6 @@ def pair_document(
     }
 
 
-def pair_text(doc: dict[str, Any], *, top: int = 10) -> str:
-    """Render :func:`pair_document` for a terminal."""
-    st = doc["step"]
-    rel = st["relative"]
-    lines = [
-        f"measured pair: {printable(doc['baseline'])} -> {printable(doc['candidate'])}",
-        f"step time (steady-state medians): {fmt_time(st['baseline_median_s'])} -> "
-        f"{fmt_time(st['candidate_median_s'])}"
-        + (f" ({100 * rel:+.1f}%)" if rel is not None else ""),
-    ]
-    s = st["shift"]
-    if s is not None:
-        lines.append(f"  {shift_line(s)}")
-    else:
-        lines.append(f"  no noise estimate: {printable(st.get('note', ''))}")
-    lines += [f"note: {line}" for line in doc["differences"]]
-    lines.append("kernel time by category, per iteration (baseline -> candidate)")
-    for r in doc["by_category"]:
-        lines.append(
-            f"  {r['category']:<12} {fmt_time(r['baseline_s']):>9} -> "
-            f"{fmt_time(r['candidate_s']):>9}  ({_signed(r['candidate_s'] - r['baseline_s'])})"
-        )
-    lines.append("largest changes by operator (the cpu_op that launched the kernels, its shapes)")
-    for r in doc["by_operator"][:top]:
-        lines.append(
-            f"  {_signed(r['delta_s']):>10}  {fmt_time(r['baseline_s']):>9} -> "
-            f"{fmt_time(r['candidate_s']):>9}  {r['category']:<11} {_cut(r['operator'], 60)}"
-            f"  (shapes {r['shapes']})"
-        )
-    return "\n".join(lines) + "\n"
-
-
 def shift_doc(s: Shift) -> dict[str, Any]:
     """A step-time shift as JSON (seconds; ``trace --against`` and triage print the same)."""
     return {
@@ -224,26 +191,3 @@ def shift_doc(s: Shift) -> dict[str, Any]:
         "positive": s.positive,
         "sign_p": s.sign_p,
     }
-
-
-def shift_line(s: dict[str, Any]) -> str:
-    """One line for a :func:`shift_doc`: its interval, and whether it is beyond the noise.
-
-    Paired shifts give the per-step interval and the sign test; unpaired ones the
-    Hodges-Lehmann shift with its coverage.
-    """
-    verdict = "beyond the noise" if s["beyond_noise"] else "within the noise"
-    if s["method"] == "paired":
-        return (
-            f"paired over {s['pairs']} steps: {_signed(s['estimate_s'])} per step (95% interval "
-            f"{_signed(s['low_s'])} to {_signed(s['high_s'])}), {s['positive']} of {s['pairs']} "
-            f"steps slower (sign test p = {s['sign_p']:.3g}): {verdict}"
-        )
-    return (
-        f"shift {_signed(s['estimate_s'])} (Hodges-Lehmann; interval {_signed(s['low_s'])} "
-        f"to {_signed(s['high_s'])}, coverage {100 * s['coverage']:.0f}%): {verdict}"
-    )
-
-
-def _signed(seconds: float) -> str:
-    return ("+" if seconds >= 0 else "-") + fmt_time(abs(seconds))

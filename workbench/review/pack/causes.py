@@ -18,7 +18,6 @@ preference, from:
 
 from __future__ import annotations
 
-import fnmatch
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -135,16 +134,11 @@ def _owner(r: TriageReport, mechanism: str) -> str:
 
 def _matches(change: Any, g: GroupChange) -> bool:
     """Whether declared change ``change`` touched kernel group ``g``."""
-    name = change.name
-    before = {f for k in g.baseline for f in k.fusion}
-    after = {f for k in g.candidate for f in k.fusion}
-    kernels = [*g.baseline, *g.candidate]
-    if name.startswith("fusion rule off:"):
-        rule = name.split(":", 1)[1].strip()
-        return (rule in before) != (rule in after)
-    if name.startswith(("format override", "tile ")):
-        glob = name.split(" ", 2)[-1].rsplit("=", 1)[0]
-        return any(fnmatch.fnmatchcase(k.name, glob) for k in kernels) and g.delta_s != 0
+    rule, glob = change.fusion_rule, change.kernel_glob
+    if rule is not None:
+        return g.fusion_toggled(rule)
+    if glob is not None:
+        return g.has_kernel(glob) and g.delta_s != 0
     wanted = mechanism_of_group(change.group)
     return g.delta_s != 0 and (wanted is None or g.mechanism == wanted)
 
@@ -178,37 +172,36 @@ def _from_attribution(r: TriageReport, groups: Sequence[GroupChange]) -> list[Ca
         fresh = [g for g in touched if family_of(g.anchor) not in claimed]
         touched = fresh or touched
         if not touched:
-            mech = mechanism_of_group(s.change.group) or ""
-            out.append(
-                Cause(
-                    change=change_label(s.change),
-                    mechanism=mech,
-                    share=s.share,
-                    share_s=s.share_s,
-                    family="",
-                    count=0,
-                    owner=_owner(r, mech),
-                    rows=(),
-                )
-            )
+            out.append(_share_cause(r, s, mechanism_of_group(s.change.group) or ""))
             continue
         fam, members = _largest_family(touched)
         claimed.add(fam)
         top = max(members, key=lambda g: (g.delta_s, -g.order))
         mech = _mechanism_for(s.change, top)
-        out.append(
-            Cause(
-                change=change_label(s.change),
-                mechanism=mech,
-                share=s.share,
-                share_s=s.share_s,
-                family=fam,
-                count=len(members),
-                owner=_owner(r, mech),
-                rows=top.sheet_rows(),
-            )
-        )
+        out.append(_share_cause(r, s, mech, fam, members=len(members), rows=top.sheet_rows()))
     return out
+
+
+def _share_cause(
+    r: TriageReport,
+    s: Any,
+    mechanism: str,
+    family: str = "",
+    *,
+    members: int = 0,
+    rows: tuple[dict[str, object], ...] = (),
+) -> Cause:
+    """The :class:`Cause` of one attribution share ``s`` (no family: its change touched none)."""
+    return Cause(
+        change=change_label(s.change),
+        mechanism=mechanism,
+        share=s.share,
+        share_s=s.share_s,
+        family=family,
+        count=members,
+        owner=_owner(r, mechanism),
+        rows=rows,
+    )
 
 
 def _from_families(r: TriageReport, groups: Sequence[GroupChange]) -> list[Cause]:

@@ -16,7 +16,6 @@ import hashlib
 import os
 import re
 import shlex
-import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from typing import Any
 from workbench._format import fmt_capacity, fmt_change, fmt_quantity, fmt_si
 from workbench.review.decision.verdict import TriageReport
 from workbench.review.diagnosis.changes import _none, change_label
+from workbench.review.records.tags import head_commit
 
 __all__ = [
     "change_label",
@@ -123,19 +123,7 @@ def git_commit(where: Path | None = None) -> str:
 
     Fails soft: no git, no repository or a timeout give the same answer.
     """
-    root = where or Path(__file__).resolve().parents[3]
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return "not a checkout"
-    text = out.stdout.strip()
-    return text if out.returncode == 0 and re.fullmatch(r"[0-9a-f]{40}", text) else "not a checkout"
+    return head_commit(where or Path(__file__).resolve().parents[3]) or "not a checkout"
 
 
 def file_sha256(path: str | os.PathLike[str] | None) -> str:

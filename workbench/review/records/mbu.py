@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from workbench.cost import Bottleneck
 from workbench.review.records.reproduce import hardware_for
 
 __all__ = ["BANDWIDTH_BOUND_SHARE", "bandwidth_bound", "bandwidth_share", "record_mbu"]
@@ -48,7 +49,7 @@ def bandwidth_share(x: Any) -> float | None:
     total = sum(t for _, t in times)
     if total <= 0:
         return None
-    return sum(t for b, t in times if b.startswith("bandwidth")) / total
+    return sum(t for b, t in times if Bottleneck.parse(b).is_bandwidth) / total
 
 
 def bandwidth_bound(x: Any) -> bool:

@@ -36,6 +36,7 @@ import hashlib
 import json
 import types
 import typing
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -232,22 +233,29 @@ def record_from_dict(data: Any, where: str = "run record") -> RunRecord:
         )
     body.pop("kind")
     record = _build(RunRecord, body, where)
-    problems = physical_problems(record)
-    if problems:
-        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise RecordError(
-            f"{where}: physically impossible: {problems[0]}{more}; the lock hashes are unkeyed "
-            "(integrity, not authenticity), so impossible records are refused whatever their hash"
-        )
-    inconsistent = consistency_problems(record)
-    if inconsistent:
-        more = f" (and {len(inconsistent) - 1} more)" if len(inconsistent) > 1 else ""
-        raise RecordError(
-            f"{where}: inconsistent run record: {inconsistent[0]}{more}; a record the tool "
-            "wrote agrees with itself, so this one was edited (and re-locked) after writing"
-        )
+    _refuse(
+        where,
+        "physically impossible",
+        physical_problems(record),
+        "the lock hashes are unkeyed (integrity, not authenticity), so impossible records are "
+        "refused whatever their hash",
+    )
+    _refuse(
+        where,
+        "inconsistent run record",
+        consistency_problems(record),
+        "a record the tool wrote agrees with itself, so this one was edited (and re-locked) "
+        "after writing",
+    )
     check_embedded_profile(record, where)
     return record
+
+
+def _refuse(where: str, what: str, problems: Sequence[str], why: str) -> None:
+    """Raise :class:`RecordError` naming the first of ``problems`` (none: return)."""
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise RecordError(f"{where}: {what}: {problems[0]}{more}; {why}")
 
 
 def check_embedded_profile(record: RunRecord, where: str = "run record") -> None:

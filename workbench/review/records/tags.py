@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import platform
+import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,7 @@ __all__ = [
     "canonical_json",
     "digest",
     "git_commit",
+    "head_commit",
     "host_facts",
     "normalised_group",
     "reproducer_command",
@@ -218,19 +220,26 @@ def digest(data: Any) -> str:
 @functools.cache
 def git_commit() -> str:
     """The package checkout's commit (``git rev-parse HEAD``) or ``"unknown"``; never fails."""
+    return head_commit(Path(__file__).resolve().parent) or "unknown"
+
+
+def head_commit(root: Path) -> str | None:
+    """The commit checked out in the repository holding ``root``, or None.
+
+    Fails soft: no git, no repository, a timeout or an answer that is not a commit give None.
+    """
     try:
         out = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            cwd=Path(__file__).resolve().parent,
+            ["git", "-C", str(root), "rev-parse", "HEAD"],
             capture_output=True,
             text=True,
             timeout=5,
             check=False,
         )
     except (OSError, subprocess.SubprocessError):
-        return "unknown"
+        return None
     text = out.stdout.strip()
-    return text if out.returncode == 0 and len(text) == 40 else "unknown"
+    return text if out.returncode == 0 and re.fullmatch(r"[0-9a-f]{40}", text) else None
 
 
 def host_facts() -> tuple[tuple[str, str], ...]:
