@@ -15,12 +15,12 @@ from collections import defaultdict
 from functools import lru_cache
 from pathlib import Path
 
-from workbench._format import fmt_time
 from workbench.errors import WorkbenchError
 from workbench.evidence import MeasuredRun, read_trace_and_operators
 from workbench.evidence.launches import launch_stats
 from workbench.evidence.operators import RecordedOps
 from workbench.exercises._claims import Claim
+from workbench.exercises._text import LessonText
 from workbench.models.from_trace import gemm_format
 from workbench.review import RunRecord, TriageReport, record_from_trace, triage
 from workbench.review.join._templates import template_differences
@@ -37,6 +37,8 @@ __all__ = [
     "pair_differences_claim",
     "read_pair_trace",
 ]
+
+_TEXT = LessonText("lesson06")
 
 #: Where the lesson's real measured pair lives: Holistic Trace Analysis's public test data.
 HTA_DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "hta"
@@ -81,39 +83,36 @@ def _gemm_formats(run: MeasuredRun) -> dict[str, float]:
     return {f: t / max(len(steady), 1) for f, t in out.items()}
 
 
-def _share_phrase(share: float) -> str:
-    return "all" if share >= 0.995 else f"{share:.0%}"
-
-
 def measured_headline_claim() -> Claim:
     """The headline the tool's own triage gives the real pair, with what backs it."""
     r = measured_triage()
     ff = r.first_failing
     h = r.headline()
     if ff is None:
-        return Claim(
-            f"Triage of the real pair finds no material regression (step time "
-            f"{h['change']:+.1%}, noise ±{h['noise']:.1%}); decision: **{r.decision}**."
+        return _TEXT.claim(
+            "headline_none", change=h["change"], noise=h["noise"], decision=r.decision
         )
-    others = ", ".join(f"{m.kernel} {m.share:.0%}" for m in r.mechanisms[1:3])
-    text = (
-        f"The tool's triage of the real pair (`workbench triage a100.json v100.json --changed "
-        f"hardware`): step time **{h['change']:+.1%}**, first failing mechanism "
-        f"**{ff.mechanism} at {ff.kernel}**, {ff.share:.1%} of the "
-        f"+{fmt_time(ff.total_delta_s)} regression"
-        + (f" (then {others})" if others else "")
-        + f"; owner: {r.owner.role if r.owner else 'none'}; decision: **{r.decision}**."
-    )
     fa = _gemm_formats(read_pair_trace(A100_TRACE)[0])
     fv = _gemm_formats(read_pair_trace(V100_TRACE)[0])
-    if ff.kernel == "gemm kernels" and fa and fv:
-        ta, tv = fa.get("tf32", 0.0) / sum(fa.values()), fv.get("fp32", 0.0) / sum(fv.values())
-        text += (
-            f" The A100 ran {_share_phrase(ta)} of its GEMM time in TF32 on its tensor cores; "
-            f"the V100, whose tensor cores take no FP32 data, ran {_share_phrase(tv)} of its "
-            "GEMM time as FP32 on its CUDA cores."
-        )
-    return Claim(text)
+    formats = ff.kernel == "gemm kernels" and bool(fa) and bool(fv)
+    ta = fa.get("tf32", 0.0) / sum(fa.values()) if formats else 0.0
+    tv = fv.get("fp32", 0.0) / sum(fv.values()) if formats else 0.0
+    return _TEXT.claim(
+        "headline",
+        change=h["change"],
+        mechanism=ff.mechanism,
+        kernel=ff.kernel,
+        share=ff.share,
+        delta=ff.total_delta_s,
+        others=r.mechanisms[1:3],
+        owner=r.owner.role if r.owner else "none",
+        decision=r.decision,
+        formats=formats,
+        tf32=ta,
+        tf32_all=ta >= 0.995,  # NOTE: a share that rounds to 100 % reads "all"
+        fp32=tv,
+        fp32_all=tv >= 0.995,
+    )
 
 
 def pair_differences_claim() -> Claim:
@@ -122,30 +121,36 @@ def pair_differences_claim() -> Claim:
     parts = []
     for tag in ("world_size", "rank"):
         if a.tag(tag) != b.tag(tag):
-            parts.append(f"{tag.replace('_', ' ')} {a.tag(tag)} vs {b.tag(tag)}")
+            parts.append(
+                _TEXT.render(
+                    "difference_tag", tag=tag.replace("_", " "), a=a.tag(tag), b=b.tag(tag)
+                )
+            )
     sharded = template_differences(a, ops_a, b, ops_b)
     if sharded:
         d = sharded[0]
         a_args, b_args = d.baseline[0], d.candidate[0]
         same_arity = len(a_args) == len(b_args)
         moved = [i for i in range(len(a_args)) if same_arity and a_args[i] != b_args[i]]
-        arg = f"`{a_args[moved[0]]}` vs `{b_args[moved[0]]}`" if moved else "other arguments"
         parts.append(
-            f"sharding: {len(sharded)} kernel template(s) run with other template arguments "
-            f"from the same operator (`{d.template}`: {arg})"
+            _TEXT.render(
+                "difference_sharding",
+                count=len(sharded),
+                template=d.template,
+                moved=bool(moved),
+                a=a_args[moved[0]] if moved else None,
+                b=b_args[moved[0]] if moved else None,
+            )
         )
     compiled_a = {op.name for op in ops_a.ops if op.name.startswith("CompiledFunction")}
     compiled_b = {op.name for op in ops_b.ops if op.name.startswith("CompiledFunction")}
     if compiled_b and not compiled_a:
-        parts.append("the V100 run was compiled (`CompiledFunction` operators), the A100 one eager")
+        parts.append(_TEXT.render("difference_compiled", compiled="V100", eager="A100"))
     elif compiled_a and not compiled_b:
-        parts.append("the A100 run was compiled (`CompiledFunction` operators), the V100 one eager")
+        parts.append(_TEXT.render("difference_compiled", compiled="A100", eager="V100"))
     if not parts:
-        return Claim("Besides the GPU, the two traces run the same thing.")
-    return Claim(
-        "Besides the GPU, the two traces differ in: " + "; ".join(parts) + ". So the change in "
-        "step time is not the GPU generation alone."
-    )
+        return _TEXT.claim("pair_same")
+    return _TEXT.claim("pair_differences", parts=parts)
 
 
 def launch_lag_claim() -> Claim:
@@ -156,20 +161,18 @@ def launch_lag_claim() -> Claim:
         main = max(stats, key=lambda s: s.launches)
         rows.append((label, main))
     parts = [
-        f"{label} stream {s.stream}: launch delay median {fmt_time(s.delay.median)}, "
-        f"{s.queue.mean:.0f} operations queued on average (at most {s.queue.maximum:.0f})"
+        _TEXT.render(
+            "launch_part",
+            label=label,
+            stream=s.stream,
+            delay=s.delay.median,
+            queued=s.queue.mean,
+            queued_max=s.queue.maximum,
+        )
         for label, s in rows
     ]
     lag = rows[1][1].delay.median / rows[0][1].delay.median if rows[0][1].delay.median else 0
-    verdict = (
-        f"The V100's work waits x{lag:.0f} longer after its launch: its GPU lags the host"
-        if lag > 1
-        else "The V100's GPU does not lag the host more than the A100's"
-    )
-    return Claim(
-        "Host-side launches on the main stream (HTA's definitions: delay = kernel start minus "
-        "the end of its launch call): " + "; ".join(parts) + f". {verdict}."
-    )
+    return _TEXT.claim("launch_lag", parts=parts, lag=lag)
 
 
 def host_windows(run: MeasuredRun) -> dict[int, tuple[float, float]]:

@@ -17,9 +17,12 @@ from functools import lru_cache
 from workbench.errors import WorkbenchError
 from workbench.exercises._claims import Claim
 from workbench.exercises._moves import ControlMove
+from workbench.exercises._text import LessonText
 from workbench.review import SCENARIOS, build_scenario, triage
 
 __all__ = ["PANEL_MOVES", "PANEL_SCENARIO", "PanelOutcome", "panel_move_claim", "panel_outcomes"]
+
+_TEXT = LessonText("lesson06")
 
 #: The scenario the lesson's panel opens on (``TriagePanel(scenario=...)`` in the notebook).
 PANEL_SCENARIO = "epilogue-fusion"
@@ -111,21 +114,15 @@ def panel_move_claim(control: str, value: str) -> Claim:
     o = found[0]
     if control == "changed":
         own = SCENARIOS[o.scenario].changed
-        what = " (no change declared)" if value == "(none)" else ""
-        if value not in (own, "(none)"):
-            what = f", the wrong group (`{o.scenario}` is a `{own}` change)"
-        if o.refused:
-            fields = ", ".join(f"`{m}`" for m in o.mismatched[:3])
-            verdict = (
-                f"the panel **refuses**: {len(o.mismatched)} tag field(s) differ outside the "
-                f"declared group ({fields}), so the two runs are not comparable evidence"
-            )
-        else:
-            verdict = "the panel triages the pair"
-        return Claim(f"Switch **changed** to `{value}`{what}: {verdict}.")
+        return _TEXT.claim(
+            "panel_changed",
+            value=value,
+            wrong=value not in (own, "(none)"),
+            scenario=o.scenario,
+            own=own,
+            refused=o.refused,
+            mismatched=o.mismatched,
+        )
     if o.refused:
-        return Claim(f"Select `{value}` in the **scenario** dropdown: the panel refuses it.")
-    return Claim(
-        f"Select `{value}` in the **scenario** dropdown: the panel declares `{o.changed}` "
-        "changed, triages the pair and fills its *First failing mechanism* and *Owners* sections."
-    )
+        return _TEXT.claim("panel_scenario_refused", value=value)
+    return _TEXT.claim("panel_scenario", value=value, changed=o.changed)

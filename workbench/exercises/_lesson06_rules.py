@@ -11,7 +11,6 @@ from __future__ import annotations
 from functools import lru_cache
 from itertools import pairwise
 
-from workbench._format import fmt_time
 from workbench.evidence import read_trace
 from workbench.exercises._claims import Claim
 from workbench.exercises._lesson06_measured import (
@@ -22,6 +21,7 @@ from workbench.exercises._lesson06_measured import (
     read_pair_trace,
 )
 from workbench.exercises._lesson06_panel import PANEL_SCENARIO, panel_outcomes
+from workbench.exercises._text import LessonText
 from workbench.review import (
     SCENARIOS,
     TriageReport,
@@ -33,6 +33,8 @@ from workbench.review import (
 from workbench.review.diagnosis.first_failing import align
 
 __all__ = ["pitfalls", "takeaways"]
+
+_TEXT = LessonText("lesson06")
 
 
 @lru_cache(maxsize=8)
@@ -52,15 +54,13 @@ def _synthetic_measured() -> TriageReport:
 def _tags_rule() -> str:
     undeclared = _triaged("eager-launch", None)
     declared = _triaged("eager-launch", SCENARIOS["eager-launch"].changed)
-    first = f"`{undeclared.mismatched_tags[0]}`" if undeclared.mismatched_tags else "nothing"
-    before = "is refused" if not undeclared.comparable else "is triaged even so"
-    after = "is triaged" if declared.comparable else "is still refused"
-    return (
-        "Compare only evidence captured under matching tags, and declare the group that "
-        f"changed: `eager-launch` compared with nothing declared {before} (its tags differ in "
-        f"{first}); "
-        f"declared `{SCENARIOS['eager-launch'].changed}`, it {after} (decision: "
-        f"{declared.decision})."
+    return _TEXT.render(
+        "rule_tags",
+        undeclared_comparable=undeclared.comparable,
+        first=undeclared.mismatched_tags[0] if undeclared.mismatched_tags else None,
+        changed=SCENARIOS["eager-launch"].changed,
+        declared_comparable=declared.comparable,
+        decision=declared.decision,
     )
 
 
@@ -68,113 +68,86 @@ def _align_rule() -> str:
     r = _triaged(PANEL_SCENARIO, SCENARIOS[PANEL_SCENARIO].changed)
     ff = r.first_failing
     if ff is None:
-        return "Align kernels by the graph op they run (no regression to show it on here)."
+        return _TEXT.render("rule_align_none")
     base, cand = r.baseline, r.candidate
     group = next(g for g in align(base, cand) if g.anchor == ff.kernel)
     new = [k.name for k in group.candidate if k.name not in {b.name for b in group.baseline}]
-    split = (
-        f"`{new[0]}` split out of it, {fmt_time(sum(k.predicted_s for k in group.candidate[1:]))}"
-        if new
-        else "no kernel split out"
-    )
-    return (
-        f"Align kernels by the graph op they run: in `{PANEL_SCENARIO}`, `{ff.kernel}` runs as "
-        f"{len(group.baseline)} kernel before and {len(group.candidate)} after ({split}), and "
-        f"the new kernel's time is charged to the GEMM it came from: its family "
-        f"`{ff.family or ff.kernel}` x{ff.count} moves {fmt_time(ff.delta_s)}."
+    return _TEXT.render(
+        "rule_align",
+        scenario=PANEL_SCENARIO,
+        kernel=ff.kernel,
+        before=len(group.baseline),
+        after=len(group.candidate),
+        new=new[0] if new else None,
+        split_s=sum(k.predicted_s for k in group.candidate[1:]),
+        family=ff.family or ff.kernel,
+        count=ff.count,
+        delta=ff.delta_s,
     )
 
 
 def _share_rule() -> str:
     r = measured_triage()
-    shares = ", ".join(f"{m.kernel} {m.share:.0%}" for m in r.mechanisms)
-    if len(r.mechanisms) < 2:
-        return (
-            "The headline mechanism is the one carrying the largest material share of the "
-            f"regression (the real pair has {len(r.mechanisms)} material share(s): {shares})."
-        )
-    top = r.mechanisms[0]
-    return (
-        "The headline mechanism is the one carrying the largest material share of the "
-        f"regression, not the first in execution order: the real pair's material shares are "
-        f"{shares} (kernel time summed over streams, so they overlap), and the headline is "
-        f"`{top.kernel}`. A class spread thinly over many kernels counts as a whole: each share "
-        "is a whole category's change, not one kernel's."
-    )
+    shares = _TEXT.render("shares", mechanisms=r.mechanisms)
+    return _TEXT.render("rule_share", mechanisms=r.mechanisms, shares=shares)
 
 
 def _evidence_rule() -> str:
     owner_case = _triaged("eager-launch", SCENARIOS["eager-launch"].changed)
     control = _triaged("unchanged", SCENARIOS["unchanged"].changed)
     ff = owner_case.first_failing
-    named = (
-        f"`eager-launch`'s `{ff.mechanism}` names the {owner_case.owner.role} (closure "
-        f"artifact: {owner_case.owner.closure_artifact})"
-        if ff is not None and owner_case.owner is not None
-        else "a mechanism class names its owner"
-    )
-    missing = control.missing[0].split(" (")[0] if control.missing else ""
-    verdict = (
-        f"the `unchanged` control regressed nothing (first failing: "
-        f"{control.first_failing.mechanism if control.first_failing else 'none'}) and is still "
-        f"*{control.decision}*: it lacks {missing}"
-        if missing
-        else f"the `unchanged` control is *{control.decision}*"
-    )
-    return (
-        f"The mechanism class names the owner and the closure artifact: {named}. The guardrails "
-        f"and the evidence decide ship / flag / roll back, and missing evidence never reads as "
-        f"ship: {verdict}."
+    owner = owner_case.owner
+    named = ff is not None and owner is not None
+    return _TEXT.render(
+        "rule_evidence",
+        mechanism=ff.mechanism if named and ff is not None else None,
+        role=owner.role if named and owner is not None else None,
+        artifact=owner.closure_artifact if named and owner is not None else None,
+        missing=control.missing[0].split(" (")[0] if control.missing else "",
+        control_first=control.first_failing.mechanism if control.first_failing else "none",
+        control_decision=control.decision,
     )
 
 
 def _noise_rule() -> str:
     synth = _synthetic_measured()
     real = measured_triage()
-    h = synth.headline()
-    s = real.shift
+    h, s = synth.headline(), real.shift
     run = read_pair_trace(V100_TRACE)[0]
     walls = [it.wall_s for it in run.steady_iterations]
     m = real.candidate.measurement
     gemm = dict(m.category_steps_s).get("gemm", ()) if m is not None else ()
-    spans = (
-        f" (on the V100 its GEMM time per step spans {fmt_time(min(gemm))}-"
-        f"{fmt_time(max(gemm))} while its step period spans {fmt_time(min(walls))}-"
-        f"{fmt_time(max(walls))})"
-        if gemm
-        else ""
-    )
-    paired = (
-        f"the real pair's steps differ by {fmt_time(s.estimate_s)} on average (95% interval "
-        f"{fmt_time(s.low_s)} to {fmt_time(s.high_s)}, {s.positive} of {s.pairs} steps slower): "
-        f"{'beyond' if s.beyond_noise else 'within'} the noise, though the interval is wide"
-        if s is not None
-        else "the real pair has no per-step times to pair"
-    )
-    return (
-        "Measured evidence carries its noise: two traces are compared step by step (step i "
-        "against step i, as `workbench trace A --against B` does), and a step-time change "
-        "counts only when the 95% interval of the per-step differences excludes 0, whatever "
-        f"its width. The synthetic pair's interval is ±{h['noise']:.1%} around "
-        f"{h['change']:+.1%}; {paired}. Its kernel categories are each judged by the same "
-        f"paired comparison of their own per-step times{spans}."
+    return _TEXT.render(
+        "rule_noise",
+        synth_noise=h["noise"],
+        synth_change=h["change"],
+        paired=s is not None,
+        estimate=s.estimate_s if s is not None else 0.0,
+        low=s.low_s if s is not None else 0.0,
+        high=s.high_s if s is not None else 0.0,
+        positive=s.positive if s is not None else 0,
+        pairs=s.pairs if s is not None else 0,
+        beyond=s is not None and s.beyond_noise,
+        gemm=gemm,
+        walls=walls,
     )
 
 
 def takeaways() -> Claim:
     """The lesson's key takeaways, each rendered from the figures that show it (Markdown)."""
     rules = (_tags_rule(), _align_rule(), _share_rule(), _evidence_rule(), _noise_rule())
-    return Claim("\n".join(f"- {rule}" for rule in rules))
+    return _TEXT.claim("rules", rules=rules)
 
 
 def _wrong_group_pitfall() -> str:
     wrong = next(o for o in panel_outcomes() if o.move.control == "changed" and o.move.end
                  not in ("(none)", SCENARIOS[o.scenario].changed))  # fmt: skip
-    verdict = "still refuses" if wrong.refused else "triages it anyway"
-    return (
-        f"Declaring `--changed` for the wrong group: `{wrong.scenario}` declared "
-        f"`{wrong.move.end}` {verdict}, because the tags that differ "
-        f"({', '.join(f'`{m}`' for m in wrong.mismatched[:2])}) are outside it."
+    return _TEXT.render(
+        "pitfall_wrong_group",
+        scenario=wrong.scenario,
+        declared=wrong.move.end,
+        refused=wrong.refused,
+        mismatched=wrong.mismatched,
     )
 
 
@@ -184,19 +157,22 @@ def _first_kernel_pitfall() -> str:
     moved = [g for g in groups if g.delta_s != 0]
     ff = r.first_failing
     if not moved or ff is None:
-        return "Blaming the first kernel that changed, or the biggest kernel (nothing moved here)."
+        return _TEXT.render("pitfall_first_kernel_none")
     first = moved[0]
     total = ff.total_delta_s
     biggest = max(r.baseline.kernels, key=lambda k: k.predicted_s)
     big = next((g for g in groups if g.anchor == biggest.name), None)
     big_delta = big.delta_s if big is not None else 0.0
-    return (
-        "Blaming the first kernel that changed, or the biggest kernel, instead of the mechanism "
-        f"with the largest share: in `{PANEL_SCENARIO}` the first kernel that moved, "
-        f"`{first.anchor}`, moved {fmt_time(first.delta_s)} ({first.delta_s / total:.1%} of the "
-        f"regression); the biggest kernel, `{biggest.name}`, moved {fmt_time(abs(big_delta))}; "
-        f"the headline mechanism carries {ff.share:.0%}, on the family "
-        f"`{ff.family or ff.kernel}`."
+    return _TEXT.render(
+        "pitfall_first_kernel",
+        scenario=PANEL_SCENARIO,
+        first=first.anchor,
+        first_delta=first.delta_s,
+        first_share=first.delta_s / total,
+        biggest=biggest.name,
+        biggest_delta=abs(big_delta),
+        share=ff.share,
+        family=ff.family or ff.kernel,
     )
 
 
@@ -206,16 +182,14 @@ def _window_pitfall() -> str:
     overlaps = [a[1] - b[0] for a, b in pairwise(w) if a[1] > b[0]]
     naive, tool = naive_step_s(run), run.median_iteration_s()
     if not overlaps:
-        return (
-            "Reading a measured step as first-to-last GPU activity of its host-side step: on "
-            "the V100 trace those windows do not overlap, but they would when the GPU lags."
-        )
-    return (
-        "Reading a measured step as first-to-last GPU activity of its host-side step: on the "
-        f"V100 trace {len(overlaps)} of {len(w) - 1} consecutive windows overlap (by up to "
-        f"{fmt_time(max(overlaps))}), so that reading gives a {fmt_time(naive)} step where the "
-        f"GPU's step period is {fmt_time(tool)} ({naive / tool - 1:+.0%}), and one step's work "
-        "is counted as the next one's idle."
+        return _TEXT.render("pitfall_window_none")
+    return _TEXT.render(
+        "pitfall_window",
+        overlaps=overlaps,
+        windows=len(w) - 1,
+        naive=naive,
+        tool=tool,
+        change=naive / tool - 1,
     )
 
 
@@ -223,17 +197,14 @@ def _predicted_pitfall() -> str:
     synth = _synthetic_measured()
     predicted = _triaged(PANEL_SCENARIO, SCENARIOS[PANEL_SCENARIO].changed)
     m = synth.candidate.measurement
-    how = (
-        f"the measured ones say how (`{m.backend}`, {m.repeats} repeats) and carry a "
-        f"{synth.headline()['noise']:.1%} noise"
-        if m is not None
-        else "the measured ones say how"
-    )
-    shown = "none" if predicted.candidate.measurement is None else "one"
-    return (
-        "Reading a predicted regression as a measured one: records say which times were "
-        f"measured: the predicted `{PANEL_SCENARIO}` records carry {shown} (noise "
-        f"{predicted.noise:.0%}), {how}."
+    return _TEXT.render(
+        "pitfall_predicted",
+        scenario=PANEL_SCENARIO,
+        shown="none" if predicted.candidate.measurement is None else "one",
+        noise=predicted.noise,
+        backend=m.backend if m is not None else None,
+        repeats=m.repeats if m is not None else None,
+        synth_noise=synth.headline()["noise"],
     )
 
 
@@ -245,4 +216,4 @@ def pitfalls() -> Claim:
         _window_pitfall(),
         _predicted_pitfall(),
     )
-    return Claim("\n".join(f"- {rule}" for rule in rules))
+    return _TEXT.claim("rules", rules=rules)

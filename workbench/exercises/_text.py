@@ -8,7 +8,9 @@ them by name (:meth:`LessonText.claim`). A placeholder the code does not pass is
 the file, the key and the values on offer, never a blank in the sentence.
 
 Filters: ``fmt(spec)`` formats a number with a Python format spec (``fmt(".3g")``,
-``fmt(",")``, ``fmt(".1%")``).
+``fmt(",")``, ``fmt(".1%")``); ``time`` formats seconds as the tool prints a duration
+(``{{ 1.24e-5 | time }}``: ``12.4 us``); ``names`` lists names, each in backticks, joined
+with commas and a last "and" (:func:`workbench.exercises._claims.join_names`).
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ import jinja2
 import jinja2.meta
 import yaml
 
+from workbench._format import fmt_time
 from workbench.errors import WorkbenchError
-from workbench.exercises._claims import Claim
+from workbench.exercises._claims import Claim, join_names
 from workbench.fidelity._input import StrictLoader
 
 __all__ = ["LessonText", "LessonTextError", "placeholders", "template_keys"]
@@ -47,6 +50,8 @@ _ENV = jinja2.Environment(
     keep_trailing_newline=True,
 )
 _ENV.filters["fmt"] = _fmt
+_ENV.filters["time"] = fmt_time
+_ENV.filters["names"] = join_names
 
 
 def _path(lesson: str) -> str:

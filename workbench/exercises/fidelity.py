@@ -13,10 +13,14 @@ import pandas as pd
 
 from workbench.exercises._claims import Claim
 from workbench.exercises._figures import Figure
+from workbench.exercises._text import LessonText
 from workbench.fidelity import CorpusReport, run_corpus
 from workbench.report.charts.fidelity import fidelity_chart
 
 __all__ = ["fidelity_claim", "fidelity_figure", "fidelity_report", "fidelity_table"]
+
+#: The sentence belongs to lesson 02's text file (this is lesson 02's last section).
+_TEXT = LessonText("lesson02")
 
 
 @lru_cache(maxsize=2)
@@ -61,22 +65,20 @@ def fidelity_claim(report: CorpusReport, split: str = "heldout") -> Claim:
     """
     table = fidelity_table(report, split)
     if table.empty:
-        return Claim(f"The corpus has no {split} rows.")
+        return _TEXT.claim("fidelity_empty", split=split)
     med = report.median(split)
     best = table["median_abs_error_pct"].idxmin()
     worst = table["median_abs_error_pct"].idxmax()
-    optimistic = [c for c in table.index if table.loc[c, "median_optimism_pct"] > 15]
-    n = int(table["rows"].sum())
-    text = (
-        f"On the {n} {split} rows ({len(report.sources)} sources in the corpus), the median "
-        f"absolute error is **{100 * (med or 0):.0f} %**: best for `{best}` "
-        f"({table.loc[best, 'median_abs_error_pct']:g} %), worst for `{worst}` "
-        f"({table.loc[worst, 'median_abs_error_pct']:g} %)."
+    return _TEXT.claim(
+        "fidelity",
+        rows=int(table["rows"].sum()),
+        split=split,
+        sources=len(report.sources),
+        median_pct=100 * (med or 0),
+        best=best,
+        best_pct=table.loc[best, "median_abs_error_pct"],
+        worst=worst,
+        worst_pct=table.loc[worst, "median_abs_error_pct"],
+        # NOTE: the 15 % the sentence names is this threshold
+        optimistic=[c for c in table.index if table.loc[c, "median_optimism_pct"] > 15],
     )
-    if optimistic:
-        text += (
-            " The model is optimistic (predicts faster than measured) by more than 15 % for "
-            + ", ".join(f"`{c}`" for c in optimistic)
-            + ": read its numbers there as upper bounds on what the hardware delivers."
-        )
-    return Claim(text)

@@ -8,7 +8,7 @@ import pandas as pd
 
 from workbench._format import fmt_capacity
 from workbench.exercises._check import CheckResult, compare, normalize_text
-from workbench.exercises._claims import BOTTLENECK_SYNONYMS, Claim, join_names
+from workbench.exercises._claims import BOTTLENECK_SYNONYMS, Claim
 from workbench.exercises._shared import hardware, mapping, mapping_summary
 from workbench.exercises._text import LessonText
 from workbench.exercises._widget_steps import ExplorerSetting, ExplorerStep, explorer_walk
@@ -225,7 +225,7 @@ def phase_claim(
             parts.append(
                 _TEXT.render(
                     "phase_class",
-                    kernels=join_names(g.index),
+                    kernels=list(g.index),
                     bottleneck=cls,
                     lo=g["intensity"].min(),
                     hi=g["intensity"].max(),
@@ -584,7 +584,7 @@ def peak_pitfall_claim(
         wrong_mfu=wrong,
         right=other > bf,
         ridge_ratio=other / bf,
-        misread=join_names(misread) if misread else "",
+        misread=misread,
     )
 
 

@@ -8,7 +8,7 @@ import math
 import pandas as pd
 
 from workbench.exercises._check import CheckResult, check_direction, compare
-from workbench.exercises._claims import Claim, join_names
+from workbench.exercises._claims import Claim
 from workbench.exercises._shared import mapping, mapping_summary
 from workbench.exercises._text import LessonText
 from workbench.exercises._widget_steps import ExplorerSetting, ExplorerStep, explorer_walk
@@ -147,7 +147,7 @@ def fusion_claim(table: pd.DataFrame) -> Claim:
         )
         for r in saving.index
     ]
-    return _TEXT.claim("fusion", parts="; ".join(parts), idle=join_names(idle) if idle else "")
+    return _TEXT.claim("fusion", parts="; ".join(parts), idle=idle)
 
 
 def _growth_word(exponent: float) -> str:
@@ -251,7 +251,7 @@ def epilogue_claim(
         seq=seq,
         kernels_on=len(on.kernels),
         kernels_off=len(off.kernels),
-        new=join_names(k.kernel.name.removeprefix("layers.0.") for k in layer0),
+        new=[k.kernel.name.removeprefix("layers.0.") for k in layer0],
         classes=classes,
         tick=on_step.instruction,
         kernels_back=len(on_step.after.mapping().kernels),
@@ -512,7 +512,7 @@ def spill_claim(
         "spill",
         over=over,
         kernel=kernel,
-        fused=join_names(base.kernel.fusion) if base.kernel.fusion else "",
+        fused=list(base.kernel.fusion),
         shape=t.shape,
         sram_kib=t.sram_bytes / 1024,
         capacity_kib=t.sram_capacity_bytes / 1024,

@@ -13,7 +13,6 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from workbench._format import fmt_time
 from workbench.exercises._check import CheckResult, check_level, compare
 from workbench.exercises._claims import Claim
 from workbench.exercises._lesson06_measured import (
@@ -33,6 +32,7 @@ from workbench.exercises._lesson06_panel import (
     panel_move_claim,
 )
 from workbench.exercises._lesson06_rules import pitfalls, takeaways
+from workbench.exercises._text import LessonText
 from workbench.hw import load_hardware
 from workbench.report.trace_text import pair_text, trace_text
 from workbench.review import SCENARIOS, build_scenario, triage
@@ -66,6 +66,9 @@ __all__ = [
 ]
 
 
+_TEXT = LessonText("lesson06")
+
+
 def triage_scenario(scenario: str):  # -> TriageReport
     """Triage a practice scenario with its declared change (no serving simulation)."""
     base, cand = build_scenario(scenario)
@@ -90,11 +93,8 @@ def check_first_failing(
         f"first failing mechanism ({scenario})",
         (mechanism, owner),
         expected,
-        hint="which mechanism carries the largest share of the regression? Look at the kernel "
-        "family whose time moved most, then its class in the ownership table",
-        hint2="compare the group's kernels before and after: did their engine, format, tile, "
-        "count or launch change? That change names the class; names match without regard to "
-        "case, spaces or underscores",
+        hint=_TEXT.render("first_failing_hint"),
+        hint2=_TEXT.render("first_failing_hint2"),
         strict=strict,
     )
 
@@ -119,8 +119,7 @@ def check_stall_prediction(
         prediction,
         base.model.stall().get(layer_type, 0.0),
         cand.model.stall().get(layer_type, 0.0),
-        hint="the stall fraction is a share: memory-stall time over the layer type's whole "
-        "time. What does the change do to each of the two?",
+        hint=_TEXT.render("stall_hint"),
         strict=strict,
     )
 
@@ -143,21 +142,13 @@ def measured_pair_text() -> str:
 def gpu_lag_claim() -> Claim:
     """What the measured pair says, computed from it: medians, change, the paired shift."""
     step = measured_pair()["step"]
-    a, b = step["baseline_median_s"], step["candidate_median_s"]
-    change = f" (**{step['relative']:+.1%}**)" if step["relative"] is not None else ""
-    text = (
-        f"Steady-state step: A100 {fmt_time(a)} -> V100 {fmt_time(b)}{change}, each GPU "
-        "activity counted in the step window it ran in and the warm-up step left out."
+    return _TEXT.claim(
+        "gpu_lag",
+        a=step["baseline_median_s"],
+        b=step["candidate_median_s"],
+        relative=step["relative"],
+        shift=step["shift"],
     )
-    shift = step["shift"]
-    if shift is not None:
-        verdict = "beyond" if shift["beyond_noise"] else "within"
-        text += (
-            f" The shift, {fmt_time(shift['estimate_s'])} per step "
-            f"({fmt_time(shift['low_s'])} to {fmt_time(shift['high_s'])}, "
-            f"{shift['coverage']:.0%} interval), is {verdict} the step-to-step noise."
-        )
-    return Claim(text)
 
 
 def expected_table_text(top: int = 5) -> str:
@@ -195,10 +186,8 @@ def check_step_time(answer: object, *, strict: bool | None = None) -> CheckResul
         answer,
         run.median_iteration_s() * 1e3,
         rel_tol=1e-4,
-        hint="a step runs from its first GPU activity to the next step's; the last one, with "
-        "no next step, to the end of the GPU's activity. Which step is the warm-up?",
-        hint2="the steady-state figure is a median, not a mean (a median of an odd count is "
-        "the middle value once sorted); milliseconds, as the table gives them",
+        hint=_TEXT.render("step_time_hint"),
+        hint2=_TEXT.render("step_time_hint2"),
         strict=strict,
     )
 
@@ -217,9 +206,4 @@ def synthetic_claim(pair: Any) -> Claim:
     defaults = inspect.signature(synthetic_kernels).parameters
     jitter, gap = defaults["jitter"].default, defaults["gap_s"].default
     steps = read_trace(pair.baseline_trace).repeats
-    return Claim(
-        "**These traces are synthetic**: `synthetic_scenario_traces` generates them from the two "
-        f"mappings' predicted kernel times, with a seeded {jitter:.0%} jitter per kernel, a "
-        f"{fmt_time(gap)} gap before each launch and {steps} `ProfilerStep#` iterations (counted "
-        "back from the trace), so that the lesson runs without a GPU."
-    )
+    return _TEXT.claim("synthetic", jitter=jitter, gap=gap, steps=steps)

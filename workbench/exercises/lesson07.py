@@ -8,6 +8,7 @@ from workbench.errors import WorkbenchError
 from workbench.exercises._check import CheckResult, compare
 from workbench.exercises._claims import Claim
 from workbench.exercises._shared import mapping
+from workbench.exercises._text import LessonText
 from workbench.hw import load_hardware
 from workbench.mapper import ModelMapping, map_model
 from workbench.models import build_graph
@@ -31,6 +32,8 @@ __all__ = [
     "slice_pitfall_claim",
     "stale_pitfall_claim",
 ]
+
+_TEXT = LessonText("lesson07")
 
 #: The triage panel as the lesson builds it (``TriagePanel(scenario=...)``, no simulation).
 PANEL_START = "unchanged"
@@ -66,9 +69,8 @@ def check_dominant_bottleneck(
         "dominant bottleneck class",
         answer,
         dominant_bottleneck(mapping),
-        hint="sum the sheet's time_s by its bottleneck column",
-        hint2="group the sheet by bottleneck, sum time_s, take the largest; keep the level "
-        "(bandwidth:hbm)",
+        hint=_TEXT.render("dominant_hint"),
+        hint2=_TEXT.render("dominant_hint2"),
         strict=strict,
     )
 
@@ -97,12 +99,8 @@ def check_release_decision(
             "ship behind a flag": ("flag", "ship with a flag", "behind a flag"),
             "cannot sign off": ("can't sign off", "cannot sign-off", "no sign off"),
         },
-        hint="apply the rollback criteria to the worst slice of the validation matrix"
-        if simulate
-        else "what evidence does each guardrail read, and which of it does a run without the "
-        "serving simulation carry?",
-        hint2="one of ship, ship behind a flag, cannot sign off, roll back: every guardrail "
-        "reads evidence from both runs before it can hold or fail",
+        hint=_TEXT.render("release_hint", simulate=simulate),
+        hint2=_TEXT.render("release_hint2"),
         strict=strict,
     )
 
@@ -120,7 +118,7 @@ class PanelStep:
     @property
     def instruction(self) -> str:
         """The instruction as the lesson says it (Markdown)."""
-        return f"switch **scenario** to `{self.after}`"
+        return _TEXT.render("panel_instruction", scenario=self.after)
 
 
 def panel_steps(
@@ -144,9 +142,12 @@ def panel_report(scenario: str, *, simulate: bool = False) -> TriageReport:
 
 def _headline(r: TriageReport) -> str:
     h = r.headline()
-    return (
-        f"time {r.baseline.model.time_s * 1e6:.1f} → {r.candidate.model.time_s * 1e6:.1f} us "
-        f"({h['compared']} {h['change']:+.1%})"
+    return _TEXT.render(
+        "headline",
+        before_us=r.baseline.model.time_s * 1e6,
+        after_us=r.candidate.model.time_s * 1e6,
+        compared=h["compared"],
+        change=h["change"],
     )
 
 
@@ -162,18 +163,20 @@ def panel_claim(start: str = PANEL_START, moves: tuple[str, ...] = PANEL_MOVES) 
 
     def where(r: TriageReport) -> str:
         ff = r.first_failing
-        if ff is None:
-            return "no failing mechanism"
-        owner = r.owner.role if r.owner else "?"
-        return f"first failing mechanism **{ff.mechanism}** (owner: {owner})"
+        return _TEXT.render(
+            "where",
+            mechanism=ff.mechanism if ff else None,
+            owner=r.owner.role if r.owner else "?",
+        )
 
     first = panel_report(start)
-    lines = [f"- The panel opens on `{start}`: {_headline(first)}, {where(first)}."]
+    lines = [_TEXT.render("panel_open", start=start, headline=_headline(first), where=where(first))]
     for step in panel_steps(start, moves):
         r = panel_report(step.after)
         lines.append(
-            f"- Then {step.instruction}: {_headline(r)}, {where(r)}; the decision and its "
-            "reasons are in the headline."
+            _TEXT.render(
+                "panel_step", instruction=step.instruction, headline=_headline(r), where=where(r)
+            )
         )
     return Claim("\n".join(lines))
 
@@ -209,10 +212,8 @@ def check_barrier_cost(
         answer,
         barrier_cost_us(model, hardware_name, seq=seq),
         rel_tol=0.01,
-        hint="count the syncs (one after each top-level layer), then price one sync",
-        hint2="a sync costs the barrier itself plus the launch it stops the graph from hiding: "
-        "the next kernel pays the host's launch instead of the in-graph gap; the three figures "
-        "are the profile's overheads, and the answer is in microseconds",
+        hint=_TEXT.render("barrier_hint"),
+        hint2=_TEXT.render("barrier_hint2"),
         strict=strict,
     )
 
@@ -230,12 +231,15 @@ def stale_pitfall_claim(
     """
     a = review_mapping(model, hardware_name, phase="prefill", seq=seq)
     b = review_mapping(model, hardware_name, phase="prefill", seq=other_seq)
-    return Claim(
-        f"- Typing a figure into the review by hand: this pack's MFU is {a.mfu:.1%} and its "
-        f"step {a.time_s * 1e6:.1f} µs at {seq:,} tokens; the same model mapped at "
-        f"{other_seq:,} tokens gives {b.mfu:.1%} and {b.time_s * 1e6:.1f} µs, so a typed "
-        f"{a.mfu:.1%} is {abs(b.mfu - a.mfu) * 100:.1f} points off the moment the prompt "
-        "length changes. The pack recomputes; a typed figure does not."
+    return _TEXT.claim(
+        "stale_pitfall",
+        mfu=a.mfu,
+        us=a.time_s * 1e6,
+        seq=seq,
+        other_seq=other_seq,
+        other_mfu=b.mfu,
+        other_us=b.time_s * 1e6,
+        points=abs(b.mfu - a.mfu) * 100,
     )
 
 
@@ -267,18 +271,13 @@ def slice_pitfall_claim(scenarios: tuple[str, ...] | None = None) -> Claim:
         if lo <= g.flag_at < g.rollback_at < hi:
             split.append(name)
     if not spread:
-        return Claim("- Reviewing one slice: no scenario here has two judged slices.")
+        return _TEXT.claim("slice_none")
     _, name, changes = max(spread)
-    shown = ", ".join(f"{c:+.1%} on {s}" for s, c in changes)
-    verdict = (
-        f"{', '.join(f'`{n}`' for n in split)} pass the step-time guardrail on one slice and "
-        "fail it on another"
-        if split
-        else f"no practice scenario passes the step-time guardrail (flag beyond "
-        f"{g.flag_at:+.0%}, roll back beyond {g.rollback_at:+.0%}) on one slice and fails it "
-        "on another, but the size of the regression depends on the slice"
-    )
-    return Claim(
-        f"- Reviewing one slice: `{name}` moves the step time {shown}; {verdict}. The "
-        "validation matrix shows every slice, so the worst one decides."
+    return _TEXT.claim(
+        "slice_pitfall",
+        name=name,
+        changes=changes,
+        split=split,
+        flag_at=g.flag_at,
+        rollback_at=g.rollback_at,
     )

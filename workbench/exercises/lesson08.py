@@ -15,6 +15,7 @@ from workbench.exercises._check import CheckResult, compare
 from workbench.exercises._claims import BOTTLENECK_SYNONYMS, Claim
 from workbench.exercises._moves import ControlMove, phrase_move
 from workbench.exercises._shared import hardware, mapping
+from workbench.exercises._text import LessonText
 from workbench.mapper import ModelMapping
 from workbench.models import build_graph
 from workbench.models.presets import PRESETS
@@ -45,6 +46,8 @@ __all__ = [
     "widget_move_table",
     "widget_moves",
 ]
+
+_TEXT = LessonText("lesson08")
 
 #: The explorer's controls as lesson 08 builds it (every fusion rule on).
 EXPLORER: dict[str, object] = {
@@ -146,13 +149,15 @@ def phase_claim(table: pd.DataFrame) -> Claim:
         Markdown: time per token in each phase and whether the attention kernel's class flips.
     """
     pre, dec = table.loc["prefill"], table.loc["decode"]
-    a, b = pre["attention_bottleneck"], dec["attention_bottleneck"]
-    flip = f"flips from **{a}** to **{b}**" if a != b else f"stays **{a}**"
-    return Claim(
-        f"Prefill produces {pre['tokens']} tokens in {pre['time_ms']:g} ms "
-        f"({pre['us_per_token']:g} µs per token); decode pays for the same weights and the whole "
-        f"cache to produce one ({dec['us_per_token']:g} µs per token, "
-        f"x{dec['us_per_token'] / pre['us_per_token']:.0f}). The attention kernel's class {flip}."
+    return _TEXT.claim(
+        "phase",
+        tokens=pre["tokens"],
+        time_ms=pre["time_ms"],
+        us_prefill=pre["us_per_token"],
+        us_decode=dec["us_per_token"],
+        ratio=dec["us_per_token"] / pre["us_per_token"],
+        a=pre["attention_bottleneck"],
+        b=dec["attention_bottleneck"],
     )
 
 
@@ -168,41 +173,47 @@ def kv_claim(table: pd.DataFrame, model: str = "llama2-7b") -> Claim:
     weights = build_graph(model).params * 2 / 2**30  # bf16 weights, GiB
     heavier = [c for c in table.index if table.loc[c, "kv_gib"] > weights]
     slower = [c for c in table.index if table.loc[c, "sdpa_share"] > 0.5]
-    mem = (
-        f"from {heavier[0]} tokens the cache ({table.loc[heavier[0], 'kv_gib']:g} GiB) outweighs "
-        f"the weights ({weights:.3g} GiB)"
-        if heavier
-        else f"the cache stays below the weights ({weights:.3g} GiB) up to {table.index.max()}"
+    return _TEXT.claim(
+        "kv",
+        heavier=heavier[0] if heavier else None,
+        heavier_gib=table.loc[heavier[0], "kv_gib"] if heavier else None,
+        weights=weights,
+        longest=table.index.max(),
+        slower=slower[0] if slower else None,
+        slower_share=table.loc[slower[0], "sdpa_share"] if slower else None,
     )
-    step = (
-        f"from {slower[0]} tokens attention takes {table.loc[slower[0], 'sdpa_share']:.0%} of "
-        "the decode step"
-        if slower
-        else "attention stays under half of the decode step"
-    )
-    return Claim(f"In this batch, {mem}, and {step}.")
 
 
 def gqa_claim(model: str = "llama2-7b", other: str = "llama3-8b") -> Claim:
     """How much smaller grouped-query attention makes the KV cache per token."""
     a, b = kv_bytes_per_token(model), kv_bytes_per_token(other)
     cfg_a, cfg_b = PRESETS[model], PRESETS[other]
-    return Claim(
-        f"`{other}` keeps {cfg_b.kv_heads} KV heads where `{model}` keeps {cfg_a.kv_heads}, so its "
-        f"cache per token is x{a / b:.3g} smaller ({b / 1024:g} KiB against {a / 1024:g} KiB)."
+    return _TEXT.claim(
+        "gqa",
+        other=other,
+        other_heads=cfg_b.kv_heads,
+        model=model,
+        model_heads=cfg_a.kv_heads,
+        ratio=a / b,
+        other_kib=b / 1024,
+        model_kib=a / 1024,
     )
 
 
 def fit_claim(model: str, hardware_name: str, *, batch: int, context: int) -> Claim:
     """Whether ``batch`` sequences of ``context`` tokens fit beside the weights on one chip."""
     f = fit_check(model, hardware(hardware_name), batch=batch, context=context)
-    verdict = "fit" if f.fits else "do **not** fit"
-    return Claim(
-        f"{batch} sequences of {context} tokens {verdict} beside `{model}`'s weights on one "
-        f"`{hardware_name}`: weights {f.weights_bytes / 2**30:.3g} GiB + KV cache "
-        f"{f.kv_bytes / 2**30:.3g} "
-        f"GiB + activations {f.activation_bytes / 2**30:.3g} GiB against "
-        f"{f.capacity_bytes / 2**30:.3g} GiB."
+    return _TEXT.claim(
+        "fit",
+        batch=batch,
+        context=context,
+        fits=f.fits,
+        model=model,
+        hardware=hardware_name,
+        weights=f.weights_bytes / 2**30,
+        kv=f.kv_bytes / 2**30,
+        activations=f.activation_bytes / 2**30,
+        capacity=f.capacity_bytes / 2**30,
     )
 
 
@@ -248,11 +259,10 @@ def roofline_move_table(
     return pd.DataFrame(rows).set_index(["kernel", "batch", "context"])
 
 
-def _moves(a: float, b: float) -> str:
+def _moves(a: float, b: float, spec: str = ".2g") -> str:
+    """Where a roofline point goes as its intensity goes from ``a`` to ``b`` (10 %: put)."""
     r = b / a
-    if 0.9 <= r <= 1.1:
-        return "stays put"
-    return f"moves {'right' if r > 1 else 'left'} (x{r:.2g})"
+    return _TEXT.render("moves", put=0.9 <= r <= 1.1, ratio=r, spec=spec)
 
 
 @dataclass(frozen=True, slots=True)
@@ -336,14 +346,19 @@ def widget_claim(model: str, hardware_name: str, *, batch: int = 8) -> Claim:
     grow = a.loc[s1, "time_us"] / a.loc[s0, "time_us"]
     b_a = _moves(a.loc[b0, "intensity"], a.loc[b1, "intensity"])
     b_g = _moves(g.loc[b0, "intensity"], g.loc[b1, "intensity"])
-    return Claim(
-        f"Drag **seq** from {seq_move.start:,} to {seq_move.end:,} at batch {batch}: the "
-        f"attention point {seq_a} on the roofline (intensity {a.loc[s1, 'intensity']:g} "
-        "FLOP/byte: every cached token brings its FLOPs and its bytes), but its time grows "
-        f"x{grow:.3g} (watch the time-by-layer-type bars); the `up_proj` point {seq_g}. "
-        f"Raise **batch** from 1 to {batch_move.end} at seq {batch_move.seq:,}: `up_proj` {b_g} "
-        f"(more tokens share each weight read), attention {b_a} (each sequence reads its own "
-        "cache)."
+    return _TEXT.claim(
+        "widget",
+        seq_start=seq_move.start,
+        seq_end=seq_move.end,
+        batch=batch,
+        seq_attention=seq_a,
+        intensity=a.loc[s1, "intensity"],
+        grow=grow,
+        seq_gemm=seq_g,
+        batch_end=batch_move.end,
+        batch_seq=batch_move.seq,
+        batch_gemm=b_g,
+        batch_attention=b_a,
     )
 
 
@@ -356,12 +371,10 @@ def check_kv_bytes(
         "kv_bytes",
         answer,
         expected,
-        hint="2 (K and V) x layers x kv_heads x "
-        "head_dim x 2 bytes per token, times tokens and sequences",
+        hint=_TEXT.render("kv_bytes_hint"),
         # NOTE: the count, not the library call that does it (kv_bytes_per_token), so the
         # student still computes it (issue 20).
-        hint2="count one token first (K and V, in every layer, for every KV head, head_dim "
-        "values each), then every cached token of every sequence; answer in bytes, not GiB",
+        hint2=_TEXT.render("kv_bytes_hint2"),
         strict=strict,
     )
 
@@ -383,9 +396,8 @@ def check_decode_bottleneck(
         "decode_bottleneck",
         answer,
         expected,
-        hint="one query per sequence reads the whole KV cache: what limits it?",
-        hint2="one of compute, bandwidth:hbm, bandwidth:l2, overhead; read the attention row's "
-        "bottleneck in the decode mapping",
+        hint=_TEXT.render("decode_bottleneck_hint"),
+        hint2=_TEXT.render("decode_bottleneck_hint2"),
         synonyms=BOTTLENECK_SYNONYMS,
         strict=strict,
     )
@@ -412,23 +424,14 @@ def takeaway_claim(
         .cost.bottleneck.split(":")[0]
         for phase in ("prefill", "decode")
     }
-    same = cls["prefill"] == cls["decode"]
-    first = (
-        f"- The same weights (`up_proj`) are {cls['prefill']}-bound in a {seq:,}-token prefill "
-        f"and {cls['decode']}-bound in decode"
-        + (": one class for both here." if same else ": plan for both.")
-    )
+    first = _TEXT.render("takeaway_classes", prefill=cls["prefill"], decode=cls["decode"], seq=seq)
     t = fused_attention_table(model, hardware_name, seq=long_seq)
     fused, unfused = t.loc["fused"], t.loc["unfused"]
     if fused["attention_hbm_gb"] <= 0 or fused["attention_ms"] <= 0:
         return Claim(first)
     bytes_x = unfused["attention_hbm_gb"] / fused["attention_hbm_gb"]
     time_x = unfused["attention_ms"] / fused["attention_ms"]
-    second = (
-        f"- Fused attention keeps the score matrix on chip: without it a {long_seq:,}-token "
-        f"prompt's attention moves x{bytes_x:.3g} the off-chip bytes and takes x{time_x:.3g} the "
-        "time."
-    )
+    second = _TEXT.render("takeaway_fused", seq=long_seq, bytes_ratio=bytes_x, time_ratio=time_x)
     return Claim(first + "\n" + second)
 
 
@@ -489,13 +492,19 @@ def _phase_line(head: str, state: dict[str, object], a: ModelMapping, b: ModelMa
     p0, p1 = (
         next(p for p in roofline_points(m) if p["kernel"] == "layers.0.attn.sdpa") for m in (a, b)
     )
-    r = p1["intensity"] / p0["intensity"]
-    where = "stays put" if 0.9 <= r <= 1.1 else f"moves {'right' if r > 1 else 'left'} (x{r:,.3g})"
-    return (
-        f"{head} (batch {state['batch']}, seq {int(str(state['seq'])):,}): the step goes from "
-        f"{a.time_s * 1e3:.3g} ms for {a.items_per_step:,} tokens to {b.time_s * 1e3:.3g} ms for "
-        f"{b.items_per_step:,}; attention's point {where} (to {p1['intensity']:.3g} FLOP/byte) "
-        f"and its class goes from **{p0['bottleneck']}** to **{p1['bottleneck']}**."
+    return _TEXT.render(
+        "phase_move",
+        head=head,
+        batch=state["batch"],
+        seq=int(str(state["seq"])),
+        ms_before=a.time_s * 1e3,
+        tokens_before=a.items_per_step,
+        ms_after=b.time_s * 1e3,
+        tokens_after=b.items_per_step,
+        where=_moves(p0["intensity"], p1["intensity"], ",.3g"),
+        intensity=p1["intensity"],
+        class_before=p0["bottleneck"],
+        class_after=p1["bottleneck"],
     )
 
 
@@ -513,15 +522,21 @@ def explorer_claim() -> Claim:
         why, after = _explorer_mapping(mv.state(after=True))
         head = f"- {phrase_move(mv)}"
         if before is None or after is None:
-            lines.append(f"{head}: no step time; the explorer says why: *{why}*.")
+            lines.append(_TEXT.render("refused", head=head, why=why))
         elif mv.control == "phase":
             lines.append(_phase_line(head, mv.state(), before, after))
         else:
             b0, b1 = _attention_bytes(before), _attention_bytes(after)
             lines.append(
-                f"{head} (in prefill): attention's off-chip bytes go from {b0 / 1e9:.3g} GB to "
-                f"{b1 / 1e9:.3g} GB (x{b1 / b0:.3g}) and the step from "
-                f"{before.time_s * 1e3:.3g} ms to {after.time_s * 1e3:.3g} ms."
+                _TEXT.render(
+                    "fusion_move",
+                    head=head,
+                    gb_before=b0 / 1e9,
+                    gb_after=b1 / 1e9,
+                    ratio=b1 / b0,
+                    ms_before=before.time_s * 1e3,
+                    ms_after=after.time_s * 1e3,
+                )
             )
     return Claim("\n".join(lines))
 
@@ -535,11 +550,13 @@ def question_claim(table: pd.DataFrame, short: int, long: int) -> Claim:
         long: The new one's.
     """
     a, b = table.loc[short], table.loc[long]
-    return Claim(
-        f'*"Your decode step went from {a["decode_ms"]:g} ms to {b["decode_ms"]:g} ms '
-        f"(x{b['decode_ms'] / a['decode_ms']:.2f}) when the product team raised the context "
-        f"limit from {short:,} to {long:,} cached tokens. Which kernel got slower, what limits "
-        'it, and what would you change first?"*'
+    return _TEXT.claim(
+        "question",
+        short_ms=a["decode_ms"],
+        long_ms=b["decode_ms"],
+        ratio=b["decode_ms"] / a["decode_ms"],
+        short=short,
+        long=long,
     )
 
 
@@ -553,10 +570,14 @@ def kv_takeaway_claim(table: pd.DataFrame, model: str, other: str) -> Claim:
     """
     lo, hi = table.index.min(), table.index.max()
     grow = table.loc[hi, "kv_gib"] / table.loc[lo, "kv_gib"]
-    return Claim(
-        f"- The KV cache is per sequence and per token: from {lo:,} to {hi:,} tokens it grows "
-        f"x{grow:.3g} (x{hi / lo:.3g} the tokens). {kv_claim(table, model).text} "
-        f"{gqa_claim(model, other).text}"
+    return _TEXT.claim(
+        "kv_takeaway",
+        lo=lo,
+        hi=hi,
+        grow=grow,
+        tokens=hi / lo,
+        kv=kv_claim(table, model).text,
+        gqa=gqa_claim(model, other).text,
     )
 
 
@@ -586,13 +607,15 @@ def pitfall_claim(
     a = t.loc["attn.sdpa"]
     gx = g.loc[(b1, s1), "intensity"] / g.loc[(b0, s0), "intensity"]
     ax = a.loc[(b1, s1), "intensity"] / a.loc[(b0, s0), "intensity"]
-    return Claim(
-        f"- Quoting one tokens-per-second figure without saying prefill or decode: here a "
-        f"decode token costs x{per:.0f} a prefill token.\n"
-        f"- Sizing memory for weights only: {batch} sequences of {context:,} tokens hold a KV "
-        f"cache of {f.kv_bytes / 2**30:.3g} GiB, x{f.kv_bytes / f.weights_bytes:.3g} the "
-        f"weights.\n"
-        f"- Assuming batching helps attention the way it helps GEMMs: batch {b0} -> {b1} moves "
-        f"`up_proj`'s intensity x{gx:.3g} and attention's x{ax:.3g} (every sequence reads its "
-        "own cache)."
+    return _TEXT.claim(
+        "pitfall",
+        per_token=per,
+        batch=batch,
+        context=context,
+        kv_gib=f.kv_bytes / 2**30,
+        kv_ratio=f.kv_bytes / f.weights_bytes,
+        b0=b0,
+        b1=b1,
+        gemm_ratio=gx,
+        attention_ratio=ax,
     )

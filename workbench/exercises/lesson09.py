@@ -21,6 +21,7 @@ from workbench.execution.run import make_inputs
 from workbench.exercises._check import CheckResult, compare
 from workbench.exercises._claims import Claim
 from workbench.exercises._shared import hardware, mapping
+from workbench.exercises._text import LessonText
 from workbench.mapper import KernelMapping
 from workbench.options import MapOptions, TileOverride
 from workbench.report.charts.tiles import forced_tile
@@ -52,6 +53,9 @@ __all__ = [
     "variant_claim",
     "variant_table",
 ]
+
+
+_TEXT = LessonText("lesson09")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -199,18 +203,17 @@ def plan_claim(table: pd.DataFrame) -> Claim:
     (m_lo, t_lo), (m_hi, t_hi) = rows[0], rows[-1]
     lo = [int(v) for v in t_lo.split("x")]
     hi = [int(v) for v in t_hi.split("x")]
-    if lo[0] < hi[0]:
-        rows_text = f"a shorter tile ({lo[0]} rows against {hi[0]})"
-    elif lo[0] == hi[0]:
-        rows_text = f"the same tile_m ({lo[0]}: the engine's minimum, padded for small M)"
-    else:
-        rows_text = f"a taller tile ({lo[0]} rows against {hi[0]})"
-    width = "narrower" if lo[1] < hi[1] else "wider" if lo[1] > hi[1] else "equally wide"
-    return Claim(
-        f"At M = {m_lo} the best tile is `{t_lo}`: {rows_text}, {width} in N ({lo[1]} against "
-        f"{hi[1]}), so more tiles spread over the cores; at M = {m_hi} it is `{t_hi}`, which "
-        f"reuses each operand tile more. The table holds {table['best_tile'].nunique()} distinct "
-        "tiles: a plan tuned at one end is not the plan at the other."
+    return _TEXT.claim(
+        "plan",
+        m_lo=m_lo,
+        tile_lo=t_lo,
+        rows_lo=lo[0],
+        rows_hi=hi[0],
+        cols_lo=lo[1],
+        cols_hi=hi[1],
+        m_hi=m_hi,
+        tile_hi=t_hi,
+        distinct=table["best_tile"].nunique(),
     )
 
 
@@ -226,18 +229,18 @@ def candidates_claim(result: TuneResult, hardware_name: str) -> Claim:
         whether the predicted first was the measured first.
     """
     cs = result.candidates
-    shapes = ", ".join(f"`{c.tiling.shape}`" for c in cs)
     p = [c.predicted_s * 1e6 for c in cs]
-    spread = (
-        f"all predicted at {p[0]:.3g} µs on `{hardware_name}` (the model cannot tell them apart)"
-        if max(p) <= 1.01 * min(p)
-        else f"predicted {min(p):.3g} to {max(p):.3g} µs on `{hardware_name}`"
-    )
     first = next(c for c in cs if c.predicted_rank == 1)
-    won = "was" if first.measured_rank == 1 else "was not"
-    return Claim(
-        f"The {len(cs)} candidates are distinct tile shapes ({shapes}), {spread}; measured on "
-        f"`{result.backend}` in this run, the model's pick {won} the fastest."
+    return _TEXT.claim(
+        "candidates",
+        shapes=[c.tiling.shape for c in cs],
+        alike=max(p) <= 1.01 * min(p),
+        first_us=p[0],
+        hardware=hardware_name,
+        min_us=min(p),
+        max_us=max(p),
+        backend=result.backend,
+        won=first.measured_rank == 1,
     )
 
 
@@ -249,8 +252,8 @@ def check_distinct_plans(
         "distinct_plans",
         answer,
         int(table["best_tile"].nunique()),
-        hint="count the different values in the best_tile column",
-        hint2="write down each best_tile value the first time it appears, then count the list",
+        hint=_TEXT.render("distinct_plans_hint"),
+        hint2=_TEXT.render("distinct_plans_hint2"),
         strict=strict,
     )
 
@@ -264,8 +267,8 @@ def check_model_pick_rank(
         "model_pick_rank",
         answer,
         expected,
-        hint="find predicted_rank 1 and read its measured_rank",
-        hint2="the row whose predicted_rank is 1; its measured_rank is an integer",
+        hint=_TEXT.render("model_pick_hint"),
+        hint2=_TEXT.render("model_pick_hint2"),
         strict=strict,
     )
 
@@ -307,8 +310,8 @@ def check_plan_prediction(
             "same": ("equal", "identical", "unchanged", "yes"),
             "different": ("differs", "changes", "changed", "no"),
         },
-        hint="the GEMM's shape is what the cost model sees: what are its M, N and K at each point?",
-        hint2="one of same, different",
+        hint=_TEXT.render("plan_prediction_hint"),
+        hint2=_TEXT.render("plan_prediction_hint2"),
         strict=strict,
     )
 
@@ -332,7 +335,7 @@ class LabStep:
     @property
     def instruction(self) -> str:
         """The instruction as the lesson says it (Markdown)."""
-        return f"drag **{self.control}** to {self.value}"
+        return _TEXT.render("lab_instruction", control=self.control, value=self.value)
 
 
 def _lab_kernel(lab: LabSetting) -> KernelMapping:
@@ -400,27 +403,35 @@ def lab_claim(moves: tuple[tuple[str, int], ...] = LAB_MOVES, *, lab: LabSetting
         _, bytes_b = _binding_bytes(tb, cb)
         busy_a, busy_b = min(ta.tiles, cores), min(tb.tiles, cores)
         if busy_b != busy_a and (busy_b < busy_a) == slower:
-            why = f"{'fewer' if slower else 'more'} of the {cores} cores get a tile"
+            why = "cores"
         elif level and bytes_b != bytes_a and (bytes_b > bytes_a) == slower:
-            why = f"{level} traffic x{bytes_b / bytes_a:.3g}"
+            why = "traffic"
         else:
-            why = "see the lab's evidence line"
+            why = "unknown"
         lines.append(
-            f"- {step.instruction[0].upper()}{step.instruction[1:]}: {tb.tiles} tiles on "
-            f"{cores} cores instead of {ta.tiles}, SRAM {tb.sram_bytes / 1024:.0f} of "
-            f"{tb.sram_capacity_bytes / 1024:.0f} KiB instead of {ta.sram_bytes / 1024:.0f}, "
-            f"predicted {cb.total_s * 1e6:.3g} µs instead of {ca.total_s * 1e6:.3g} µs "
-            f"({'slower' if slower else 'faster'}: {why})."
+            _TEXT.render(
+                "lab_step",
+                instruction=f"{step.instruction[0].upper()}{step.instruction[1:]}",
+                tiles_after=tb.tiles,
+                cores=cores,
+                tiles_before=ta.tiles,
+                sram_after=tb.sram_bytes / 1024,
+                sram_capacity=tb.sram_capacity_bytes / 1024,
+                sram_before=ta.sram_bytes / 1024,
+                us_after=cb.total_s * 1e6,
+                us_before=ca.total_s * 1e6,
+                slower=slower,
+                why=why,
+                level=level,
+                traffic_ratio=bytes_b / bytes_a if why == "traffic" else None,
+            )
         )
     steps = lab_steps(moves, lab=lab)
     start_s = lab_prediction(steps[0].before, lab=lab)[1].total_s
     ends = [lab_prediction(st.after, lab=lab)[1].total_s for st in steps]
     if start_s < min(ends):
-        lines.append(f"- Neither move beats the searched tile ({start_s * 1e6:.3g} µs).")
-    lines.append(
-        "- Then press **Measure**: the lab times the current tile on this machine's backend "
-        "(a measured time, different on every run, so not printed here)."
-    )
+        lines.append(_TEXT.render("lab_no_gain", us=start_s * 1e6))
+    lines.append(_TEXT.render("lab_measure"))
     return Claim("\n".join(lines))
 
 
@@ -436,14 +447,14 @@ def variant_claim(table: pd.DataFrame) -> Claim:
     """
     tiles = table["best_tile"].unique()
     w, e = table["waves"], table["wave_efficiency"]
-    tile = (
-        f"all {len(table)} variants get the same tile, `{tiles[0]}`"
-        if len(tiles) == 1
-        else f"the {len(table)} variants get {len(tiles)} different tiles"
-    )
-    return Claim(
-        f"The GEMM's N and K change with the model: {tile}, while the waves range from "
-        f"{w.min()} to {w.max()} and the wave efficiency from {e.min():.3g} to {e.max():.3g}."
+    return _TEXT.claim(
+        "variant",
+        tiles=list(tiles),
+        variants=len(table),
+        waves_min=w.min(),
+        waves_max=w.max(),
+        efficiency_min=e.min(),
+        efficiency_max=e.max(),
     )
 
 
@@ -453,8 +464,16 @@ def _tiles_by(table: pd.DataFrame, fixed: str) -> list[str]:
     out = []
     for value, g in table["best_tile"].groupby(level=fixed):
         if g.nunique() > 1:
-            along = ", ".join(str(v) for v in g.index.get_level_values(other))
-            out.append(f"{fixed} {value}, {other} {along}: {', '.join(f'`{t}`' for t in g)}")
+            out.append(
+                _TEXT.render(
+                    "tiles_by",
+                    fixed=fixed,
+                    value=value,
+                    other=other,
+                    along=[str(v) for v in g.index.get_level_values(other)],
+                    tiles=list(g),
+                )
+            )
     return out
 
 
@@ -468,21 +487,12 @@ def shape_takeaway_claim(plans: pd.DataFrame, variants: pd.DataFrame) -> Claim:
     by_batch = _tiles_by(plans, "seq")  # the tile along batch, at one sequence length
     by_seq = _tiles_by(plans, "batch")  # the tile along the sequence, at one batch
     moved = [name for name, rows in (("batch", by_batch), ("sequence", by_seq)) if rows]
-    if moved:
-        where = "; at ".join(rows[0] for rows in (by_batch, by_seq) if rows)
-        text = (
-            f"- The best plan is a function of shape: {' and '.join(moved)} move it (at {where}). "
-        )
-    else:
-        text = "- Neither batch nor sequence moves the best tile in this table. "
-    if variants["best_tile"].nunique() > 1:
-        text += "Model width moves it too (the variant table)."
-    else:
-        text += (
-            "Model width does not change the tile in the variant table, only its waves and "
-            "wave efficiency."
-        )
-    return Claim(text)
+    return _TEXT.claim(
+        "shape_takeaway",
+        moved=moved,
+        where=[rows[0] for rows in (by_batch, by_seq) if rows],
+        width_moves=variants["best_tile"].nunique() > 1,
+    )
 
 
 def _forced_ratio(
@@ -515,8 +525,12 @@ def static_plan_claim(
     """
     tile = mapping(model, hardware_name, batch=tuned_at[0], seq=tuned_at[1]).kernel(kernel).tiling
     parts = [
-        f"x{_forced_ratio(model, hardware_name, kernel, tile, b, s):.3g} at batch {b} x {s:,} "
-        "tokens"
+        _TEXT.render(
+            "static_part",
+            ratio=_forced_ratio(model, hardware_name, kernel, tile, b, s),
+            batch=b,
+            seq=s,
+        )
         for b, s in shapes
     ]
     last = (
@@ -528,17 +542,18 @@ def static_plan_claim(
         .kernel(kernel)
         .cost.bottleneck
     )
-    reverse = (
-        f"costs nothing there (x{back:.2f}: the small shape is **{cls}**, whatever the tile)"
-        if back < 1.005
-        else f"costs x{back:.3g} there"
-    )
-    return Claim(
-        f"- Tuning once at the benchmark shape and shipping that plan for every shape: the "
-        f"tile tuned at batch {tuned_at[0]} x {tuned_at[1]:,} tokens, `{tile.shape}`, costs "
-        f"{', '.join(parts)} against each shape's own best (predicted). The other way round, "
-        f"the {shapes[-1][0]} x {shapes[-1][1]:,} tile `{last.shape}` at {tuned_at[0]} x "
-        f"{tuned_at[1]:,} {reverse}."
+    return _TEXT.claim(
+        "static_plan",
+        batch=tuned_at[0],
+        seq=tuned_at[1],
+        tile=tile.shape,
+        parts=parts,
+        last_batch=shapes[-1][0],
+        last_seq=shapes[-1][1],
+        last_tile=last.shape,
+        free=back < 1.005,  # NOTE: within half a percent the tile costs nothing
+        back=back,
+        bottleneck=cls,
     )
 
 
@@ -572,7 +587,7 @@ def numpy_claim(
     """
     cs = result.candidates
     if not cs:
-        return Claim("Nothing was timed (a plan-cache hit).")
+        return _TEXT.claim("numpy_none")
     g = mapping(model, hardware_name, seq=seq).kernel(kernel).kernel.gemm
     if g is None:
         raise WorkbenchError(f"numpy_claim: {kernel} is not a GEMM")
@@ -582,21 +597,24 @@ def numpy_claim(
         * math.ceil(g.k / c.tiling.tile_k)
         for c in cs
     }
-    parts = ", ".join(
-        f"`{c.tiling.shape}` {calls[c.tiling.shape]:,} products (measured rank "
-        f"{int(c.measured_rank)})"
+    parts = [
+        _TEXT.render(
+            "numpy_part",
+            shape=c.tiling.shape,
+            products=calls[c.tiling.shape],
+            rank=int(c.measured_rank),
+        )
         for c in cs
-    )
+    ]
     fewest = min(cs, key=lambda c: calls[c.tiling.shape])
-    follows = "was" if fewest.measured_rank == 1 else "was not"
     pick = next(c for c in cs if c.predicted_rank == 1)
-    won = "won" if pick.measured_rank == 1 else "did not win"
-    return Claim(
-        f"On `{result.backend}` a tile is a count of small matrix products, not on-chip reuse: "
-        f"{parts}. In this run the candidate with the fewest products {follows} the fastest, "
-        f"and the model's pick (ranked for `{hardware_name}`) {won}: where the two rankings "
-        "disagree is "
-        "the gap runtime autotuning closes."
+    return _TEXT.claim(
+        "numpy",
+        backend=result.backend,
+        parts=parts,
+        follows=fewest.measured_rank == 1,
+        hardware=hardware_name,
+        won=pick.measured_rank == 1,
     )
 
 
@@ -611,13 +629,13 @@ def measured_pitfall_claim(result: TuneResult, hardware_name: str) -> Claim:
     samples = pick.measured.samples
     spread = max(samples) / min(samples) if samples and min(samples) > 0 else 1.0
     gap = pick.measured.median_s / pick.predicted_s if pick.predicted_s else 0.0
-    return Claim(
-        f"- Trusting one timed run: the model's pick ran {len(samples)} times here, the slowest "
-        f"x{spread:.3g} the fastest; take the median of several after a warm-up.\n"
-        f"- Reading absolute NumPy times as device predictions: its median on "
-        f"`{result.backend}` is x{gap:,.0f} the `{hardware_name}` prediction; compare rankings, "
-        "not "
-        "seconds."
+    return _TEXT.claim(
+        "measured_pitfall",
+        runs=len(samples),
+        spread=spread,
+        backend=result.backend,
+        gap=gap,
+        hardware=hardware_name,
     )
 
 
@@ -644,9 +662,7 @@ def check_waves(
         f"tiles_and_waves[{kernel},b{batch},s{seq}]",
         answer,
         (t.tiles, t.waves),
-        hint="tiles: how many tile_m-row blocks cover M, times how many tile_n-column blocks "
-        "cover N (a partial block is still a tile); waves: the tiles dealt out to the cores",
-        hint2="M is batch x tokens and N the layer's output width; a last wave that is only "
-        "partly full still takes a whole wave; give two integers",
+        hint=_TEXT.render("waves_hint"),
+        hint2=_TEXT.render("waves_hint2"),
         strict=strict,
     )

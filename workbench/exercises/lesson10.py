@@ -11,6 +11,7 @@ from workbench.exercises._check import CheckResult, check_level, compare
 from workbench.exercises._claims import Claim
 from workbench.exercises._moves import ControlMove, phrase_move
 from workbench.exercises._shared import hardware
+from workbench.exercises._text import LessonText
 from workbench.models.presets import PRESETS
 from workbench.serving import (
     TAIL_KNEE_FACTOR,
@@ -49,6 +50,8 @@ __all__ = [
     "widget_claim",
     "widget_moves",
 ]
+
+_TEXT = LessonText("lesson10")
 
 #: Offered rates of the lesson's sweep and its panel, requests/s.
 RATES = (1.0, 3.0, 5.0, 7.0, 9.0)
@@ -147,32 +150,35 @@ def knee_claim(points: tuple[LoadPoint, ...], sla_s: float) -> Claim:
     knee = find_knee(points, sla_s=sla_s)
     ok, bad = knee.last_ok, knee.first_break
     if ok is None:
-        return Claim(f"Every swept rate breaks the {sla_s:g} s p99 SLA.")
+        return _TEXT.claim("knee_none", sla=sla_s)
     if bad is None:
-        text = (
-            f"Every swept rate up to **{ok.offered_rate_per_s:.3g} requests/s** meets the "
-            f"{sla_s:g} s p99 SLA (p99 {ok.p99_e2e_s:.3g} s there): the sweep never reached the "
-            "knee, so that rate is a lower bound on capacity, not the knee; sweep higher"
+        return _TEXT.claim(
+            "knee_unreached",
+            ok_rate=ok.offered_rate_per_s,
+            sla=sla_s,
+            ok_p99=ok.p99_e2e_s,
+            tail=_tail_sentence(points),
         )
-    else:
-        text = (
-            f"At a {sla_s:g} s p99 SLA the knee is at **{ok.offered_rate_per_s:.3g} requests/s**"
-            f" offered (p99 {ok.p99_e2e_s:.3g} s); at {bad.offered_rate_per_s:.3g} requests/s "
-            f"the p99 is {bad.p99_e2e_s:.3g} s"
-        )
-    return Claim(text + ". " + _tail_sentence(points))
+    return _TEXT.claim(
+        "knee",
+        sla=sla_s,
+        ok_rate=ok.offered_rate_per_s,
+        ok_p99=ok.p99_e2e_s,
+        bad_rate=bad.offered_rate_per_s,
+        bad_p99=bad.p99_e2e_s,
+        tail=_tail_sentence(points),
+    )
 
 
 def _tail_sentence(points: tuple[LoadPoint, ...]) -> str:
     """Where the p99 leaves its low-load level (x :data:`TAIL_KNEE_FACTOR`), as a sentence."""
     low = min(points, key=lambda p: p.offered_rate_per_s)
     past = tail_knee(points)
-    rise = f"x{TAIL_KNEE_FACTOR:g} its low-load {low.p99_e2e_s:.3g} s"
-    if past is None:
-        return f"The p99 never rises past {rise} in this sweep: no tail knee was reached."
-    return (
-        f"The p99 leaves its low-load level (past {rise}) at "
-        f"{past.offered_rate_per_s:.3g} requests/s."
+    return _TEXT.render(
+        "tail_sentence",
+        factor=TAIL_KNEE_FACTOR,
+        low=low.p99_e2e_s,
+        rate=past.offered_rate_per_s if past is not None else None,
     )
 
 
@@ -186,13 +192,15 @@ def tail_claim(points: tuple[LoadPoint, ...]) -> Claim:
         Markdown: p99 over mean at the lightest load, and p99 TTFT (s) at both ends.
     """
     lo, hi = points[0], points[-1]
-    return Claim(
-        f"At {lo.offered_rate_per_s:.3g} requests/s the p99 is x{lo.p99_e2e_s / lo.mean_e2e_s:.2g} "
-        f"the mean ({lo.p99_e2e_s:.3g} s against {lo.mean_e2e_s:.3g} s): most requests are "
-        f"short and a few are very long. The p99 time to first token goes from "
-        f"{lo.p99_ttft_s or 0:.3g} s at {lo.offered_rate_per_s:.3g} requests/s to "
-        f"{hi.p99_ttft_s or 0:.3g} s at {hi.offered_rate_per_s:.3g}: near saturation requests "
-        "queue for a prefill slot."
+    return _TEXT.claim(
+        "tail",
+        lo_rate=lo.offered_rate_per_s,
+        ratio=lo.p99_e2e_s / lo.mean_e2e_s,
+        p99=lo.p99_e2e_s,
+        mean=lo.mean_e2e_s,
+        lo_ttft=lo.p99_ttft_s or 0,
+        hi_ttft=hi.p99_ttft_s or 0,
+        hi_rate=hi.offered_rate_per_s,
     )
 
 
@@ -200,15 +208,7 @@ def trace_claim(table: pd.DataFrame) -> Claim:
     """The tail of the synthetic trace against the production-like one, from :func:`trace_table`."""
     syn = table.loc["synthetic-fixed", "p99_over_p50"]
     prod = table.loc["production-chat", "p99_over_p50"]
-    return Claim(
-        f"The synthetic load's p99 is x{syn:g} its median, the production mix's x{prod:g}: "
-        + (
-            "a fixed-shape load cannot show a tail, and a capacity plan built on it promises a "
-            "latency the production mix will not deliver."
-            if syn < prod
-            else "here the synthetic load has the longer tail."
-        )
-    )
+    return _TEXT.claim("trace", synthetic=syn, production=prod)
 
 
 def latency_table(points: tuple[LoadPoint, ...]) -> pd.DataFrame:
@@ -269,8 +269,8 @@ def check_littles_law(
         answer,
         r.arrival_rate_per_s * r.mean_latency_s,
         rel_tol=0.05,
-        hint="multiply the arrival rate by the mean end-to-end latency",
-        hint2="L = rate (requests/s) * mean latency (s): a count of requests in the system",
+        hint=_TEXT.render("littles_law_hint"),
+        hint2=_TEXT.render("littles_law_hint2"),
         strict=strict,
     )
 
@@ -286,8 +286,8 @@ def check_knee_rate(
         answer,
         round(expected, 2),
         rel_tol=0.01,
-        hint="the last row whose p99_s is at or below the SLA",
-        hint2="scan offered_per_s upward; stop before the first p99_s above the SLA",
+        hint=_TEXT.render("knee_rate_hint"),
+        hint2=_TEXT.render("knee_rate_hint2"),
         strict=strict,
     )
 
@@ -307,8 +307,7 @@ def check_tail_prediction(
         answer,
         float(table.loc["production-chat", "p99_s"]),
         float(table.loc["synthetic-fixed", "p99_s"]),
-        hint="which trace has requests far longer than its median, and what do they do to the "
-        "requests queued behind them?",
+        hint=_TEXT.render("tail_prediction_hint"),
         strict=strict,
     )
 
@@ -336,23 +335,15 @@ def load_claim(points: tuple[LoadPoint, ...]) -> Claim:
     sat = _first(points, lambda p: p.saturated())
     tail = tail_knee(points)
     if sat is None:
-        return Claim(
-            f"The replica keeps up with every load swept (up to {points[-1].offered_rate_per_s:.3g}"
-            " requests/s): throughput never flattens here, so the sweep cannot show where "
-            "latency turns against it; sweep higher."
-        )
+        return _TEXT.claim("load_unsaturated", top=points[-1].offered_rate_per_s)
     i = points.index(sat)
-    where = f"at {sat.offered_rate_per_s:.3g} requests/s (served {sat.achieved_rate_per_s:.3g})"
     if tail is None or points.index(tail) > i:
-        order = "the p99 has not yet left its low-load level there"
+        order = "later"
     elif points.index(tail) == i:
-        order = "the p99 leaves its low-load level at that same load, not long before"
+        order = "same"
     else:
-        order = f"the p99 left its low-load level earlier, at {tail.offered_rate_per_s:.3g}"
-    text = (
-        f"Throughput flattens {where}: the replica first falls behind its arrivals. "
-        f"{order[0].upper()}{order[1:]} (x{TAIL_KNEE_FACTOR:g} its {lo.p99_e2e_s:.3g} s)."
-    )
+        order = "earlier"
+    below = None
     if i > 1:  # a load between the lightest and the one where throughput flattens
         b = points[i - 1]
         rise = {
@@ -360,15 +351,23 @@ def load_claim(points: tuple[LoadPoint, ...]) -> Claim:
             "median": b.p50_e2e_s / lo.p50_e2e_s,
             "p99": b.p99_e2e_s / lo.p99_e2e_s,
         }
-        most = max(rise, key=lambda k: rise[k])
-        text += (
-            f" One load below, at {b.offered_rate_per_s:.3g} requests/s, latency has already "
-            f"risen: mean x{rise['mean']:.3g}, median x{rise['median']:.3g}, p99 "
-            f"x{rise['p99']:.3g} their low-load level; in seconds the p99 rose most "
-            f"(+{b.p99_e2e_s - lo.p99_e2e_s:.3g} s against +{b.p50_e2e_s - lo.p50_e2e_s:.3g} s "
-            f"for the median), relative to its low-load level the {most} rose most."
-        )
-    return Claim(text)
+        below = {
+            "rate": b.offered_rate_per_s,
+            **rise,
+            "p99_s": b.p99_e2e_s - lo.p99_e2e_s,
+            "median_s": b.p50_e2e_s - lo.p50_e2e_s,
+            "most": max(rise, key=lambda k: rise[k]),
+        }
+    return _TEXT.claim(
+        "load",
+        sat_rate=sat.offered_rate_per_s,
+        sat_served=sat.achieved_rate_per_s,
+        order=order,
+        tail_rate=tail.offered_rate_per_s if tail is not None else None,
+        factor=TAIL_KNEE_FACTOR,
+        low_p99=lo.p99_e2e_s,
+        below=below,
+    )
 
 
 def question_claim(points: tuple[LoadPoint, ...], sla_s: float) -> Claim:
@@ -379,11 +378,12 @@ def question_claim(points: tuple[LoadPoint, ...], sla_s: float) -> Claim:
     """
     ok = [p for p in points if p.mean_e2e_s <= sla_s]
     p = ok[-1] if ok else points[0]
-    return Claim(
-        f'*"The load test says one replica sustains {p.achieved_rate_per_s:.3g} requests/s '
-        f"(offered {p.offered_rate_per_s:.3g}) with a mean latency of {p.mean_e2e_s:.3g} s. "
-        f"Product's SLA is p99 under {sla_s:g} s. How many requests/s do you actually promise, "
-        'and what trace did you test with?"*'
+    return _TEXT.claim(
+        "question",
+        served=p.achieved_rate_per_s,
+        offered=p.offered_rate_per_s,
+        mean=p.mean_e2e_s,
+        sla=sla_s,
     )
 
 
@@ -407,37 +407,33 @@ def takeaway_claim(
     peak = max(points, key=lambda p: p.achieved_rate_per_s)
     by_mean = [p for p in points if p.mean_e2e_s <= sla_s]
     if knee is None:
-        first = f"- Every swept load breaks the {sla_s:g} s p99 SLA: there is no knee to plan at."
+        first = _TEXT.render("takeaway_no_knee", sla=sla_s)
     else:
-        first = (
-            f"- Plan at the knee of the p99 curve ({knee.offered_rate_per_s:.3g} requests/s at "
-            f"a {sla_s:g} s SLA). Peak throughput ({peak.achieved_rate_per_s:.3g} served at "
-            f"{peak.offered_rate_per_s:.3g} offered) comes with a p99 of "
-            f"{peak.p99_e2e_s:.3g} s (x{peak.p99_e2e_s / sla_s:.2g} the SLA)"
+        m = by_mean[-1] if by_mean else None
+        first = _TEXT.render(
+            "takeaway_knee",
+            knee_rate=knee.offered_rate_per_s,
+            sla=sla_s,
+            peak_served=peak.achieved_rate_per_s,
+            peak_offered=peak.offered_rate_per_s,
+            peak_p99=peak.p99_e2e_s,
+            peak_over_sla=peak.p99_e2e_s / sla_s,
+            mean_is_peak=m is peak,
+            mean_rate=m.offered_rate_per_s if m is not None else None,
+            mean_p99=m.p99_e2e_s if m is not None else None,
         )
-        if by_mean and by_mean[-1] is peak:
-            first += "; it is also the heaviest load whose *mean* meets the SLA"
-        elif by_mean:
-            m = by_mean[-1]
-            first += (
-                f", and the heaviest load whose *mean* meets the SLA "
-                f"({m.offered_rate_per_s:.3g} requests/s) has a p99 of {m.p99_e2e_s:.3g} s"
-            )
-        first += "."
     rates = tuple(p.offered_rate_per_s for p in points)
     syn = sweep(model, hardware_name, rates, trace="synthetic-fixed", n=n)
     sk = find_knee(syn, sla_s)
     if sk.last_ok is None or knee is None:
-        second = "- The synthetic fixed-shape trace and the production mix: no knee to compare."
+        second = _TEXT.render("takeaway_no_compare")
     else:
-        ratio = sk.last_ok.offered_rate_per_s / knee.offered_rate_per_s
-        bound = "at least " if sk.first_break is None else ""
-        verb = "overstates" if ratio > 1 else "does not overstate"
-        second = (
-            f"- Replay a production-like trace: the synthetic fixed-shape trace meets the SLA "
-            f"up to {sk.last_ok.offered_rate_per_s:.3g} requests/s (p99 "
-            f"{sk.last_ok.p99_e2e_s:.3g} s), so it {verb} capacity ({bound}x{ratio:.2g} the "
-            "production knee)."
+        second = _TEXT.render(
+            "takeaway_synthetic",
+            rate=sk.last_ok.offered_rate_per_s,
+            p99=sk.last_ok.p99_e2e_s,
+            ratio=sk.last_ok.offered_rate_per_s / knee.offered_rate_per_s,
+            unbounded=sk.first_break is None,
         )
     return Claim(first + "\n" + second)
 
@@ -470,37 +466,31 @@ def pitfall_claim(
     full = next(p for p in points if p.offered_rate_per_s == rate)
     small = sweep(model, hardware_name, (rate,), n=few)[0]
     calm = sweep(model, hardware_name, (rate,), n=n, variance=False)[0]
-    fewer = "understates" if small.p99_e2e_s < full.p99_e2e_s else "does not understate"
     d_mean = full.mean_e2e_s / calm.mean_e2e_s - 1
     d_p99 = full.p99_e2e_s / calm.p99_e2e_s - 1
     if d_p99 > 2 * max(d_mean, 0):
-        variance = "moves the tail more than the mean"
+        variance = "tail"
     elif d_mean > 2 * max(d_p99, 0):
-        variance = "moves the mean more than the tail"
+        variance = "mean"
     else:
-        variance = "moves the mean and the tail alike"
+        variance = "alike"
     sat = _first(points, lambda p: p.saturated())
     tail = tail_knee(points)
-    if sat is None:
-        load = "this sweep never reached the load where throughput flattens"
-    elif tail is not None and points.index(tail) <= points.index(sat):
-        load = (
-            f"where the p99 leaves its low-load level ({tail.offered_rate_per_s:.3g} requests/s)"
-            f" and where throughput flattens ({sat.offered_rate_per_s:.3g}) are found only by "
-            "sweeping the load"
-        )
-    else:
-        load = f"throughput flattens at {sat.offered_rate_per_s:.3g} requests/s"
-    return Claim(
-        f"- Reporting the mean latency: at {lo.offered_rate_per_s:.3g} requests/s the p99 is "
-        f"x{lo.p99_e2e_s / lo.mean_e2e_s:.2g} the mean.\n"
-        f"- Measuring p99 with too few requests: at {rate:g} requests/s the first {few} "
-        f"requests give a p99 of {small.p99_e2e_s:.3g} s, the first {n:,} "
-        f"{full.p99_e2e_s:.3g} s: the short replay {fewer} the tail.\n"
-        f"- Testing at one load level: {load}.\n"
-        f"- Ignoring runtime variance: at {rate:g} requests/s this profile's launch jitter and "
-        f"slow steps change the mean by {d_mean:+.1%} and the p99 by {d_p99:+.1%}: variance "
-        f"{variance} here."
+    tail_first = sat is not None and tail is not None and points.index(tail) <= points.index(sat)
+    return _TEXT.claim(
+        "pitfall",
+        lo_rate=lo.offered_rate_per_s,
+        lo_ratio=lo.p99_e2e_s / lo.mean_e2e_s,
+        rate=rate,
+        few=few,
+        few_p99=small.p99_e2e_s,
+        n=n,
+        full_p99=full.p99_e2e_s,
+        sat_rate=sat.offered_rate_per_s if sat is not None else None,
+        tail_rate=tail.offered_rate_per_s if tail_first and tail is not None else None,
+        d_mean=d_mean,
+        d_p99=d_p99,
+        variance=variance,
     )
 
 
@@ -508,11 +498,12 @@ def _knee_phrase(points: tuple[LoadPoint, ...], sla_s: float) -> str:
     """The knee as the LatencyPanel's line states it, short."""
     found = find_knee(points, sla_s)
     ok = found.last_ok
-    if ok is None:
-        return "every swept load breaks the SLA"
-    if found.first_break is None:
-        return f"no knee up to {ok.offered_rate_per_s:.3g} requests/s"
-    return f"knee {ok.offered_rate_per_s:.3g} requests/s (p99 {ok.p99_e2e_s:.3g} s)"
+    return _TEXT.render(
+        "knee_phrase",
+        ok_rate=ok.offered_rate_per_s if ok is not None else None,
+        unbounded=found.first_break is None,
+        ok_p99=ok.p99_e2e_s if ok is not None else None,
+    )
 
 
 #: The LatencyPanel's on-screen names of controls whose key differs.
@@ -567,7 +558,9 @@ def panel_claim(
                 n=n, rates=rates, fractions=fractions,
             )  # fmt: skip
             knees.append(_knee_phrase(pts, float(str(state["sla_ms"])) / 1e3))
-        lines.append(f"- {phrase_move(m)}: {knees[0]} -> **{knees[1]}**.")
+        lines.append(
+            _TEXT.render("panel_move", move=phrase_move(m), before=knees[0], after=knees[1])
+        )
     return Claim("\n".join(lines))
 
 

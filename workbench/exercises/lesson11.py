@@ -15,6 +15,7 @@ from workbench.exercises._check import CheckResult, compare
 from workbench.exercises._claims import Claim
 from workbench.exercises._moves import ControlMove
 from workbench.exercises._shared import hardware, mapping
+from workbench.exercises._text import LessonText
 from workbench.exercises.lesson10 import panel_claim, panel_moves, panel_sweep
 from workbench.ir import Graph, Linear
 from workbench.mapper import map_model
@@ -44,6 +45,8 @@ __all__ = [
     "widget_claim",
     "widget_moves",
 ]
+
+_TEXT = LessonText("lesson11")
 
 #: The LatencyPanel's controls as the lesson builds it (1,000 requests a rate at the fit
 #: matrix's rate fractions).
@@ -207,13 +210,10 @@ def trace_gap_claim(table: pd.DataFrame, a: str, b: str) -> Claim:
     prod = table.loc[b, "production-chat"] / max(table.loc[a, "production-chat"], 1e-9)
     syn = table.loc[b, "synthetic-fixed"] / max(table.loc[a, "synthetic-fixed"], 1e-9)
     if abs(syn - prod) <= 0.05 * prod:
-        verb = "barely changes"
+        change = "same"
     else:
-        verb = "narrows" if abs(syn - 1) < abs(prod - 1) else "widens"
-    return Claim(
-        f"At the knee, `{b}` serves x{prod:.2f} the requests/s of `{a}` on the production mix "
-        f"and x{syn:.2f} on the synthetic trace: the synthetic trace **{verb}** the gap."
-    )
+        change = "narrower" if abs(syn - 1) < abs(prod - 1) else "wider"
+    return _TEXT.claim("trace_gap", a=a, b=b, production=prod, synthetic=syn, change=change)
 
 
 def trap_claim(table: pd.DataFrame) -> Claim:
@@ -226,12 +226,15 @@ def trap_claim(table: pd.DataFrame) -> Claim:
     g = table["gemm_rank"].idxmin()
     s = table["serving_rank"].idxmin()
     if g == s:
-        return Claim(f"`{g}` wins both the GEMM and serving at the SLA: no trap here.")
-    return Claim(
-        f"`{g}` wins the {table.loc[g, 'tflops']:g} TFLOP/s GEMM but ranks "
-        f"{table.loc[g, 'serving_rank']} serving the trace at the SLA; `{s}` serves best "
-        f"({table.loc[s, 'req_per_s_at_sla']:g} requests/s) and ranks {table.loc[s, 'gemm_rank']} "
-        "on the GEMM."
+        return _TEXT.claim("trap_none", winner=g)
+    return _TEXT.claim(
+        "trap",
+        gemm=g,
+        tflops=table.loc[g, "tflops"],
+        gemm_serving_rank=table.loc[g, "serving_rank"],
+        serving=s,
+        requests=table.loc[s, "req_per_s_at_sla"],
+        serving_gemm_rank=table.loc[s, "gemm_rank"],
     )
 
 
@@ -271,9 +274,8 @@ def check_gemm_prediction(
         f"fastest on the {n} GEMM (of {', '.join(platforms)})",
         prediction,
         str(table["gemm_ms"].idxmin()),
-        hint="a large square GEMM is compute-bound: compare the profiles' dense bf16 peaks, "
-        "not their memory",
-        hint2="one of the platform names given; a serving trace is not what this asks about",
+        hint=_TEXT.render("gemm_prediction_hint"),
+        hint2=_TEXT.render("gemm_prediction_hint2"),
         strict=strict,
     )
 
@@ -302,8 +304,8 @@ def check_fits(
         "fewest_chips",
         answer,
         expected,
-        hint="weights split N ways; compare the per-chip total with capacity",
-        hint2="read the fits column of the fit table: the first row that says True",
+        hint=_TEXT.render("fits_hint"),
+        hint2=_TEXT.render("fits_hint2"),
         strict=strict,
     )
 
@@ -317,8 +319,8 @@ def check_winner(
         "shortlist_winner",
         answer,
         best[0].hardware if best else "",
-        hint="the rank rule: throughput at SLA per chip x (1 - risk)",
-        hint2="the platform in the first row of the ranked shortlist table",
+        hint=_TEXT.render("winner_hint"),
+        hint2=_TEXT.render("winner_hint2"),
         strict=strict,
     )
 
@@ -367,13 +369,16 @@ def bound_claim(
     # NOTE: Spearman's rank correlation: Pearson's on the ranks (no scipy needed)
     corr_bw = float(serve.rank().corr(df["bandwidth"].rank()))
     corr_peak = float(serve.rank().corr(df["peak"].rank()))
-    follows = "bandwidth, not peak FLOP/s" if corr_bw > corr_peak else "peak FLOP/s, not bandwidth"
-    return Claim(
-        f"A decode step of {batch} sequences at {context:,} cached tokens runs at MBU "
-        f"{df['mbu'].min():.0%} to {df['mbu'].max():.0%} and MFU {df['mfu'].min():.1%} to "
-        f"{df['mfu'].max():.1%} on these platforms. The serving order's rank correlation is "
-        f"{corr_bw:.2f} with the sustained off-chip bandwidth and {corr_peak:.2f} with the dense "
-        f"peak: serving follows **{follows}**."
+    return _TEXT.claim(
+        "bound",
+        batch=batch,
+        context=context,
+        mbu_min=df["mbu"].min(),
+        mbu_max=df["mbu"].max(),
+        mfu_min=df["mfu"].min(),
+        mfu_max=df["mfu"].max(),
+        corr_bandwidth=corr_bw,
+        corr_peak=corr_peak,
     )
 
 
@@ -417,9 +422,8 @@ def check_decode_floor(
         answer,
         _floor_tokens_per_s(model, platform),
         rel_tol=0.02,
-        hint="one new token needs every weight once: how long does reading them all take?",
-        hint2="first the bytes of all weights, then the time at the sustained rate; the answer "
-        "is tokens per second, the inverse of that time",
+        hint=_TEXT.render("decode_floor_hint"),
+        hint2=_TEXT.render("decode_floor_hint2"),
         strict=strict,
     )
 
@@ -438,12 +442,15 @@ def floor_claim(model: str, platforms: Sequence[str], *, context: int = 1024) ->
         floors.append((p, floor))
         m = mapping(model, p, phase="decode", batch=1, seq=context)
         parts.append(
-            f"`{p}` floor {floor:,.0f} tokens/s, the mapper's step {m.tokens_per_s:,.0f} "
-            f"({m.tokens_per_s / floor:.0%} of it)"
+            _TEXT.render(
+                "floor_part",
+                platform=p,
+                floor=floor,
+                tokens=m.tokens_per_s,
+                share=m.tokens_per_s / floor,
+            )
         )
     (lo, f_lo), (hi, f_hi) = min(floors, key=lambda x: x[1]), max(floors, key=lambda x: x[1])
-    return Claim(
-        f"One sequence of `{model}` at {context:,} cached tokens: " + "; ".join(parts) + ". "
-        f"`{hi}`'s floor is x{f_hi / f_lo:.3g} `{lo}`'s: the ratio of their sustained bandwidths, "
-        "whatever their peak FLOP/s."
+    return _TEXT.claim(
+        "floor", model=model, context=context, parts=parts, hi=hi, ratio=f_hi / f_lo, lo=lo
     )

@@ -12,9 +12,10 @@ import pandas as pd
 
 from workbench.errors import WorkbenchError
 from workbench.exercises._check import CheckResult, check_level, compare
-from workbench.exercises._claims import Claim, join_names
+from workbench.exercises._claims import Claim
 from workbench.exercises._figures import Figure
 from workbench.exercises._moves import ControlMove, phrase_move
+from workbench.exercises._text import LessonText
 from workbench.mapper import ModelMapping
 from workbench.platform.trajectory import (
     TRAJECTORY,
@@ -45,6 +46,8 @@ __all__ = [
     "widget_claim",
     "widget_moves",
 ]
+
+_TEXT = LessonText("lesson12")
 
 #: Pressure (fraction of the level's sustained bandwidth) where the saturation zone starts. An
 #: assumption of this lesson, not a published figure: past ~80 % of what a well-tuned kernel
@@ -146,13 +149,20 @@ def trajectory_claim(table: pd.DataFrame, level: str) -> Claim:
         if table.iloc[i]["step_ms"] == table.iloc[i - 1]["step_ms"]
     ]
     peak = table["pressure_pct"].idxmax()
-    zone = f"{len(sat)} of the {len(table)} steps sit in the saturation zone (>= {SATURATION:.0%})"
-    same = f" {join_names(flat)} changed nothing for this model." if flat else ""
-    return Claim(
-        f"Over {len(table)} steps the decode step falls from {first['step_ms']:g} ms to "
-        f"{last['step_ms']:g} ms (x{first['step_ms'] / last['step_ms']:.2f}). {level} pressure "
-        f"goes from {first['pressure_pct']:g} % to {last['pressure_pct']:g} % of sustained "
-        f"bandwidth, highest at **{peak}** ({table.loc[peak, 'pressure_pct']:g} %): {zone}.{same}"
+    return _TEXT.claim(
+        "trajectory",
+        steps=len(table),
+        first_ms=first["step_ms"],
+        last_ms=last["step_ms"],
+        speedup=first["step_ms"] / last["step_ms"],
+        level=level,
+        first_pct=first["pressure_pct"],
+        last_pct=last["pressure_pct"],
+        peak=peak,
+        peak_pct=table.loc[peak, "pressure_pct"],
+        saturated=len(sat),
+        threshold=SATURATION,
+        flat=flat,
     )
 
 
@@ -161,13 +171,16 @@ def serving_claim(table: pd.DataFrame) -> Claim:
     bad = [s for s in table.index if table.loc[s, "serving"] != "ok"]
     rate, sla = SETTINGS["rate_per_s"], SETTINGS["sla_s"]
     if not bad:
-        return Claim(f"At {rate:g} requests/s every step keeps p99 under {sla:g} s.")
+        return _TEXT.claim("serving_stable", rate=rate, sla=sla)
     good = [s for s in table.index if s not in bad]
-    after = f"; from **{good[0]}** on it holds" if good else "; no step brings it back"
-    return Claim(
-        f"At {rate:g} requests/s the p99 is unstable (over the {sla:g} s SLA or the replica "
-        f"falls behind) at {join_names(bad)}{after} ({table.loc[bad[0], 'p99_s']:g} s -> "
-        f"{table.iloc[-1]['p99_s']:g} s)."
+    return _TEXT.claim(
+        "serving",
+        rate=rate,
+        sla=sla,
+        bad=bad,
+        good=good[0] if good else None,
+        first_p99=table.loc[bad[0], "p99_s"],
+        last_p99=table.iloc[-1]["p99_s"],
     )
 
 
@@ -187,8 +200,8 @@ def check_speedup(
         answer,
         expected,
         rel_tol=0.01,
-        hint=f"divide the {before!r} row's step_ms by the {after!r} row's",
-        hint2="a speedup is old time / new time, so it is above 1",
+        hint=_TEXT.render("speedup_hint", before=repr(before), after=repr(after)),
+        hint2=_TEXT.render("speedup_hint2"),
     )
 
 
@@ -207,8 +220,8 @@ def check_first_saturated(
         "first saturated step",
         answer,
         first,
-        hint=f"read pressure_pct against {SATURATION:.0%} of sustained, in step order",
-        hint2="the step name as the table's index spells it",
+        hint=_TEXT.render("first_saturated_hint", threshold=SATURATION),
+        hint2=_TEXT.render("first_saturated_hint2"),
         synonyms={"none": ("no step", "never")},
     )
 
@@ -238,8 +251,8 @@ def check_headroom(
         answer,
         1 / pressure,
         rel_tol=0.01,
-        hint="the step cannot move its bytes faster than the level's sustained rate",
-        hint2="time now = bytes / (pressure x sustained); the floor = bytes / sustained",
+        hint=_TEXT.render("headroom_hint"),
+        hint2=_TEXT.render("headroom_hint2"),
         strict=strict,
     )
 
@@ -279,25 +292,16 @@ def headroom_claim(table: pd.DataFrame, level: str) -> Claim:
     kept = _kept_bytes(table)
     last = table.iloc[-1]
     if last["pressure_pct"] <= 0:
-        return Claim(f"No step moves bytes at {level}: its pressure bounds nothing here.")
-    left = 100 / last["pressure_pct"]
-    if kept:
-        wins = join_names([f"{s} x{w:.3g}" for s, w, _ in kept])
-        bounds = join_names([f"x{b:.3g}" for *_, b in kept])
-        within = all(w <= b for _, w, b in kept)
-        first = (
-            f"The steps that kept the bytes at {level} still got faster ({wins}), "
-            f"{'each within' if within else 'not all within'} the bound the step before left "
-            f"({bounds}, 1 / its pressure): saturation does not end byte-preserving wins, it "
-            "caps them. "
-        )
-    else:
-        first = "No step of this trajectory kept the bytes at this level. "
-    return Claim(
-        first + f"At **{table.index[-1]}** {level} sits at {last['pressure_pct']:g} % of its "
-        f"sustained rate: a change that keeps the bytes can win at most **x{left:.3g}** more; "
-        "past that the bytes must go (fusion, smaller formats, a leaner K/V layout) or the "
-        "bandwidth must grow."
+        return _TEXT.claim("headroom_none", level=level)
+    return _TEXT.claim(
+        "headroom",
+        level=level,
+        wins=[_TEXT.render("headroom_win", step=s, speedup=w) for s, w, _ in kept],
+        bounds=[_TEXT.render("headroom_bound", bound=b) for *_, b in kept],
+        within=all(w <= b for _, w, b in kept),
+        last=table.index[-1],
+        last_pct=last["pressure_pct"],
+        left=100 / last["pressure_pct"],
     )
 
 
@@ -307,24 +311,17 @@ def queue_claim(table: pd.DataFrame) -> Claim:
     good = table[table["serving"] == "ok"]
     rate = SETTINGS["rate_per_s"]
     if bad.empty or good.empty:
-        verdict = "every step" if good.empty else "no step"
-        return Claim(f"At {rate:g} requests/s {verdict} breaks the tail: nothing to separate.")
-    by_time = bad["step_ms"].min() > good["step_ms"].max()
+        return _TEXT.claim("queue_none", rate=rate, all_bad=good.empty)
     most = table["pressure_pct"].idxmax()
-    pressure = (
-        f"the most pressured step (**{most}**, {table.loc[most, 'pressure_pct']:g} %) is "
-        f"{'unstable' if most in bad.index else 'stable'}"
+    return _TEXT.claim(
+        "queue",
+        by_time=bad["step_ms"].min() > good["step_ms"].max(),
+        bad_ms=bad["step_ms"].min(),
+        good_ms=good["step_ms"].max(),
+        most=most,
+        most_pct=table.loc[most, "pressure_pct"],
+        most_unstable=most in bad.index,
     )
-    follows = (
-        f"The unstable steps are the slowest ones (from {bad['step_ms'].min():g} ms a step; "
-        f"the stable ones take at most {good['step_ms'].max():g} ms), and {pressure}: at a "
-        "fixed offered rate the tail is a property of the request queue (arrivals against the "
-        "step's service rate), not of how hard the memory level works."
-        if by_time
-        else f"The unstable steps are not simply the slowest, and {pressure}: read the replay, "
-        "not the lens, for the tail."
-    )
-    return Claim(follows)
 
 
 def check_pressure_prediction(
@@ -347,8 +344,7 @@ def check_pressure_prediction(
         answer,
         p[before],
         p[after],
-        hint="pressure is bytes over (time x bandwidth): which of the two does the step change "
-        "more?",
+        hint=_TEXT.render("pressure_prediction_hint"),
         strict=strict,
     )
 
@@ -380,21 +376,23 @@ def pressure_claim(table: pd.DataFrame, level: str) -> Claim:
         steps = [c for c in _changes(table) if c[1] == kind]
         if not steps:
             continue
-        up = [c for c in steps if c[4] > c[3]]
-        down = [c for c in steps if c[4] < c[3]]
-        moved = (
-            "raised it"
-            if len(up) == len(steps)
-            else "lowered it"
-            if len(down) == len(steps)
-            else f"raised it at {len(up)} and lowered it at {len(down)}"
+        parts.append(
+            _TEXT.render(
+                "pressure_part",
+                kind=kind,
+                level=level,
+                steps=[
+                    _TEXT.render("pressure_step", step=n, change=d, before=p0, after=p1)
+                    for n, _, d, p0, p1 in steps
+                ],
+                up=sum(1 for c in steps if c[4] > c[3]),
+                down=sum(1 for c in steps if c[4] < c[3]),
+                count=len(steps),
+            )
         )
-        names = join_names([f"{n} {d:+.0%} bytes, {p0:g} -> {p1:g} %" for n, _, d, p0, p1 in steps])
-        parts.append(f"the steps that {kind} the bytes at {level} ({names}) {moved}")
     if not parts:
-        return Claim(f"No step of this trajectory changed the time at {level}.")
-    text = "; ".join(parts)
-    return Claim(f"Along this trajectory {text}.")
+        return _TEXT.claim("pressure_none", level=level)
+    return _TEXT.claim("pressure", parts=parts)
 
 
 def pitfall_claim(table: pd.DataFrame, model: str, hardware_name: str, level: str) -> Claim:
@@ -414,13 +412,15 @@ def pitfall_claim(table: pd.DataFrame, model: str, hardware_name: str, level: st
          if k.cost.total_s > 0),
         default=0.0,
     )  # fmt: skip
-    share = fastest / lvl.bandwidth_bytes_per_s
-    reach = "no kernel reaches it" if share < 1 else "a kernel reaches it"
     lines = [
-        f"- Measuring pressure against the datasheet peak: at **{top}** {level} runs at "
-        f"{peak[top]:.1%} of its peak against {table.loc[top, 'pressure_pct']:g} % of its "
-        f"sustained rate, and the fastest kernel of the trajectory moves {share:.0%} of the "
-        f"peak ({reach}): use the sustained rate."
+        _TEXT.render(
+            "pitfall_peak",
+            top=top,
+            level=level,
+            peak=peak[top],
+            sustained_pct=table.loc[top, "pressure_pct"],
+            share=fastest / lvl.bandwidth_bytes_per_s,
+        )
     ]
     flat = [
         table.index[i]
@@ -428,19 +428,22 @@ def pitfall_claim(table: pd.DataFrame, model: str, hardware_name: str, level: st
         if table.iloc[i]["step_ms"] == table.iloc[i - 1]["step_ms"]
     ]
     if flat:
-        lines.append(
-            f"- Reading a step that changes nothing for this model as progress: "
-            f"{join_names(flat)} here."
-        )
+        lines.append(_TEXT.render("pitfall_flat", flat=flat))
     both = [c for c in _changes(table) if c[4] < c[3]]
     if both:
         n, _, d, p0, p1 = both[0]
         i = list(table.index).index(n)
         t0, t1 = table.iloc[i - 1]["step_ms"], table.iloc[i]["step_ms"]
-        faster = "and is faster" if t1 < t0 else "and is not faster"
         lines.append(
-            f"- Reading pressure without time: `{n}` lowers the pressure ({p0:g} -> {p1:g} %) "
-            f"{faster} ({t0:g} -> {t1:g} ms), with {d:+.0%} bytes."
+            _TEXT.render(
+                "pitfall_time",
+                step=n,
+                before=p0,
+                after=p1,
+                ms_before=t0,
+                ms_after=t1,
+                change=d,
+            )
         )
     return Claim("\n".join(lines))
 
@@ -473,14 +476,20 @@ def widget_claim() -> Claim:
         why = trajectory_refusal(model, hardware_name, batch=int(SETTINGS["batch"]),
                                  seq=int(SETTINGS["seq"]))  # fmt: skip
         if why:
-            lines.append(f"- {phrase_move(m)}: no lens; the panel says why: *{why}*.")
+            lines.append(_TEXT.render("widget_refused", move=phrase_move(m), why=why))
             continue
         t = trajectory_table(model, hardware_name, level)
-        sat = int(t["saturated"].sum())
         lines.append(
-            f"- {phrase_move(m)}: {level} pressure {t['pressure_pct'].min():g} to "
-            f"{t['pressure_pct'].max():g} % of sustained, {sat} of {len(t)} steps in the "
-            f"saturation zone; the step falls from {t.iloc[0]['step_ms']:g} to "
-            f"{t.iloc[-1]['step_ms']:g} ms."
+            _TEXT.render(
+                "widget",
+                move=phrase_move(m),
+                level=level,
+                low=t["pressure_pct"].min(),
+                high=t["pressure_pct"].max(),
+                saturated=int(t["saturated"].sum()),
+                steps=len(t),
+                first_ms=t.iloc[0]["step_ms"],
+                last_ms=t.iloc[-1]["step_ms"],
+            )
         )
     return Claim("\n".join(lines))

@@ -15,10 +15,11 @@ import pandas as pd
 
 from workbench.errors import WorkbenchError
 from workbench.exercises._check import CheckResult, compare
-from workbench.exercises._claims import Claim, join_names
+from workbench.exercises._claims import Claim
 from workbench.exercises._figures import Figure
 from workbench.exercises._moves import ControlMove, phrase_move
 from workbench.exercises._shared import hardware
+from workbench.exercises._text import LessonText
 from workbench.report.charts.dataflow import energy_by_level_chart
 from workbench.scheduling.loopnest import (
     DATAFLOWS,
@@ -57,6 +58,8 @@ __all__ = [
     "utilisation_claim",
     "widget_moves",
 ]
+
+_TEXT = LessonText("lesson13")
 
 #: The profile every cell uses.
 HW = "eyeriss"
@@ -118,12 +121,19 @@ def profile_claim() -> Claim:
     base = t.loc["ifmap_spad", "pj_per_word"]
     ratio = {n: t.loc[n, "pj_per_word"] / base for n in ("noc", "glb", "dram")}
     spad = SPAD_WORDS[HW]
-    return Claim(
-        f"The {HW} array is {me.native_tile_m} x {me.native_tile_n} = "
-        f"{me.native_tile_m * me.native_tile_n} PEs, each with {spad['I']} ifmap, {spad['W']} "
-        f"filter and {spad['O']} psum words of scratchpad. A word over the NoC costs "
-        f"x{ratio['noc']:g} a scratchpad word, from the global buffer x{ratio['glb']:g}, from DRAM "
-        f"x{ratio['dram']:g}; a MAC costs {2 * hw.power.energy_pj_per_flop['fp16']:g} pJ."
+    return _TEXT.claim(
+        "profile",
+        hardware=HW,
+        rows=me.native_tile_m,
+        cols=me.native_tile_n,
+        pes=me.native_tile_m * me.native_tile_n,
+        ifmap=spad["I"],
+        filter=spad["W"],
+        psum=spad["O"],
+        noc=ratio["noc"],
+        glb=ratio["glb"],
+        dram=ratio["dram"],
+        mac_pj=2 * hw.power.energy_pj_per_flop["fp16"],
     )
 
 
@@ -180,14 +190,20 @@ def utilisation_claim(table: pd.DataFrame, layer: str) -> Claim:
     """PEs used, cycles and the fastest dataflow, read from :func:`energy_table`."""
     pes = hardware(HW).matrix_engine.native_tile_m * hardware(HW).matrix_engine.native_tile_n
     fast = table["cycles"].idxmin()
-    lines = "; ".join(
-        f"{df} uses {int(table.loc[df, 'pes_used'])} of {pes} PEs and takes "
-        f"{int(table.loc[df, 'cycles']):,} cycles ({table.loc[df, 'latency_ms']:g} ms)"
+    parts = [
+        _TEXT.render(
+            "utilisation_part",
+            dataflow=df,
+            used=int(table.loc[df, "pes_used"]),
+            pes=pes,
+            cycles=int(table.loc[df, "cycles"]),
+            ms=table.loc[df, "latency_ms"],
+        )
         for df in table.index
+    ]
+    return _TEXT.claim(
+        "utilisation", layer=layer, parts=parts, fast=fast, least=table["total"].idxmin()
     )
-    least = table["total"].idxmin()
-    same = "the same dataflow" if least == fast else "a different one: energy and speed disagree"
-    return Claim(f"On {layer}: {lines}. Fastest: **{fast}**; lowest energy: **{least}**, {same}.")
 
 
 def nest_text(layer: str, dataflow: str) -> Claim:
@@ -195,7 +211,7 @@ def nest_text(layer: str, dataflow: str) -> Claim:
     _shape(layer)
     if dataflow not in DATAFLOWS:
         raise WorkbenchError(f"dataflow {dataflow!r}: expected one of {', '.join(DATAFLOWS)}")
-    return Claim(f"```python\n{_nest_and_cost(layer, dataflow)[0].text()}\n```")
+    return _TEXT.claim("nest", code=_nest_and_cost(layer, dataflow)[0].text())
 
 
 def energy_chart(layer: str, highlight: str | None = None) -> object:
@@ -215,14 +231,20 @@ def energy_claim(table: pd.DataFrame, layer: str) -> Claim:
     levels = list(_LEVELS)
     best, worst = table["total"].idxmin(), table["total"].idxmax()
     ratio = table.loc[worst, "total"] / table.loc[best, "total"]
-    top = "; ".join(
-        f"{df}: **{table.loc[df, levels].astype(float).idxmax()}**" for df in table.index
-    )
-    return Claim(
-        f"On {layer}, **{best}** spends least ({table.loc[best, 'total']:g} µJ, "
-        f"{table.loc[best, 'pj_per_mac']:g} pJ per MAC) and **{worst}** most "
-        f"({table.loc[worst, 'total']:g} µJ, x{ratio:.2f}). "
-        f"The level that costs most: {top}."
+    tops = [
+        _TEXT.render("energy_top", dataflow=df, level=table.loc[df, levels].astype(float).idxmax())
+        for df in table.index
+    ]
+    return _TEXT.claim(
+        "energy",
+        layer=layer,
+        best=best,
+        best_uj=table.loc[best, "total"],
+        best_pj_per_mac=table.loc[best, "pj_per_mac"],
+        worst=worst,
+        worst_uj=table.loc[worst, "total"],
+        ratio=ratio,
+        tops=tops,
     )
 
 
@@ -250,19 +272,18 @@ def takeaway_claim(layers: tuple[str, ...] | None = None) -> Claim:
             tops[lv] = tops.get(lv, 0) + 1
         (agree if t["total"].idxmin() == t["cycles"].idxmin() else differ).append(layer)
     top = max(tops, key=lambda k: tops[k])
-    mac_word = "a minority" if max(shares) < 0.5 else "up to the majority"
-    split = (
-        f"the lowest-energy dataflow is also the fastest on {join_names(agree)}, not on "
-        f"{join_names(differ)}: compare both per layer"
-        if differ
-        else f"the lowest-energy dataflow is also the fastest on every layer here "
-        f"({join_names(agree)}); that is this model's outcome, not a rule"
-    )
-    return Claim(
-        f"- Over {len(names)} layers x {len(DATAFLOWS)} dataflows the MACs are "
-        f"{min(shares):.1%} to {max(shares):.1%} of the energy, {mac_word}: where the data moves "
-        f"decides the rest, and the level that costs most is `{top}` in {tops[top]} of "
-        f"{sum(tops.values())} mappings.\n- Energy and time are separate questions: {split}."
+    return _TEXT.claim(
+        "takeaway",
+        layers=len(names),
+        dataflows=len(DATAFLOWS),
+        mac_min=min(shares),
+        mac_max=max(shares),
+        minority=max(shares) < 0.5,
+        top=top,
+        top_count=tops[top],
+        mappings=sum(tops.values()),
+        agree=agree,
+        differ=differ,
     )
 
 
@@ -274,8 +295,8 @@ def check_pes_used(answer: object, *, layer: str, dataflow: str) -> CheckResult:
         "PEs used",
         answer,
         nest.pes_used,
-        hint="multiply the bounds of the parallel_for loops in the nest",
-        hint2="only parallel_for loops occupy PEs; for loops run in time",
+        hint=_TEXT.render("pes_used_hint"),
+        hint2=_TEXT.render("pes_used_hint2"),
     )
 
 
@@ -286,11 +307,8 @@ def check_best_dataflow(answer: object, *, layer: str) -> CheckResult:
         "lowest-energy dataflow",
         answer,
         best,
-        hint="which operand does the layer reuse most: few input channels and big filters mean "
-        "each weight is used at many output pixels, each input pixel by several filter rows",
-        hint2="the winner is the dataflow that keeps the most-reused operand close to the MACs "
-        "and shares the rest over the array; answer with a dataflow name, e.g. "
-        "'weight_stationary'",
+        hint=_TEXT.render("best_dataflow_hint"),
+        hint2=_TEXT.render("best_dataflow_hint2"),
         synonyms=_SYNONYMS,
     )
 
@@ -314,10 +332,7 @@ _TINY_NEST = (
 
 def tiny_nest_text() -> Claim:
     """The tiny nest of the hand-count exercise, as a code block."""
-    return Claim(
-        "```python\nfor k in range(2):      # dram\n  for p in range(3):    # dram\n"
-        "    O[k][p] += W[k] * I[p]   # operands come from a 1-word buffer per tensor\n```"
-    )
+    return _TEXT.claim("tiny_nest")
 
 
 def check_hand_count(answer: object) -> CheckResult:
@@ -331,9 +346,8 @@ def check_hand_count(answer: object) -> CheckResult:
         "words filled from DRAM (W + I)",
         answer,
         want,
-        hint="walk the six iterations in order; an operand is fetched again only when its index "
-        "changes from the previous iteration",
-        hint2="W is indexed by k only, I by p only: count the changes of each index separately",
+        hint=_TEXT.render("hand_count_hint"),
+        hint2=_TEXT.render("hand_count_hint2"),
     )
 
 
@@ -363,8 +377,7 @@ def instruction_claim(i: int) -> Claim:
     'Set the widget: Switch **dataflow** ... (**layer** at `alexnet conv1`).'
     """
     m = widget_moves()[i]
-    held = ", ".join(f"**{k}** at `{v}`" for k, v in m.setting)
-    return Claim(f"Set the widget: {phrase_move(m)} ({held}).")
+    return _TEXT.claim("instruction", move=phrase_move(m), held=m.setting)
 
 
 def move_claim(i: int) -> Claim:
@@ -383,19 +396,35 @@ def move_claim(i: int) -> Claim:
     if m.control == "layer":
         gap = (t.loc[second, list(_LEVELS)] - t.loc[best, list(_LEVELS)]).astype(float)
         lvl = str(gap.idxmax())
-        return Claim(
-            f"{phrase_move(m)}: **{best}** spends least on `{layer}` ({t.loc[best, 'total']:g} "
-            f"µJ against {second}'s {t.loc[second, 'total']:g}); the level that separates them "
-            f"most is **{lvl}** ({gap[lvl]:.4g} µJ of the {order.iloc[1] - order.iloc[0]:.4g})."
+        return _TEXT.claim(
+            "move_layer",
+            move=phrase_move(m),
+            best=best,
+            layer=layer,
+            best_uj=t.loc[best, "total"],
+            second=second,
+            second_uj=t.loc[second, "total"],
+            level=lvl,
+            level_gap=gap[lvl],
+            gap=order.iloc[1] - order.iloc[0],
         )
     row = t.loc[flow]
-    others = "; ".join(
-        f"{d} {int(t.loc[d, 'pes_used'])} PEs, {int(t.loc[d, 'cycles']):,} cycles"
+    others = [
+        _TEXT.render(
+            "move_other",
+            dataflow=d,
+            used=int(t.loc[d, "pes_used"]),
+            cycles=int(t.loc[d, "cycles"]),
+        )
         for d in t.index
         if d != flow
-    )
-    return Claim(
-        f"{phrase_move(m)}: the status line reads {int(row['pes_used'])} PEs in use "
-        f"({row['pe_utilisation']:.0%} of the array), {int(row['cycles']):,} cycles, "
-        f"{row['total']:g} µJ; on the same layer {others}."
+    ]
+    return _TEXT.claim(
+        "move_dataflow",
+        move=phrase_move(m),
+        used=int(row["pes_used"]),
+        utilisation=row["pe_utilisation"],
+        cycles=int(row["cycles"]),
+        total=row["total"],
+        others=others,
     )

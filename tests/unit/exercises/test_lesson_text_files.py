@@ -95,3 +95,13 @@ def test_fmt_formats_with_a_python_spec():
         _text._ENV.from_string('{{ x | fmt(",") }} {{ y | fmt(".1%") }}').render(x=12345, y=0.25)
         == "12,345 25.0%"
     )
+
+
+def test_time_formats_seconds_as_the_tool_prints_a_duration():
+    assert _text._ENV.from_string("{{ s | time }}").render(s=1.24e-5) == "12.4 us"
+
+
+def test_names_lists_names_in_backticks():
+    render = _text._ENV.from_string("{{ n | names }}").render
+    assert render(n=["a", "b", "c"]) == "`a`, `b` and `c`"
+    assert render(n=[]) == "none"
