@@ -123,6 +123,13 @@ class LessonText:
         except jinja2.UndefinedError as e:
             raise LessonTextError(f"{_path(self.lesson)}: {key}: {e.message}") from e
 
+    def hints(self, key: str, /, **values: Any) -> dict[str, str]:
+        """A check's two hints, ``<key>_hint`` and ``<key>_hint2``, as ``compare``'s keywords.
+
+        ``values`` fill the second (the more specific) hint; the first takes none.
+        """
+        return {"hint": self.render(f"{key}_hint"), "hint2": self.render(f"{key}_hint2", **values)}
+
     def claim(self, key: str, /, **values: Any) -> Claim:
         """:meth:`render` as a :class:`Claim` (Markdown in the notebook)."""
         return Claim(self.render(key, **values))

@@ -363,8 +363,7 @@ def check_linear_flops(
         "linear_flops",
         answer,
         expected,
-        hint=_TEXT.render("linear_flops_hint"),
-        hint2=_TEXT.render("linear_flops_hint2"),
+        **_TEXT.hints("linear_flops"),
         strict=strict,
     )
 
@@ -398,8 +397,7 @@ def check_linear_intensity(
         answer,
         expected,
         rel_tol=0.01,
-        hint=_TEXT.render("linear_intensity_hint"),
-        hint2=_TEXT.render("linear_intensity_hint2"),
+        **_TEXT.hints("linear_intensity"),
         strict=strict,
     )
 
@@ -422,7 +420,6 @@ def check_param_count(
         f"param_count[{model}]",
         answer,
         expected,
-        hint=_TEXT.render("param_count_hint"),
-        hint2=_TEXT.render("param_count_hint2"),
+        **_TEXT.hints("param_count"),
         strict=strict,
     )

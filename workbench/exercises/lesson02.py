@@ -265,8 +265,7 @@ def check_ridge_point(
         answer,
         expected,
         rel_tol=0.01,
-        hint=_TEXT.render("ridge_point_hint"),
-        hint2=_TEXT.render("ridge_point_hint2"),
+        **_TEXT.hints("ridge_point"),
         strict=strict,
     )
 
@@ -349,8 +348,7 @@ def check_decode_floor(
         answer,
         expected,
         rel_tol=0.01,
-        hint=_TEXT.render("decode_floor_hint"),
-        hint2=_TEXT.render("decode_floor_hint2"),
+        **_TEXT.hints("decode_floor"),
         strict=strict,
     )
 

@@ -483,8 +483,7 @@ def check_tiles(
         f"tiles[{m}x{n} / {tile[0]}x{tile[1]}]",
         answer,
         km.tiling.tiles,
-        hint=_TEXT.render("tiles_hint"),
-        hint2=_TEXT.render("tiles_hint2"),
+        **_TEXT.hints("tiles"),
         strict=strict,
     )
 
@@ -520,7 +519,6 @@ def check_waves(
         answer,
         expected,
         rel_tol=1e-3,
-        hint=_TEXT.render("waves_hint"),
-        hint2=_TEXT.render("waves_hint2"),
+        **_TEXT.hints("waves"),
         strict=strict,
     )

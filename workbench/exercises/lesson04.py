@@ -554,8 +554,7 @@ def check_score_matrix_bytes(
         f"score_matrix_bytes[{model},seq={seq}]",
         answer,
         expected,
-        hint=_TEXT.render("score_matrix_hint"),
-        hint2=_TEXT.render("score_matrix_hint2"),
+        **_TEXT.hints("score_matrix"),
         strict=strict,
     )
 
@@ -594,8 +593,7 @@ def check_fusion_savings(
         answer,
         off - base,
         rel_tol=1e-3,
-        hint=_TEXT.render("fusion_savings_hint"),
-        hint2=_TEXT.render("fusion_savings_hint2"),
+        **_TEXT.hints("fusion_savings"),
         strict=strict,
     )
 

@@ -349,8 +349,7 @@ def check_int8_bytes(
         "int8_weight_bytes",
         answer,
         op.weight_tensors()[0].nbytes,
-        hint=_TEXT.render("int8_bytes_hint"),
-        hint2=_TEXT.render("int8_bytes_hint2"),
+        **_TEXT.hints("int8_bytes"),
         strict=strict,
     )
 
@@ -386,8 +385,7 @@ def check_layout_transforms(
         f"layout_transforms[{layout},propagation={propagation}]",
         answer,
         expected,
-        hint=_TEXT.render("layout_transforms_hint"),
-        hint2=_TEXT.render("layout_transforms_hint2"),
+        **_TEXT.hints("layout_transforms"),
         strict=strict,
     )
 

@@ -93,8 +93,7 @@ def check_first_failing(
         f"first failing mechanism ({scenario})",
         (mechanism, owner),
         expected,
-        hint=_TEXT.render("first_failing_hint"),
-        hint2=_TEXT.render("first_failing_hint2"),
+        **_TEXT.hints("first_failing"),
         strict=strict,
     )
 
@@ -186,8 +185,7 @@ def check_step_time(answer: object, *, strict: bool | None = None) -> CheckResul
         answer,
         run.median_iteration_s() * 1e3,
         rel_tol=1e-4,
-        hint=_TEXT.render("step_time_hint"),
-        hint2=_TEXT.render("step_time_hint2"),
+        **_TEXT.hints("step_time"),
         strict=strict,
     )
 

@@ -69,8 +69,7 @@ def check_dominant_bottleneck(
         "dominant bottleneck class",
         answer,
         dominant_bottleneck(mapping),
-        hint=_TEXT.render("dominant_hint"),
-        hint2=_TEXT.render("dominant_hint2"),
+        **_TEXT.hints("dominant"),
         strict=strict,
     )
 
@@ -212,8 +211,7 @@ def check_barrier_cost(
         answer,
         barrier_cost_us(model, hardware_name, seq=seq),
         rel_tol=0.01,
-        hint=_TEXT.render("barrier_hint"),
-        hint2=_TEXT.render("barrier_hint2"),
+        **_TEXT.hints("barrier"),
         strict=strict,
     )
 

@@ -396,8 +396,7 @@ def check_decode_bottleneck(
         "decode_bottleneck",
         answer,
         expected,
-        hint=_TEXT.render("decode_bottleneck_hint"),
-        hint2=_TEXT.render("decode_bottleneck_hint2"),
+        **_TEXT.hints("decode_bottleneck"),
         synonyms=BOTTLENECK_SYNONYMS,
         strict=strict,
     )

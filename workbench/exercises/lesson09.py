@@ -252,8 +252,7 @@ def check_distinct_plans(
         "distinct_plans",
         answer,
         int(table["best_tile"].nunique()),
-        hint=_TEXT.render("distinct_plans_hint"),
-        hint2=_TEXT.render("distinct_plans_hint2"),
+        **_TEXT.hints("distinct_plans"),
         strict=strict,
     )
 
@@ -267,8 +266,7 @@ def check_model_pick_rank(
         "model_pick_rank",
         answer,
         expected,
-        hint=_TEXT.render("model_pick_hint"),
-        hint2=_TEXT.render("model_pick_hint2"),
+        **_TEXT.hints("model_pick"),
         strict=strict,
     )
 
@@ -310,8 +308,7 @@ def check_plan_prediction(
             "same": ("equal", "identical", "unchanged", "yes"),
             "different": ("differs", "changes", "changed", "no"),
         },
-        hint=_TEXT.render("plan_prediction_hint"),
-        hint2=_TEXT.render("plan_prediction_hint2"),
+        **_TEXT.hints("plan_prediction"),
         strict=strict,
     )
 
@@ -662,7 +659,6 @@ def check_waves(
         f"tiles_and_waves[{kernel},b{batch},s{seq}]",
         answer,
         (t.tiles, t.waves),
-        hint=_TEXT.render("waves_hint"),
-        hint2=_TEXT.render("waves_hint2"),
+        **_TEXT.hints("waves"),
         strict=strict,
     )

@@ -269,8 +269,7 @@ def check_littles_law(
         answer,
         r.arrival_rate_per_s * r.mean_latency_s,
         rel_tol=0.05,
-        hint=_TEXT.render("littles_law_hint"),
-        hint2=_TEXT.render("littles_law_hint2"),
+        **_TEXT.hints("littles_law"),
         strict=strict,
     )
 
@@ -286,8 +285,7 @@ def check_knee_rate(
         answer,
         round(expected, 2),
         rel_tol=0.01,
-        hint=_TEXT.render("knee_rate_hint"),
-        hint2=_TEXT.render("knee_rate_hint2"),
+        **_TEXT.hints("knee_rate"),
         strict=strict,
     )
 

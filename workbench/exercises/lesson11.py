@@ -274,8 +274,7 @@ def check_gemm_prediction(
         f"fastest on the {n} GEMM (of {', '.join(platforms)})",
         prediction,
         str(table["gemm_ms"].idxmin()),
-        hint=_TEXT.render("gemm_prediction_hint"),
-        hint2=_TEXT.render("gemm_prediction_hint2"),
+        **_TEXT.hints("gemm_prediction"),
         strict=strict,
     )
 
@@ -304,8 +303,7 @@ def check_fits(
         "fewest_chips",
         answer,
         expected,
-        hint=_TEXT.render("fits_hint"),
-        hint2=_TEXT.render("fits_hint2"),
+        **_TEXT.hints("fits"),
         strict=strict,
     )
 
@@ -319,8 +317,7 @@ def check_winner(
         "shortlist_winner",
         answer,
         best[0].hardware if best else "",
-        hint=_TEXT.render("winner_hint"),
-        hint2=_TEXT.render("winner_hint2"),
+        **_TEXT.hints("winner"),
         strict=strict,
     )
 
@@ -422,8 +419,7 @@ def check_decode_floor(
         answer,
         _floor_tokens_per_s(model, platform),
         rel_tol=0.02,
-        hint=_TEXT.render("decode_floor_hint"),
-        hint2=_TEXT.render("decode_floor_hint2"),
+        **_TEXT.hints("decode_floor"),
         strict=strict,
     )
 

@@ -251,8 +251,7 @@ def check_headroom(
         answer,
         1 / pressure,
         rel_tol=0.01,
-        hint=_TEXT.render("headroom_hint"),
-        hint2=_TEXT.render("headroom_hint2"),
+        **_TEXT.hints("headroom"),
         strict=strict,
     )
 

@@ -295,8 +295,7 @@ def check_pes_used(answer: object, *, layer: str, dataflow: str) -> CheckResult:
         "PEs used",
         answer,
         nest.pes_used,
-        hint=_TEXT.render("pes_used_hint"),
-        hint2=_TEXT.render("pes_used_hint2"),
+        **_TEXT.hints("pes_used"),
     )
 
 
@@ -307,8 +306,7 @@ def check_best_dataflow(answer: object, *, layer: str) -> CheckResult:
         "lowest-energy dataflow",
         answer,
         best,
-        hint=_TEXT.render("best_dataflow_hint"),
-        hint2=_TEXT.render("best_dataflow_hint2"),
+        **_TEXT.hints("best_dataflow"),
         synonyms=_SYNONYMS,
     )
 
@@ -346,8 +344,7 @@ def check_hand_count(answer: object) -> CheckResult:
         "words filled from DRAM (W + I)",
         answer,
         want,
-        hint=_TEXT.render("hand_count_hint"),
-        hint2=_TEXT.render("hand_count_hint2"),
+        **_TEXT.hints("hand_count"),
     )
 
 
