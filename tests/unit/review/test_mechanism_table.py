@@ -187,3 +187,32 @@ def test_two_scenario_files_with_one_name_are_refused(tmp_path):
     (tmp_path / "02-x.yaml").write_text(text)
     with pytest.raises(ConfigError, match="already used"):
         load_scenarios(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("edit", "needle"),
+    [
+        (
+            ("detector: fusion_broken", "detector: no_such_detector"),
+            "no detector 'no_such_detector'",
+        ),
+        (("detector: fusion_broken", "detector: _bits"), "no detector '_bits'"),
+        (("name: layout_transform_inserted", "name: fusion_broken"), "fusion_broken: named twice"),
+        (("  owner: ML compiler engineer\n", "  owner: 3\n"), "owner"),
+        (("consequence: true", "consequence: yes please"), "consequence"),
+        (("schema_version: 1", "schema_version: 2"), "schema_version"),
+    ],
+)
+def test_a_bad_table_file_is_one_line_naming_it(tmp_path, edit, needle):
+    from workbench.errors import WorkbenchError
+
+    text = table.TABLE_FILE.read_text().replace(*edit, 1)
+    path = tmp_path / "mechanisms.yaml"
+    path.write_text(text)
+    with pytest.raises(WorkbenchError, match="mechanisms.yaml: .*" + needle.replace("'", ".")):
+        table.load_table(path)
+
+
+def test_the_shipped_table_loads_every_detector():
+    assert all(m.detector is not None for m in TABLE if not m.anchor and m.name in PRIORITY[:10])
+    assert table.load_table() == TABLE

@@ -7,7 +7,8 @@ The table's order is the priority: groups are checked from the top, and the cons
 (``consequence=True``) only when no cause above applies to the group. Run-level mechanisms
 (``detector=None``) are named when no kernel group carries a material class.
 
-Adding a mechanism: one :class:`Mechanism` record here (with a detector in
+The records are data, in ``mechanisms.yaml`` beside this module. Adding a mechanism: one
+record there (with a detector in
 :mod:`workbench.review.diagnosis.detectors`), its role in ``decision/data/roles.yaml`` if new,
 and one golden case in ``tests/golden/triage_cases.yaml`` (see ``.github/CONTRIBUTING.md``).
 
@@ -23,7 +24,13 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
 
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
+
+from workbench.errors import HardwareError, WorkbenchError
+from workbench.hw._yaml import load_strict
 from workbench.review.diagnosis import detectors as d
 from workbench.review.diagnosis.detectors import Detected, GroupView
 from workbench.review.records.store import KernelResult
@@ -35,12 +42,10 @@ __all__ = [
     "Mechanism",
     "by_name",
     "classify_all",
+    "load_table",
     "mechanism_of_change",
     "mechanism_of_group",
 ]
-
-_COMPILER = "ML compiler engineer"
-_RUNTIME = "runtime systems engineer"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -70,109 +75,58 @@ class Mechanism:
     anchor: str = ""
 
 
-TABLE: tuple[Mechanism, ...] = (
-    Mechanism(
-        name="fusion_broken",
-        label="fusion broken: a fused pattern now runs as separate kernels",
-        owner=_COMPILER,
-        causes=("fusion rule off:*",),
-        detector=d.fusion_broken,
-    ),
-    Mechanism(
-        name="layout_transform_inserted",
-        label="layout transform inserted before a kernel",
-        owner=_COMPILER,
-        causes=("layout", "layout_propagation"),
-        detector=d.layout_transform_inserted,
-    ),
-    Mechanism(
-        name="precision_fallback",
-        label="precision fallback to a wider format",
-        owner=_COMPILER,
-        causes=("format override*", "dtype", "weight_dtype"),
-        detector=d.precision_fallback,
-    ),
-    Mechanism(
-        name="off_matrix_engine",
-        label="kernel moved off the matrix engine",
-        owner=_COMPILER,
-        causes=("?format override*", "?dtype", "?weight_dtype"),
-        detector=d.off_matrix_engine,
-    ),
-    Mechanism(
-        name="tile_spills_sram",
-        label="tile spills SRAM (capacity-bound)",
-        owner=_COMPILER,
-        causes=("?tile *", "?search"),
-        detector=d.tile_spills_sram,
-    ),
-    Mechanism(
-        name="hardware_rate",
-        label="hardware rate changed: the platform's bandwidth or compute rate is slower",
-        owner="platform owner",
-        consequence=True,
-        causes=("hardware profile", "group:hardware"),
-        detector=d.hardware_rate,
-    ),
-    Mechanism(
-        name="launch_sync_overhead",
-        label="launch or sync overhead",
-        owner=_RUNTIME,
-        consequence=True,
-        causes=("launch", "barrier_per_layer", "group:runtime"),
-        detector=d.launch_sync_overhead,
-    ),
-    Mechanism(
-        name="bandwidth_saturation",
-        label="bandwidth saturation at a memory level",
-        owner=_COMPILER,
-        consequence=True,
-        detector=d.bandwidth_saturation,
-    ),
-    Mechanism(
-        name="tile_wave_quantization",
-        label="tile or wave quantization: padded tiles or a partial last wave",
-        owner=_COMPILER,
-        consequence=True,
-        causes=("tile *", "search"),
-        detector=d.tile_wave_quantization,
-    ),
-    Mechanism(
-        name="graph_changed",
-        label="kernels added or removed by the graph (op coverage, model variant)",
-        owner="framework integration lead",
-        consequence=True,
-        detector=d.graph_changed,
-    ),
-    Mechanism(
-        name="stack_overhead",
-        label=(
-            "the software stack's host time per serving step outside its kernels grew "
-            "(scheduling, sampling, KV-block bookkeeping)"
-        ),
-        owner=_RUNTIME,
-        causes=("step_overhead_s", "stack"),
-        anchor="per-step overhead",
-    ),
-    Mechanism(
-        name="measured_slowdown",
-        label=(
-            "measured kernels slowed while their mapping stayed the same: the cause is outside "
-            "the mapping sheet (runtime: barriers, launch gaps, clocks, contention)"
-        ),
-        owner=_RUNTIME,
-    ),
-    Mechanism(
-        name="prediction_gap",
-        label="no mechanism changed: the time moved (prediction vs measurement)",
-        owner="performance modeling owner",
-    ),
-    Mechanism(
-        name="unmapped_measurement",
-        label="measured time moved on kernels no mapping sheet describes",
-        owner=_RUNTIME,
-    ),
-)
+#: The table's file, beside this module (data: a record per mechanism, in priority order).
+TABLE_FILE = Path(__file__).resolve().parent / "mechanisms.yaml"
+
+
+class _Record(BaseModel):
+    """One record of ``mechanisms.yaml`` (see its header for the fields)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: StrictStr = Field(pattern=r"^[a-z][a-z_]*$", description="Mechanism class (JSON key).")
+    label: StrictStr = Field(min_length=1, description="One line a reader understands.")
+    owner: StrictStr = Field(min_length=1, description="Owning role (decision/data/roles.yaml).")
+    consequence: StrictBool = Field(False, description="Only a consequence of a cause above it.")
+    causes: tuple[StrictStr, ...] = Field((), description="Declared changes working through it.")
+    detector: StrictStr | None = Field(None, description="Function of diagnosis/detectors.py.")
+    anchor: StrictStr = Field("", description="Where a run-level mechanism shows (no kernel).")
+
+
+class _TableFile(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    schema_version: Literal[1] = Field(description="File format version (1).")
+    mechanisms: tuple[_Record, ...] = Field(min_length=1, description="In priority order.")
+
+
+def load_table(path: Path = TABLE_FILE) -> tuple[Mechanism, ...]:
+    """The mechanism table in ``path``, validated, each detector bound to its function.
+
+    Raises:
+        WorkbenchError: One line naming the file and what is wrong (a field, an unknown
+            detector, a name used twice).
+    """
+    try:
+        data = _TableFile.model_validate(load_strict(path.read_text(encoding="utf-8")))
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(x) for x in err["loc"])
+        raise WorkbenchError(f"{path}: {where}: {err['msg']}") from None
+    except (OSError, HardwareError) as exc:
+        raise WorkbenchError(f"{path}: {exc}") from None
+    out: list[Mechanism] = []
+    for r in data.mechanisms:
+        fn = getattr(d, r.detector, None) if r.detector else None
+        if r.detector and (fn is None or r.detector.startswith("_") or not callable(fn)):
+            raise WorkbenchError(f"{path}: {r.name}: no detector {r.detector!r} in detectors.py")
+        if any(m.name == r.name for m in out):
+            raise WorkbenchError(f"{path}: {r.name}: named twice")
+        out.append(Mechanism(**(r.model_dump() | {"detector": fn, "causes": tuple(r.causes)})))
+    return tuple(out)
+
+
+TABLE: tuple[Mechanism, ...] = load_table()
 
 #: Mechanism names in priority order (the order groups are checked in).
 PRIORITY: tuple[str, ...] = tuple(m.name for m in TABLE)
