@@ -25,7 +25,7 @@ from workbench.evidence.copies import copies_by_direction
 from workbench.evidence.operators import RecordedOps
 from workbench.evidence.run import CATEGORIES, MeasuredRun, TraceError
 from workbench.hw.schema import Hardware
-from workbench.models.from_trace import BEYOND_MEMORY, profile_for_device
+from workbench.models.from_trace import BAD_RANK, BEYOND_MEMORY, profile_for_device
 from workbench.review.join.expected import IMPOSSIBLE, ExpectedReport, expect, what_if
 from workbench.review.join.launches import launch_doc, launch_lines
 
@@ -411,7 +411,7 @@ def _expected_lines(exp: dict[str, Any], top: int) -> list[str]:
     doubtful = [
         f"{printable(reason)} ({count})"
         for reason, count in exp["skipped_calls"].items()
-        if reason == IMPOSSIBLE or reason.endswith(BEYOND_MEMORY)
+        if reason == IMPOSSIBLE or reason.endswith((BEYOND_MEMORY, BAD_RANK))
     ]
     warn = [f"  warning: left out as corrupt: {'; '.join(doubtful)}"] if doubtful else []
     if not rows:
