@@ -44,7 +44,7 @@ from workbench.errors import WorkbenchError
 from workbench.hw.loader import hardware_hash
 from workbench.hw.schema import Hardware
 from workbench.review.records._consistency import consistency_problems
-from workbench.review.records._sanity import physical_problems
+from workbench.review.records._sanity import physical_problems, tag_problems
 from workbench.review.records._types import (
     RECORD_KIND,
     SCHEMA_VERSION,
@@ -238,6 +238,13 @@ def record_from_dict(data: Any, where: str = "run record") -> RunRecord:
         raise RecordError(
             f"{where}: physically impossible: {problems[0]}{more}; the lock hashes are unkeyed "
             "(integrity, not authenticity), so impossible records are refused whatever their hash"
+        )
+    malformed = tag_problems(record.tags)
+    if malformed:
+        more = f" (and {len(malformed) - 1} more)" if len(malformed) > 1 else ""
+        raise RecordError(
+            f"{where}: malformed tags: {malformed[0]}{more}; the tool never writes such tags, so "
+            "this record was edited (and re-locked) after writing"
         )
     inconsistent = consistency_problems(record)
     if inconsistent:

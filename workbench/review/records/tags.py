@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from workbench import __version__
+from workbench.errors import printable
 from workbench.hw.loader import hardware_hash
 from workbench.mapper import ModelMapping
 from workbench.options import FUSION_RULES
@@ -248,7 +249,8 @@ def build_tags(
         host: Host facts (measured runs only; see :func:`host_facts`).
 
     Returns:
-        The four tag groups.
+        The four tag groups; their text is escaped (:func:`workbench.errors.printable`), as a
+        record's reader requires.
     """
     o = mapping.options
     meta = mapping.graph.meta_dict()
@@ -266,11 +268,11 @@ def build_tags(
             layout_propagation=o.layout_propagation,
             dtype=o.dtype,
             weight_dtype=o.weight_dtype,
-            dtype_overrides=tuple(tuple(p) for p in o.dtype_overrides),  # type: ignore[misc]
+            dtype_overrides=tuple(tuple(map(printable, p)) for p in o.dtype_overrides),  # type: ignore[misc]
         ),
         runtime=RuntimeTags(
             backend=backend,
-            backend_versions=tuple(backend_versions),
+            backend_versions=tuple((printable(k), printable(v)) for k, v in backend_versions),
             launch=o.launch,
             barrier_per_layer=o.barrier_per_layer,
             chips=o.chips,
@@ -278,19 +280,19 @@ def build_tags(
             launch_host_s=o.launch_host_s if o.launch == "eager" else None,
         ),
         hardware=HardwareTags(
-            profile=mapping.hardware.name,
+            profile=printable(mapping.hardware.name),
             hardware_hash=hardware_hash(mapping.hardware),
-            host=tuple(host),
+            host=tuple((printable(k), printable(v)) for k, v in host),
         ),
         workload=WorkloadTags(
-            model=str(meta.get("model") or mapping.graph.name),
+            model=printable(str(meta.get("model") or mapping.graph.name)),
             phase=mapping.phase,
             batch=int(str(meta.get("batch") or 1)),
             seq=int(str(seq)) if seq is not None else None,
             context=int(str(context)) if context is not None else None,
             dtype=mapping.dtype,
             extra=tuple(
-                (str(k), str(v))
+                (printable(str(k)), printable(str(v)))
                 for k, v in sorted(meta.items())
                 if k not in ("model", "phase", "batch", "seq", "context", "dtype")
             ),
