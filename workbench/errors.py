@@ -8,7 +8,14 @@ for these.
 
 from __future__ import annotations
 
-__all__ = ["GraphError", "HardwareError", "IngestError", "WorkbenchError", "printable"]
+__all__ = [
+    "GraphError",
+    "HardwareError",
+    "IngestError",
+    "OptionsError",
+    "WorkbenchError",
+    "printable",
+]
 
 
 class WorkbenchError(ValueError):
@@ -25,6 +32,14 @@ class HardwareError(WorkbenchError):
 
 class IngestError(WorkbenchError):
     """A model file (Hugging Face config.json, ONNX) cannot be turned into a graph."""
+
+
+class OptionsError(WorkbenchError):
+    """A mapping argument of the wrong type or out of range; the message names it.
+
+    Raised by ``map_model`` for its arguments and by ``MapOptions`` / ``TileOverride`` for a
+    field (a tile side of 0, 10**30 or -1; a str where a tuple belongs).
+    """
 
 
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
