@@ -26,7 +26,13 @@ from workbench.evidence.operators import RecordedOps
 from workbench.evidence.run import CATEGORIES, MeasuredRun, TraceError
 from workbench.hw.schema import Hardware
 from workbench.models.from_trace import BAD_RANK, BEYOND_MEMORY, profile_for_device
-from workbench.review.join.expected import IMPOSSIBLE, ExpectedReport, expect, what_if
+from workbench.review.join.expected import (
+    BEYOND_BOUND,
+    IMPOSSIBLE,
+    ExpectedReport,
+    expect,
+    what_if,
+)
 from workbench.review.join.launches import launch_doc, launch_lines
 
 __all__ = [
@@ -414,6 +420,8 @@ def _expected_lines(exp: dict[str, Any], top: int) -> list[str]:
         if reason == IMPOSSIBLE or reason.endswith((BEYOND_MEMORY, BAD_RANK))
     ]
     warn = [f"  warning: left out as corrupt: {'; '.join(doubtful)}"] if doubtful else []
+    bound = exp["skipped_calls"].get(BEYOND_BOUND)
+    warn += [f"  note: {bound} {BEYOND_BOUND}"] if bound else []
     if not rows:
         return [
             f"expected vs measured: no kernel has an expectation on the {exp['hardware']} profile",
