@@ -10,7 +10,7 @@ True
 
 __version__ = "0.1.0"
 
-from workbench.errors import WorkbenchError
+from workbench.errors import OptionsError, WorkbenchError
 from workbench.hw import list_hardware, load_hardware
 from workbench.mapper import ModelMapping, map_model
 from workbench.models import build_graph, list_models
@@ -20,6 +20,7 @@ __all__ = [
     "FUSION_RULES",
     "MapOptions",
     "ModelMapping",
+    "OptionsError",
     "TileOverride",
     "WorkbenchError",
     "__version__",

@@ -187,7 +187,7 @@ def write_bytes_safely(
 
     Raises:
         WorkbenchError: one line naming the path and the reason (a directory, a read-only
-            location, a full disk, a missing folder, a pipe without a reader).
+            file or location, a full disk, a missing folder, a pipe without a reader).
 
     Example:
         >>> import tempfile, pathlib
@@ -209,6 +209,11 @@ def write_bytes_safely(
             _write_through(shown, data, st.st_mode, what, shown)
             return
         raise _fail(what, shown, _kind(st.st_mode))
+    if st is not None and (not stat.S_IMODE(st.st_mode) & 0o222 or not os.access(shown, os.W_OK)):
+        # NOTE: the rename would replace it (the folder is writable); a read-only file is one its
+        # owner asked not to be written, so it is refused as other non-regular targets are. The
+        # mode bits are read too: root passes os.access whatever the mode.
+        raise _fail(what, shown, "is a read-only file (make it writable, or write elsewhere)")
     target = _resolve(shown, what)
     folder = target.parent
     if st is None and not folder.is_dir():

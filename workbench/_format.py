@@ -28,29 +28,33 @@ _PREFIX = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, "
 def fmt_si(value: float, unit: str, digits: int = 3) -> str:
     """Format ``value`` with an SI prefix.
 
-    >>> fmt_si(3.35e12, "B/s")
-    '3.35 TB/s'
+    >>> fmt_si(3.35e12, "B/s"), fmt_si(999.96, "B")
+    ('3.35 TB/s', '1 kB')
     """
     if value == 0 or not math.isfinite(value):
         return f"{value:g} {unit}"
+    shown = abs(float(f"{value:.{digits}g}"))  # NOTE: 999.96 shows as 1 k, never 1e+03
     for scale, prefix in _PREFIX:
-        if abs(value) >= scale:
+        if shown >= scale:
             return f"{value / scale:.{digits}g} {prefix}{unit}"
     return f"{value:.{digits}g} {unit}"
 
 
 def fmt_time(seconds: float) -> str:
-    """Format a duration (``12.4 us``, ``3.1 ms``).
+    """Format a duration (``12.4 us``, ``3.1 ms``), the unit chosen after rounding.
 
-    >>> fmt_time(1.24e-5)
-    '12.4 us'
+    >>> fmt_time(1.24e-5), fmt_time(-9.996e-7), fmt_time(9.9996e-4), fmt_time(1234.5)
+    ('12.4 us', '-1 us', '1 ms', '1,234 s')
     """
     if not math.isfinite(seconds):
         return f"{seconds:g} s"
     if abs(seconds) < 1e-12:  # below a picosecond: floating-point dust, not a duration
         return "0 s"
+    shown = abs(float(f"{seconds:.3g}"))  # NOTE: a 1 us shift of -999.6 ns is "-1 us"
+    if shown >= 1000:  # NOTE: 1,234 s, never 1.23e+03 s
+        return f"{seconds:,.0f} s"
     for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns")):
-        if abs(seconds) >= scale:
+        if shown >= scale:
             return f"{seconds / scale:.3g} {unit}"
     return f"{seconds / 1e-9:.3g} ns"
 

@@ -14,7 +14,7 @@ import os
 import sys
 import warnings
 from collections.abc import Sequence
-from typing import TextIO
+from typing import Any, TextIO
 
 from workbench import __version__
 from workbench._format import fmt_cut
@@ -42,6 +42,21 @@ _COMMANDS = (
 
 
 class _Parser(argparse.ArgumentParser):
+    def _get_value(self, action: argparse.Action, arg_string: str) -> Any:
+        """Refuse an empty value for any option or argument (``--on ''``), then convert it.
+
+        An empty string names no file, profile or backend; taken as "not given" it would be
+        silently ignored, so every command refuses it in one line (exit 2).
+        """
+        # NOTE: argparse converts every value a command line gives through this one method, so
+        # the rule holds for every option of every command, present and future; a subcommand's
+        # whole command line (PARSER) is checked by the subcommand's own parser.
+        command_line = action.nargs in (argparse.PARSER, argparse.REMAINDER)
+        if not command_line and isinstance(arg_string, str) and not arg_string.strip():
+            where = "/".join(action.option_strings) or action.metavar or action.dest
+            raise argparse.ArgumentError(None, f"{where}: an empty value is not allowed")
+        return super()._get_value(action, arg_string)
+
     def error(self, message: str) -> None:  # type: ignore[override]
         """Print one ``workbench: error:`` line and exit 2, without argparse's usage block."""
         command = self.prog.removeprefix("workbench").strip()

@@ -8,7 +8,14 @@ for these.
 
 from __future__ import annotations
 
-__all__ = ["GraphError", "HardwareError", "IngestError", "WorkbenchError", "printable"]
+__all__ = [
+    "GraphError",
+    "HardwareError",
+    "IngestError",
+    "OptionsError",
+    "WorkbenchError",
+    "printable",
+]
 
 
 class WorkbenchError(ValueError):
@@ -27,22 +34,45 @@ class IngestError(WorkbenchError):
     """A model file (Hugging Face config.json, ONNX) cannot be turned into a graph."""
 
 
-_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0))}
-_CONTROL.update({c: f"\\u{c:04x}" for c in (0x200E, 0x200F, *range(0x202A, 0x202F))})
-_CONTROL.update({c: f"\\u{c:04x}" for c in range(0x2066, 0x206A)})
-_CONTROL.update({ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t"})
+class OptionsError(WorkbenchError):
+    """A mapping argument of the wrong type or out of range; the message names it.
+
+    Raised by ``map_model`` for its arguments and by ``MapOptions`` / ``TileOverride`` for a
+    field (a tile side of 0, 10**30 or -1; a str where a tuple belongs).
+    """
+
+
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(ch: str) -> str:
+    """One non-printable character as an escape (a surrogate-escaped byte as that byte)."""
+    c = ord(ch)
+    if ch in _NAMED:
+        return _NAMED[ch]
+    if 0xDC80 <= c <= 0xDCFF:  # NOTE: a byte of a file name that is no UTF-8 (surrogateescape)
+        return f"\\x{c - 0xDC00:02x}"
+    if c <= 0xFF:
+        return f"\\x{c:02x}"
+    return f"\\u{c:04x}" if c <= 0xFFFF else f"\\U{c:08x}"
 
 
 def printable(text: str) -> str:
     r"""``text`` with control characters, ANSI escapes and bidi overrides shown as escapes.
 
-    Text read from a file (a kernel or device name in a trace) is shown through this before it
-    reaches a terminal or a report, so it cannot move the cursor, recolour the screen, start a new
-    line or reorder what follows. It is idempotent: escaped text passes through unchanged.
+    Text read from a file (a kernel or device name in a trace, a record's tags, a file name) is
+    shown through this before it reaches a terminal or a report, so it cannot move the cursor,
+    recolour the screen, start a new line or reorder what follows. Every character Python deems
+    non-printable is escaped: C0/C1 controls, bidi and other format characters, line and
+    paragraph separators, and lone surrogates (a file name's bytes that are no UTF-8, shown as
+    ``\xff``), so the result always encodes as UTF-8. It is idempotent: escaped text passes
+    through unchanged.
 
     >>> printable("\x1b[31mred\x1b[0m\nnext")
     '\\x1b[31mred\\x1b[0m\\nnext'
+    >>> printable("run\udcff.json\u202e")
+    'run\\xff.json\\u202e'
     """
     if text.isprintable():
         return text
-    return text.translate(_CONTROL)
+    return "".join(ch if ch.isprintable() else _escape(ch) for ch in text)

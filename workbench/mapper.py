@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from workbench.cost.model import Cost
 from workbench.cost.search import schedule
 from workbench.cost.utilisation import credit_s, model_peak, utilisation
+from workbench.errors import OptionsError
 from workbench.hw.schema import Hardware
 from workbench.ir.graph import Graph
 from workbench.ir.ops import LAYER_TYPES, Attention, Conv2d, Linear, MatMul
@@ -300,7 +301,17 @@ def map_model(graph: Graph, hw: Hardware, options: MapOptions | None = None) -> 
 
     Returns:
         The :class:`ModelMapping` with every kernel's tiling and cost and the model totals.
+
+    Raises:
+        OptionsError: An argument of the wrong type (the message names it).
     """
+    for what, value, kind in (("graph", graph, Graph), ("hw", hw, Hardware)):
+        if not isinstance(value, kind):
+            got = type(value).__name__
+            raise OptionsError(f"map_model: {what} must be a {kind.__name__}, got {got}")
+    if options is not None and not isinstance(options, MapOptions):
+        got = type(options).__name__
+        raise OptionsError(f"map_model: options must be a MapOptions or None, got {got}")
     options = options or MapOptions()
     mapped = []
     for kernel in lower(graph, hw, options):

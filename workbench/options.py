@@ -11,7 +11,7 @@ import fnmatch
 import re
 from dataclasses import dataclass
 
-from workbench.errors import WorkbenchError
+from workbench.errors import OptionsError, WorkbenchError
 from workbench.ir.dtypes import canonical
 
 __all__ = ["FUSION_RULES", "MapOptions", "TileOverride"]
@@ -34,6 +34,43 @@ FUSION_RULES: dict[str, str] = {
 MAX_TILE_SIDE = 65_536
 #: A plain ASCII decimal (no sign, underscore or other scripts' digits), up to 19 digits.
 DIGITS = re.compile(r"[0-9]{1,19}")
+#: Most pipeline stages a forced tile may ask for (real kernels use 2 to 8).
+MAX_STAGES = 64
+#: Most chips a mapping may be spread over.
+MAX_CHIPS = 1 << 20
+
+
+def _kind(value: object) -> str:
+    return type(value).__name__
+
+
+def _check_count(what: str, value: object, hi: int) -> None:
+    """``value`` is an ``int`` (not a bool) in ``1..hi``, else :class:`OptionsError`."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise OptionsError(f"{what}: expected an integer, got {_kind(value)} {value!r:.60}")
+    if not 1 <= value <= hi:
+        shown = f"{value}" if abs(value) < 10**20 else f"about 10**{len(str(abs(value))) - 1}"
+        raise OptionsError(f"{what}: {shown} is outside 1..{hi:,}")
+
+
+def _check_seconds(what: str, value: object, hi: float) -> None:
+    """``value`` is None or a finite real number of seconds in ``0..hi``."""
+    if value is None:
+        return
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise OptionsError(f"{what}: expected seconds (a number), got {_kind(value)}")
+    if not 0.0 <= value <= hi:
+        raise OptionsError(f"{what} must be a number in 0..{hi:g} s, got {value!r}")
+
+
+def _tuple(what: str, value: object, item: type | tuple[type, ...]) -> tuple[object, ...]:
+    """``value`` as a tuple whose items are ``item``s (a list is taken; a str is refused)."""
+    if not isinstance(value, tuple | list):
+        raise OptionsError(f"{what}: expected a tuple, got {_kind(value)} {value!r:.60}")
+    bad = next((v for v in value if not isinstance(v, item)), None)
+    if bad is not None:
+        raise OptionsError(f"{what}: an item is {_kind(bad)} {bad!r:.60}")
+    return tuple(value)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -62,16 +99,25 @@ class TileOverride:
         pattern, _, dims = text.partition("=")
         sides = dims.lower().split("x")
         if not pattern or len(sides) != 3:
-            raise WorkbenchError(
-                f"--tile {text!r}: expected KERNEL=MxNxK, e.g. '*q_proj=128x128x64'"
-            )
+            raise OptionsError(f"--tile {text!r}: expected KERNEL=MxNxK, e.g. '*q_proj=128x128x64'")
         if not all(DIGITS.fullmatch(v) and 1 <= int(v) <= MAX_TILE_SIDE for v in sides):
-            raise WorkbenchError(
+            raise OptionsError(
                 f"--tile {text!r}: tile sizes must be plain integers in 1..{MAX_TILE_SIDE:,} "
                 "(the largest CTA tile side a GEMM library ships is 256)"
             )
         m, n, k = (int(v) for v in sides)
         return cls(pattern=pattern, m=m, n=n, k=k)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.pattern, str) or not self.pattern:
+            raise OptionsError(
+                f"TileOverride.pattern: expected a non-empty glob, got {self.pattern!r}"
+            )
+        for side in ("m", "n", "k"):
+            _check_count(f"TileOverride.{side}", getattr(self, side), MAX_TILE_SIDE)
+        for extra, hi in (("split_k", MAX_TILE_SIDE), ("stages", MAX_STAGES)):
+            if getattr(self, extra) is not None:
+                _check_count(f"TileOverride.{extra}", getattr(self, extra), hi)
 
     def matches(self, kernel_name: str) -> bool:
         """Whether this override applies to ``kernel_name``."""
@@ -140,17 +186,39 @@ class MapOptions:
     gqa_kv_sharing: bool = True
 
     def __post_init__(self) -> None:
+        self._check_types()
         for rule in self.disabled_fusion:
             if rule not in FUSION_RULES:
-                raise WorkbenchError(
+                raise OptionsError(
                     f"--no-fusion {rule!r}: unknown fusion rule (known: {', '.join(FUSION_RULES)})"
                 )
+        try:
+            self._canonical_formats()
+        except OptionsError:
+            raise
+        except WorkbenchError as exc:  # NOTE: an unknown format: the one documented type
+            raise OptionsError(str(exc)) from None
+        if self.layout not in ("auto", "NCHW", "NHWC"):
+            raise OptionsError(f"--layout {self.layout!r}: expected auto, NCHW or NHWC")
+        if self.launch not in ("eager", "graph"):
+            raise OptionsError(f"--launch {self.launch!r}: expected eager or graph")
+        if self.search not in ("full", "heuristic"):
+            raise OptionsError(f"search {self.search!r}: expected full or heuristic")
+        if self.chips < 1:
+            raise OptionsError(f"chips must be >= 1, got {self.chips}")
+        if self.attention_kernel not in (None, "generic", "fa2", "fa3", "serial"):
+            raise OptionsError(
+                f"attention kernel {self.attention_kernel!r}: expected generic, fa2, fa3 or serial"
+            )
+
+    def _canonical_formats(self) -> None:
+        """``dtype``, ``weight_dtype`` and the overrides' formats in their canonical names."""
         if self.dtype is not None:
             object.__setattr__(self, "dtype", canonical(self.dtype, where="--dtype"))
         if self.weight_dtype is not None:
             wd = canonical(self.weight_dtype, where="--weight-dtype")
             if wd not in ("int4", "int8", "fp8_e4m3", "fp8_e5m2"):
-                raise WorkbenchError(
+                raise OptionsError(
                     f"--weight-dtype {wd!r}: weight-only formats are int4, int8, fp8"
                 )
             object.__setattr__(self, "weight_dtype", wd)
@@ -158,24 +226,39 @@ class MapOptions:
             (g, canonical(d, where=f"dtype override {g!r}")) for g, d in self.dtype_overrides
         )
         object.__setattr__(self, "dtype_overrides", fixed)
-        if self.layout not in ("auto", "NCHW", "NHWC"):
-            raise WorkbenchError(f"--layout {self.layout!r}: expected auto, NCHW or NHWC")
-        if self.launch not in ("eager", "graph"):
-            raise WorkbenchError(f"--launch {self.launch!r}: expected eager or graph")
-        if self.search not in ("full", "heuristic"):
-            raise WorkbenchError(f"search {self.search!r}: expected full or heuristic")
-        if self.chips < 1:
-            raise WorkbenchError(f"chips must be >= 1, got {self.chips}")
-        if self.attention_kernel not in (None, "generic", "fa2", "fa3", "serial"):
-            raise WorkbenchError(
-                f"attention kernel {self.attention_kernel!r}: expected generic, fa2, fa3 or serial"
-            )
-        step = self.step_overhead_s
-        if step is not None and not 0.0 <= step < float("inf"):
-            raise WorkbenchError(f"step_overhead_s must be a finite number >= 0 s, got {step!r}")
-        host = self.launch_host_s
-        if host is not None and not 0.0 <= host <= 1.0:
-            raise WorkbenchError(f"launch_host_s must be a number in 0..1 s, got {host!r}")
+
+    def _check_types(self) -> None:
+        """Every field of its documented type and range (:class:`OptionsError` naming it)."""
+        for flag in ("layout_propagation", "barrier_per_layer", "overlap_collectives",
+                     "gqa_kv_sharing"):  # fmt: skip
+            if not isinstance(getattr(self, flag), bool):
+                raise OptionsError(f"MapOptions.{flag}: expected True or False")
+        for text in ("dtype", "weight_dtype", "attention_kernel"):
+            value = getattr(self, text)
+            if value is not None and not isinstance(value, str):
+                raise OptionsError(f"MapOptions.{text}: expected a str or None, got {_kind(value)}")
+        for text in ("layout", "launch", "search"):
+            if not isinstance(getattr(self, text), str):
+                raise OptionsError(f"MapOptions.{text}: expected a str")
+        _check_count("MapOptions.chips", self.chips, MAX_CHIPS)
+        _check_seconds("MapOptions.step_overhead_s", self.step_overhead_s, 1e3)
+        _check_seconds("MapOptions.launch_host_s", self.launch_host_s, 1.0)
+        object.__setattr__(self, "tiles", _tuple("MapOptions.tiles", self.tiles, TileOverride))
+        fusion = _tuple("MapOptions.disabled_fusion", self.disabled_fusion, str)
+        object.__setattr__(self, "disabled_fusion", fusion)
+        pairs = _tuple("MapOptions.dtype_overrides", self.dtype_overrides, (tuple, list))
+        fixed: list[tuple[str, str]] = []
+        for pair in pairs:
+            if not (
+                isinstance(pair, tuple | list)
+                and len(pair) == 2
+                and all(isinstance(v, str) for v in pair)
+            ):
+                raise OptionsError(
+                    "MapOptions.dtype_overrides: expected (glob, dtype) pairs of str"
+                )
+            fixed.append((pair[0], pair[1]))
+        object.__setattr__(self, "dtype_overrides", tuple(fixed))
 
     def fusion_enabled(self, rule: str) -> bool:
         """Whether fusion ``rule`` is on."""

@@ -6,6 +6,7 @@ with finite, sane figures or exits 2 with one line, and writes nothing when it f
 
 from __future__ import annotations
 
+import pytest
 from fuzz_contract import assert_contract, assert_sane_mapping, fresh, read_json, run_cli
 from hypothesis import given
 from hypothesis import strategies as st
@@ -70,3 +71,31 @@ def test_map_argument_sets(tmp_path, pairs, switches, model, hardware):
 def test_unknown_flags_are_one_line(command, junk):
     outcome = run_cli(command, *junk)
     assert_contract(outcome)
+
+
+def _value_options() -> list[tuple[str, str]]:
+    """``(command, option)`` for every option of every command that takes a value."""
+    import argparse
+
+    from workbench.cli import build_parser
+
+    parser = build_parser()
+    found: list[tuple[str, str]] = []
+    for group in parser._subparsers._group_actions:  # type: ignore[union-attr]
+        for command, sub in group.choices.items():
+            for action in sub._actions:
+                takes = action.nargs != 0 and action.option_strings and action.dest != "help"
+                if takes and not isinstance(action, argparse._SubParsersAction):
+                    found.append((command, action.option_strings[-1]))
+    return found
+
+
+VALUE_OPTIONS = _value_options()
+
+
+@pytest.mark.parametrize(("command", "flag"), VALUE_OPTIONS)
+@pytest.mark.parametrize("blank", ["", " \t"])
+def test_an_empty_value_for_any_option_is_refused(command, flag, blank):
+    """``--on ''``, ``--hardware ''``, ``--output ''``: one line naming the option, exit 2."""
+    outcome = assert_contract(run_cli(command, f"{flag}={blank}"), names=(flag,))
+    assert outcome.code == 2, outcome

@@ -92,6 +92,52 @@ def test_record_text_mutants(tmp_path, record, bad):
     assert outcome.code == 2
 
 
+#: Text a forger puts in a tag: escapes, bells, OSC titles, bidi overrides, surrogates.
+TAG_TEXT = st.one_of(
+    st.sampled_from(("\x1b[2J", "\x07", "\x1b]0;pwn\x07", "\u202eevil", "a\nb", "\udcff", "x")),
+    st.text(alphabet=st.characters(codec=None, categories=("Cc", "Cf", "Zl", "Zs")), max_size=4),
+)
+TAG_FIELDS = (
+    ("compiler", "git_commit"), ("compiler", "search"), ("runtime", "backend"),
+    ("hardware", "profile"), ("workload", "model"), ("workload", "dtype"),
+    ("workload", "extra"), ("workload", "tp"),
+)  # fmt: skip
+
+
+@given(field=st.sampled_from(TAG_FIELDS), text=TAG_TEXT, where=st.sampled_from(("cand", "file")))
+def test_forged_tags_and_file_names_never_reach_the_terminal_raw(
+    tmp_path, record, field, text, where
+):
+    """A re-locked record with hostile tag text, or a hostile file name: one line or escaped."""
+    import os
+
+    base_path, base = record
+    doc = json.loads(json.dumps(base))
+    group, key = field
+    if key == "tp":
+        doc["tags"]["workload"]["extra"] = [["tensor_parallel", text or "x"]]
+    elif key == "extra":
+        doc["tags"]["workload"]["extra"] = [[text, text]]
+    else:
+        doc["tags"][group][key] = str(doc["tags"][group][key]) + text
+    body = {k: v for k, v in doc.items() if k != "lock"}
+    doc = {**body, "lock": _lock(body)}
+    name = f"{len(os.listdir(tmp_path))}-c" + (text if where == "file" else "") + ".json"
+    cand = Path(os.fsdecode(bytes(tmp_path) + b"/" + os.fsencode(name.replace("/", "_"))))
+    try:
+        cand.write_text(json.dumps(doc), encoding="utf-8")
+    except (ValueError, OSError):  # NOTE: a NUL is no file name
+        return
+    pack = str(fresh(tmp_path, "p.md"))
+    triage = ("triage", str(base_path), str(cand))
+    for argv in (triage, ("review", *triage[1:], "--out", pack)):
+        outcome = assert_contract(run_cli(*argv), allowed=(0, 1, 2))
+        for stream in (outcome.out, outcome.err):
+            raw = [ch for ch in ("\x1b", "\x07", "\u202e", "\udcff") if ch in stream]
+            assert not raw, stream
+            stream.encode("utf-8")
+
+
 # --- plan caches ------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def plan(tmp_path_factory):

@@ -85,3 +85,30 @@ def test_hostile_sizes_for_each_operator(tmp_path, op, size):
 )
 def test_random_shapes_types_and_world_sizes(tmp_path, op, dims, types, world):
     _check(tmp_path, _trace(tmp_path, op, dims, types, world))
+
+
+#: Every operator the shape reader knows (workbench/models/from_trace.py), one name each.
+KNOWN = ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::linear",
+         "aten::matmul", "aten::convolution", "aten::_scaled_dot_product_flash_attention",
+         "aten::_efficient_attention_forward", "aten::native_layer_norm", "aten::rms_norm",
+         "aten::_softmax", "aten::embedding", "aten::sum", "aten::add", "aten::relu",
+         "nccl:all_reduce", "nccl:all_gather", "nccl:all_to_all")  # fmt: skip
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    op=st.sampled_from(KNOWN),
+    ranks=st.lists(st.integers(min_value=0, max_value=5), min_size=1, max_size=4),
+    size=st.sampled_from(("1", "4", "16", "64")),
+)
+def test_every_known_operator_at_every_rank(tmp_path, op, ranks, size):
+    """A tensor of any rank, for any operator the reader knows: trace, --on and --against."""
+    dims = [[size] * r for r in ranks]
+    trace = _trace(tmp_path, op, dims, ['"float"'] * len(dims), "2")
+    _check(tmp_path, trace)
+    other = _trace(tmp_path, "aten::mm", [["4", "4"], ["4", "4"]], ['"float"'] * 2, "2")
+    for pair in ((trace, other), (other, trace)):
+        before = trace.read_bytes()
+        assert_contract(run_cli("trace", str(pair[0]), "--against", str(pair[1])))
+        assert_contract(run_cli("trace", str(pair[0]), "--against", str(pair[1]), "--json"))
+        assert trace.read_bytes() == before

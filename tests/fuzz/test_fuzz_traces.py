@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from fuzz_contract import HOSTILE_TEXT, assert_contract, assert_sane_numbers, fresh, run_cli
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.review.records.store import load_record
@@ -114,3 +114,36 @@ def test_timestamps_that_jump(tmp_path, jump_us):
 )
 def test_random_combinations(tmp_path, overrides, name):
     _check(tmp_path, _write(tmp_path, _events({**overrides, "name": json.dumps(name)})))
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    kernels=st.lists(
+        st.tuples(
+            st.floats(0, 1000, allow_nan=False), st.floats(0, 300, allow_nan=False),
+            st.sampled_from((7, 8)),
+        ),
+        min_size=1, max_size=12,
+    )
+)  # fmt: skip
+def test_kernels_on_one_stream_are_never_counted_twice(tmp_path, kernels):
+    """Kernels that overlap on one stream: the stream's total never exceeds its busy span."""
+    from workbench.evidence import read_trace
+
+    events = [
+        {"ph": "X", "cat": "kernel", "name": f"volta_sgemm_{i}", "pid": 0, "tid": s, "ts": ts,
+         "dur": dur, "args": {"correlation": i + 1, "stream": s, "device": 0}}
+        for i, (ts, dur, s) in enumerate(kernels)
+    ]  # fmt: skip
+    path = fresh(tmp_path, "t.json")
+    path.write_text(json.dumps({"traceEvents": events}))
+    assert_contract(run_cli("trace", str(path)))
+    run = read_trace(path)
+    for stream in (7, 8):
+        spans = sorted((ts, ts + dur) for ts, dur, s in kernels if s == stream)
+        busy, end = 0.0, float("-inf")
+        for lo, hi in spans:  # the union of the stream's intervals, us
+            busy += max(hi - max(lo, end), 0.0)
+            end = max(end, hi)
+        total = sum(k.duration_s for k in run.kernels if k.stream == stream)
+        assert total <= busy * 1e-6 * (1 + 1e-9) + 1e-15, (stream, total, busy)

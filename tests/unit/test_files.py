@@ -296,3 +296,25 @@ def test_root_keeps_the_owner_of_an_existing_file(tmp_path: Path) -> None:
     st = target.stat()
     assert (st.st_uid, st.st_gid) == (1234, 5678)
     assert target.read_text(encoding="utf-8") == "new"
+
+
+@pytest.mark.parametrize("mode", [0o444, 0o400, 0o000])
+@pytest.mark.parametrize("through_link", [False, True])
+def test_a_read_only_file_is_refused_not_replaced(
+    tmp_path: Path, mode: int, through_link: bool
+) -> None:
+    real = tmp_path / "keep.txt"
+    real.write_text("old", encoding="utf-8")
+    real.chmod(mode)
+    target = tmp_path / "link.txt" if through_link else real
+    if through_link:
+        target.symlink_to(real)
+    try:
+        with pytest.raises(WorkbenchError, match="read-only file") as exc:
+            write_text_safely(target, "new")
+        assert str(target) in _one_line(exc)
+    finally:
+        real.chmod(0o644)
+    assert real.read_text(encoding="utf-8") == "old"
+    assert stat.S_IMODE(real.stat().st_mode) == 0o644
+    assert _leftovers(tmp_path) == []

@@ -3,7 +3,9 @@
 ``int("+5")``, ``int("1_000")`` and ``int("٣")`` (an Arabic-Indic digit) all parse in Python;
 a command line that means a count of chips or tokens should not. Every numeric option of the CLI
 goes through :func:`count` or :func:`number`, so a bad value is one argparse error line (exit 2)
-naming the option, the value and the range.
+naming the option, the value and the range. An empty (or blank) value for any option or argument
+is refused before any of these run, by the CLI's parser (``workbench.cli``): ``--on ''`` names no
+profile, and taken as "not given" it would be silently ignored.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from workbench._cli.argtypes import count
+from workbench._cli.argtypes import count, name
 
 __all__ = ["register"]
 
@@ -31,7 +31,10 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--quick", action="store_true", help="a few seconds, small sizes")
     parser.add_argument(
-        "--name", default=None, help="profile name (default host; gpu with --backend cupy)"
+        "--name",
+        type=name,
+        default=None,
+        help="profile name (default host; gpu with --backend cupy): one printable line",
     )
     parser.add_argument(
         "--blas-threads",

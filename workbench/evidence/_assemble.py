@@ -147,8 +147,14 @@ def assemble(
     pop = activities.pop
     durations = launch_dur_s or {}
     launched = bool(launch_s)
+    stream_end: dict[tuple[int | None, int], float] = {}
+    clipped, clipped_s = 0, 0.0
     for _ in range(len(activities)):
         a = pop()
+        if a.stream is not None:  # NOTE: one stream runs one activity at a time (see _clip)
+            cut = _clip(a, (a.device, a.stream), stream_end)
+            if cut > 0:
+                clipped, clipped_s = clipped + 1, clipped_s + cut
         category, rule = _classify(a, names)
         corr = a.correlation
         launch = call_s = None
@@ -174,6 +180,12 @@ def assemble(
             f"{len(unplaced)} GPU activities ({sum(k.duration_s for k in unplaced) * 1e3:.3g} ms) "
             "have no runtime launch event in the trace: left out of the iterations and the "
             "breakdown, as Holistic Trace Analysis does",
+        )
+    if clipped:
+        warnings += (
+            f"{clipped} GPU activities overlap an earlier one on the same stream (which runs one "
+            f"at a time): each clipped to start where the earlier one ends, {clipped_s * 1e3:.3g} "
+            "ms not counted twice",
         )
     if not annotated:
         window = iterations[0]
@@ -235,6 +247,30 @@ class _KernelDraft:
         self.bytes = a.bytes
         self.launch_start_s = launch_start_s
         self.launch_duration_s = launch_duration_s
+
+
+def _clip(
+    a: Activity, key: tuple[int | None, int], stream_end: dict[tuple[int | None, int], float]
+) -> float:
+    """Clip ``a`` to start where the stream's previous activity ends; the seconds cut.
+
+    A CUDA stream runs its work in order, one activity at a time, so two activities that
+    overlap on one stream are a clock artefact or a corrupt trace; summed as recorded, the
+    overlap would count twice in every per-kernel, per-category and per-step total. The later
+    one (activities arrive in start order) keeps its end and starts at the earlier one's end
+    (zero long when it lies wholly inside it). NOTE: Perfetto's trace processor does not
+    stack such slices on one track either (it leaves the improperly nested one out,
+    google/perfetto#4280); clipping keeps the activity and its non-overlapping time.
+    """
+    end = a.start_s + a.duration_s
+    last = stream_end.get(key)
+    stream_end[key] = end if last is None else max(last, end)
+    if last is None or a.start_s >= last:
+        return 0.0
+    kept = max(end - last, 0.0)
+    cut = a.duration_s - kept
+    a.start_s, a.duration_s = min(last, end), kept
+    return cut
 
 
 def _start(a: Activity) -> float:

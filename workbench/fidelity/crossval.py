@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from workbench.errors import WorkbenchError
-from workbench.fidelity.fits import FITS, FitState, applied, solve_fits
+from workbench.fidelity.fits import FITS, FitState, applied, check_stack_rows, solve_fits
 from workbench.fidelity.runner import (
     GOAL_CATEGORY_LOSO,
     GOAL_MEDIAN_LOSO,
@@ -219,9 +219,12 @@ def cross_validate(corpus: Corpus | None = None) -> CrossValidation:
         The :class:`CrossValidation`.
 
     Raises:
-        CorpusError: A row that cannot be mapped, in or out of its fold.
+        CorpusError: A row that cannot be mapped, in or out of its fold; a stack figure fitted
+            to a row the shipped corpus lacks.
     """
-    corpus = corpus or load_corpus()
+    if corpus is None:  # NOTE: the stacks' fitted rows are rows of the shipped corpus
+        corpus = load_corpus()
+        check_stack_rows({r.id for r in corpus.rows})
     in_sample = run_corpus(corpus)
     by_id = {r.id: r for r in in_sample.rows}
     profiles = _profiles(corpus.rows)

@@ -69,11 +69,11 @@ from pydantic import Field, ValidationError
 from workbench.cost import attention_class as ac
 from workbench.fidelity._input import CorpusError, StrictModel, check_data
 from workbench.fidelity.reproduce import fit_request_overhead, fit_step_overhead, reproduce
-from workbench.fidelity.schema import GemmSetup, PublishedRow
+from workbench.fidelity.schema import CorpusError, GemmSetup, PublishedRow
 from workbench.hw._schema_engines import FormatEfficiency
 from workbench.hw._yaml import StrictYamlError, load_strict
 from workbench.hw.schema import Hardware
-from workbench.hw.stack import Stack, list_stacks, load_stack, patched_stacks
+from workbench.hw.stack import Stack, list_stacks, load_stack, patched_stacks, stacks_dir
 from workbench.mapper import clear_cache
 
 __all__ = [
@@ -83,6 +83,7 @@ __all__ = [
     "Fit",
     "FitState",
     "applied",
+    "check_stack_rows",
     "load_fits",
     "shipped",
     "solve_fits",
@@ -112,6 +113,30 @@ def stack_fits() -> tuple[Fit, ...]:
         Fit(name=f"{kind} ({', '.join(t)})", kind=kind, targets=tuple(t), rows=rows, pool=False)
         for (kind, rows), t in groups.items()
     )
+
+
+def check_stack_rows(row_ids: set[str] | frozenset[str]) -> None:
+    """Refuse a stack figure ``fitted: true`` whose ``rows`` name a row not in the corpus.
+
+    Such a row would leave the figure silently unfitted in every fold; the stack file is named
+    with the row, in one line.
+
+    Args:
+        row_ids: Every row id of the published corpus.
+
+    Raises:
+        CorpusError: The first stack figure naming an unknown row.
+    """
+    for name in list_stacks():
+        stack = load_stack(name)
+        for kind in type(stack).model_fields:
+            fig = getattr(stack, kind)
+            unknown = [r for r in getattr(fig, "rows", ()) if r not in row_ids]
+            if unknown:
+                raise CorpusError(
+                    f"{stacks_dir() / f'{name}.yaml'}: {kind}.rows: {unknown[0]!r} is no row of "
+                    "the published corpus"
+                )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -15,6 +15,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
+from workbench._files import read_text_bounded
+from workbench.errors import WorkbenchError
 from workbench.fidelity._input import CorpusError, StrictModel, check_data
 from workbench.fidelity.schema_kinds import CollectiveSetup, EncoderSetup
 from workbench.hw._yaml import StrictYamlError, load_strict
@@ -22,6 +24,7 @@ from workbench.hw.stack import DEFAULT_STACK, list_stacks
 
 __all__ = [
     "CATEGORIES",
+    "MAX_CORPUS_FILE_BYTES",
     "UNITS",
     "AttentionSetup",
     "CollectiveSetup",
@@ -413,6 +416,10 @@ class Corpus(_Model):
 #: The corpus that ships with the package, and the folder of its further row files.
 DEFAULT_PATH = Path(__file__).with_name("data") / "published.yaml"
 EXTRA_DIR = DEFAULT_PATH.with_name("published.d")
+#: Largest corpus file read, bytes (4 MiB; the shipped files are ~100 KiB each). Only regular
+#: files are read: a named pipe, a device (a link to ``/dev/zero``) or a folder named ``*.yaml``
+#: is refused at once, in one line naming it.
+MAX_CORPUS_FILE_BYTES = 4 << 20
 
 
 def _where(loc: tuple[int | str, ...], data: Any) -> str:
@@ -482,7 +489,8 @@ def load_corpus(path: Path | str | None = None) -> Corpus:
     """Load and validate a corpus file (default: the one shipped in ``data/``).
 
     The shipped corpus is ``data/published.yaml`` plus every ``data/published.d/*.yaml`` (same
-    schema), in name order; row ids must be unique across the files.
+    schema), in name order; row ids must be unique across the files. Each file must be a regular
+    file of at most :data:`MAX_CORPUS_FILE_BYTES` (4 MiB).
 
     Args:
         path: A YAML file; ``None`` for the shipped corpus.
@@ -495,7 +503,13 @@ def load_corpus(path: Path | str | None = None) -> Corpus:
     """
     if path is not None:
         return _load_one(Path(path))
-    parts = [_load_one(p) for p in (DEFAULT_PATH, *sorted(EXTRA_DIR.glob("*.yaml")))]
+    files = (DEFAULT_PATH, *sorted(EXTRA_DIR.glob("*.yaml")))
+    parts = [_load_one(p) for p in files]
+    seen: dict[str, Path] = {}
+    for file, part in zip(files, parts, strict=True):
+        for r in part.rows:
+            if seen.setdefault(r.id, file) != file:
+                raise CorpusError(f"{file}: row {r.id}: duplicate row id (also in {seen[r.id]})")
     rows = tuple(r for c in parts for r in c.rows)
     try:
         return Corpus(schema_version=1, rows=rows)
@@ -506,7 +520,7 @@ def load_corpus(path: Path | str | None = None) -> Corpus:
 
 def _load_one(p: Path) -> Corpus:
     try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CorpusError(f"{p}: cannot read ({type(exc).__name__})") from None
+        text = read_text_bounded(p, MAX_CORPUS_FILE_BYTES, what="corpus file")
+    except WorkbenchError as exc:
+        raise CorpusError(str(exc)) from None
     return parse_corpus(text, str(p))

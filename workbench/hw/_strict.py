@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from types import UnionType
-from typing import Any, Union, get_args, get_origin
+from typing import Any, Literal, Union, get_args, get_origin
 
 __all__ = ["check_value"]
 
@@ -50,7 +50,8 @@ def _kind(value: object) -> str:
 def check_value(value: Any, ann: Any, name: str) -> None:
     """Refuse what lax Pydantic would coerce, and numbers beyond their unit's physical range.
 
-    A bool or a string is not a number, a float is not an integer, only a bool is a bool.
+    A bool or a string is not a number, a float is not an integer, only a bool is a bool, and a
+    literal (``schema_version: 1``, ``value: last``) matches only a value of its own type.
     """
     origin, args = get_origin(ann), get_args(ann)
     if origin in (Union, UnionType) and value is not None:
@@ -58,7 +59,13 @@ def check_value(value: Any, ann: Any, name: str) -> None:
         if len(given) == 1:  # X | None: the value, when given, is checked as an X
             check_value(value, given[0], name)
         return
-    if ann is bool:
+    if origin is Literal:
+        # NOTE: ``true == 1`` and ``1.0 == 1``; a literal matches only a value of its own type.
+        # (a value of the right type but not among them gets Pydantic's own message)
+        if not any(type(value) is type(a) for a in args):
+            allowed = " or ".join(repr(a) for a in args)
+            raise ValueError(f"must be one of {allowed}, not {_kind(value)}")
+    elif ann is bool:
         if not isinstance(value, bool):
             raise ValueError(f"must be true or false, not {_kind(value)}")
     elif ann in (int, float):

@@ -125,6 +125,14 @@ class Hardware(_Model):
             data.pop("scheduling", None)
         return data
 
+    @field_validator("name", "vendor", "description")
+    @classmethod
+    def _printable(cls, v: str) -> str:
+        # NOTE: shown on terminals and in reports: no control, escape or bidi character
+        if not v.isprintable():
+            raise ValueError("holds a control, escape or bidi character (one printable line)")
+        return v
+
     @field_validator("schema_version")
     @classmethod
     def _version(cls, v: int) -> int:

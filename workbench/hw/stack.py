@@ -39,6 +39,8 @@ from workbench.options import FUSION_RULES, MapOptions
 
 __all__ = [
     "DEFAULT_STACK",
+    "MIN_FRACTION",
+    "ROW_ID",
     "Stack",
     "StackError",
     "decode_hardware",
@@ -55,6 +57,13 @@ __all__ = [
 #: the host time of a kernel launched outside a graph (``--launch eager``: Inductor's launcher).
 DEFAULT_STACK = "pytorch-compile"
 _NAME = re.compile(r"^[a-z0-9][a-z0-9.+-]*$")
+#: A corpus row id (``workbench/fidelity/schema.py``'s pattern, at most 200 characters): never a
+#: path. That each names a row of the published corpus is checked where the corpus is known
+#: (:func:`workbench.fidelity.fits.check_stack_rows`; hw/ sits below fidelity/).
+ROW_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,199}$")
+#: Smallest fraction of a hardware rate a stack may state: as the hardware schema's ``_fraction``
+#: fields, a smaller one is a typo (1e-300) that turns every time into an overflow.
+MIN_FRACTION = 1e-3
 _MAX_BYTES = 1 << 16
 
 
@@ -73,7 +82,9 @@ class Figure(_Model):
         description="Solved by workbench/fidelity/fits.py from `rows` (calibration rows).",
     )
     rows: tuple[str, ...] = Field(
-        default=(), description="Corpus rows a fitted figure is solved from, preferred first."
+        default=(),
+        max_length=16,
+        description="Corpus row ids a fitted figure is solved from, preferred first.",
     )
     assumption: str | None = Field(
         default=None, min_length=10, description="The stated assumption, when nothing is published."
@@ -86,6 +97,11 @@ class Figure(_Model):
             raise ValueError("give exactly one of source, fitted: true (with rows) or assumption")
         if self.fitted != bool(self.rows):
             raise ValueError("a fitted figure names its calibration rows (rows), and only it")
+        bad = next((r for r in self.rows if not ROW_ID.match(r)), None)
+        if bad is not None:
+            raise ValueError(f"rows: {bad[:80]!r} is no corpus row id ({ROW_ID.pattern})")
+        if len(set(self.rows)) != len(self.rows):
+            raise ValueError("rows: a row is named twice")
         return self
 
 
@@ -98,9 +114,11 @@ class Seconds(Figure):
 
 
 class Fraction(Figure):
-    """A fraction of a hardware rate, in (0, 1] (None: the profile's own)."""
+    """A fraction of a hardware rate, in [0.001, 1] (None: the profile's own)."""
 
-    value: float | None = Field(gt=0.0, le=1.0, description="Fraction, in (0, 1].")
+    value: float | None = Field(
+        ge=MIN_FRACTION, le=1.0, description="Fraction of the rate, in [0.001, 1] (no unit)."
+    )
 
 
 class Flag(Figure):

@@ -61,6 +61,7 @@ from workbench.ir import (
 )
 
 __all__ = [
+    "BAD_RANK",
     "BEYOND_MEMORY",
     "MAX_TENSOR_ELEMENTS",
     "OperatorCall",
@@ -77,6 +78,9 @@ _TENSOR_CORE_FP32 = re.compile(r"tensorop|s1688|s16816|tf32|xmma|s884|cutlass_80
 MAX_TENSOR_ELEMENTS = 2**47
 #: How a call with such a tensor is counted in :attr:`TraceGraph.skipped` (after its name).
 BEYOND_MEMORY = "with a tensor beyond any device's memory (over 2^47 elements)"
+#: How a call is counted whose tensors have a rank its operator cannot take (a 3-D ``mm``, a
+#: 2-D key for attention) or sizes that disagree (``mm``'s inner sizes): a corrupt trace.
+BAD_RANK = "with tensors of a rank (or sizes) the operator cannot take"
 #: A collective's tensor type -> (format with the same bytes per element, elements per element):
 #: a collective moves bytes, so an int32 tensor travels as fp32 does and an int64 one as two.
 _COMM_TYPES = {
@@ -229,6 +233,9 @@ def graph_from_trace(
         op_of_call[index] = op.name
     if not ops:
         reason = "no operator the graph models" if shapes else "no shapes recorded"
+        corrupt = [f"{r} ({n})" for r, n in skipped.items() if r.endswith(BAD_RANK)]
+        if corrupt:
+            reason += f"; left out as corrupt: {'; '.join(corrupt)}"
         raise GraphError(f"{source}: no graph from the trace: {reason}")
     graph = Graph(
         name=f"trace {source}",
@@ -278,9 +285,12 @@ def _build(
         return gemm
     if "convolution" in op:
         return _conv(call, shapes, fmt, name)
-    if _ATTENTION.search(op) and len(shapes) >= 3 and len(shapes[0]) == 4:
-        b, h, q_len, d = shapes[0]
-        kv_len = shapes[1][2]
+    if _ATTENTION.search(op) and len(shapes) >= 3:
+        q, k, v = shapes[:3]
+        if not (len(q) == len(k) == len(v) == 4 and q[0] == k[0] == v[0] and q[3] == k[3]):
+            return f"{op} {BAD_RANK}"
+        b, h, q_len, d = q
+        kv_len = k[2]
         return Attention(
             name=name, inputs=(f"{name}.q", f"{name}.k", f"{name}.v"), dtype=dtype, batch=b,
             heads=h, kv_heads=shapes[1][1], q_len=q_len, kv_len=kv_len, head_dim=d, causal=False,
@@ -310,44 +320,65 @@ def _build(
     return f"not modelled: {op}"
 
 
-def _gemm(op: str, shapes: list[tuple[int, ...]], fmt: str, name: str) -> Op | None:
-    mk = None
-    if op == "aten::mm" and len(shapes) >= 2:
-        (m, k), (_, n) = shapes[0], shapes[1]
-        mk = (1, m, n, k)
-    elif op == "aten::addmm" and len(shapes) >= 3:
-        (m, k), (_, n) = shapes[1], shapes[2]
-        mk = (1, m, n, k)
-    elif op in ("aten::bmm", "aten::baddbmm") and len(shapes) >= 2:
-        a, b = (shapes[1], shapes[2]) if op == "aten::baddbmm" else (shapes[0], shapes[1])
-        mk = (a[0], a[1], b[2], a[2])
-    elif op == "aten::linear" and len(shapes) >= 2 and len(shapes[1]) == 2:
-        x, w = shapes[0], shapes[1]
-        mk = (1, math.prod(x[:-1]), w[0], w[1])
-    elif op == "aten::matmul" and len(shapes) >= 2 and len(shapes[1]) == 2:
-        x, w = shapes[0], shapes[1]
-        mk = (1, math.prod(x[:-1]), w[1], w[0])
+def _gemm(op: str, shapes: list[tuple[int, ...]], fmt: str, name: str) -> Op | str | None:
+    """The MatMul of a GEMM-like call; the reason it has none (wrong rank); None: no GEMM."""
+    mk = _gemm_sizes(op, shapes)
     if mk is None:
         return None
+    if isinstance(mk, str):
+        return f"{op} {mk}"
     batch, m, n, k = mk
     return MatMul(
         name=name, inputs=(f"{name}.a", f"{name}.b"), dtype=fmt, batch=batch, m=m, n=n, k=k
     )
 
 
+def _gemm_sizes(op: str, shapes: list[tuple[int, ...]]) -> tuple[int, int, int, int] | str | None:
+    """``(batch, m, n, k)`` of a GEMM-like call, :data:`BAD_RANK` for shapes it cannot take."""
+    # NOTE: every operator checks the rank of each tensor it reads and that the sizes it
+    # contracts agree; a trace that claims otherwise is corrupt, and the call is left out.
+    if op in ("aten::mm", "aten::addmm") and len(shapes) >= (2 if op == "aten::mm" else 3):
+        a, b = shapes[0:2] if op == "aten::mm" else shapes[1:3]
+        if len(a) != 2 or len(b) != 2 or a[1] != b[0]:
+            return BAD_RANK
+        return (1, a[0], b[1], a[1])
+    if op in ("aten::bmm", "aten::baddbmm") and len(shapes) >= 2:
+        if op == "aten::baddbmm" and len(shapes) < 3:
+            return None
+        a, b = shapes[1:3] if op == "aten::baddbmm" else shapes[0:2]
+        if len(a) != 3 or len(b) != 3 or a[0] != b[0] or a[2] != b[1]:
+            return BAD_RANK
+        return (a[0], a[1], b[2], a[2])
+    if op in ("aten::linear", "aten::matmul") and len(shapes) >= 2 and len(shapes[1]) == 2:
+        x, w = shapes[0], shapes[1]
+        n, k = (w[0], w[1]) if op == "aten::linear" else (w[1], w[0])
+        if x[-1] != k:
+            return BAD_RANK
+        return (1, math.prod(x[:-1]), n, k)
+    return None
+
+
 def _conv(call: OperatorCall, shapes: list[tuple[int, ...]], fmt: str, name: str) -> Op | str:
     concrete = call.arg("Concrete Inputs")
-    if len(shapes) < 2 or len(shapes[0]) != 4 or len(shapes[1]) != 4 or not concrete:
+    if len(shapes) < 2 or not concrete:
         return "convolution without recorded stride/padding (Concrete Inputs)"
-    ints = [int(v) for v in re.findall(r"\d+", concrete)]
+    if len(shapes[0]) != 4 or len(shapes[1]) != 4:
+        return f"{call.name} {BAD_RANK}"
     (n, c, h, w), (k, cg, r, s) = shapes[0], shapes[1]
     # NOTE: aten::convolution's concrete inputs: ..., stride, padding, dilation, transposed, ...,
     # groups; the first integers after the shapes are stride and padding (square kernels only).
+    # A number of more than 9 digits is no stride or padding: the call is corrupt.
+    found = re.findall(r"\d+", concrete)
+    if any(len(v) > 9 for v in found):
+        return f"{call.name} {BAD_RANK}"
+    ints = [int(v) for v in found]
     stride, padding = (ints[0], ints[2]) if len(ints) >= 4 else (1, 0)
+    if cg < 1 or c % cg or stride > max(h, w) or padding > max(h, w):
+        return f"{call.name} {BAD_RANK}"
     return Conv2d(
         name=name, inputs=(f"{name}.x",), dtype=fmt, batch=n, in_channels=c, height=h, width=w,
         out_channels=k, kernel_h=r, kernel_w=s, stride=max(stride, 1), padding=padding,
-        groups=max(c // max(cg, 1), 1),
+        groups=max(c // cg, 1),
     )  # fmt: skip
 
 

@@ -12,8 +12,8 @@ from typing import Any
 
 from workbench._format import fmt_bytes, fmt_cut, fmt_delta, fmt_si, fmt_time
 from workbench.errors import printable
-from workbench.models.from_trace import BEYOND_MEMORY
-from workbench.review.join.expected import IMPOSSIBLE
+from workbench.models.from_trace import BAD_RANK, BEYOND_MEMORY
+from workbench.review.join.expected import BEYOND_BOUND, IMPOSSIBLE
 from workbench.review.join.trace_summary import short_name
 
 __all__ = ["COLLECTIVE_WAIT", "launch_lines", "pair_text", "shift_line", "trace_text"]
@@ -123,9 +123,11 @@ def _expected_lines(exp: dict[str, Any], top: int) -> list[str]:
     doubtful = [
         f"{printable(reason)} ({count})"
         for reason, count in exp["skipped_calls"].items()
-        if reason == IMPOSSIBLE or reason.endswith(BEYOND_MEMORY)
+        if reason == IMPOSSIBLE or reason.endswith((BEYOND_MEMORY, BAD_RANK))
     ]
     warn = [f"  warning: left out as corrupt: {'; '.join(doubtful)}"] if doubtful else []
+    bound = exp["skipped_calls"].get(BEYOND_BOUND)
+    warn += [f"  note: {bound} {BEYOND_BOUND}"] if bound else []
     if not rows:
         return [
             f"expected vs measured: no kernel has an expectation on the {exp['hardware']} profile",

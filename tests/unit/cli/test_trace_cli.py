@@ -122,7 +122,7 @@ def test_control_characters_and_long_names_are_made_safe(capsys, tmp_path):
 @pytest.mark.parametrize(
     ("argv", "what"),
     [
-        (("trace", ""), "empty path"),
+        (("trace", ""), "FILE: an empty value"),
         (("trace", "/nonexistent/t.json"), "/nonexistent/t.json"),
         (("trace", "CORRUPT"), "corrupt.json"),
     ],
@@ -142,7 +142,7 @@ def test_unknown_profile_is_one_line(capsys, shaped):
     assert "no-such-gpu" in _one_error_line(err)
     code, _, err = run(capsys, "trace", shaped, "--against", "")
     assert code == 2
-    assert "empty path" in _one_error_line(err)
+    assert "--against: an empty value" in _one_error_line(err)
 
 
 def test_a_gpu_without_a_profile_asks_for_hardware(capsys, tmp_path):
@@ -211,3 +211,12 @@ def test_a_truncated_one_line_trace_is_one_line_and_exit_2(capsys, shaped, tmp_p
     line = _one_error_line(err)
     assert str(cut) in line
     assert "truncated JSON" in line
+
+
+@pytest.mark.parametrize("flag", ["--on", "--hardware", "--against"])
+@pytest.mark.parametrize("value", ["", "  "])
+def test_an_empty_profile_or_trace_is_refused_not_ignored(capsys, shaped, flag, value):
+    code, out, err = run(capsys, "trace", shaped, flag, value)
+    assert code == 2
+    assert out == ""
+    assert f"{flag}: an empty value is not allowed" in _one_error_line(err)

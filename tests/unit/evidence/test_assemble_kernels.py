@@ -31,3 +31,35 @@ def test_a_drafted_kernel_is_the_kernel_its_constructor_builds():
     assert hash(kernel) == hash(built)
     with pytest.raises(dataclasses.FrozenInstanceError):
         kernel.name = "other"  # type: ignore[misc]
+
+
+def _kernel_event(name, ts_us, dur_us, stream, corr):
+    args = {"correlation": corr, "stream": stream, "device": 0}
+    return {"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": stream, "ts": ts_us,
+            "dur": dur_us, "args": args}  # fmt: skip
+
+
+def test_kernels_overlapping_on_one_stream_are_clipped_not_summed(tmp_path):
+    import json
+
+    from workbench.evidence import read_trace
+
+    events = [
+        _kernel_event("volta_sgemm_a", 100.0, 50.0, 7, 1),
+        _kernel_event("volta_sgemm_b", 120.0, 50.0, 7, 2),  # overlaps a by 30 us
+        _kernel_event("volta_sgemm_c", 130.0, 10.0, 7, 3),  # wholly inside b
+        _kernel_event("volta_sgemm_d", 120.0, 50.0, 8, 4),  # another stream: overlap is fine
+    ]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    run = read_trace(path)
+    by_name = {k.name: k for k in run.kernels}
+    assert by_name["volta_sgemm_a"].duration_s == pytest.approx(50e-6)
+    assert by_name["volta_sgemm_b"].start_s == pytest.approx(150e-6)
+    assert by_name["volta_sgemm_b"].duration_s == pytest.approx(20e-6)
+    assert by_name["volta_sgemm_c"].duration_s == 0.0
+    assert by_name["volta_sgemm_d"].duration_s == pytest.approx(50e-6)
+    stream7 = sum(k.duration_s for k in run.kernels if k.stream == 7)
+    assert stream7 == pytest.approx(70e-6)  # the stream's busy time, counted once
+    (warning,) = [w for w in run.warnings if "same stream" in w]
+    assert warning.startswith("2 GPU activities overlap")

@@ -204,3 +204,46 @@ def test_a_training_row_in_tokens_per_second_is_the_mfu_row_restated():
     assert tps.time_s == pytest.approx(mfu.time_s)
     assert tps.predicted == pytest.approx(16 * 2048 / 8 / mfu.time_s)
     assert tps.bound == pytest.approx(16 * 2048 / 8 / mfu.floor_s)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "huge", "folder", "dangling"])
+def test_a_published_d_entry_that_is_no_small_regular_file_is_refused_at_once(
+    tmp_path, monkeypatch, capsys, kind
+):
+    import os
+    import signal
+
+    extra = tmp_path / "published.d"
+    extra.mkdir()
+    entry = extra / "z.yaml"
+    if kind == "fifo":
+        os.mkfifo(entry)
+    elif kind == "dev-zero":
+        entry.symlink_to("/dev/zero")
+    elif kind == "huge":
+        with entry.open("wb") as f:
+            f.truncate(corpus_schema.MAX_CORPUS_FILE_BYTES + 1)
+    elif kind == "folder":
+        entry.mkdir()
+    else:
+        entry.symlink_to(tmp_path / "missing.yaml")
+    monkeypatch.setattr(corpus_schema, "EXTRA_DIR", extra)
+
+    def hung(*_):
+        raise TimeoutError("load_corpus blocked on a non-regular file")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(20)  # NOTE: a FIFO read would block forever; fail instead of hanging
+    try:
+        with pytest.raises(CorpusError, match=r"z\.yaml"):
+            load_corpus()
+        from workbench.cli import main
+
+        assert main(["validate", "--published"]) == 2
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert err[0].startswith("workbench: error: corpus file ")
+    assert "z.yaml" in err[0]

@@ -156,3 +156,22 @@ def test_json_schema_forbids_extra_fields():
     schema = json_schema()
     assert schema["additionalProperties"] is False
     assert "schema_version" in schema["required"]
+
+
+@pytest.mark.parametrize("field", ["name", "vendor", "description"])
+def test_profile_text_with_control_or_bidi_characters_is_refused(tmp_path, field):
+    import yaml
+
+    doc = yaml.safe_load(TEACHING)
+    doc[field] = "a\nb\x1b[2J\u202e"
+    assert f"{field}: holds a control" in _error(tmp_path, yaml.safe_dump(doc))
+
+
+def test_calibrate_refuses_a_name_with_control_characters(capsys):
+    from workbench.cli import main
+
+    assert main(["calibrate", "--quick", "--name", "a\nb\x1b[2J"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert "--name" in err[0]
+    assert "\x1b" not in err[0]

@@ -17,6 +17,12 @@ from workbench.hw.stack import (
 from workbench.options import MapOptions
 
 GOOD = (stacks_dir() / "gpt-fast.yaml").read_text(encoding="utf-8")
+_FRACTION = "decode_bandwidth_fraction:\n  value: {}\n  assumption: a tiny fraction here\n"
+_REQUEST = (
+    "request_overhead_s:\n  value: 0.0\n  assumption: 'none published: no host time per request "
+    "beyond the steps'"
+)
+_FITTED = "request_overhead_s:\n  value: 0.0\n  fitted: true\n  rows: {}"
 
 #: Every stack the issue names, and the kernel libraries and engines the corpus measured.
 EXPECTED = {
@@ -90,6 +96,34 @@ def test_a_fitted_stack_figure_is_a_fit_in_code():
         (("name: gpt-fast", "name: vllm"), "differs from the file's name"),
         (("schema_version: 1", "schema_version: 2"), "schema_version"),
         (("description:", "description: x\ndescription:"), "duplicate"),
+        (("schema_version: 1", "schema_version: true"), "schema_version: must be one of 1"),
+        (("schema_version: 1", "schema_version: 1.0"), "schema_version: must be one of 1"),
+        (("value: true", "value: 1"), "must be true or false"),
+        (("recompute:", _FRACTION.format("1.0e-300") + "recompute:"), ">= 0.001"),
+        (("recompute:", _FRACTION.format("5.0e-324") + "recompute:"), ">= 0.001"),
+        (("recompute:", _FRACTION.format("0.0") + "recompute:"), ">= 0.001"),
+        (("recompute:", _FRACTION.format("true") + "recompute:"), "must be a number"),
+        (
+            (
+                _REQUEST,
+                _FITTED.format("[no-such-row, ../../etc/passwd]"),
+            ),
+            "'../../etc/passwd' is no corpus row id",
+        ),
+        (
+            (
+                _REQUEST,
+                _FITTED.format("[a, a]"),
+            ),
+            "named twice",
+        ),
+        (
+            (
+                _REQUEST,
+                _FITTED.format("[7]"),
+            ),
+            "must be a string",
+        ),
     ],
 )
 def test_a_bad_stack_file_is_refused_in_one_line(change, words):
@@ -101,6 +135,23 @@ def test_a_bad_stack_file_is_refused_in_one_line(change, words):
     assert "\n" not in msg
     assert msg.startswith("stacks/gpt-fast.yaml: ")
     assert words in msg
+
+
+def test_a_fitted_figure_naming_a_row_the_corpus_lacks_is_refused(tmp_path):
+    from workbench.fidelity.fits import check_stack_rows
+    from workbench.fidelity.schema import CorpusError
+    from workbench.hw.stack import patched_stacks
+
+    ids = {r.id for r in load_corpus().rows}
+    check_stack_rows(ids)  # every shipped stack's rows are rows of the corpus
+    text = GOOD.replace(
+        "request_overhead_s:\n  value: 0.0\n  assumption: 'none published: no host time per "
+        "request beyond the steps'",
+        _FITTED.format("[no-such-row]"),
+    )
+    with patched_stacks({"gpt-fast": parse_stack(text)}), pytest.raises(CorpusError) as err:
+        check_stack_rows(ids)
+    assert "gpt-fast.yaml: request_overhead_s.rows: 'no-such-row' is no row" in str(err.value)
 
 
 def test_a_figure_without_a_source_is_refused():

@@ -8,6 +8,7 @@ from workbench.errors import GraphError
 from workbench.evidence.operators import RecordedOp
 from workbench.ir import AllReduce, Elementwise, Embedding, LayerNorm, MatMul, Reduce, Softmax
 from workbench.models.from_trace import (
+    BAD_RANK,
     MAX_TENSOR_ELEMENTS,
     gemm_format,
     graph_from_trace,
@@ -104,6 +105,45 @@ def test_a_convolution_needs_its_concrete_stride_and_padding():
     assert dict(_graph([plain, _call("aten::mm", ((4, 4), (4, 4)), ("float",) * 2)]).skipped) == {
         "convolution without recorded stride/padding (Concrete Inputs)": 1
     }
+
+
+@pytest.mark.parametrize(
+    ("name", "dims"),
+    [
+        ("aten::mm", ((4, 8, 16), (16, 32))),  # a 3-D mm
+        ("aten::mm", ((8, 16), (17, 32))),  # inner sizes disagree
+        ("aten::addmm", ((32,), (8,), (16, 32))),
+        ("aten::bmm", ((8, 16), (16, 32))),  # a 2-D bmm
+        ("aten::bmm", ((2, 8, 16), (3, 16, 32))),  # batches disagree
+        ("aten::baddbmm", ((4, 8, 32), (8, 16), (16, 32))),
+        ("aten::linear", ((2, 5, 33), (16, 32))),
+        ("aten::matmul", ((2, 5, 33), (32, 16))),
+        (
+            "aten::_scaled_dot_product_flash_attention",
+            ((1, 8, 128, 64), (128, 64), (1, 8, 128, 64)),
+        ),
+        ("aten::_efficient_attention_forward", ((1, 8, 128, 64), (1, 8, 128, 64), (64,))),
+        ("aten::convolution", ((1, 3, 32), (8, 3, 3, 3))),
+    ],
+)
+def test_tensors_of_a_rank_the_operator_cannot_take_are_left_out_as_corrupt(name, dims):
+    concrete = '["", "", "", "[1, 1]", "[0, 0]", "[1, 1]", "False", "[0, 0]", "1"]'
+    bad = _call(name, dims, ("float",) * len(dims), **{"Concrete Inputs": concrete})
+    good = _call("aten::mm", ((4, 4), (4, 4)), ("float",) * 2)
+    assert dict(_graph([bad, good]).skipped) == {f"{name} {BAD_RANK}": 1}
+    with pytest.raises(GraphError, match="left out as corrupt"):
+        _graph([bad])
+
+
+def test_a_convolution_with_absurd_stride_or_padding_is_left_out():
+    dims = ((1, 3, 32, 32), (8, 3, 3, 3))
+    for concrete in (
+        "[[], [], [], ['" + "9" * 5000 + "'], ['0']]",
+        "[[], [], [], [99, 99], [0, 0]]",
+    ):
+        bad = _call("aten::convolution", dims, ("float",) * 2, **{"Concrete Inputs": concrete})
+        good = _call("aten::mm", ((4, 4), (4, 4)), ("float",) * 2)
+        assert dict(_graph([bad, good]).skipped) == {f"aten::convolution {BAD_RANK}": 1}
 
 
 def test_calls_with_the_same_signature_share_one_op():

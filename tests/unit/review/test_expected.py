@@ -141,3 +141,19 @@ def test_a_kernel_a_few_times_faster_than_expected_is_kept(tmp_path):
     )
     (row,) = expect(*_read(fast), hw).rows
     assert row.efficiency == pytest.approx(IMPOSSIBLE_RATIO * 0.9, rel=1e-6)
+
+
+def test_the_signatures_mapped_are_bounded_the_costliest_kept(tmp_path, monkeypatch):
+    from workbench.review.join import expected as mod
+
+    monkeypatch.setattr(mod, "MAX_SIGNATURES", 3)
+    calls = [
+        ("aten::mm", [[64 + i, 128], [128, 256]], ["float", "float"], [(SGEMM, (i + 1) * 1e-5)])
+        for i in range(8)
+    ]
+    run, ops = _read(write_shaped_trace(tmp_path / "t.json", calls, steps=3))
+    report = expect(run, ops, load_hardware("a100-80gb"))
+    assert len(report.trace_graph.graph.ops) == 3
+    kept = {op.m for op in report.trace_graph.graph.ops}
+    assert kept == {64 + 5, 64 + 6, 64 + 7}  # the three with the most kernel time
+    assert dict(report.skipped)[mod.BEYOND_BOUND] == 5 * 3  # five signatures, three steps

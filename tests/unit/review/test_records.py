@@ -297,3 +297,62 @@ def test_profile_from_an_older_schema_still_loads(tmp_path, record):
     _relock(path, drift)
     old = load_record(path)
     assert embedded_hardware(old) is None  # cannot parse: falls back to the named profile
+
+
+@pytest.mark.parametrize(
+    ("edit", "phrase"),
+    [
+        (
+            lambda d: d["tags"]["workload"].update(extra=[["tensor_parallel", "x"]]),
+            "tensor_parallel = 'x' is no degree",
+        ),
+        (
+            lambda d: d["tags"]["workload"].update(extra=[["tensor_parallel", "0"]]),
+            "tensor_parallel = '0' is no degree",
+        ),
+        (
+            lambda d: d["tags"]["compiler"].update(git_commit="\x1b[2J\x07\x1b]0;x\x07"),
+            "tags.compiler.git_commit holds a control or bidi character",
+        ),
+        (
+            lambda d: d["tags"]["hardware"].update(profile="h100\u202eevil"),
+            "tags.hardware.profile holds a control or bidi character",
+        ),
+    ],
+)
+def test_forged_tags_are_refused_in_one_line(tmp_path, capsys, record, edit, phrase):
+    from workbench.cli import main
+
+    path = tmp_path / "r.json"
+    save_record(record, path)
+    _relock(path, edit)
+    with pytest.raises(RecordError, match="malformed tags") as info:
+        load_record(path)
+    assert phrase in str(info.value)
+    pack = str(tmp_path / "p.html")
+    review = ["review", "--record", str(path), "--out", pack]
+    for argv in (["triage", str(path), str(path)], review):
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1
+        assert "malformed tags" in err[0]
+        assert "\x1b" not in err[0]
+        assert "\u202e" not in err[0]
+
+
+def test_a_record_whose_file_name_is_no_utf8_is_shown_escaped(tmp_path, capsys, record):
+    import os
+
+    from workbench.cli import main
+
+    base = tmp_path / "base.json"
+    save_record(record, base)
+    odd = os.fsdecode(bytes(tmp_path) + b"/cand\xff\x1b.json")
+    save_record(record, odd)
+    out = tmp_path / "pack.html"
+    code = main(["review", str(base), odd, "--out", str(out)])
+    captured = capsys.readouterr()
+    assert code in (0, 1), captured.err
+    text = out.read_text(encoding="utf-8") + out.with_suffix(".md").read_text(encoding="utf-8")
+    assert "cand\\xff\\x1b.json" in text
+    assert "\x1b" not in text

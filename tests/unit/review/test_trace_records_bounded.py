@@ -67,7 +67,7 @@ def _one_error(capsys, needle):
 def test_an_empty_trace_path_is_an_error_not_a_default_model(tmp_path, capsys, path):
     out = tmp_path / "r.json"
     assert main(["run", "--from-trace", path, "--record", str(out)]) == 2
-    _one_error(capsys, "--from-trace: empty path")
+    _one_error(capsys, "--from-trace: an empty value")
     assert not out.exists()
 
 

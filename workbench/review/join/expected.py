@@ -26,7 +26,7 @@ profile's matrix engine lacks that format the mapper says so and costs the op on
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from workbench.evidence.operators import RecordedOps
 from workbench.evidence.run import MeasuredRun
@@ -36,8 +36,10 @@ from workbench.models.from_trace import TraceGraph, graph_from_trace
 from workbench.options import FUSION_RULES, MapOptions
 
 __all__ = [
+    "BEYOND_BOUND",
     "IMPOSSIBLE",
     "IMPOSSIBLE_RATIO",
+    "MAX_SIGNATURES",
     "ExpectedKernel",
     "ExpectedReport",
     "WhatIf",
@@ -53,6 +55,16 @@ EAGER = MapOptions(disabled_fusion=tuple(FUSION_RULES))
 IMPOSSIBLE_RATIO = 10.0
 #: The reason such kernels are counted under in the report's ``skipped``.
 IMPOSSIBLE = "kernel rows whose shapes cannot have run in the measured time (expected > 10x)"
+#: Most distinct operator signatures given an expectation: the ones with the most kernel time.
+#: Each is mapped once (a few ms per kernel, twice with ``--on``), linear in the signatures; the
+#: bound keeps a trace of thousands of distinct shapes to seconds (500 mapped in ~2-5 s on one
+#: core); the rest is said so and its time counted as unmodelled.
+MAX_SIGNATURES = 500
+#: The reason the calls past that bound are counted under in the report's ``skipped``.
+BEYOND_BOUND = (
+    f"calls beyond the {MAX_SIGNATURES} operator signatures with the most kernel time "
+    "(not mapped, to bound the time taken)"
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -283,18 +295,32 @@ def what_if(
 def trace_graph(run: MeasuredRun, recorded: RecordedOps) -> TraceGraph:
     """The graph of ``run``'s operator calls (:func:`graph_from_trace`), kernels linked."""
     names: dict[int, list[str]] = {}
+    time_of: dict[str, float] = {}
     for k in run.kernels:
         index = recorded.by_correlation.get(k.correlation) if k.correlation is not None else None
         if index is not None and k.kind == "kernel":
             names.setdefault(index, []).append(k.name)
+            sig = recorded.ops[index].signature
+            time_of[sig] = time_of.get(sig, 0.0) + k.duration_s
+    beyond = 0
+    if len(time_of) > MAX_SIGNATURES:  # NOTE: bound the mapping (see MAX_SIGNATURES)
+        ranked = sorted(time_of, key=lambda sig: (-time_of[sig], sig))
+        kept = set(ranked[:MAX_SIGNATURES])
+        left = [i for i in names if recorded.ops[i].signature not in kept]
+        beyond = len(left)
+        for i in left:
+            del names[i]
     world = run.tag("world_size")
-    return graph_from_trace(
+    tg = graph_from_trace(
         recorded.ops,
         names,
         source=run.source,
         device=run.tag("device"),
         world_size=int(world) if world.isdigit() and len(world) <= 6 else None,
     )
+    if beyond:
+        tg = replace(tg, skipped=(*tg.skipped, (BEYOND_BOUND, beyond)))
+    return tg
 
 
 def _expected_per_op(mapping: ModelMapping) -> dict[str, tuple[float, str]]:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench._format import fmt_capacity, fmt_change, fmt_quantity, fmt_si
+from workbench.errors import printable
 from workbench.review.decision.verdict import TriageReport
 from workbench.review.diagnosis.changes import _none, change_label
 from workbench.review.records.tags import head_commit
@@ -172,14 +173,15 @@ def provenance_rows(
 
 def _rel(path: str | None, out_dir: Path | None) -> str:
     """``path`` relative to the pack's folder (as given when there is no folder)."""
+    # NOTE: shown, never opened: a name that is no UTF-8 or holds a control character is escaped
     if not path:
         return ""
     if out_dir is None:
-        return path
+        return printable(path)
     try:
-        return os.path.relpath(os.path.abspath(path), os.path.abspath(out_dir))
+        return printable(os.path.relpath(os.path.abspath(path), os.path.abspath(out_dir)))
     except ValueError:  # another drive (Windows)
-        return path
+        return printable(path)
 
 
 def _relative_command(command: str, out_dir: Path | None, record: str | None = None) -> str:
@@ -202,6 +204,7 @@ def reproducer_rows(
     r: TriageReport, inputs: tuple[str | None, str | None], out_dir: Path | None, out_name: str
 ) -> list[dict[str, Any]]:
     """The runs, the triage and this pack as commands run from the pack's folder."""
+    out_name = printable(out_name)
     names = [
         _rel(p, out_dir) if p else f"{side}.json"
         for p, side in zip(inputs, ("baseline", "candidate"), strict=True)

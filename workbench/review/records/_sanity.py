@@ -4,17 +4,57 @@ The record's SHA-256 locks are unkeyed: they prove *integrity* (the file was not
 accident or by a tool that forgot to re-lock it), not *authenticity* (anyone can recompute them
 for a forged record). So a record that is physically impossible is refused on read even when its
 hashes match: negative, zero, NaN or infinite times, MFU, HFU or MBU outside 0..1, HFU below MFU,
-stall fractions outside 0..1, latency percentiles out of order, a negative quality error.
+stall fractions outside 0..1, latency percentiles out of order, a negative quality error. Tags
+are checked as strictly: no tag text holds a control, bidi or other non-printable character
+(what the tool writes never does), and a tensor-parallel degree is a plain decimal count.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import re
 from typing import Any
 
-__all__ = ["physical_problems"]
+__all__ = ["physical_problems", "tag_problems"]
 
 _REL = 1e-6  # rounding slack for ratios written as JSON floats
+#: A tensor-parallel degree as the tool writes it: a plain decimal 1..65536.
+_DEGREE = re.compile(r"[1-9][0-9]{0,4}")
+_MAX_DEGREE = 65536
+
+
+def _text_problems(value: Any, where: str) -> list[str]:
+    """Tag text with a non-printable character, by its path (the first of each field)."""
+    if isinstance(value, str):
+        return [] if value.isprintable() else [f"{where} holds a control or bidi character"]
+    if dataclasses.is_dataclass(value):
+        out: list[str] = []
+        for f in dataclasses.fields(value):
+            out += _text_problems(getattr(value, f.name), f"{where}.{f.name}")
+        return out
+    if isinstance(value, tuple):
+        return [p for i, v in enumerate(value) for p in _text_problems(v, f"{where}[{i}]")]
+    return []
+
+
+def tag_problems(tags: Any) -> list[str]:
+    """Tag text holding a non-printable character, a tensor-parallel degree that is no count.
+
+    Args:
+        tags: A record's :class:`~workbench.review.records.tags.RunTags`.
+
+    Returns:
+        One phrase per problem (empty: the tags are as the tool writes them).
+    """
+    out = _text_problems(tags, "tags")
+    for key, value in tags.workload.extra:
+        if key != "tensor_parallel":
+            continue
+        if not _DEGREE.fullmatch(value) or int(value) > _MAX_DEGREE:
+            shown = value[:20].encode("unicode_escape").decode("ascii")
+            out.append(f"tags.workload.extra tensor_parallel = {shown!r} is no degree 1..65536")
+    return out
 
 
 def _bad_time(value: float | None, *, zero_ok: bool = False) -> bool:

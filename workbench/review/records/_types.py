@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.errors import WorkbenchError
+from workbench.errors import WorkbenchError, printable
 from workbench.mapper import ModelMapping
 from workbench.review.records._consistency import consistency_problems
 from workbench.review.records.tags import (
@@ -213,7 +213,8 @@ class RunRecord:
         w = self.tags.workload
         size = f" s{w.seq}" if w.seq else ""
         size += f" c{w.context}" if w.context and w.phase == "decode" else ""
-        return f"{w.model} {w.phase} b{w.batch}{size} on {self.tags.hardware.profile}"
+        text = f"{w.model} {w.phase} b{w.batch}{size} on {self.tags.hardware.profile}"
+        return printable(text)  # NOTE: a record built by hand may hold any text
 
 
 def _kernel_result(k: Any, measured: dict[str, float]) -> KernelResult:

@@ -73,7 +73,10 @@ def graph_for(
     phase = phase or w.phase
     batch = batch or w.batch
     extra = dict(w.extra)
-    tp = int(extra.get("tensor_parallel", "1"))
+    tp_text = extra.get("tensor_parallel", "1")
+    if not (isinstance(tp_text, str) and tp_text.isdigit() and len(tp_text) <= 5):
+        return None  # NOTE: a record built by hand; a loaded one is checked (records/_sanity.py)
+    tp = int(tp_text)
     try:
         if phase in ("prefill", "decode", "encode"):
             n = tokens or (w.seq if phase != "decode" else w.context) or w.seq or w.context or 512

@@ -45,7 +45,7 @@ from workbench.errors import WorkbenchError
 from workbench.hw.loader import hardware_hash
 from workbench.hw.schema import Hardware
 from workbench.review.records._consistency import consistency_problems
-from workbench.review.records._sanity import physical_problems
+from workbench.review.records._sanity import physical_problems, tag_problems
 from workbench.review.records._types import (
     RECORD_KIND,
     SCHEMA_VERSION,
@@ -239,6 +239,12 @@ def record_from_dict(data: Any, where: str = "run record") -> RunRecord:
         physical_problems(record),
         "the lock hashes are unkeyed (integrity, not authenticity), so impossible records are "
         "refused whatever their hash",
+    )
+    _refuse(
+        where,
+        "malformed tags",
+        tag_problems(record.tags),
+        "the tool never writes such tags, so this record was edited (and re-locked) after writing",
     )
     _refuse(
         where,

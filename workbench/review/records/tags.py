@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from workbench import __version__
+from workbench.errors import printable
 from workbench.hw.loader import hardware_hash
 from workbench.mapper import ModelMapping
 from workbench.options import FUSION_RULES
@@ -270,7 +271,8 @@ def build_tags(
         stack: The software stack's name (its figures are read from ``mapping.options``).
 
     Returns:
-        The four tag groups.
+        The four tag groups; their text is escaped (:func:`workbench.errors.printable`), as a
+        record's reader requires.
     """
     o = mapping.options
     meta = mapping.graph.meta_dict()
@@ -288,11 +290,11 @@ def build_tags(
             layout_propagation=o.layout_propagation,
             dtype=o.dtype,
             weight_dtype=o.weight_dtype,
-            dtype_overrides=tuple(tuple(p) for p in o.dtype_overrides),  # type: ignore[misc]
+            dtype_overrides=tuple(tuple(map(printable, p)) for p in o.dtype_overrides),  # type: ignore[misc]
         ),
         runtime=RuntimeTags(
             backend=backend,
-            backend_versions=tuple(backend_versions),
+            backend_versions=tuple((printable(k), printable(v)) for k, v in backend_versions),
             launch=o.launch,
             barrier_per_layer=o.barrier_per_layer,
             chips=o.chips,
@@ -304,19 +306,19 @@ def build_tags(
             gqa_kv_sharing=o.gqa_kv_sharing,
         ),
         hardware=HardwareTags(
-            profile=mapping.hardware.name,
+            profile=printable(mapping.hardware.name),
             hardware_hash=hardware_hash(mapping.hardware),
-            host=tuple(host),
+            host=tuple((printable(k), printable(v)) for k, v in host),
         ),
         workload=WorkloadTags(
-            model=str(meta.get("model") or mapping.graph.name),
+            model=printable(str(meta.get("model") or mapping.graph.name)),
             phase=mapping.phase,
             batch=int(str(meta.get("batch") or 1)),
             seq=int(str(seq)) if seq is not None else None,
             context=int(str(context)) if context is not None else None,
             dtype=mapping.dtype,
             extra=tuple(
-                (str(k), str(v))
+                (printable(str(k)), printable(str(v)))
                 for k, v in sorted(meta.items())
                 if k not in ("model", "phase", "batch", "seq", "context", "dtype")
             ),
