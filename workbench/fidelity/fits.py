@@ -69,7 +69,7 @@ from pydantic import Field, ValidationError
 from workbench.cost import attention_class as ac
 from workbench.fidelity._input import CorpusError, StrictModel, check_data
 from workbench.fidelity.reproduce import fit_request_overhead, fit_step_overhead, reproduce
-from workbench.fidelity.schema import CorpusError, GemmSetup, PublishedRow
+from workbench.fidelity.schema import GemmSetup, PublishedRow
 from workbench.hw._schema_engines import FormatEfficiency
 from workbench.hw._yaml import StrictYamlError, load_strict
 from workbench.hw.schema import Hardware
