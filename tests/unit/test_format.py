@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from workbench._format import fmt_si, fmt_time
-from workbench.review.join.pairs import _signed
+from workbench._format import fmt_delta, fmt_si, fmt_time
 
 
 @pytest.mark.parametrize(
@@ -25,8 +24,8 @@ def test_a_time_just_below_a_unit_is_shown_in_that_unit(seconds, text):
 
 
 def test_a_one_microsecond_shift_is_not_minus_1e03_ns():
-    assert _signed(-9.996e-7) == "-1 us"
-    assert _signed(1e-6) == "+1 us"
+    assert fmt_delta(-9.996e-7) == "-1 us"
+    assert fmt_delta(1e-6) == "+1 us"
 
 
 def test_an_si_figure_just_below_a_prefix_takes_that_prefix():

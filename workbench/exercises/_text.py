@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import Any, TypedDict
 
 import jinja2
 import jinja2.meta
@@ -95,6 +95,13 @@ def placeholders(lesson: str, key: str) -> frozenset[str]:
     return frozenset(jinja2.meta.find_undeclared_variables(_ENV.parse(_load(lesson)[key])))
 
 
+class Hints(TypedDict):
+    """A check's two hints, as :func:`workbench.exercises._check.compare` takes them."""
+
+    hint: str
+    hint2: str
+
+
 @dataclass(frozen=True, slots=True)
 class LessonText:
     """The text file of one lesson: renders its templates with the values a module computed.
@@ -123,12 +130,12 @@ class LessonText:
         except jinja2.UndefinedError as e:
             raise LessonTextError(f"{_path(self.lesson)}: {key}: {e.message}") from e
 
-    def hints(self, key: str, /, **values: Any) -> dict[str, str]:
+    def hints(self, key: str, /, **values: Any) -> Hints:
         """A check's two hints, ``<key>_hint`` and ``<key>_hint2``, as ``compare``'s keywords.
 
         ``values`` fill the second (the more specific) hint; the first takes none.
         """
-        return {"hint": self.render(f"{key}_hint"), "hint2": self.render(f"{key}_hint2", **values)}
+        return Hints(hint=self.render(f"{key}_hint"), hint2=self.render(f"{key}_hint2", **values))
 
     def claim(self, key: str, /, **values: Any) -> Claim:
         """:meth:`render` as a :class:`Claim` (Markdown in the notebook)."""
