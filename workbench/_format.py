@@ -8,6 +8,7 @@ capacities (memory sizes) in binary units (KiB, MiB, GiB), rates and amounts mov
 from __future__ import annotations
 
 import math
+from typing import Any
 
 __all__ = [
     "fmt_bytes",
@@ -20,6 +21,7 @@ __all__ = [
     "fmt_rate",
     "fmt_si",
     "fmt_time",
+    "shift_line",
 ]
 
 _PREFIX = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
@@ -177,3 +179,24 @@ def fmt_quantity(value: float | int | None, unit: str) -> str:
     if unit:
         return f"{v:.3g} {unit}"
     return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}"
+
+
+def shift_line(s: dict[str, Any]) -> str:
+    """One line for a step-time shift (``workbench.review.join.pairs.shift_doc``).
+
+    Paired shifts give the per-step interval and the sign test; unpaired ones the
+    Hodges-Lehmann shift with its coverage; either says whether it is beyond the noise.
+    """
+    verdict = "beyond the noise" if s["beyond_noise"] else "within the noise"
+    if s["method"] == "paired":
+        return (
+            f"paired over {s['pairs']} steps: {fmt_delta(s['estimate_s'])} per step "
+            f"(95% interval {fmt_delta(s['low_s'])} to {fmt_delta(s['high_s'])}), "
+            f"{s['positive']} of {s['pairs']} steps slower (sign test p = {s['sign_p']:.3g}): "
+            f"{verdict}"
+        )
+    return (
+        f"shift {fmt_delta(s['estimate_s'])} (Hodges-Lehmann; interval "
+        f"{fmt_delta(s['low_s'])} to {fmt_delta(s['high_s'])}, "
+        f"coverage {100 * s['coverage']:.0f}%): {verdict}"
+    )

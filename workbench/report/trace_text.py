@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from workbench._format import fmt_bytes, fmt_cut, fmt_delta, fmt_si, fmt_time
+from workbench._format import fmt_bytes, fmt_cut, fmt_delta, fmt_si, fmt_time, shift_line
 from workbench.errors import printable
 from workbench.models.from_trace import BAD_RANK, BEYOND_MEMORY
 from workbench.review.join.expected import BEYOND_BOUND, IMPOSSIBLE
 from workbench.review.join.trace_summary import short_name
 
-__all__ = ["COLLECTIVE_WAIT", "launch_lines", "pair_text", "shift_line", "trace_text"]
+__all__ = ["COLLECTIVE_WAIT", "launch_lines", "pair_text", "trace_text"]
 
 #: Why a collective kernel's measured time is not the fabric's alone (said under the table).
 COLLECTIVE_WAIT = (
@@ -228,24 +228,3 @@ def pair_text(doc: dict[str, Any], *, top: int = 10) -> str:
             f"  (shapes {r['shapes']})"
         )
     return "\n".join(lines) + "\n"
-
-
-def shift_line(s: dict[str, Any]) -> str:
-    """One line for a step-time shift (:func:`workbench.review.join.pairs.shift_doc`).
-
-    Paired shifts give the per-step interval and the sign test; unpaired ones the
-    Hodges-Lehmann shift with its coverage; either says whether it is beyond the noise.
-    """
-    verdict = "beyond the noise" if s["beyond_noise"] else "within the noise"
-    if s["method"] == "paired":
-        return (
-            f"paired over {s['pairs']} steps: {fmt_delta(s['estimate_s'])} per step "
-            f"(95% interval {fmt_delta(s['low_s'])} to {fmt_delta(s['high_s'])}), "
-            f"{s['positive']} of {s['pairs']} steps slower (sign test p = {s['sign_p']:.3g}): "
-            f"{verdict}"
-        )
-    return (
-        f"shift {fmt_delta(s['estimate_s'])} (Hodges-Lehmann; interval "
-        f"{fmt_delta(s['low_s'])} to {fmt_delta(s['high_s'])}, "
-        f"coverage {100 * s['coverage']:.0f}%): {verdict}"
-    )

@@ -12,8 +12,7 @@ import dataclasses
 import math
 from typing import Any
 
-from workbench._format import fmt_time
-from workbench.report.trace_text import shift_line
+from workbench._format import fmt_time, shift_line
 from workbench.review.decision.closure import METRIC_LABELS, amount
 from workbench.review.decision.verdict import TriageReport
 from workbench.review.diagnosis.attribution import attribution_rows
@@ -144,6 +143,9 @@ def _headline_lines(report: TriageReport) -> list[str]:
     b, c = report.baseline, report.candidate
     h = report.headline()
     noise = f", noise +-{report.noise:.1%}" if report.noise else ""
+    s, t0 = report.shift, b.model.time_s
+    if s is not None and t0 and not report.per_item:  # NOTE: the paired interval, not a +-band
+        noise = f", 95% interval {s.low_s / t0:+.1%} to {s.high_s / t0:+.1%} per step"
     if report.per_item:
         hb, hc = h["baseline"], h["candidate"]
         lines = [

@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from workbench._format import fmt_change, fmt_percent, fmt_quantity, fmt_time
+from workbench._format import fmt_change, fmt_percent, fmt_quantity, fmt_time, shift_line
 from workbench.review.decision.verdict import TriageReport
 from workbench.review.diagnosis.attribution import attribution_rows
+from workbench.review.join.pairs import shift_doc
 from workbench.review.pack.causes import Cause
 from workbench.review.records.mbu import record_mbu
 from workbench.review.records.store import RunRecord
@@ -63,13 +64,14 @@ def _row(metric: str, unit: str, b: float | None, c: float | None, evidence: str
 def headline_rows(r: TriageReport) -> list[dict[str, Any]]:
     b, c = r.baseline, r.candidate
     h = r.headline()
+    paired = f"; {shift_line(shift_doc(r.shift))}" if r.shift is not None else ""
     rows = [
         _row(
             "step time",
             "s",
             b.model.time_s,
             c.model.time_s,
-            f"95% interval {_interval(b)} vs {_interval(c)}",
+            f"95% interval {_interval(b)} vs {_interval(c)}{paired}",
         ),
     ]
     if r.per_item:
@@ -84,15 +86,17 @@ def headline_rows(r: TriageReport) -> list[dict[str, Any]]:
                     "the workload changed: compared per item",
                 )
             )
-    rows.append(
-        _row(
-            "throughput",
-            "tokens/s",
-            b.model.tokens_per_s,
-            c.model.tokens_per_s,
-            "tokens per second of one step",
+    if b.model.tokens_per_s > 0 and c.model.tokens_per_s > 0:  # NOTE: a trace read without
+        # its model counts no tokens: no "0 tokens/s -> 0 tokens/s" row
+        rows.append(
+            _row(
+                "throughput",
+                "tokens/s",
+                b.model.tokens_per_s,
+                c.model.tokens_per_s,
+                "tokens per second of one step",
+            )
         )
-    )
     ub, uc = bandwidth_utilisation(b), bandwidth_utilisation(c)
     mbu = _row(
         "MBU (off-chip bandwidth utilisation)",

@@ -211,6 +211,8 @@ class RunRecord:
     def label(self) -> str:
         """One line naming the slice, e.g. ``gpt2 prefill b1 s1024 on h100-sxm``."""
         w = self.tags.workload
+        if w.model == "unknown" and w.phase == "unknown":  # NOTE: a trace read without --model
+            return printable(f"measured trace (no model given) on {self.tags.hardware.profile}")
         size = f" s{w.seq}" if w.seq else ""
         size += f" c{w.context}" if w.context and w.phase == "decode" else ""
         text = f"{w.model} {w.phase} b{w.batch}{size} on {self.tags.hardware.profile}"
