@@ -15,7 +15,7 @@ from typing import Any
 from workbench._format import fmt_time, shift_line
 from workbench.review.decision.closure import METRIC_LABELS, amount
 from workbench.review.decision.verdict import TriageReport
-from workbench.review.diagnosis.attribution import attribution_rows
+from workbench.review.diagnosis.attribution import DRIFT_LIMIT, attribution_rows
 from workbench.review.diagnosis.families import family_of, natural_key
 from workbench.review.diagnosis.table import MECHANISMS
 from workbench.review.join.pairs import shift_doc
@@ -82,7 +82,14 @@ def triage_document(report: TriageReport) -> dict[str, Any]:
         "first_failing": _first(report),
         "attribution": None
         if att is None
-        else {"method": att.method, "total_s": att.total_s, "rows": attribution_rows(att)},
+        else {
+            "method": att.method,
+            "total_s": att.total_s,
+            "rows": attribution_rows(att),
+            "model_drift": [
+                {**dataclasses.asdict(r), "drift": r.drift, "large": r.large} for r in report.drift
+            ],
+        },
         "diff": [dataclasses.asdict(r) for r in report.diff],
         "owners": [
             r.model_dump(mode="json")
@@ -179,6 +186,23 @@ def _headline_lines(report: TriageReport) -> list[str]:
     return lines
 
 
+def _drift_lines(report: TriageReport) -> list[str]:
+    """The model's baseline against the measured one, and what the attribution cannot speak for."""
+    if not report.drift:
+        return []
+    lines = [
+        "model drift on the baseline (predicted / measured kernel time - 1, by kind): "
+        + ", ".join(f"{r.kind} {r.drift:+.0%}" for r in report.drift)
+    ]
+    large = [r.kind for r in report.drift if r.large]
+    if large:
+        lines.append(
+            f"  the attribution rests on the cost model, which misses the measured baseline by "
+            f"more than {DRIFT_LIMIT:.0%} on: {', '.join(large)}; it cannot speak for those kinds"
+        )
+    return lines
+
+
 def _attribution_lines(report: TriageReport) -> list[str]:
     lines = []
     if report.declared:
@@ -189,6 +213,7 @@ def _attribution_lines(report: TriageReport) -> list[str]:
         lines.append(f"attribution of {fmt_time(att.total_s)} ({att.method}):")
         for row in attribution_rows(att):
             lines.append(f"  {row['share']:>7.1%}  {fmt_time(row['share_s']):>10}  {row['change']}")
+        lines += _drift_lines(report)
     families = _family_rows([r for r in report.diff if r.level == "kernel"])[:5]
     rest = [r for r in report.diff if r.level != "kernel"]
     if families:

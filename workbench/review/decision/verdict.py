@@ -66,9 +66,11 @@ from workbench.review.diagnosis.attribution import (
     Attribution,
     Change,
     DiffRow,
+    DriftRow,
     counterfactual,
     declared_changes,
     diff_table,
+    model_drift,
 )
 from workbench.review.diagnosis.branches import BranchNode, SlaResult, debug_branches, simulate_sla
 from workbench.review.diagnosis.first_failing import FirstFailing
@@ -131,6 +133,8 @@ class TriageReport:
         shift: The measured step-time shift of two runs read from traces (paired per step
             when both have 3 steps or more: :func:`~workbench.review.decision.signoff.step_shift`,
             the comparison ``trace --against`` makes), else None.
+        drift: The model's baseline against the measured one per kernel kind, when the
+            counterfactual attribution is read for measured kernels (empty otherwise).
         mechanisms: Every material mechanism with its share, the headline first.
     """
 
@@ -156,6 +160,7 @@ class TriageReport:
     noise: float = 0.0
     mechanisms: tuple[MechanismShare, ...] = ()
     shift: Shift | None = None
+    drift: tuple[DriftRow, ...] = ()
 
     def headline(self) -> dict[str, Any]:
         """MFU, time (per token and per request too), latency, quality, before and after.
@@ -357,6 +362,7 @@ def triage(
         per_item=per_item,
         noise=noise,
         shift=shift,
+        drift=model_drift(base) if attribution is not None else (),
         mechanisms=shares,
     )
 

@@ -4,12 +4,17 @@
   :func:`~workbench.review.diagnosis.first_failing.align`) and per layer type, sorted by time
   delta, plus an *unexplained remainder* row: the model's delta minus the kernels' (overlap, chips,
   anything the kernel list does not carry). Measured kernel times are used when every kernel has
-one. * :func:`~workbench.review.diagnosis.changes.declared_changes` (re-exported): the declared
+  one.
+* :func:`~workbench.review.diagnosis.changes.declared_changes` (re-exported): the declared
   change, option by option and hardware-profile figure by figure (full values, never hashes alone).
 * :func:`counterfactual`: for runs the model can re-map, revert each declared change alone on the
   candidate, re-map, and report each change's share ``t(candidate) - t(candidate without it)``
   and the interaction remainder ``total - sum(shares)``. Only a model can do this cheaply; the
   shares are predicted even when the records were measured (the method line says so).
+* :func:`model_drift`: before those predicted shares are read for a measured pair, how far the
+  model's baseline is from the measured one, per kernel kind; where it misses by more than
+  :data:`DRIFT_LIMIT`, the attribution cannot speak for that kind (as a replay tool refuses a
+  counterfactual whose simulated baseline misses the measured one).
 """
 
 from __future__ import annotations
@@ -31,14 +36,17 @@ from workbench.review.records.reproduce import graph_for, hardware_for, options_
 from workbench.review.records.store import RunRecord
 
 __all__ = [
+    "DRIFT_LIMIT",
     "Attribution",
     "Change",
     "ChangeShare",
     "DiffRow",
+    "DriftRow",
     "attribution_rows",
     "counterfactual",
     "declared_changes",
     "diff_table",
+    "model_drift",
     "profile_diff",
     "reverted_mappings",
 ]
@@ -183,6 +191,53 @@ _Revert = Callable[[_Inputs], _Inputs]
 #: Graph facts an option sets (the run's format, tensor parallel): reverting the option restores
 #: the baseline's graph too, and they are no workload change of their own.
 _OPTION_META = {"dtype": "dtype", "chips": "tensor_parallel"}
+
+
+#: Relative miss of the model's baseline (predicted / measured - 1) beyond which a kernel kind's
+#: counterfactual share rests on the model alone. An assumption: a quarter, the spread the
+#: published-corpus categories stay inside (README, "Against published measurements").
+DRIFT_LIMIT = 0.25
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DriftRow:
+    """The model's baseline against the measured one for one kernel kind.
+
+    Attributes:
+        kind: Kernel kind (``gemm``, ``attention``, ``norm`` ...).
+        predicted_s: Predicted time of its kernels, seconds.
+        measured_s: Measured time of the same kernels, seconds.
+    """
+
+    kind: str
+    predicted_s: float
+    measured_s: float
+
+    @property
+    def drift(self) -> float:
+        """``predicted / measured - 1`` (negative: the model is optimistic)."""
+        return self.predicted_s / self.measured_s - 1.0
+
+    @property
+    def large(self) -> bool:
+        """Whether the miss exceeds :data:`DRIFT_LIMIT`."""
+        return abs(self.drift) > DRIFT_LIMIT
+
+
+def model_drift(base: RunRecord) -> tuple[DriftRow, ...]:
+    """Per kernel kind, the model's predicted baseline against the measured one (most time first).
+
+    Empty unless the baseline's kernels carry both a prediction and a measurement (a trace read
+    with its model: ``workbench run --from-trace T --model M``).
+    """
+    pred: dict[str, float] = defaultdict(float)
+    meas: dict[str, float] = defaultdict(float)
+    for k in base.kernels:
+        if k.measured_s is not None and k.measured_s > 0 and k.predicted_s > 0:
+            pred[k.kind] += k.predicted_s
+            meas[k.kind] += k.measured_s
+    rows = [DriftRow(kind=c, predicted_s=pred[c], measured_s=meas[c]) for c in meas]
+    return tuple(sorted(rows, key=lambda r: (-r.measured_s, r.kind)))
 
 
 def _meta_rest(g: Graph) -> dict[str, Any]:
