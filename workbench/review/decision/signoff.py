@@ -76,20 +76,18 @@ def step_shift(base: RunRecord, cand: RunRecord) -> Shift | None:
     return compare_steps(b, c)
 
 
-def time_noise(base: RunRecord, cand: RunRecord) -> float:
+def time_noise(base: RunRecord, cand: RunRecord, shift: Shift | None = None) -> float:
     """Relative step-time noise over the baseline time (0 for predicted runs).
 
-    With step times on both sides: the half-width of the step shift's 95 % interval
-    (:func:`step_shift`), so a regression is beyond the noise exactly when that interval
-    excludes 0. Without: both runs' 95 % interval half-widths, added.
+    With a measured step shift (``shift``, from :func:`step_shift`): the half-width of its 95 %
+    interval, so a regression is beyond the noise exactly when that interval excludes 0.
+    Without: both runs' 95 % interval half-widths, added.
     """
     if not base.model.time_s:
         return 0.0
-    shift = step_shift(base, cand)
     if shift is not None:
-        return (
-            max(shift.estimate_s - shift.low_s, shift.high_s - shift.estimate_s) / base.model.time_s
-        )
+        half = max(shift.estimate_s - shift.low_s, shift.high_s - shift.estimate_s)
+        return half / base.model.time_s
     total = 0.0
     for r in (base, cand):
         iv = r.model.time_interval_s

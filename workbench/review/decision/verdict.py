@@ -314,7 +314,8 @@ def triage(
     if mismatched:
         return _refused(base, cand, label, owners, mismatched)
     per_item = workload_changed(base, cand)
-    noise, shift = time_noise(base, cand), step_shift(base, cand)
+    shift = step_shift(base, cand)
+    noise = time_noise(base, cand, shift)
     judged = noise if per_item else judged_noise(base, cand, shift, noise)
     attribution = counterfactual(base, cand)
     shares, first = headline_of(base, cand, attribution, per_item=per_item, noise=judged)

@@ -25,7 +25,7 @@ Anchors name kernel families (``layers.*.mlp.down_proj`` x32), with natural sort
 
 from __future__ import annotations
 
-import sys
+import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -47,8 +47,6 @@ from workbench.review.diagnosis.rollup import rollup_shares
 from workbench.review.diagnosis.table import by_name, mechanism_of_change
 from workbench.review.records.store import RunRecord
 
-#: The run-level mechanism of a grown per-step overhead (the table's record anchors it).
-STEP_MECHANISM = "stack_overhead"
 #: ``(baseline, candidate)`` seconds of the step's own overhead outside its kernels.
 StepPair = tuple[float, float]
 
@@ -178,7 +176,7 @@ def _run_level(mech: str, change: str, share_s: float, total: float, step_s: Ste
         family=anchor,
         count=1,
         kernel=anchor,
-        order=float(sys.maxsize),
+        order=math.inf,  # NOTE: no kernel: after every family in execution order
         delta_s=after - before,
         evidence=f"{anchor}: {fmt_time(before)} -> {fmt_time(after)} a step, outside its kernels",
         rows=(),
@@ -242,7 +240,9 @@ def _from_groups(
             out.append(found)
     grown = step_s[1] - step_s[0]
     if grown > 0:  # NOTE: the step's own overhead is no kernel group: its own mechanism
-        out.append(_run_level(STEP_MECHANISM, "per-step overhead", grown, total, step_s))
+        # NOTE: the table names it: the mechanism a change of the step overhead works through
+        mech = mechanism_of_change("step_overhead_s") or ""
+        out.append(_run_level(mech, "per-step overhead", grown, total, step_s))
     return out
 
 
