@@ -194,8 +194,8 @@ _OPTION_META = {"dtype": "dtype", "chips": "tensor_parallel"}
 
 
 #: Relative miss of the model's baseline (predicted / measured - 1) beyond which a kernel kind's
-#: counterfactual share rests on the model alone. An assumption: a quarter, the spread the
-#: published-corpus categories stay inside (README, "Against published measurements").
+#: counterfactual share rests on the model alone. An assumption (no published figure sets it):
+#: a quarter, above the 20% every corpus category's cross-validated error is held to.
 DRIFT_LIMIT = 0.25
 
 
