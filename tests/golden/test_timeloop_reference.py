@@ -131,9 +131,7 @@ def test_cycles_instances_and_access_counts_match_timeloop(case: str) -> None:
     result, ref = _run(case)
     assert result.cycles == ref.cycles
     assert round(100 * result.utilization, 2) == pytest.approx(100 * ref.utilization)
-    ours = {
-        (lv.name, t): (r, f, u) for lv in result.levels for t, r, f, u in lv.accesses
-    }
+    ours = {(lv.name, t): (r, f, u) for lv in result.levels for t, r, f, u in lv.accesses}
     for key, counts in ref.accesses.items():
         got = ours.get(key, (0, 0, 0))
         assert got == counts, f"{case} {key}: ours {got}, Timeloop {counts}"

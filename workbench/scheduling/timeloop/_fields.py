@@ -93,10 +93,7 @@ def factors(value: Any, where: str) -> dict[str, tuple[str, int]]:
 
 def permutation(value: Any, where: str) -> tuple[str, ...]:
     """A permutation, innermost first: ``"RPK"`` (one-letter dims) or a list of dim names."""
-    if isinstance(value, str):
-        dims = tuple(value.replace(" ", ""))
-    else:
-        dims = names(value, where)
+    dims = tuple(value.replace(" ", "")) if isinstance(value, str) else names(value, where)
     if len(set(dims)) != len(dims):
         raise fail(where, f"a dimension repeats in permutation {value!r}")
     return dims

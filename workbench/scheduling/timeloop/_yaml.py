@@ -96,4 +96,3 @@ def load_file(path: str | Path, top: str) -> Any:
     if not isinstance(doc, dict) or top not in doc:
         raise TimeloopSpecError(f"{p}: expected a top-level '{top}:' key")
     return doc[top]
-

@@ -137,7 +137,9 @@ def _storage(node: dict[str, Any], at: str, instances: int) -> Storage:
         block = w // d
     depth = attrs.get("depth")
     cls = str(node.get("class"))
-    cap = None if depth is None or cls == "DRAM" else as_int(depth, f"{at}.attributes.depth") * block
+    cap = (
+        None if depth is None or cls == "DRAM" else as_int(depth, f"{at}.attributes.depth") * block
+    )
 
     def bw(key: str) -> float | None:
         v = attrs.get(key, attrs.get("shared_bandwidth"))

@@ -64,16 +64,19 @@ def _ordered(c: Constraint, dims: list[str], where: str) -> Loops:
     return tuple((d, c.factors[d][1]) for d in reversed(inner_first) if d in c.factors)
 
 
-def _spatial(c: Constraint, fan_x: int, fan_y: int, dims: list[str], where: str) -> tuple[Loops, Loops]:
+def _spatial(
+    c: Constraint, fan_x: int, fan_y: int, dims: list[str], where: str
+) -> tuple[Loops, Loops]:
     loops = tuple(reversed(_ordered(c, dims, where)))  # innermost first, as the permutation
     split = len(loops) if c.split is None else c.split
     perm = [*c.permutation, *[d for d, _ in loops if d not in c.permutation]]
-    on_x = {d for d in perm[:split]}
+    on_x = set(perm[:split])
     x = tuple(lp for lp in reversed(loops) if lp[0] in on_x)
     y = tuple(lp for lp in reversed(loops) if lp[0] not in on_x)
     for axis, ls, cap in (("X", x, fan_x), ("Y", y, fan_y)):
-        if math.prod(b for _, b in ls) > cap:
-            raise fail(where, f"spatial loops on mesh {axis} use {math.prod(b for _, b in ls)}, the mesh has {cap}")
+        used = math.prod(b for _, b in ls)
+        if used > cap:
+            raise fail(where, f"spatial loops on mesh {axis} use {used}, the mesh has {cap}")
     return x, y
 
 
@@ -88,8 +91,8 @@ def mapping_from_directives(
     """
     dims = [d for d, _ in problem.bounds]
     tensors = {t.name for t in problem.tensors}
-    temporal = {s.name: () for s in arch.storages}
-    spatial = {f.name: ((), ()) for f in arch.fanouts}
+    temporal: dict[str, Loops] = {s.name: () for s in arch.storages}
+    spatial: dict[str, tuple[Loops, Loops]] = {f.name: ((), ()) for f in arch.fanouts}
     keep = {s.name: frozenset(tensors) for s in arch.storages}
     for i, c in enumerate(directives):
         at = f"{where}[{i}]"
@@ -100,7 +103,9 @@ def mapping_from_directives(
             if fan is None:
                 raise fail(at, f"no spatial fan-out below {c.target!r}")
         if fan is None and c.target not in temporal:
-            raise fail(f"{at}.target", f"{c.target!r} is not a storage level or container of the arch")
+            raise fail(
+                f"{at}.target", f"{c.target!r} is not a storage level or container of the arch"
+            )
         if c.kind == "temporal":
             loops = _ordered(c, dims, at)
             if fan is not None:
@@ -115,7 +120,9 @@ def mapping_from_directives(
             kept = _kept(c, tensors, at)
             if fan is not None:
                 if kept:
-                    raise fail(at, f"fan-out {c.target!r} stores nothing; it cannot keep {sorted(kept)}")
+                    raise fail(
+                        at, f"fan-out {c.target!r} stores nothing; it cannot keep {sorted(kept)}"
+                    )
                 continue
             keep[c.target] = kept
     top = arch.storages[0].name

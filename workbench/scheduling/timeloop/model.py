@@ -182,7 +182,11 @@ def model(
         )
         area = None if art is None else art.get(s.name, 0.0) * s.instances
         energy = None if ert is None else st.energy_pj[s.name]
-        levels.append(LevelStats(name=s.name, instances=s.instances, accesses=acc, energy_pj=energy, area_um2=area))
+        levels.append(
+            LevelStats(
+                name=s.name, instances=s.instances, accesses=acc, energy_pj=energy, area_um2=area
+            )
+        )
     return ModelResult(
         cycles=st.cycles,
         macs=problem.macs,
@@ -190,7 +194,9 @@ def model(
         compute=arch.compute,
         compute_instances=arch.compute_instances,
         compute_energy_pj=None if mac_pj is None else st.energy_pj["mac"],
-        compute_area_um2=None if art is None else art.get(arch.compute, 0.0) * arch.compute_instances,
+        compute_area_um2=None
+        if art is None
+        else art.get(arch.compute, 0.0) * arch.compute_instances,
         levels=tuple(levels),
         cycle_s=arch.cycle_s,
         stats=st,

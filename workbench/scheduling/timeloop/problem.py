@@ -70,10 +70,15 @@ def read_problem(path: str | Path) -> Problem:
         TimeloopSpecError: A malformed file (one line naming the file and the field).
     """
     p = str(path)
-    body = as_map(load_file(path, "problem"), f"{p}: problem", frozenset({"version", "shape", "instance"}))
+    body = as_map(
+        load_file(path, "problem"), f"{p}: problem", frozenset({"version", "shape", "instance"})
+    )
     shape = as_map(body.get("shape"), f"{p}: shape", _SHAPE)
     inst = as_map(body.get("instance"), f"{p}: instance")
-    dims = [as_name(d, f"{p}: shape.dimensions") for d in as_list(shape.get("dimensions"), f"{p}: shape.dimensions")]
+    dims = [
+        as_name(d, f"{p}: shape.dimensions")
+        for d in as_list(shape.get("dimensions"), f"{p}: shape.dimensions")
+    ]
     if not dims or len(set(dims)) != len(dims):
         raise fail(f"{p}: shape.dimensions", "expected distinct dimension names")
     coefs = _coefficients(shape, f"{p}: shape")
@@ -85,7 +90,9 @@ def read_problem(path: str | Path) -> Problem:
             raise fail(f"{p}: instance", f"{key!r} is neither a dimension nor a coefficient")
     if "densities" in inst:
         for k, v in as_map(inst["densities"], f"{p}: instance.densities").items():
-            as_number(v.get("density", v) if isinstance(v, dict) else v, f"{p}: instance.densities.{k}")
+            as_number(
+                v.get("density", v) if isinstance(v, dict) else v, f"{p}: instance.densities.{k}"
+            )
     bounds = tuple((d, as_int(inst.get(d), f"{p}: instance.{d}")) for d in dims)
     spaces = as_list(shape.get("data_spaces"), f"{p}: shape.data_spaces")
     tensors = tuple(

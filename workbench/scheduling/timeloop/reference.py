@@ -58,7 +58,8 @@ def _levels(text: str) -> tuple[dict[tuple[str, str], tuple[int, int, int]], dic
             instances[name] = int(m.group(1))
         for tensor, tb in re.findall(r"^    (\w+):\n((?:        .*\n)+)", block, flags=re.M):
             got = [
-                re.search(rf"Scalar {k} \(per-instance\)\s*:\s*(\d+)", tb) for k in ("reads", "fills", "updates")
+                re.search(rf"Scalar {k} \(per-instance\)\s*:\s*(\d+)", tb)
+                for k in ("reads", "fills", "updates")
             ]
             if all(got):
                 accesses[name, tensor] = tuple(int(g.group(1)) for g in got)  # type: ignore[union-attr,assignment]
