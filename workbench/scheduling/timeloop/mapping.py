@@ -3,7 +3,8 @@
 Every storage level gets its temporal loops (outermost first; a Timeloop permutation lists them
 innermost first), every fan-out its spatial loops (mesh X loops, then Y), and every storage level
 the tensors it keeps. A factor not given is 1; a tensor not bypassed is kept (Timeloop's model
-defaults). The outermost level keeps every tensor.
+defaults). The outermost level keeps every tensor. Loops of bound 1 are dropped (they change
+nothing), so two spellings of one mapping compare equal.
 """
 
 from __future__ import annotations
@@ -71,8 +72,8 @@ def _spatial(
     split = len(loops) if c.split is None else c.split
     perm = [*c.permutation, *[d for d, _ in loops if d not in c.permutation]]
     on_x = set(perm[:split])
-    x = tuple(lp for lp in reversed(loops) if lp[0] in on_x)
-    y = tuple(lp for lp in reversed(loops) if lp[0] not in on_x)
+    x = tuple(lp for lp in reversed(loops) if lp[0] in on_x and lp[1] > 1)
+    y = tuple(lp for lp in reversed(loops) if lp[0] not in on_x and lp[1] > 1)
     for axis, ls, cap in (("X", x, fan_x), ("Y", y, fan_y)):
         used = math.prod(b for _, b in ls)
         if used > cap:
@@ -112,7 +113,7 @@ def mapping_from_directives(
                 if any(b > 1 for _, b in loops):
                     raise fail(at, f"temporal loops at fan-out {c.target!r} (it stores nothing)")
                 continue
-            temporal[c.target] = loops
+            temporal[c.target] = tuple(lp for lp in loops if lp[1] > 1)
         elif c.kind == "spatial":
             assert fan is not None
             spatial[fan.name] = _spatial(c, fan.mesh_x, fan.mesh_y, dims, at)
