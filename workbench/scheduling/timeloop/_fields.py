@@ -7,7 +7,17 @@ from typing import Any
 
 from workbench.scheduling.timeloop._yaml import TimeloopSpecError
 
-__all__ = ["as_int", "as_list", "as_map", "as_name", "factors", "names", "permutation"]
+__all__ = [
+    "MAX_FIGURE",
+    "as_int",
+    "as_list",
+    "as_map",
+    "as_name",
+    "as_number",
+    "factors",
+    "names",
+    "permutation",
+]
 
 
 def fail(where: str, what: str) -> TimeloopSpecError:
@@ -49,16 +59,22 @@ def as_int(value: Any, where: str, low: int = 1) -> int:
     if isinstance(value, float) and not value.is_integer():
         raise fail(where, f"expected an integer, got {value!r}")
     if value < low or value > 2**62:
-        raise fail(where, f"{value!r} is out of range (>= {low})")
+        shown = f"{value!r}" if len(repr(value)) < 40 else "a huge number"
+        raise fail(where, f"{shown} is out of range ({low} to 2**62)")
     return int(value)
 
 
+#: Largest figure a spec may give (pJ, um^2, words per cycle, seconds): far beyond any real one.
+MAX_FIGURE = 1e30
+
+
 def as_number(value: Any, where: str) -> float:
-    """A finite number >= 0."""
+    """A finite number in ``[0, MAX_FIGURE]``."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise fail(where, f"expected a number, got {value!r}")
-    if not 0 <= value < float("inf"):
-        raise fail(where, f"{value!r} must be a finite number >= 0")
+    if not 0 <= value <= MAX_FIGURE:
+        shown = f"{value!r}" if len(repr(value)) < 40 else "a huge number"
+        raise fail(where, f"{shown} must be a finite number in [0, {MAX_FIGURE:g}]")
     return float(value)
 
 
