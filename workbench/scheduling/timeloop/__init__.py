@@ -11,7 +11,12 @@ Read strictly (:mod:`._yaml`), modelled by the loop-nest evaluator
 from workbench.scheduling.timeloop._yaml import TimeloopSpecError
 from workbench.scheduling.timeloop.arch import Arch, Fanout, Storage, read_arch
 from workbench.scheduling.timeloop.constraints import Constraint, read_constraints
-from workbench.scheduling.timeloop.mapping import Mapping, mapping_from_directives, read_mapping
+from workbench.scheduling.timeloop.mapping import (
+    Mapping,
+    mapping_from_directives,
+    mapping_from_text,
+    read_mapping,
+)
 from workbench.scheduling.timeloop.model import LevelStats, ModelResult, levels_of, model
 from workbench.scheduling.timeloop.problem import read_problem
 from workbench.scheduling.timeloop.tables import read_art, read_ert
@@ -27,6 +32,7 @@ __all__ = [
     "TimeloopSpecError",
     "levels_of",
     "mapping_from_directives",
+    "mapping_from_text",
     "model",
     "read_arch",
     "read_art",

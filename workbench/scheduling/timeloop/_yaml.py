@@ -18,7 +18,7 @@ import yaml
 from workbench.errors import WorkbenchError
 from workbench.hw._yaml import StrictLoader, StrictYamlError
 
-__all__ = ["TAGS", "TimeloopSpecError", "load_file"]
+__all__ = ["TAGS", "TimeloopSpecError", "load_file", "load_text"]
 
 #: Node tags of Timeloop's v0.4 architecture format.
 TAGS = ("Container", "Component", "Parallel", "Hierarchical", "Pipelined", "Nothing")
@@ -87,12 +87,21 @@ def load_file(path: str | Path, top: str) -> Any:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise TimeloopSpecError(f"{p}: cannot read ({type(exc).__name__})") from None
+    return load_text(text, top, str(p))
+
+
+def load_text(text: str, top: str, where: str) -> Any:
+    """The value under ``top`` in Timeloop YAML ``text``; errors name ``where``.
+
+    Raises:
+        TimeloopSpecError: Not strict YAML, templated, or no ``top`` key.
+    """
     if "{{" in text or "{%" in text:
-        raise TimeloopSpecError(f"{p}: Jinja templating is not read (plain data only)")
+        raise TimeloopSpecError(f"{where}: Jinja templating is not read (plain data only)")
     try:
         doc = _load(text)
     except StrictYamlError as exc:
-        raise TimeloopSpecError(f"{p}: {exc}") from None
+        raise TimeloopSpecError(f"{where}: {exc}") from None
     if not isinstance(doc, dict) or top not in doc:
-        raise TimeloopSpecError(f"{p}: expected a top-level '{top}:' key")
+        raise TimeloopSpecError(f"{where}: expected a top-level '{top}:' key")
     return doc[top]

@@ -15,11 +15,11 @@ from pathlib import Path
 
 from workbench.scheduling.nest_eval import Problem
 from workbench.scheduling.timeloop._fields import fail
-from workbench.scheduling.timeloop._yaml import load_file
+from workbench.scheduling.timeloop._yaml import load_file, load_text
 from workbench.scheduling.timeloop.arch import Arch
 from workbench.scheduling.timeloop.constraints import Constraint, read_directives
 
-__all__ = ["Loops", "Mapping", "mapping_from_directives", "read_mapping"]
+__all__ = ["Loops", "Mapping", "mapping_from_directives", "mapping_from_text", "read_mapping"]
 
 Loops = tuple[tuple[str, int], ...]
 
@@ -153,9 +153,20 @@ def read_mapping(path: str | Path, arch: Arch, problem: Problem) -> Mapping:
     Raises:
         TimeloopSpecError: A malformed file (one line naming the file and the field).
     """
-    p = str(path)
-    raw = load_file(path, "mapping")
+    return _from_raw(load_file(path, "mapping"), arch, problem, str(path))
+
+
+def mapping_from_text(text: str, arch: Arch, problem: Problem, where: str = "mapping") -> Mapping:
+    """A mapping from Timeloop mapping YAML text (a notebook cell's string); errors name ``where``.
+
+    Raises:
+        TimeloopSpecError: Malformed text (one line naming ``where`` and the field).
+    """
+    return _from_raw(load_text(text, "mapping", where), arch, problem, where)
+
+
+def _from_raw(raw: object, arch: Arch, problem: Problem, where: str) -> Mapping:
     if isinstance(raw, dict) and "targets" in raw:
         raw = raw["targets"]
-    directives = read_directives(raw, f"{p}: mapping")
-    return mapping_from_directives(arch, problem, directives, f"{p}: mapping")
+    directives = read_directives(raw, f"{where}: mapping")
+    return mapping_from_directives(arch, problem, directives, f"{where}: mapping")
