@@ -179,7 +179,7 @@ def check_beats_greedy(answer: object, key: str = "05") -> CheckResult:
             verdict = "beats greedy" if ok else f"EDP {edp:.4g} J*cycles, greedy's {bar:.4g}"
         except (TimeloopSpecError, ValueError) as exc:
             verdict = str(exc)
-    hints = dict(_TEXT.hints("beat_greedy"))
+    hints = {k: str(v) for k, v in dict(_TEXT.hints("beat_greedy")).items()}
     result = compare(name, verdict, "beats greedy", hint=hints["hint"])
     # NOTE: the second hint as written (compare's graded prefix is for named answers), and
     # reveal() shows the search's mapping, a file the student can read back
