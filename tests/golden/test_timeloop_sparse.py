@@ -111,6 +111,8 @@ CASES = {
 SKIPPED_CASES = {"01.2.3-SCDU-dot-product"}
 
 # Cycles and actual computes of the larger exercises (the buffer-level counts below them).
+# Their energies are not compared: they include fills from the backing store and UOP-CP
+# metadata of two ranks, which the one-level model leaves out.
 # spMspM: Z[m,n] += A[m,k] B[n,k], 8x8x8, A at 0.25, B at 0.5, both compressed (UOP-CP), both
 # skipped on each other, Z skipped on both. conv1d: O[q] += W[s] I[q+s], S=3, Q=9, W at 0.33
 # (RLE), I and O skipped on W; +oc: M=16 output channels, W at 0.3333; -spatial: M split 4 ways
