@@ -519,6 +519,9 @@ def lesson13() -> dict[str, str]:
             lesson13.utilisation_claim(lesson13.energy_table("alexnet conv1"), "alexnet conv1")
         ),
         "lesson13.takeaway_claim": str(lesson13.takeaway_claim()),
+        "lesson13.timeloop_claim": str(lesson13.timeloop_claim(lesson13.timeloop_exercise("06"))),
+        "lesson13.check_beats_greedy": _hints(lesson13.check_beats_greedy),
+        "lesson13.after.gated": str(lesson13.after(None, lesson13.move_claim(0), exercise=2)),
     }
     _defaults(lesson13, out, "lesson13")
     return out
