@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from workbench.errors import WorkbenchError
 from workbench.mapper import ModelMapping
+from workbench.platform._training_parts import StepKernel
 
 __all__ = ["SELECTIVE_POLICIES", "TrainingPlan", "TrainingStep"]
 
@@ -115,6 +116,9 @@ class TrainingStep:
         optimizer_s: The optimizer step and gradient clipping.
         flops: Matrix FLOPs the chip executes per step (recompute included).
         mappings: Forward mappings of one micro-batch (one layer and the model's edges).
+        kernels: Every kernel of the step on this chip with its calls and time per call:
+            forward, backward, recompute, optimizer and communication (the collectives at
+            their full time; the exposed part is ``tp_comm_s``, ``pp_comm_s``, ``dp_comm_s``).
     """
 
     compute_s: float
@@ -126,6 +130,7 @@ class TrainingStep:
     flops: float
     overlap_s: float = 0.0
     mappings: tuple[ModelMapping, ...] = field(default=())
+    kernels: tuple[StepKernel, ...] = field(default=())
 
     @property
     def step_s(self) -> float:
