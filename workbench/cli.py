@@ -38,6 +38,7 @@ _COMMANDS = (
     "sweep_latency_cmd",
     "compare_cmd",
     "sweep_cmd",
+    "train_cmd",
 )
 
 

@@ -56,6 +56,7 @@ nothing extra for a fused kernel, which recomputes its scores anyway).
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 from workbench.cost.attention_class import backward_factor
@@ -68,18 +69,24 @@ from workbench.mapper import ModelMapping, map_model
 from workbench.models import TransformerConfig, decoder_graph
 from workbench.options import MapOptions
 from workbench.platform._training_comm import net_s, p2p_s
+from workbench.platform._training_fp8 import amax_update, fp8_casts, fp8_overrides, weight_casts
 from workbench.platform._training_graphs import backward_gemms, unfused_attention
+from workbench.platform._training_mfu import CONVENTION, TrainingUtilisation, training_utilisation
 from workbench.platform._training_parts import Part, StepKernel, kernel_part, step_rows
 from workbench.platform._training_plan import SELECTIVE_POLICIES, TrainingPlan, TrainingStep
 
 __all__ = [
     "ADAM_BYTES_PER_PARAM",
     "CLIP_BYTES_PER_PARAM",
+    "CONVENTION",
     "DP_BUCKET_BYTES",
     "SELECTIVE_POLICIES",
+    "StepKernel",
     "TrainingPlan",
     "TrainingStep",
+    "TrainingUtilisation",
     "training_step",
+    "training_utilisation",
 ]
 
 #: Bytes an Adam step moves per parameter (mixed precision, see the module docstring).
@@ -223,15 +230,15 @@ def _dp(
     return exposed, total - exposed, rows
 
 
-def _optimizer(params: float, hw: Hardware) -> tuple[StepKernel, ...]:
-    """The optimizer step's two memory-bound kernels over ``params`` parameters of this chip."""
+def _optimizer(params: float, hw: Hardware, plan: TrainingPlan) -> tuple[StepKernel, ...]:
+    """The optimizer step's memory-bound kernels over ``params`` parameters of this chip."""
     bw = hw.offchip.sustained_bytes_per_s
-    return (
-        StepKernel(name="optimizer.clip_grad_norm", phase="optimizer", calls=1.0,
-                   time_s=params * CLIP_BYTES_PER_PARAM / bw),
-        StepKernel(name="optimizer.adamw", phase="optimizer", calls=1.0,
-                   time_s=params * ADAM_BYTES_PER_PARAM / bw),
-    )  # fmt: skip
+    adam = StepKernel(name="optimizer.adamw", phase="optimizer", calls=1.0,
+                      time_s=params * ADAM_BYTES_PER_PARAM / bw)  # fmt: skip
+    clip = StepKernel(name="optimizer.clip_grad_norm", phase="optimizer", calls=1.0,
+                      time_s=params * CLIP_BYTES_PER_PARAM / bw)  # fmt: skip
+    rows = (clip, adam) if plan.clip_grad_norm else (adam,)
+    return (*rows, amax_update(hw)) if plan.fp8 else rows
 
 
 def _with_loss(g: Graph) -> Graph:
@@ -291,11 +298,15 @@ def training_step(
             f"training plan: {cfg.layers} layers cannot fill {plan.pipeline_parallel} stages"
         )
     opts = options or MapOptions()
+    if plan.fp8:
+        opts = replace(opts, dtype_overrides=opts.dtype_overrides + fp8_overrides(dtype))
     one = replace(cfg, layers=1)
     g = decoder_graph(one, "prefill", batch=plan.micro_batch, seq=seq, dtype=dtype,
                       tensor_parallel=plan.tensor_parallel)  # fmt: skip
     fwd = map_model(_with_loss(g), hw, opts)
     layer, embed, head = _parts(fwd, hw, plan, opts)
+    if plan.fp8:
+        layer = layer + fp8_casts(fwd, hw)
     p, v, m, r = plan.pipeline_parallel, plan.interleave, plan.micro_batches, plan.recompute
     st = _stage(layer, embed, head, cfg.layers, p)
     compute = st.fwd_s * (1.0 + r) + st.bwd_s + (1.0 - r) * st.sel_s
@@ -313,11 +324,12 @@ def training_step(
     t_mb = compute + coll + p2p + slow * hidden
     dp, dp_hidden, dp_rows = _dp(st, hw, plan, dtype)
     shard = plan.data_parallel if plan.dp_sharding != "none" else 1
-    opt_rows = _optimizer(st.params / shard, hw)
+    opt_rows = _optimizer(st.params / shard, hw, plan)
+    w_rows = weight_casts(fwd, hw, math.ceil(cfg.layers / p)) if plan.fp8 else ()
     pp_rows = (StepKernel(name="pp.send_recv", phase="communication", calls=2.0 * v * m,
                           time_s=send),) if send > 0 else ()  # fmt: skip
     return TrainingStep(
-        compute_s=m * compute,
+        compute_s=m * compute + sum(k.total_s for k in w_rows),
         tp_comm_s=m * coll,
         pp_comm_s=m * p2p,
         bubble_s=(p - 1) / v * t_mb,
@@ -325,6 +337,7 @@ def training_step(
         overlap_s=slow * (m * hidden + dp_hidden),
         optimizer_s=sum(k.total_s for k in opt_rows),
         flops=m * (st.flops * (3.0 + r) + (1.0 - r) * st.sel_flops),
+        selective_flops=m * (1.0 - r) * st.sel_flops,
         mappings=(fwd,),
-        kernels=step_rows(st, m, r) + pp_rows + dp_rows + opt_rows,
+        kernels=step_rows(st, m, r) + w_rows + pp_rows + dp_rows + opt_rows,
     )
