@@ -61,7 +61,10 @@ def run(args: argparse.Namespace) -> int:
     slow = stack.overlap_slowdown.value if stack.overlap_slowdown is not None else 0.0
     plan = recipe.plan(overlap_slowdown=slow or 0.0)
     options = stack.map_options(MapOptions())
-    step = training_step(cfg, hw, plan, seq=args.seq, dtype=args.dtype, options=options)
+    try:
+        step = training_step(cfg, hw, plan, seq=args.seq, dtype=args.dtype, options=options)
+    except WorkbenchError as exc:  # NOTE: a plan the model cannot take: name the recipe
+        raise WorkbenchError(f"recipe {args.recipe}: {exc}") from None
     util = training_utilisation(cfg, hw, plan, step, seq=args.seq, dtype=args.dtype)
     title = (
         f"training step: {cfg.name} on {hw.name} x {plan.chips} chips, recipe {recipe.name}, "
