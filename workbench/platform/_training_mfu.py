@@ -10,7 +10,8 @@
   counts the forward), and the matrix FLOPs of the kernels a selective policy re-runs (as
   Korthikanti et al. arXiv:2205.05198 count HFU under selective recomputation).
 * **peak** is the dense peak of the matrix engine at the activations' format (bf16 for bf16 and
-  for FP8 GEMM training, as torchtitan and Megatron report FP8 runs against the bf16 peak).
+  for FP8 GEMM training: an assumption; sources differ, e.g. llm-foundry divides its FP8 rows by
+  the FP8 peak, so published FP8 rows are compared in tokens/s).
 
 A published figure is compared with the same count: PaLM-style MFU with MFU, Megatron's
 hardware FLOPs with HFU (``flop_count`` of a corpus row).
@@ -26,15 +27,18 @@ from workbench.hw.schema import Hardware
 from workbench.models import TransformerConfig, training_flops_per_token
 from workbench.platform._training_plan import TrainingPlan, TrainingStep
 
-__all__ = ["CONVENTION", "TrainingUtilisation", "training_utilisation"]
+__all__ = ["CONVENTION", "MODEL_FLOPS", "TrainingUtilisation", "training_utilisation"]
 
+#: How model FLOPs per token are counted.
+MODEL_FLOPS = (
+    "model FLOPs per token = 6N + 12*L*H*Q*T (3 x the forward's matrix FLOPs, attention over all "
+    "T positions, LM head included; PaLM arXiv:2204.02311 App. B, Megatron-LM arXiv:2104.04473 "
+    "eq. 3 without recompute)"
+)
 #: The counting convention, stated in every output that prints MFU or HFU.
 CONVENTION = (
-    "MFU = model FLOPs / (step time x peak), model FLOPs per token = 6N + 12*L*H*Q*T "
-    "(3 x the forward's matrix FLOPs, attention over all T positions, LM head included; "
-    "PaLM arXiv:2204.02311 App. B, Megatron-LM arXiv:2104.04473 eq. 3 without recompute); "
-    "HFU adds the recomputed FLOPs (full: one more forward of every layer; selective: the "
-    "re-run kernels' matrix FLOPs)"
+    f"MFU = model FLOPs / (step time x peak), {MODEL_FLOPS}; HFU adds the recomputed FLOPs "
+    "(full: one more forward of every layer; selective: the re-run kernels' matrix FLOPs)"
 )
 
 

@@ -214,7 +214,9 @@ def _dp(
     n_fwd, n_bwd = (m, m) if regather else (1, 0)
     total = rs + ag * (n_fwd + n_bwd)
     red = "dp.all_reduce" if kind == "ar" else "dp.reduce_scatter"
-    rows = (StepKernel(name=red, phase="communication", calls=1.0, time_s=rs),) if rs > 0 else ()
+    rows: tuple[StepKernel, ...] = ()
+    if rs > 0:
+        rows = (StepKernel(name=red, phase="communication", calls=1.0, time_s=rs),)
     if ag > 0:
         gather = StepKernel(name="dp.all_gather", phase="communication", calls=n_fwd + n_bwd,
                             time_s=ag)  # fmt: skip
