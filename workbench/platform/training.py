@@ -62,7 +62,7 @@ from dataclasses import replace
 from workbench.cost.attention_class import backward_factor
 from workbench.errors import WorkbenchError
 from workbench.hw.schema import Hardware
-from workbench.ir import Graph, Linear, Quantize, Softmax
+from workbench.ir import Embedding, Graph, Linear, Quantize, Softmax
 from workbench.ir.dtypes import bytes_for
 from workbench.ir.ops_gemm import Attention, MatMul
 from workbench.mapper import ModelMapping, map_model
@@ -127,6 +127,26 @@ def _unfused(att: Attention, hw: Hardware, plan: TrainingPlan, options: MapOptio
     return part, mats
 
 
+def _embedding_backward_s(op: Embedding, hw: Hardware, plan: TrainingPlan) -> float:
+    """Seconds of an embedding table's backward: a dense gradient of the table (its shard).
+
+    The gradient is zero-filled, then every token's output gradient is added into its row.
+    PyTorch's ``embedding_dense_backward`` (CUDA) sorts the ids and segment-sums the incoming
+    gradient into a zero-initialised ``vocab x dim`` gradient: the table's gradient is written
+    in full (the zero fill) and the touched rows read and written again; the incoming gradient
+    is read once. Memory-bound, at the chip's sustained off-chip bandwidth, plus two launches;
+    the gradient in the format gradients are reduced in (assumption: the parameters' own format
+    where the stack keeps fp32 master weights in the optimizer only).
+    """
+    grad = bytes_for(1, plan.grad_dtype)
+    n = math.prod(op.tokens)
+    rows = min(n, op.vocab)
+    moved = (
+        op.vocab * op.dim * grad + n * op.dim * bytes_for(1, op.dtype) + 2 * rows * op.dim * grad
+    )
+    return moved / hw.offchip.sustained_bytes_per_s + 2 * hw.overheads.kernel_launch_s
+
+
 def _parts(
     fwd: ModelMapping, hw: Hardware, plan: TrainingPlan, options: MapOptions
 ) -> tuple[Part, Part, Part]:
@@ -163,6 +183,8 @@ def _parts(
             else:
                 part = kernel_part(k.name, t, flops=flops, bwd_s=backward_factor(kind) * t,
                                    gemm=True)  # fmt: skip
+        elif emb := next((o for o in ops if isinstance(o, Embedding)), None):
+            part = kernel_part(k.name, t, bwd_s=_embedding_backward_s(emb, hw, plan))
         else:
             if plan.sequence_parallel and g == "layer":
                 t /= plan.tensor_parallel

@@ -148,3 +148,11 @@ def test_the_sheet_shows_every_phase_and_the_convention(h100):
     assert sum(k["total_s"] for k in doc["kernels"] if k["phase"] == "optimizer") == (
         pytest.approx(doc["step"]["optimizer_s"])
     )
+
+
+def test_the_embedding_backward_writes_the_whole_table_gradient(h100):
+    _, s = _step(h100)
+    bwd = next(k for k in s.kernels if k.name == "embed_tokens.bwd")
+    # NOTE: 8192 x 1024 fp32 zero-filled, plus the touched rows and the incoming gradient
+    table = CFG.vocab * CFG.hidden * 4
+    assert bwd.time_s > table / h100.offchip.sustained_bytes_per_s
