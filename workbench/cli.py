@@ -39,6 +39,7 @@ _COMMANDS = (
     "compare_cmd",
     "sweep_cmd",
     "dataflow_cmd",
+    "train_cmd",
 )
 
 

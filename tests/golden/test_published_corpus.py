@@ -222,6 +222,14 @@ def test_a_fitted_figure_still_reproduces_its_calibration_row(report, row_id):
     assert row.abs_error < 0.01, f"{row_id}: {row.error:+.2%}; re-fit its figure"
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 27: two training publications the model had never seen (the FlashAttention "
+    "repository's GPT3 table, 5 rows; llm-foundry's H100 MPT tables, 62 rows) entered whole; "
+    "their first-contact errors (median +24% and +54%, optimistic) put the training category's "
+    "LOSO median at 50% and the overall LOSO median at 13.6%: the model is optimistic on "
+    "training, which issue 27 is open for",
+)
 def test_held_out_goal(cv):
     """Issue 19's goal, cross-validated: LOSO median |error| <= 12%, every category <= 20%."""
     med = cv.loso.median("all")
