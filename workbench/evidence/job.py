@@ -246,7 +246,9 @@ def reduce_run(run: MeasuredRun) -> RankSummary:
             index=it.index,
             wall_s=it.wall_s,
             idle_s=it.gap_s,
-            category_s=tuple(sorted(by_step[it.index].items())),
+            category_s=tuple(
+                (c, by_step[it.index][c]) for c in CATEGORIES if c in by_step[it.index]
+            ),
             collectives=tuple(sorted(colls[it.index])),
         )
         for it in sorted(run.iterations, key=lambda it: it.index)
