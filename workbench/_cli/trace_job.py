@@ -10,16 +10,26 @@ folder that is not one job is refused in one line (exit 2).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 
 from workbench.errors import WorkbenchError, printable
+from workbench.evidence import MeasuredRun, read_trace, read_trace_and_operators
 from workbench.evidence.stragglers import JobSummary
+from workbench.mapper import ModelMapping
 from workbench.platform.job_run import read_job
 from workbench.report.job_text import job_pair_text, job_text
-from workbench.review.join.job_summary import job_document, job_pair_document
+from workbench.review.join.from_trace import record_from_trace
+from workbench.review.join.job_summary import (
+    job_document,
+    job_measurement,
+    job_pair_document,
+    setting_rank,
+)
+from workbench.review.records.store import RunRecord
 
-__all__ = ["add_job_args", "read_job_args", "run_job"]
+__all__ = ["add_job_args", "job_record", "read_job_args", "run_job"]
 
 
 def add_job_args(p: argparse.ArgumentParser) -> None:
@@ -56,6 +66,37 @@ def read_job_args(folder: str, args: argparse.Namespace) -> JobSummary:
     for _, why in job.skipped:
         print(f"workbench: skipped rank file: {printable(why)}", file=sys.stderr)
     return job
+
+
+def job_record(
+    folder: str, args: argparse.Namespace, mapping: ModelMapping | None, *, operators: bool
+) -> tuple[JobSummary, RunRecord, MeasuredRun]:
+    """A job folder as one run record, with its per-rank view in the measurement.
+
+    The kernels are those of the rank standing for the job
+    (:func:`~workbench.review.join.job_summary.setting_rank`), and the rank tag is ``job``, so
+    two job folders of one setup compare.
+
+    Args:
+        folder: The job's folder.
+        args: The command's arguments (``--workers``, ``--scheduler``...).
+        mapping: The model's mapping sheet to match kernels against, or None.
+        operators: Read the rank's operators too (rows then name them; Kineto only).
+    """
+    job = read_job_args(folder, args)
+    source = setting_rank(job).source
+    ops = None
+    if operators:
+        measured, ops = read_trace_and_operators(source)
+        ops = ops if measured.format == "kineto" else None
+    else:
+        measured = read_trace(source)
+    tags = tuple((k, "job" if k == "rank" else v) for k, v in measured.tags)
+    measured = dataclasses.replace(measured, tags=tags)
+    record = record_from_trace(measured, mapping, operators=ops)
+    assert record.measurement is not None
+    record = dataclasses.replace(record, measurement=job_measurement(job, record.measurement))
+    return job, record, measured
 
 
 def run_job(args: argparse.Namespace) -> int:

@@ -10,21 +10,35 @@ rank drives the step. All times are seconds.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
+from workbench._format import fmt_time
 from workbench.evidence.compare import Shift, compare_steps
 from workbench.evidence.stragglers import STRAGGLER_SHARE, JobSummary, RankFigures, Straggler
+from workbench.review.records.store import Measurement
 
-__all__ = ["JOB_DOC_KIND", "job_document", "job_headline", "job_pair_document"]
+__all__ = [
+    "JOB_DOC_KIND",
+    "MECHANISM",
+    "job_document",
+    "job_headline",
+    "job_measurement",
+    "job_pair_document",
+    "job_record_line",
+    "rank_rows",
+    "setting_rank",
+    "straggler_sentence",
+]
 
 JOB_DOC_KIND = "workbench.job_trace"
 
 #: What a straggler's category means for the step, one phrase each (the mechanism).
-_MECHANISM = {
-    "gemm": "its GEMMs run longer than its peers' (a slower GPU, clocks or a different kernel)",
-    "collective": "its collectives run longer than its peers' (its link or NCCL path is slower)",
-    "idle": "its GPU sits idle longer (host-bound: input pipeline, launches, synchronisation)",
+MECHANISM = {
+    "gemm": "its GEMMs run longer than its peers': a slower GPU, its clocks or another kernel",
+    "collective": "its collectives run longer than its peers': its link or NCCL path is slower",
+    "idle": "its GPU sits idle longer: host-bound by input, launches or synchronisation",
     "copy": "its memory copies run longer than its peers'",
 }
 
@@ -40,21 +54,54 @@ def job_headline(job: JobSummary) -> str:
     >>> job_headline(job)[:60]
     'rank 1 drives the step: 200 ms lost per step in gemm (its GE'
     """
-    from workbench._format import fmt_time
-
     if len(job.stragglers) == 1:
         s = job.stragglers[0]
-        why = _MECHANISM.get(s.category, f"its {s.category} kernels run longer than its peers'")
-        return (
-            f"rank {s.rank} drives the step: {fmt_time(s.lost_s)} lost per step in "
-            f"{s.category} ({why}); its peers wait for it in their collectives"
-        )
+        return straggler_sentence(s.rank, s.category, s.lost_s)
     if job.stragglers:
         ranks = ", ".join(str(s.rank) for s in job.stragglers)
         return f"ranks {ranks} drive the step together: no single straggler"
     return (
         f"no rank drives the step (none loses more than {STRAGGLER_SHARE:.0%} of the step to "
         "its peers)"
+    )
+
+
+def straggler_sentence(rank: int, category: str, lost_s: float) -> str:
+    """``rank R drives the step: T lost per step in C (mechanism); ...``, one line."""
+    why = MECHANISM.get(category, f"its {category} kernels run longer than its peers'")
+    return (
+        f"rank {rank} drives the step: {fmt_time(lost_s)} lost per step in {category} ({why}); "
+        "its peers wait for it in their collectives"
+    )
+
+
+def setting_rank(job: JobSummary) -> RankFigures:
+    """The rank whose trace stands for the job (its top straggler, else the step-setter).
+
+    Without a straggler: the rank that sets the job's step most often (the lowest on a tie). In a
+    synchronous job every rank's step is about as long (the others wait for the slowest in
+    their collectives), so the straggler's kernels, not the step-setter's, show what is slow.
+    """
+    if job.stragglers:
+        return next(r for r in job.ranks if r.rank == job.stragglers[0].rank)
+    counts = {r.rank: job.slowest.count(r.rank) for r in job.ranks}
+    best = max(counts.values())
+    rank = min(r for r, n in counts.items() if n == best)
+    return next(r for r in job.ranks if r.rank == rank)
+
+
+def job_measurement(job: JobSummary, m: Measurement) -> Measurement:
+    """``m`` (the step-setting rank's measurement) with the job's per-rank view added."""
+    return dataclasses.replace(
+        m,
+        method=(
+            f"job of {len(job.ranks)} rank(s) (world size {job.world_size}); job step "
+            f"{job.step_s:.6g} s (median, set by its slowest rank per step); this record's "
+            f"kernels are rank {setting_rank(job).rank}'s (its straggler, else the rank setting "
+            "the step most often): " + m.method
+        ),
+        rank_steps_s=tuple((r.rank, r.step_s, r.wait_s, r.work_s) for r in job.ranks),
+        stragglers=tuple((s.rank, s.category, s.lost_s) for s in job.stragglers),
     )
 
 
@@ -164,3 +211,48 @@ def job_pair_document(base: JobSummary, cand: JobSummary) -> dict[str, Any]:
         "ranks": ranks,
         "headline": job_headline(cand),
     }
+
+
+def job_record_line(base: Measurement | None, cand: Measurement | None) -> str | None:
+    """The triage headline of two job folders' records: the candidate's straggler and mechanism.
+
+    None when neither record came from a job folder. ``job: rank R drives the step: ...`` when
+    exactly one candidate rank drives it; otherwise what the ranks show.
+    """
+    bj = base is not None and bool(base.rank_steps_s)
+    cj = cand is not None and bool(cand.rank_steps_s)
+    if not (bj or cj):
+        return None
+    if not cj:
+        return "job: only the baseline is a job folder (per-rank figures on one side only)"
+    assert cand is not None
+    was = ""
+    if bj and base is not None:
+        was = "; the baseline job has " + (
+            ", ".join(f"rank {r} ({c})" for r, c, _ in base.stragglers) + " as straggler(s)"
+            if base.stragglers
+            else "no straggler"
+        )
+    if len(cand.stragglers) == 1:
+        rank, category, lost = cand.stragglers[0]
+        return "job: " + straggler_sentence(rank, category, lost) + was
+    if cand.stragglers:
+        ranks = ", ".join(str(r) for r, _, _ in cand.stragglers)
+        return f"job: ranks {ranks} drive the candidate's step together (no single straggler){was}"
+    return "job: no rank drives the candidate's step" + was
+
+
+def rank_rows(base: Measurement | None, cand: Measurement | None) -> list[dict[str, Any]]:
+    """The per-rank view of two job folders' records: step, collective wait, straggler, s."""
+    sides = {"baseline": base, "candidate": cand}
+    table: dict[int, dict[str, Any]] = {}
+    for side, m in sides.items():
+        if m is None:
+            continue
+        lost = {r: f"{c} +{fmt_time(t)}/step" for r, c, t in m.stragglers}
+        for rank, step, wait, _work in m.rank_steps_s:
+            row = table.setdefault(rank, {"rank": rank})
+            row[f"{side}_step_s"] = step
+            row[f"{side}_wait_s"] = wait
+            row[f"{side}_straggler"] = lost.get(rank, "")
+    return [table[r] for r in sorted(table)]
