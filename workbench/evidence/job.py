@@ -157,9 +157,13 @@ def _is_int(value: object) -> bool:
 def _seconds(value: object, source: str, what: str, *, negative: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise TraceError(f"{source}: {what} is not a number of seconds")
-    if not math.isfinite(value) or (value < 0 and not negative):
-        raise TraceError(f"{source}: {what} is {value!r}, not a finite time >= 0")
-    return float(value)
+    try:
+        seconds = float(value)
+    except OverflowError:
+        raise TraceError(f"{source}: {what} is too large for a time") from None
+    if not math.isfinite(seconds) or (seconds < 0 and not negative):
+        raise TraceError(f"{source}: {what} is {seconds!r}, not a finite time >= 0")
+    return seconds
 
 
 def _step_from_dict(data: object, source: str) -> RankStep:
