@@ -126,7 +126,7 @@ class RankSummary:
             raise TraceError(f"{where}: not a {SUMMARY_KIND} dict")
         source = data.get("source")
         rank = data.get("rank")
-        if not isinstance(source, str) or not _is_int(rank):
+        if not isinstance(source, str) or not isinstance(rank, int) or isinstance(rank, bool):
             raise TraceError(f"{where}: 'source' or 'rank' missing or of the wrong type")
         world = data.get("world_size")
         if world is not None and not _is_int(world):

@@ -26,6 +26,7 @@ never sits in memory), atomically.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import itertools
 import json
@@ -100,7 +101,14 @@ def write_job_folder(
     out.mkdir(parents=True, exist_ok=True)
     rngs = [random.Random(seed * 1_000_003 + r) for r in range(ranks)]
     paths = [out / f"rank-{r}.json{'.gz' if gz else ''}" for r in range(ranks)]
-    with _Writers(paths, ranks, gz) as writers:
+    with contextlib.ExitStack() as stack:
+        # NOTE: LIFO: the files close before their temporary paths are renamed into place
+        tmps = [stack.enter_context(atomic_path(p)) for p in paths]
+        opener = gzip.open if gz else open
+        files: list[IO[str]] = [
+            stack.enter_context(opener(t, "wt", encoding="utf-8")) for t in tmps
+        ]
+        writers = _Writers(files)
         t = 1.0
         for step in range(1, steps + 1):
             t = _step(writers, rngs, step, t, buckets, layers, jitter, slow, shape)
@@ -148,19 +156,15 @@ def _step(
 class _Writers:
     """One open Kineto file per rank, written event by event on the rank's own clock."""
 
-    def __init__(self, paths: list[Path], ranks: int, gz: bool) -> None:
-        self.paths, self.ranks, self.gz = paths, ranks, gz
+    def __init__(self, files: list[IO[str]]) -> None:
+        self.files = files
+        self.ranks = len(files)
         # NOTE: real correlation ids run into the millions (HTA 0.5 fails on a multi-rank trace
         # whose ids fit in 16 bits while its event indices do not)
-        self.corr = [1_000_000] * ranks
-        self.steps: list[list[tuple[int, float]]] = [[] for _ in range(ranks)]
-
-    def __enter__(self) -> _Writers:
-        self._ctx = [atomic_path(p) for p in self.paths]
-        tmps = [c.__enter__() for c in self._ctx]
-        opener = gzip.open if self.gz else open
-        self.files: list[IO[str]] = [opener(t, "wt", encoding="utf-8") for t in tmps]
-        for r, f in enumerate(self.files):
+        self.corr = [1_000_000] * self.ranks
+        self.steps: list[list[tuple[int, float]]] = [[] for _ in files]
+        self.first = [True] * self.ranks
+        for r, f in enumerate(files):
             head = {
                 "schemaVersion": 1,
                 "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3",
@@ -171,14 +175,6 @@ class _Writers:
             for key, value in head.items():
                 f.write(f"  {json.dumps(key)}: {json.dumps(value)},\n")
             f.write('  "traceEvents": [\n')
-        self.first = [True] * self.ranks
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for f in self.files:
-            f.close()
-        for c in reversed(self._ctx):
-            c.__exit__(*exc)  # NOTE: renames into place only when the body succeeded
 
     def _emit(self, r: int, text: str) -> None:
         f = self.files[r]

@@ -137,3 +137,11 @@ def test_layers_for_a_target_size_makes_a_file_about_that_size(tmp_path):
     layers = layers_for(2_000_000, steps=3, buckets=2)
     (f,) = write_job_folder(tmp_path, ranks=1, steps=3, buckets=2, layers=layers)
     assert 0.7 < f.stat().st_size / 2_000_000 < 1.3
+
+
+def test_gzip_job_folder_reads_as_the_plain_one(tmp_path):
+    write_job_folder(tmp_path / "plain", ranks=2, steps=3, layers=2, seed=4)
+    write_job_folder(tmp_path / "gz", ranks=2, steps=3, layers=2, seed=4, gz=True)
+    plain, gz = _job(tmp_path / "plain"), _job(tmp_path / "gz")
+    assert [f.name for f in rank_files(tmp_path / "gz")] == ["rank-0.json.gz", "rank-1.json.gz"]
+    assert gz.job_steps_s == plain.job_steps_s

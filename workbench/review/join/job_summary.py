@@ -133,15 +133,6 @@ def _straggler(s: Straggler) -> dict[str, Any]:
     }
 
 
-def _straggler(s: Straggler) -> dict[str, Any]:
-    return {
-        "rank": s.rank,
-        "category": s.category,
-        "lost_s_per_step": s.lost_s,
-        "category_lost_s_per_step": s.category_lost_s,
-    }
-
-
 def job_document(job: JobSummary) -> dict[str, Any]:
     """The JSON-safe document of one job (see the module doc)."""
     return {
