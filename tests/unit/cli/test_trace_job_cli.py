@@ -124,3 +124,25 @@ def test_real_two_rank_job(capsys):
     doc = json.loads(out)
     assert (doc["world_size"], doc["ranks_read"], doc["steps"]) == (128, 2, [552])
     assert any("2 of 128 ranks read" in w for w in doc["warnings"])
+
+
+def test_scheduler_flag_gives_the_in_process_document(capsys, jobs):
+    distributed = pytest.importorskip("distributed")
+    _, inline, _ = run(capsys, "trace", jobs / "slow", "--json")
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as cluster:
+        code, dask, _ = run(capsys, "trace", jobs / "slow", "--json",
+                            "--scheduler", cluster.scheduler_address)  # fmt: skip
+    assert code == 0
+    assert json.loads(dask) == json.loads(inline)
+    _, pooled, _ = run(capsys, "trace", jobs / "slow", "--json", "--workers", "2")
+    assert json.loads(pooled) == json.loads(inline)
+
+
+def test_unreachable_scheduler_exits_2_in_one_line(capsys, jobs):
+    code, _, err = run(capsys, "trace", jobs / "base", "--scheduler", "tcp://127.0.0.1:9",
+                       "--connect-timeout", "1")  # fmt: skip
+    assert code == 2
+    (line,) = err.strip().splitlines()
+    assert "no Dask scheduler answered" in line
