@@ -146,3 +146,11 @@ def test_unreachable_scheduler_exits_2_in_one_line(capsys, jobs):
     assert code == 2
     (line,) = err.strip().splitlines()
     assert "no Dask scheduler answered" in line
+
+
+def test_one_rank_folder_says_there_are_no_peers(capsys, tmp_path):
+    write_job_folder(tmp_path, ranks=1, steps=4, layers=2)
+    code, out, _ = run(capsys, "trace", tmp_path, "--json")
+    doc = json.loads(out)
+    assert (code, doc["stragglers"], doc["ranks_read"]) == (0, [], 1)
+    assert doc["headline"].startswith("one rank read")

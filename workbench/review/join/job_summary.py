@@ -47,13 +47,18 @@ def job_headline(job: JobSummary) -> str:
     """One line: the straggler rank and its mechanism, or that no rank drives the step.
 
     >>> from workbench.evidence.stragglers import JobSummary, Straggler
+    >>> from workbench.evidence.stragglers import RankFigures
+    >>> two = tuple(RankFigures(rank=r, source="f", step_s=1.0, wait_s=0.0, work_s=1.0, own_s=(),
+    ...                         walls_s=(1.0,), breakdown=()) for r in (0, 1))
     >>> job = JobSummary(world_size=2, backend="nccl", steps=(1,), job_steps_s=(1.0,),
-    ...                  slowest=(1,), ranks=(), waits_matched=True,
+    ...                  slowest=(1,), ranks=two, waits_matched=True,
     ...                  stragglers=(Straggler(rank=1, category="gemm", lost_s=0.2,
     ...                                        category_lost_s=0.2),))
     >>> job_headline(job)[:60]
     'rank 1 drives the step: 200 ms lost per step in gemm (its GE'
     """
+    if len(job.ranks) < 2:
+        return "one rank read: no peers to compare it with, so no straggler can be named"
     if len(job.stragglers) == 1:
         s = job.stragglers[0]
         return straggler_sentence(s.rank, s.category, s.lost_s)
