@@ -1,4 +1,4 @@
-"""Reading a job folder in this process, on local processes and on Dask give the same job (issue 31).
+"""A job folder read in this process, on local processes and on Dask gives one job (issue 31).
 
 A bad rank file is one line naming it and the other ranks are still combined; a folder with no
 readable rank, or that is not one job, is refused with the reason; nothing hangs.
