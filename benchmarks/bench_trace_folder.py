@@ -120,20 +120,8 @@ def _write(folder: Path, ranks: int, rank_mb: float) -> None:
                      jitter=0.02, slow=(1, "gemm", 1.3), seed=1)  # fmt: skip
 
 
-def main() -> None:
-    """Generate the folder, read it with each reader, print the figures and the goal."""
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--ranks", type=int, default=8, help="ranks (issue: 64; default 8)")
-    p.add_argument("--rank-mb", type=float, default=10.0, help="MB per rank (issue: 200)")
-    p.add_argument("--no-hta", action="store_true", help="skip HTA")
-    p.add_argument("--no-dask", action="store_true", help="skip the LocalCluster")
-    p.add_argument("--folder", help="where to write the folder (default: a temporary one)")
-    p.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
-    args = p.parse_args()
-    if args.child:
-        _child(*args.child)
-        return
-    root = Path(args.folder or tempfile.mkdtemp(prefix="wb-job-"))
+def _run(root: Path, args: argparse.Namespace) -> None:
+    """Write the folder under ``root``, read it with each reader and print the figures."""
     full, half = root / "full", root / "half"
     _write(full, args.ranks, args.rank_mb)
     half.mkdir(parents=True, exist_ok=True)
@@ -160,8 +148,27 @@ def main() -> None:
               f"(bounded: within {_GOAL_BOUNDED}x); stragglers {whole['stragglers']}")  # fmt: skip
         if whole["stragglers"] != ours["stragglers"]:
             print("GOAL NOT MET: the LocalCluster and in-process stragglers differ")
-    if not args.folder:
-        shutil.rmtree(root, ignore_errors=True)
+
+
+def main() -> None:
+    """Generate the folder, read it with each reader, print the figures and the goal."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--ranks", type=int, default=8, help="ranks (issue: 64; default 8)")
+    p.add_argument("--rank-mb", type=float, default=10.0, help="MB per rank (issue: 200)")
+    p.add_argument("--no-hta", action="store_true", help="skip HTA")
+    p.add_argument("--no-dask", action="store_true", help="skip the LocalCluster")
+    p.add_argument("--folder", help="where to write the folder (default: a temporary one)")
+    p.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.child:
+        _child(*args.child)
+        return
+    root = Path(args.folder or tempfile.mkdtemp(prefix="wb-job-"))
+    try:
+        _run(root, args)
+    finally:
+        if not args.folder:
+            shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":
