@@ -92,3 +92,11 @@ def test_mixed_jobs_refuse_the_folder(tmp_path):
         shutil.copy(DATA / "hta" / name, tmp_path / name)
     with pytest.raises(TraceError, match="not one job"):
         read_job(tmp_path, workers=2)
+
+
+def test_progress_bar_counts_the_ranks_on_stderr(folder, capsys):
+    job = read_job(folder, progress=True)
+    err = capsys.readouterr().err
+    assert "ranks" in err
+    assert "/4 " in err  # the bar counts out of the 4 rank files
+    assert len(job.ranks) == 4
