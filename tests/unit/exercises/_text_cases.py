@@ -143,7 +143,7 @@ def lesson03() -> dict[str, str]:
         ),
         "lesson03.check_waves": _hints(
             lambda a: lesson03.check_waves(
-                a, m=2304, n=2304, k=4096, tile=(256, 128), hardware_name="a100-80gb"
+                a, m=2304, n=2560, k=4096, tile=(256, 128), hardware_name="a100-80gb"
             )
         ),
         "lesson03.tile_size_claim": str(
@@ -281,6 +281,7 @@ def lesson06() -> dict[str, str]:
             lambda a: lesson06.check_first_failing("barrier-per-layer", a, a)
         ),
         "lesson06.check_step_time": _hints(lesson06.check_step_time),
+        "lesson06.exercise_move_claim": lesson06.exercise_move_claim("long-seq-tile", "Ex 1").text,
         "lesson06.takeaways": str(lesson06.takeaways()),
         "lesson06.pitfalls": str(lesson06.pitfalls()),
     }
@@ -377,11 +378,14 @@ def lesson09() -> dict[str, str]:
                 second=(8, 16),
             )
         ),
-        "lesson09.plan_claim": str(lesson09.plan_claim(plans)),
+        "lesson09.plan_claim": lesson09.plan_claim(plans).text,  # gated: its full text
         "lesson09.variant_claim": str(lesson09.variant_claim(variants)),
         "lesson09.lab_claim": str(lesson09.lab_claim((("tile_n", 128), ("tile_n", 32)))),
         "lesson09.check_distinct_plans": _hints(
             lambda a: lesson09.check_distinct_plans(a, table=plans)
+        ),
+        "lesson09.check_tile_products": _hints(
+            lambda a: lesson09.check_tile_products(a, model="gpt2", seq=64)
         ),
         "lesson09.check_waves": _hints(
             lambda a: _call(lesson09.check_waves, a, model="llama2-7b", batch=1, seq=2048)
