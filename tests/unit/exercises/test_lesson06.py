@@ -186,7 +186,8 @@ def test_an_exercise_move_is_hidden_until_its_prediction_is_checked(monkeypatch)
 
     monkeypatch.setattr(_check, "_SETTLED", set())
     claim = lesson06.exercise_move_claim("long-seq-tile", "Exercise 1")
-    assert claim.hidden and "answers Exercise 1" in str(claim)
+    assert claim.hidden
+    assert "answers Exercise 1" in str(claim)
     r = lesson06.triage_scenario("long-seq-tile")
     lesson06.check_first_failing("long-seq-tile", r.first_failing.mechanism, r.owner.role)
     assert str(claim) == str(lesson06.panel_move_claim("scenario", "long-seq-tile"))

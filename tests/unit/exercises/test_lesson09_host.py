@@ -29,7 +29,8 @@ def test_candidates_are_ranked_on_the_host_profile_and_timed_here(tuned):
     predicted = [c.predicted_s for c in r.candidates]
     assert predicted == sorted(predicted)  # the host profile's order
     assert all(len(c.measured.samples) == 3 for c in r.candidates)
-    assert len(tuned.gpu_s) == len(shapes) and all(s > 0 for s in tuned.gpu_s)
+    assert len(tuned.gpu_s) == len(shapes)
+    assert all(s > 0 for s in tuned.gpu_s)
     table = lesson09.candidates_table(tuned)
     assert list(table["tile"]) == shapes
     assert (table["p10_ms"] <= table["measured_ms"]).all()
