@@ -38,6 +38,8 @@ _COMMANDS = (
     "sweep_latency_cmd",
     "compare_cmd",
     "sweep_cmd",
+    "grade_cmd",
+    "lessons_cmd",
 )
 
 
