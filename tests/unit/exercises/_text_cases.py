@@ -38,7 +38,9 @@ def _defaults(module: ModuleType, out: dict[str, str], prefix: str) -> None:
         params = inspect.signature(fn).parameters.values()
         if any(p.default is inspect.Parameter.empty for p in params):
             continue
-        out.setdefault(f"{prefix}.{name}()", str(fn()))
+        value = fn()
+        # NOTE: a gated claim's full text (its placeholder depends on the session's checks)
+        out.setdefault(f"{prefix}.{name}()", getattr(value, "text", None) or str(value))
 
 
 def lesson01() -> dict[str, str]:
@@ -59,7 +61,7 @@ def lesson01() -> dict[str, str]:
         "lesson01.prefill_claim": str(lesson01.prefill_claim("llama2-7b", "h100-sxm", seq=2048)),
         "lesson01.check_linear_flops": _hints(
             lambda a: lesson01.check_linear_flops(
-                a, tokens=2048, in_features=4096, out_features=11008
+                a, tokens=1536, in_features=4096, out_features=11008
             )
         ),
         "lesson01.check_linear_intensity": _hints(
@@ -70,7 +72,7 @@ def lesson01() -> dict[str, str]:
         "lesson01.check_param_count": _hints(
             lambda a: lesson01.check_param_count(a, model="llama2-7b")
         ),
-        "lesson01.token_claim": str(_call(lesson01.token_claim, 4096, (1, 16, 2048), dtype="bf16")),
+        "lesson01.token_claim": _call(lesson01.token_claim, 4096, (1, 16, 2048), dtype="bf16").text,
         "lesson01.pitfall_claim": str(lesson01.pitfall_claim("llama2-7b", "h100-sxm", seq=2048)),
     }
     _defaults(lesson01, out, "lesson01")
