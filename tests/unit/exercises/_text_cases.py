@@ -463,7 +463,7 @@ def lesson11() -> dict[str, str]:
         "lesson11.check_decode_floor": _hints(
             lambda a: lesson11.check_decode_floor(a, model="llama2-7b", platform="h200")
         ),
-        "lesson11.floor_claim": str(lesson11.floor_claim("llama2-7b", ["gaudi3", "h200"])),
+        "lesson11.floor_claim": lesson11.floor_claim("llama2-7b", ["gaudi3", "h200"]).text,
     }
     _defaults(lesson11, out, "lesson11")
     return out
