@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from workbench.cost.model import Cost
 from workbench.cost.search import rank
 from workbench.execution.backend import resolve_backend
 from workbench.execution.measure import measure
@@ -82,7 +83,7 @@ class HostTune:
     gpu_s: tuple[float, ...]
 
 
-def _candidates(kernel: Kernel, hw: Hardware, k: int) -> list[tuple[Tiling, object]]:
+def _candidates(kernel: Kernel, hw: Hardware, k: int) -> list[tuple[Tiling, Cost]]:
     """The model's top two distinct fitting shapes, then ones predicted x1.5 and x3 slower.
 
     Where no shape is predicted that much slower, the slowest one stands in.
@@ -95,16 +96,18 @@ def _candidates(kernel: Kernel, hw: Hardware, k: int) -> list[tuple[Tiling, obje
             seen.add(shape)
             ranked.append((tiling, cost))
     chosen = ranked[:2]
-    best = ranked[0][1].total_s  # type: ignore[attr-defined]
+    best = ranked[0][1].total_s
     for step in SPREAD_STEPS[: max(0, k - 2)]:
-        slower = [r for r in ranked if r[1].total_s >= step * best]  # type: ignore[attr-defined]
+        slower = [r for r in ranked if r[1].total_s >= step * best]
         pick = slower[0] if slower else ranked[-1]  # NOTE: none that slow: the slowest
         if pick not in chosen:
             chosen.append(pick)
     return chosen[:k]
 
 
-def _gpu_seconds(model: str, kernel: str, gpu: str, seq: int, tilings: list[Tiling]) -> tuple:
+def _gpu_seconds(
+    model: str, kernel: str, gpu: str, seq: int, tilings: list[Tiling]
+) -> tuple[float, ...]:
     km = map_model(build_graph(model, phase="prefill", seq=seq), hardware(gpu)).kernel(kernel)
     out = []
     for t in tilings:

@@ -326,7 +326,7 @@ def results_json(grades: list[NotebookGrade]) -> dict[str, Any]:
     Each test scores 1 when correct (``max_score`` 1); its ``extra_data`` holds the
     exercise's fields, and the top-level ``extra_data`` each notebook's path and lesson.
     """
-    tests = []
+    tests: list[dict[str, Any]] = []
     for g in grades:
         for e in g.exercises:
             tests.append(
@@ -341,7 +341,7 @@ def results_json(grades: list[NotebookGrade]) -> dict[str, Any]:
                 }
             )
     return {
-        "score": float(sum(t["score"] for t in tests)),
+        "score": sum(float(t["score"]) for t in tests),
         "output": f"{sum(g.correct for g in grades)} of {len(tests)} exercises correct",
         "tests": tests,
         "extra_data": {

@@ -131,3 +131,23 @@ def test_binder_opens_the_working_copy():
     assert "workbench lessons copy my-lessons" in (repo / "binder" / "postBuild").read_text()
     assert "labpath=my-lessons%2F01-" in (repo / "README.md").read_text()
     assert "my-lessons/" in (repo / ".gitignore").read_text().split()
+
+
+@pytest.mark.parametrize(
+    ("lesson", "gated"),
+    [("01", ["Exercise 2"]), ("06", ["Exercise 1", "Exercise 2"]), ("09", ["Exercise 1"]),
+     ("11", ["Exercise 3"])],
+)  # fmt: skip
+def test_run_all_from_the_stubs_stores_the_gate_not_the_answer(lesson, gated):
+    # nbval compares these stored outputs with a Run All from the unanswered stubs
+    (path,) = LESSONS.glob(f"{lesson}-*.ipynb")
+    nb = nbformat.read(path, as_version=4)
+    shown = [
+        o["data"]["text/markdown"]
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.outputs
+        if "text/markdown" in o.get("data", {})
+    ]
+    found = [t.split("answers ")[1].split(":")[0] for t in shown if "This sentence answers" in t]
+    assert found == gated
