@@ -40,6 +40,8 @@ _COMMANDS = (
     "sweep_cmd",
     "dataflow_cmd",
     "train_cmd",
+    "grade_cmd",
+    "lessons_cmd",
 )
 
 

@@ -51,7 +51,10 @@ def test_every_lab_instruction_redraws_to_the_claimed_prediction(jupyterlab, lap
             assert want in seen["text"], f"{step}: no '{want}' in the lab's summary"
         output.locator("button", has_text="Measure").first.click()
         page.wait_for_function(
-            "(el) => /measured [0-9.]+ ms on /.test(el.innerText)", arg=output.element_handle()
+            # the median with its p10-p90 interval over the repeats (issue 28)
+            r"(el) => /measured median [0-9.]+ ms \(p10-p90 [0-9.]+-[0-9.]+ ms, 7 runs\) on /"
+            ".test(el.innerText)",
+            arg=output.element_handle(),
         )
         _shot(page, "lesson09-1366.png")
     except Exception:

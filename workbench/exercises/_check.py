@@ -9,6 +9,7 @@ whitespace-insensitively and by the synonyms a check declares.
 
 from __future__ import annotations
 
+import json
 import math
 import numbers
 import os
@@ -17,7 +18,11 @@ from dataclasses import dataclass, field
 
 from workbench.errors import WorkbenchError
 
-__all__ = ["CheckResult", "ExerciseError", "compare", "normalize_text", "reveal"]
+__all__ = ["CheckResult", "ExerciseError", "compare", "normalize_text", "reveal", "settled"]
+
+#: Environment variable naming a file that each check appends one JSON line to (``workbench
+#: grade`` sets it in the kernel it re-runs a notebook in; unset, nothing is written).
+GRADE_LOG_ENV = "WORKBENCH_GRADE_LOG"
 
 
 class ExerciseError(WorkbenchError):
@@ -34,6 +39,8 @@ class CheckResult:
         got: What the learner gave.
         hints: The hints shown for this try (empty when correct or unanswered).
         attempt: Wrong tries so far at this exercise in this session (0 when correct/unanswered).
+        hints_used: Wrong tries (each showed hints) before this result, in this session.
+        revealed: The answer was revealed (:func:`reveal`) before this check.
         expected: What the library computed; never in the repr, see :meth:`reveal`.
     """
 
@@ -42,6 +49,8 @@ class CheckResult:
     got: object
     hints: tuple[str, ...] = ()
     attempt: int = 0
+    hints_used: int = 0
+    revealed: bool = False
     expected: object = field(default=None, repr=False)
 
     @property
@@ -56,7 +65,7 @@ class CheckResult:
 
     def __repr__(self) -> str:
         if self.passed:
-            return f"{self.name}: correct ({_show(self.got)})"
+            return f"{self.name}: correct ({_show(self.got)}){self._help_note()}"
         if not self.answered:
             # NOTE: an untouched stub must not reveal the expected value.
             return f"{self.name}: no answer yet (replace None in the exercise cell)"
@@ -68,17 +77,42 @@ class CheckResult:
     def __bool__(self) -> bool:
         return self.passed
 
+    def _help_note(self) -> str:
+        """What help a correct answer had (``workbench grade`` reads it from the output)."""
+        parts = []
+        if self.hints_used:
+            parts.append(
+                f"after {self.hints_used} wrong {'try' if self.hints_used == 1 else 'tries'}"
+            )
+        if self.revealed:
+            parts.append("answer revealed first")
+        return f" [{'; '.join(parts)}]" if parts else ""
+
     def reveal(self) -> str:
         """The library's answer, on explicit request.
 
         >>> compare("ridge", 3, 4, strict=False).reveal()
         'ridge: the answer is 4'
         """
+        # NOTE: a revealed exercise counts as settled (its gated claims show) and is recorded.
+        _SETTLED.add(self.name)
+        _REVEALED.add(self.name)
         return f"{self.name}: the answer is {_show(self.expected)}"
 
 
 _ATTEMPTS: dict[str, int] = {}
 _LAST: dict[str, CheckResult] = {}
+#: Exercises answered correctly or revealed in this session: their gated claims show.
+_SETTLED: set[str] = set()
+_REVEALED: set[str] = set()
+
+
+def settled(name: str) -> bool:
+    """Whether exercise ``name`` was answered correctly or revealed in this session.
+
+    A :class:`~workbench.exercises.Claim` that answers an exercise is shown only then.
+    """
+    return name in _SETTLED
 
 
 def reveal(name: str | None = None) -> str:
@@ -207,6 +241,22 @@ def _graded(got: object, expected: object) -> str:
     return f"too {word}, far off: check the formula and the units"
 
 
+def _log(result: CheckResult) -> None:
+    """Append the result to the grading log when ``workbench grade`` asked for one."""
+    path = os.environ.get(GRADE_LOG_ENV, "")
+    if not path:
+        return
+    row = {
+        "name": result.name,
+        "answered": result.answered,
+        "passed": result.passed,
+        "hints_used": result.hints_used,
+        "revealed": result.revealed,
+    }
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(json.dumps(row) + "\n")
+
+
 def _strict_default() -> bool:
     return os.environ.get("WORKBENCH_STRICT_CHECKS", "") not in ("", "0")
 
@@ -262,10 +312,20 @@ def compare(
             else (first, _graded(got, expected) + (f"; {hint2}" if hint2 else ""))
         )
     result = CheckResult(
-        name=name, passed=ok, got=got, hints=hints, attempt=attempt, expected=expected
+        name=name,
+        passed=ok,
+        got=got,
+        hints=hints,
+        attempt=attempt,
+        hints_used=_ATTEMPTS.get(name, 0) if ok else attempt,
+        revealed=name in _REVEALED,
+        expected=expected,
     )
     _LAST.pop(name, None)
     _LAST[name] = result
+    if ok:
+        _SETTLED.add(name)
+    _log(result)
     if not ok and (_strict_default() if strict is None else strict):
         raise ExerciseError(repr(result).replace("\n", " "))
     return result

@@ -4,14 +4,21 @@ A quantitative or directional sentence in a lesson is a :class:`Claim` returned 
 module: Jupyter shows it as Markdown (``_repr_markdown_``) and nbval compares it (the cell is
 tagged ``nbval-check-output``), so when the cost model changes, the sentence changes with it and
 the test says so.
+
+A claim that answers an exercise is *gated* (:func:`gated`): until that exercise's check passed
+or its answer was revealed in this session, it shows a line saying so instead of its text, so
+Run All from the unanswered stubs reveals no answer before its check. Re-running the cell after
+the check shows the text.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-__all__ = ["BOTTLENECK_SYNONYMS", "Claim", "join_names", "phrase_classes"]
+from workbench.exercises._check import settled
+
+__all__ = ["BOTTLENECK_SYNONYMS", "Claim", "gated", "join_names", "phrase_classes"]
 
 #: Accepted spellings of the bottleneck classes a check may ask for.
 BOTTLENECK_SYNONYMS: dict[str, tuple[str, ...]] = {
@@ -29,18 +36,46 @@ class Claim:
 
     Attributes:
         text: The Markdown text.
+        after: The exercise (its check's name) this sentence answers; empty when none.
+        label: How the lesson names that exercise ("Exercise 2").
     """
 
     text: str
+    after: str = ""
+    label: str = ""
+
+    @property
+    def hidden(self) -> bool:
+        """True while the exercise this claim answers is neither solved nor revealed."""
+        return bool(self.after) and not settled(self.after)
+
+    def _shown(self) -> str:
+        if not self.hidden:
+            return self.text
+        # NOTE: evaluated at display time, so a re-run after the check shows the text.
+        return (
+            f"*(This sentence answers {self.label or 'an exercise'}: it shows once that "
+            f"exercise's check passes, or after `reveal({self.after!r})`. Re-run this cell then.)*"
+        )
 
     def _repr_markdown_(self) -> str:
-        return self.text
+        return self._shown()
 
     def __repr__(self) -> str:
-        return self.text
+        return self._shown()
 
     def __str__(self) -> str:
-        return self.text
+        return self._shown()
+
+
+def gated(claim: Claim, *, after: str, label: str) -> Claim:
+    """``claim``, hidden until exercise ``after`` (a check's name) is solved or revealed.
+
+    >>> c = gated(Claim("The answer is 4."), after="doc-example", label="Exercise 9")
+    >>> c.hidden, str(c).startswith("*(This sentence answers Exercise 9")
+    (True, True)
+    """
+    return replace(claim, after=after, label=label)
 
 
 def join_names(names: Iterable[str]) -> str:

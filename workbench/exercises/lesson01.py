@@ -11,7 +11,7 @@ import itertools
 import pandas as pd
 
 from workbench.exercises._check import CheckResult, compare
-from workbench.exercises._claims import Claim
+from workbench.exercises._claims import Claim, gated
 from workbench.exercises._shared import hardware, mapping
 from workbench.exercises._text import LessonText
 from workbench.hw import list_hardware
@@ -209,7 +209,7 @@ def token_claim(
         _TEXT.render("token_point", intensity=_num(v), tokens=t, above=a)
         for t, v, a in zip(tokens, vals, above, strict=True)
     )
-    return _TEXT.claim(
+    claim = _TEXT.claim(
         "token",
         hidden=hidden,
         rising=rising,
@@ -220,6 +220,14 @@ def token_claim(
         cross=cross,
         crosses=not above[0] and above[-1],
     )
+    # NOTE: a point at Exercise 2's setting states its answer: hidden until that check passes.
+    if (hidden, dtype) == EXERCISE2_SHAPE[1:] and EXERCISE2_SHAPE[0] in tokens:
+        return gated(claim, after="linear_intensity", label="Exercise 2")
+    return claim
+
+
+#: Exercise 2's projection: (tokens, hidden, dtype) (``check_linear_intensity`` in the lesson).
+EXERCISE2_SHAPE = (16, 4096, "bf16")
 
 
 def batch_attention_claim(

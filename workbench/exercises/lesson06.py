@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Any
 
 from workbench.exercises._check import CheckResult, check_level, compare
-from workbench.exercises._claims import Claim
+from workbench.exercises._claims import Claim, gated
 from workbench.exercises._lesson06_measured import (
     A100_TRACE,
     HTA_DATA,
@@ -48,7 +48,9 @@ __all__ = [
     "check_first_failing",
     "check_stall_prediction",
     "check_step_time",
+    "exercise_move_claim",
     "expected_table_text",
+    "first_failing_name",
     "gpu_lag_claim",
     "launch_lag_claim",
     "measured_headline_claim",
@@ -75,6 +77,26 @@ def triage_scenario(scenario: str):  # -> TriageReport
     return triage(base, cand, changed=SCENARIOS[scenario].changed, simulate=False)
 
 
+def first_failing_name(scenario: str) -> str:
+    """The exercise name :func:`check_first_failing` reports for ``scenario``."""
+    return f"first failing mechanism ({scenario})"
+
+
+def exercise_move_claim(scenario: str, label: str) -> Claim:
+    """The panel move that shows ``scenario``'s answer, hidden until its check passes.
+
+    Selecting the scenario in the panel fills its *First failing mechanism* and *Owners*
+    sections, which answer :func:`check_first_failing`; so the instruction shows only once the
+    learner's prediction is checked (or revealed).
+
+    Args:
+        scenario: A practice scenario's name.
+        label: How the lesson names the exercise ("Exercise 1").
+    """
+    claim = panel_move_claim("scenario", scenario)
+    return gated(claim, after=first_failing_name(scenario), label=label)
+
+
 def check_first_failing(
     scenario: str, mechanism: str, owner: str, *, strict: bool | None = None
 ) -> CheckResult:
@@ -90,7 +112,7 @@ def check_first_failing(
     ff = r.first_failing
     expected = (ff.mechanism if ff else None, r.owner.role if r.owner else None)
     return compare(
-        f"first failing mechanism ({scenario})",
+        first_failing_name(scenario),
         (mechanism, owner),
         expected,
         **_TEXT.hints("first_failing"),

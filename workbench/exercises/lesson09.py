@@ -6,7 +6,6 @@ variants, and a measured autotune of a small kernel on the execution engine (Num
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -15,19 +14,21 @@ import pandas as pd
 from workbench.cost.model import Cost
 from workbench.cost.search import rank
 from workbench.errors import WorkbenchError
-from workbench.execution.backend import resolve_backend
-from workbench.execution.measure import measure
-from workbench.execution.run import make_inputs
 from workbench.exercises._check import CheckResult, compare
-from workbench.exercises._claims import Claim
+from workbench.exercises._claims import Claim, gated
+from workbench.exercises._lesson09_host import (
+    HostTune,
+    candidates_frame,
+    gemm_products,
+    host_autotune,
+)
 from workbench.exercises._shared import hardware, mapping
 from workbench.exercises._text import LessonText
 from workbench.mapper import KernelMapping
 from workbench.options import MapOptions, TileOverride
 from workbench.report.charts.tiles import forced_tile
 from workbench.scheduling.tiling import Tiling
-from workbench.tuning import TuneResult, sweep_best_plan
-from workbench.tuning.autotune import tune_result
+from workbench.tuning import sweep_best_plan
 
 __all__ = [
     "LAB",
@@ -38,16 +39,17 @@ __all__ = [
     "candidates_claim",
     "candidates_table",
     "check_distinct_plans",
-    "check_model_pick_rank",
     "check_plan_prediction",
+    "check_tile_products",
     "check_waves",
     "lab_claim",
     "lab_prediction",
     "lab_steps",
+    "like_with_like_claim",
     "measured_pitfall_claim",
-    "numpy_claim",
     "plan_claim",
     "plan_table",
+    "products_claim",
     "shape_takeaway_claim",
     "static_plan_claim",
     "variant_claim",
@@ -132,63 +134,6 @@ def variant_table(
     return pd.DataFrame(rows).set_index("model")
 
 
-def autotune_kernel(
-    model: str,
-    hardware_name: str,
-    *,
-    seq: int = 64,
-    kernel: str = "layers.0.mlp.up_proj",
-    k: int = 3,
-    repeats: int = 3,
-) -> TuneResult:
-    """Measure the cost model's best ``k`` tile shapes of one kernel on the execution engine.
-
-    Candidates differ in ``(tile_m, tile_n, tile_k)``: the mapspace's runners-up that differ
-    only in raster order or stages run the same NumPy calls, so timing them would rank noise.
-
-    Args:
-        model: Preset name.
-        hardware_name: Hardware profile name, the cost model ranks on.
-        seq: Tokens (the GEMM's M).
-        kernel: Kernel name.
-        k: Tile shapes to time.
-        repeats: Timed runs per candidate (median kept), after one warm-up.
-
-    Returns:
-        The :class:`TuneResult` (candidates in predicted order).
-    """
-    km = mapping(model, hardware_name, seq=seq).kernel(kernel)
-    seen: set[tuple[int, int, int]] = set()
-    ranked = []
-    for tiling, cost in rank(km.kernel, hardware(hardware_name), MapOptions(), k=64):
-        shape = (tiling.tile_m, tiling.tile_n, tiling.tile_k)
-        if shape not in seen and tiling.fits:
-            seen.add(shape)
-            ranked.append((tiling, cost))
-    ranked = ranked[:k]
-    bk = resolve_backend(None)
-    inputs = make_inputs(km.kernel, 0, bk)
-    times = [measure(km.kernel, t, backend=bk, inputs=inputs, repeats=repeats) for t, _ in ranked]
-    return tune_result(km.kernel.name, bk.name, ranked, times)
-
-
-def candidates_table(result: TuneResult) -> pd.DataFrame:
-    """The timed candidates: tile, split-K, predicted and measured time and rank."""
-    return pd.DataFrame(
-        [
-            {
-                "tile": c.tiling.shape,
-                "split_k": c.tiling.split_k,
-                "predicted_us": round(c.predicted_s * 1e6, 2),
-                "measured_ms": round(c.measured.median_s * 1e3, 3),
-                "predicted_rank": c.predicted_rank,
-                "measured_rank": c.measured_rank,
-            }
-            for c in result.candidates
-        ]
-    )
-
-
 def plan_claim(table: pd.DataFrame) -> Claim:
     """What the best tile does as M (batch x seq) grows, read from :func:`plan_table`.
 
@@ -197,13 +142,13 @@ def plan_claim(table: pd.DataFrame) -> Claim:
 
     Returns:
         A Markdown sentence: the tile at the smallest and the largest M, and how many distinct
-        tiles the table holds.
+        tiles the table holds; hidden until Exercise 1 (that count) is solved or revealed.
     """
     rows = sorted(((b * s, str(t)) for (b, s), t in table["best_tile"].items()), key=lambda r: r[0])
     (m_lo, t_lo), (m_hi, t_hi) = rows[0], rows[-1]
     lo = [int(v) for v in t_lo.split("x")]
     hi = [int(v) for v in t_hi.split("x")]
-    return _TEXT.claim(
+    claim = _TEXT.claim(
         "plan",
         m_lo=m_lo,
         tile_lo=t_lo,
@@ -215,33 +160,12 @@ def plan_claim(table: pd.DataFrame) -> Claim:
         tile_hi=t_hi,
         distinct=table["best_tile"].nunique(),
     )
+    # NOTE: its count of distinct tiles answers Exercise 1.
+    return gated(claim, after=DISTINCT_EXERCISE, label="Exercise 1")
 
 
-def candidates_claim(result: TuneResult, hardware_name: str) -> Claim:
-    """How the timed candidates differ and whether the model's pick won, from ``result``.
-
-    Args:
-        result: An :func:`autotune_kernel` result.
-        hardware_name: The profile the cost model predicted for.
-
-    Returns:
-        A Markdown sentence: the shapes, the spread of predicted times (µs on ``hardware_name``) and
-        whether the predicted first was the measured first.
-    """
-    cs = result.candidates
-    p = [c.predicted_s * 1e6 for c in cs]
-    first = next(c for c in cs if c.predicted_rank == 1)
-    return _TEXT.claim(
-        "candidates",
-        shapes=[c.tiling.shape for c in cs],
-        alike=max(p) <= 1.01 * min(p),
-        first_us=p[0],
-        hardware=hardware_name,
-        min_us=min(p),
-        max_us=max(p),
-        backend=result.backend,
-        won=first.measured_rank == 1,
-    )
+#: Exercise 1's name (its check and the claim it gates).
+DISTINCT_EXERCISE = "distinct_plans"
 
 
 def check_distinct_plans(
@@ -249,24 +173,10 @@ def check_distinct_plans(
 ) -> CheckResult:
     """Check how many different best tiles a plan table holds."""
     return compare(
-        "distinct_plans",
+        DISTINCT_EXERCISE,
         answer,
         int(table["best_tile"].nunique()),
         **_TEXT.hints("distinct_plans"),
-        strict=strict,
-    )
-
-
-def check_model_pick_rank(
-    answer: float, *, result: TuneResult, strict: bool | None = None
-) -> CheckResult:
-    """Check the measured rank of the cost model's first choice (1 = it was fastest)."""
-    expected = result.candidates[0].measured_rank if result.candidates else 1.0
-    return compare(
-        "model_pick_rank",
-        answer,
-        expected,
-        **_TEXT.hints("model_pick"),
         strict=strict,
     )
 
@@ -554,85 +464,157 @@ def static_plan_claim(
     )
 
 
-# --- claims on a measured run (not checked by nbval: times differ between runs) ---------------
+# --- section 3: measured on this host (not checked by nbval: times differ between runs) -------
 
 
-def numpy_claim(
-    result: TuneResult,
-    model: str,
-    hardware_name: str,
+def autotune_kernel(
+    model: str = "gpt2",
     *,
     seq: int = 64,
     kernel: str = "layers.0.mlp.up_proj",
-) -> Claim:
-    """Whether the measured order follows the number of tile products NumPy runs.
+    k: int = 4,
+    repeats: int = 7,
+    gpu: str = "h100-sxm",
+) -> HostTune:
+    """Rank ``kernel``'s tiles on the calibrated host profile and time them here.
 
-    The execution engine runs ``ceil(M / tile_m) x ceil(N / tile_n) x ceil(K / tile_k)``
-    small matrix products for a GEMM (``workbench.execution.gemm``); on a host that count, not
-    on-chip reuse, is what a tile changes.
+    See :func:`workbench.exercises._lesson09_host.host_autotune`: one BLAS thread, a warm-up
+    and ``repeats`` timed runs each, ties within the p10-p90 spread left unranked; the same
+    tiles are predicted on ``gpu`` for comparison only.
+    """
+    return host_autotune(model, seq=seq, kernel=kernel, k=k, repeats=repeats, gpu=gpu)
 
-    Args:
-        result: An :func:`autotune_kernel` result of ``kernel`` (``model`` at ``seq`` tokens).
-        model: Preset name.
-        hardware_name: The profile the cost model ranked for.
-        seq: Tokens.
-        kernel: Kernel name.
+
+def candidates_table(tune: HostTune) -> pd.DataFrame:
+    """The timed candidates: host prediction, measured median and p10-p90, ranks, GPU prediction."""
+    return candidates_frame(tune)
+
+
+def _order(tune: HostTune, seconds: Sequence[float]) -> list[str]:
+    pairs = sorted(zip(seconds, (c.tiling.shape for c in tune.result.candidates), strict=True))
+    return [shape for _, shape in pairs]
+
+
+def candidates_claim(tune: HostTune) -> Claim:
+    """What the measurement can and cannot rank, and how the host model's order fares.
 
     Returns:
-        A Markdown sentence: each candidate's product count and measured rank, and whether the
-        fewest products was the fastest and the model's pick won.
+        A Markdown sentence: how close the host model's top two are predicted, whether their
+        measurements overlap, whether the model's pick is measurably fastest, tied or slower,
+        and Spearman's rho over the ranks the measurement resolves.
     """
-    cs = result.candidates
-    if not cs:
-        return _TEXT.claim("numpy_none")
-    g = mapping(model, hardware_name, seq=seq).kernel(kernel).kernel.gemm
-    if g is None:
-        raise WorkbenchError(f"numpy_claim: {kernel} is not a GEMM")
-    calls = {
-        c.tiling.shape: math.ceil(g.m / c.tiling.tile_m)
-        * math.ceil(g.n / c.tiling.tile_n)
-        * math.ceil(g.k / c.tiling.tile_k)
-        for c in cs
-    }
-    parts = [
-        _TEXT.render(
-            "numpy_part",
-            shape=c.tiling.shape,
-            products=calls[c.tiling.shape],
-            rank=int(c.measured_rank),
-        )
-        for c in cs
-    ]
-    fewest = min(cs, key=lambda c: calls[c.tiling.shape])
-    pick = next(c for c in cs if c.predicted_rank == 1)
+    r = tune.result
+    cs = r.candidates
+    pick = cs[0]
+    tied = [c.tiling.shape for c in r.tied_best]
+    verdict = ("tied" if len(tied) > 1 else "won") if pick in r.tied_best else "lost"
     return _TEXT.claim(
-        "numpy",
-        backend=result.backend,
-        parts=parts,
-        follows=fewest.measured_rank == 1,
-        hardware=hardware_name,
-        won=pick.measured_rank == 1,
+        "host_candidates",
+        n=len(cs),
+        runs=len(pick.measured.samples),
+        first=cs[0].tiling.shape,
+        second=cs[1].tiling.shape if len(cs) > 1 else cs[0].tiling.shape,
+        gap=(cs[1].predicted_s / cs[0].predicted_s - 1) if len(cs) > 1 else 0.0,
+        top_tied=len(cs) > 1 and cs[1].measured_rank == cs[0].measured_rank,
+        verdict=verdict,
+        tied=tied,
+        slower=r.gain_over_model,
+        rho=r.spearman,
+        rho_note=r.spearman_note,
     )
 
 
-def measured_pitfall_claim(result: TuneResult, hardware_name: str) -> Claim:
-    """The run-to-run spread and the host-to-device gap of a measured run.
+def like_with_like_claim(tune: HostTune) -> Claim:
+    """The same tiles ordered by the GPU profile and by the host profile (only one is checked here).
+
+    The measurement on this host checks the host profile's order; the GPU's is about a GPU.
 
     Returns:
-        Markdown bullets: the spread of the model's pick's timed runs (slowest over fastest),
-        and its measured time against the cost model's prediction for ``hardware_name``.
+        A Markdown sentence: both predicted orders and whether they agree.
     """
-    pick = next(c for c in result.candidates if c.predicted_rank == 1)
-    samples = pick.measured.samples
-    spread = max(samples) / min(samples) if samples and min(samples) > 0 else 1.0
-    gap = pick.measured.median_s / pick.predicted_s if pick.predicted_s else 0.0
+    host_order = _order(tune, [c.predicted_s for c in tune.result.candidates])
+    gpu_order = _order(tune, tune.gpu_s)
+    return _TEXT.claim(
+        "like_with_like",
+        gpu=tune.gpu,
+        gpu_order=gpu_order,
+        host_order=host_order,
+        same=gpu_order == host_order,
+    )
+
+
+def products_claim(tune: HostTune, gpu_tile: Tiling) -> Claim:
+    """Tile products each candidate issues on the host, and the GPU's pick's (after Exercise 2).
+
+    Args:
+        tune: A :func:`autotune_kernel` result.
+        gpu_tile: The GPU profile's searched tiling of the same kernel.
+
+    Returns:
+        A Markdown sentence, hidden until Exercise 2 is solved or revealed.
+    """
+    parts = [
+        _TEXT.render(
+            "products_part", shape=c.tiling.shape, products=gemm_products(tune.kernel, c.tiling)
+        )
+        for c in tune.result.candidates
+    ]
+    claim = _TEXT.claim(
+        "products",
+        parts=parts,
+        gpu=tune.gpu,
+        gpu_shape=gpu_tile.shape,
+        gpu_products=gemm_products(tune.kernel, gpu_tile),
+    )
+    return gated(claim, after=PRODUCTS_EXERCISE, label="Exercise 2")
+
+
+def measured_pitfall_claim(tune: HostTune) -> Claim:
+    """The run-to-run spread of the model's pick, and the cross-machine comparison pitfall.
+
+    Returns:
+        Markdown bullets: the pick's p10-p90 interval over its median, and its measured median
+        against the GPU profile's prediction for the same tile.
+    """
+    pick = tune.result.candidates[0]
+    m = pick.measured
     return _TEXT.claim(
         "measured_pitfall",
-        runs=len(samples),
-        spread=spread,
-        backend=result.backend,
-        gap=gap,
-        hardware=hardware_name,
+        runs=len(m.samples),
+        spread=m.spread,
+        gpu=tune.gpu,
+        gap=m.median_s / tune.gpu_s[0] if tune.gpu_s[0] else 0.0,
+    )
+
+
+# --- exercise 2: tile products on the host -----------------------------------------------------
+
+#: Exercise 2's name (its check and the claim it gates).
+PRODUCTS_EXERCISE = "host tile products of the GPU pick"
+
+
+def check_tile_products(
+    answer: int,
+    *,
+    model: str = "gpt2",
+    hardware_name: str = "h100-sxm",
+    seq: int = 64,
+    kernel: str = "layers.0.mlp.up_proj",
+    strict: bool | None = None,
+) -> CheckResult:
+    """Check how many small matrix products ``hardware_name``'s best tile issues on the host.
+
+    The host engine runs a GEMM as one product per (tile_m, tile_n, tile_k) block
+    (:mod:`workbench.execution.gemm`), each paying the host's tile-issue cost; the learner
+    counts them for the GPU profile's searched tile.
+    """
+    km = mapping(model, hardware_name, seq=seq).kernel(kernel)
+    return compare(
+        PRODUCTS_EXERCISE,
+        answer,
+        gemm_products(km.kernel, km.tiling),
+        **_TEXT.hints("products"),
+        strict=strict,
     )
 
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from workbench.exercises._check import CheckResult, compare
-from workbench.exercises._claims import Claim
+from workbench.exercises._claims import Claim, gated
 from workbench.exercises._moves import ControlMove
 from workbench.exercises._shared import hardware, mapping
 from workbench.exercises._text import LessonText
@@ -415,13 +415,22 @@ def check_decode_floor(
     than the weight bytes over the sustained off-chip rate; tokens/s is its inverse (2 %).
     """
     return compare(
-        f"decode floor on {platform} (tokens/s, batch 1)",
+        _floor_name(platform),
         answer,
         _floor_tokens_per_s(model, platform),
         rel_tol=0.02,
         **_TEXT.hints("decode_floor"),
         strict=strict,
     )
+
+
+def _floor_name(platform: str) -> str:
+    """The name :func:`check_decode_floor` reports for ``platform`` (its gated claim uses it)."""
+    return f"decode floor on {platform} (tokens/s, batch 1)"
+
+
+#: Exercise 3's (model, platform): the floor the lesson asks for.
+EXERCISE3 = ("llama2-7b", "h200")
 
 
 def floor_claim(model: str, platforms: Sequence[str], *, context: int = 1024) -> Claim:
@@ -447,6 +456,10 @@ def floor_claim(model: str, platforms: Sequence[str], *, context: int = 1024) ->
             )
         )
     (lo, f_lo), (hi, f_hi) = min(floors, key=lambda x: x[1]), max(floors, key=lambda x: x[1])
-    return _TEXT.claim(
+    claim = _TEXT.claim(
         "floor", model=model, context=context, parts=parts, hi=hi, ratio=f_hi / f_lo, lo=lo
     )
+    # NOTE: the floor of Exercise 3's platform is its answer: hidden until that check passes.
+    if model == EXERCISE3[0] and EXERCISE3[1] in platforms:
+        return gated(claim, after=_floor_name(EXERCISE3[1]), label="Exercise 3")
+    return claim

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["average_ranks", "spearman"]
+__all__ = ["average_ranks", "resolved_ranks", "spearman"]
 
 
 def average_ranks(values: Sequence[float]) -> np.ndarray:
@@ -22,6 +22,37 @@ def average_ranks(values: Sequence[float]) -> np.ndarray:
     _, inverse, counts = np.unique(arr, return_inverse=True, return_counts=True)
     sums = np.bincount(inverse, weights=ranks)
     return sums[inverse] / counts[inverse]
+
+
+def resolved_ranks(
+    medians: Sequence[float], lows: Sequence[float], highs: Sequence[float]
+) -> np.ndarray:
+    """Ranks 1..n by median, where candidates whose intervals overlap share their mean rank.
+
+    Sorted by median, a candidate joins the group before it when its interval ``[low, high]``
+    overlaps the group's (a chain of overlaps is one group): the measurement cannot order them,
+    so it does not. Intervals are e.g. a measurement's p10 and p90 (seconds).
+
+    >>> resolved_ranks([1.0, 1.1, 3.0], [0.9, 1.0, 2.9], [1.2, 1.3, 3.1]).tolist()
+    [1.5, 1.5, 3.0]
+    >>> resolved_ranks([1.0, 2.0], [0.9, 1.9], [1.1, 2.1]).tolist()
+    [1.0, 2.0]
+    """
+    med = np.asarray(medians, dtype=float)
+    order = np.argsort(med, kind="stable")
+    ranks = np.empty(med.size, dtype=float)
+    group: list[int] = []
+    top = -np.inf
+    for pos, i in enumerate(order):
+        if group and lows[i] > top:
+            ranks[group] = np.mean([p + 1 for p in range(pos - len(group), pos)])
+            group, top = [], -np.inf
+        group.append(int(i))
+        top = max(top, float(highs[i]))
+    if group:
+        n = med.size
+        ranks[group] = np.mean(range(n - len(group) + 1, n + 1))
+    return ranks
 
 
 def spearman(a: Sequence[float], b: Sequence[float]) -> tuple[float | None, str]:

@@ -3,11 +3,19 @@
 Triton's autotuner is the model: rank candidates with the cost model, benchmark only the top-k,
 cache the winner under a key that includes the library versions. The Spearman rank correlation
 of predicted against measured order says how far the cost model can be trusted on this machine.
+
+Timings are noise unless shown otherwise: each candidate runs with the BLAS pools pinned (one
+thread), repeated, timed in this thread's CPU time on NumPy with one thread (the time other
+processes hold the core is not the candidate's), and summarised as a median with its p10-p90
+interval. Candidates whose intervals overlap are not ranked against each other: they share a
+measured rank, and when the fastest group holds several, the cost model's pick among them is
+kept (the measurement could not overrule it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,15 +24,16 @@ from workbench.execution.backend import Backend, resolve_backend
 from workbench.execution.errors import ExecutionError
 from workbench.execution.measure import Measurement, measure
 from workbench.execution.run import make_inputs
+from workbench.execution.threads import DEFAULT_BLAS_THREADS
 from workbench.hw.schema import Hardware
 from workbench.ir.graph import Graph
 from workbench.lowering.kernel import Kernel
 from workbench.options import MapOptions
 from workbench.scheduling.tiling import Tiling
-from workbench.tuning._rank import average_ranks, spearman
+from workbench.tuning._rank import resolved_ranks, spearman
 from workbench.tuning.cache import PlanCache, plan_key
 
-__all__ = ["Candidate", "TuneResult", "autotune", "progress_bar", "tune_result"]
+__all__ = ["Candidate", "TuneResult", "autotune", "host_clock", "progress_bar", "tune_result"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -36,7 +45,8 @@ class Candidate:
         predicted_s: Cost-model time, seconds.
         measured: Timed runs on the backend.
         predicted_rank: 1 = the cost model's best.
-        measured_rank: 1 = fastest measured (ties share the mean rank).
+        measured_rank: 1 = fastest measured; candidates whose p10-p90 intervals overlap share
+            the mean of their ranks (the measurement cannot order them).
     """
 
     tiling: Tiling
@@ -54,7 +64,8 @@ class TuneResult:
         kernel: Kernel name.
         backend: Backend name.
         candidates: Timed candidates in predicted order (empty on a cache hit).
-        best_tiling: The fastest tiling measured (or the cached one).
+        best_tiling: The fastest tiling measured; when several tie within their spread, the
+            cost model's pick among them (or the cached one).
         best_s: Its median time, seconds.
         spearman: Rank correlation of predicted vs measured time, or None.
         spearman_note: Why ``spearman`` is None (empty otherwise).
@@ -71,9 +82,22 @@ class TuneResult:
     from_cache: bool = False
 
     @property
-    def gain_over_model(self) -> float:
-        """Measured time of the cost model's pick / measured time of the winner (>= 1)."""
+    def tied_best(self) -> tuple[Candidate, ...]:
+        """The candidates the measurement cannot tell from the fastest (its best rank group)."""
         if not self.candidates:
+            return ()
+        top = min(c.measured_rank for c in self.candidates)
+        return tuple(c for c in self.candidates if c.measured_rank == top)
+
+    @property
+    def resolved(self) -> bool:
+        """True when one candidate is measurably the fastest (no tie within the spread)."""
+        return len(self.tied_best) == 1
+
+    @property
+    def gain_over_model(self) -> float:
+        """Measured time of the cost model's pick / that of the winner (1 when they tie)."""
+        if not self.candidates or self.candidates[0] in self.tied_best:
             return 1.0
         return self.candidates[0].measured.median_s / self.best_s if self.best_s else 1.0
 
@@ -99,6 +123,15 @@ def progress_bar(total: int, desc: str, enabled: bool, unit: str = "cand") -> An
     return tqdm(total=total, desc=desc, unit=unit, delay=1.0, leave=False, **kwargs)
 
 
+def host_clock(backend: str, threads: int | None) -> Callable[[], float]:
+    """The timer for a measurement: this thread's CPU time on NumPy with one BLAS thread.
+
+    CPU time leaves out the time other processes hold the core (exact for single-threaded work
+    only); with more threads or on a GPU it is wall time.
+    """
+    return time.thread_time if backend == "numpy" and threads == 1 else time.perf_counter
+
+
 def autotune(
     kernel: Kernel,
     hw: Hardware,
@@ -107,7 +140,7 @@ def autotune(
     k: int = 5,
     backend: Backend | str | None = None,
     warmup: int = 1,
-    repeats: int = 5,
+    repeats: int = 7,
     cache: PlanCache | None = None,
     progress: bool = True,
     graph: Graph | None = None,
@@ -122,7 +155,7 @@ def autotune(
         k: Candidates to time.
         backend: Backend, backend name or None (automatic).
         warmup: Untimed runs per candidate.
-        repeats: Timed runs per candidate.
+        repeats: Timed runs per candidate (one BLAS thread; median and p10-p90 kept).
         cache: A plan cache to read first and write the winner to, or None. An entry that is
             not a fitting point of the kernel's mapspace is ignored with a warning and the
             kernel is tuned again.
@@ -164,6 +197,7 @@ def autotune(
                     inputs=inputs,
                     warmup=warmup,
                     repeats=repeats,
+                    clock=host_clock(bk.name, DEFAULT_BLAS_THREADS),
                 )
             )
             bar.update()
@@ -188,17 +222,21 @@ def tune_result(
         times: One measurement per candidate, in the same order.
 
     Returns:
-        Candidates with predicted and measured ranks, the measured best, and Spearman's rho.
+        Candidates with predicted and measured ranks (ties within the spread share a rank),
+        the measured best, and Spearman's rho over those ranks.
     """
     predicted = [c.total_s for _, c in ranked]
-    measured = [m.median_s for m in times]
-    rho, note = spearman(predicted, measured)
-    m_ranks = average_ranks(measured)
+    m_ranks = resolved_ranks(
+        [m.median_s for m in times], [m.p10_s for m in times], [m.p90_s for m in times]
+    )
+    rho, note = spearman(predicted, list(m_ranks))
     cands = tuple(
         Candidate(tiling=t, predicted_s=p, measured=m, predicted_rank=i + 1, measured_rank=float(r))
         for i, ((t, _), p, m, r) in enumerate(zip(ranked, predicted, times, m_ranks, strict=True))
     )
-    best = min(cands, key=lambda c: c.measured.median_s)
+    # NOTE: among candidates tied with the fastest, the cost model's order decides (cands are
+    # in predicted order), so a tie never overrules the model on noise.
+    best = min(cands, key=lambda c: c.measured_rank)
     return TuneResult(
         kernel=kernel,
         backend=backend,

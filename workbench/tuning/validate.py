@@ -353,6 +353,7 @@ class _Run:
             warmup=1,
             repeats=repeats,
             clock=self.clock,
+            threads=None,  # NOTE: validate() pins the threads around the whole run
         )
         return min(m.samples), m.samples
 

@@ -3,14 +3,15 @@
 Sliders set the tile (``tile_m, tile_n, tile_k``; attention: query tile, key/value tile),
 pipeline stages and split-K. The cost model predicts the forced schedule (a tile that overflows
 the per-core SRAM spills and is capacity-bound); the Measure button runs the kernel tile by tile
-on the execution engine (NumPy, or CuPy on a GPU) with the same tile.
+on the execution engine (NumPy, or CuPy on a GPU) with the same tile: one BLAS thread, a warm-up
+and :data:`MEASURE_REPEATS` timed runs, shown as a median with its p10-p90 interval, and compared
+with the previous tile measured only when the two intervals do not overlap.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-import time
 from typing import Any
 
 import altair as alt
@@ -21,6 +22,8 @@ from workbench._format import fmt_time
 from workbench.cost.model import Cost
 from workbench.cost.search import rank
 from workbench.errors import WorkbenchError
+from workbench.execution.measure import Measurement, distinguishable, timed
+from workbench.execution.threads import DEFAULT_BLAS_THREADS
 from workbench.hw.schema import Hardware
 from workbench.mapper import KernelMapping, map_model
 from workbench.models import build_graph
@@ -29,11 +32,13 @@ from workbench.platform.fit import setting_refusal
 from workbench.report._html import Html, escape
 from workbench.report.charts.tiles import forced_tile, storage_rows, tile_fits
 from workbench.scheduling.tiling import Tiling
+from workbench.tuning.autotune import host_clock
 from workbench.ui._live import ChartPanel, LiveChart, Panel, row
 from workbench.ui.explorer import _hardware
 
 __all__ = [
     "MEASURE_MAX_DIM",
+    "MEASURE_REPEATS",
     "TILE_SIZES",
     "TilingLab",
     "storage_rows",
@@ -45,6 +50,24 @@ __all__ = [
 TILE_SIZES = (8, 16, 32, 64, 128, 256, 512)
 #: Largest M, N, K (attention: sequence) a measurement runs; larger problems are scaled down.
 MEASURE_MAX_DIM = 256
+#: Timed runs per Measure click (after one warm-up): enough for a p10-p90 interval.
+MEASURE_REPEATS = 7
+
+
+def _versus(
+    before: Measurement | None,
+    before_tile: tuple[int, ...] | None,
+    now: Measurement,
+    tile: tuple[int, ...],
+) -> str:
+    """How ``now`` compares with the previous measurement of another tile (empty if none)."""
+    if before is None or before_tile is None or before_tile == tile:
+        return ""
+    name = "x".join(map(str, before_tile[:3]))
+    if not distinguishable(before, now):
+        return f"; within the spread of tile {name}'s measurement: too close to rank"
+    word = "faster" if now.median_s < before.median_s else "slower"
+    return f"; {word} than tile {name} (the p10-p90 intervals do not overlap)"
 
 
 def tile_chart(tiling: Tiling, cost: Cost, hw: Hardware) -> alt.HConcatChart:
@@ -101,8 +124,10 @@ class TilingLab(ChartPanel):
     Attributes:
         controls: ``tile_m, tile_n, tile_k, stages, split_k`` widgets.
         kernel_mapping: The searched mapping of the kernel (the starting point).
-        measured_s: The last measurement, seconds (None before the first).
-        measure_note: What the last measurement ran (backend, shape, scaling).
+        measured_s: The last measurement's median, seconds (None before the first).
+        measurement: The last measurement (median, p10, p90, samples; None before the first).
+        measure_note: What the last measurement ran (backend, shape, scaling, spread) and how
+            it compares with the previous tile measured.
     """
 
     def __init__(
@@ -145,6 +170,8 @@ class TilingLab(ChartPanel):
         if k.attention is not None:
             self.controls["tile_k"].disabled = True  # head_dim: fixed by the model
         self.measured_s: float | None = None
+        self.measurement: Measurement | None = None
+        self._measured_tile: tuple[int, ...] | None = None
         self.measure_note = ""
         self._summary = widgets.HTML()
         self._measured = widgets.HTML()
@@ -270,7 +297,7 @@ class TilingLab(ChartPanel):
             backend: ``"numpy"``, ``"cupy"`` or None (automatic).
 
         Returns:
-            The median of three timed runs after one warm-up, seconds.
+            The median of :data:`MEASURE_REPEATS` timed runs after one warm-up, seconds.
         """
         from workbench.execution import get_backend
 
@@ -278,22 +305,25 @@ class TilingLab(ChartPanel):
         prepare = _attention_run if self.kernel.attention is not None else _gemm_run
         run, shape, scaled = prepare(self.kernel, self.tiling, bk)
         t = self.tiling
-        samples = []
-        for i in range(4):
-            t0 = time.perf_counter()
-            run()
-            bk_sync(bk)
-            if i:
-                samples.append(time.perf_counter() - t0)
-        self.measured_s = float(np.median(samples))
+        m = timed(
+            run,
+            repeats=MEASURE_REPEATS,
+            threads=DEFAULT_BLAS_THREADS,
+            clock=host_clock(bk.name, DEFAULT_BLAS_THREADS),
+            settle=lambda: bk_sync(bk),
+        )
+        tile = (t.tile_m, t.tile_n, t.tile_k, t.stages, t.split_k)
+        versus = _versus(self.measurement, self._measured_tile, m, tile)
+        self.measurement, self._measured_tile, self.measured_s = m, tile, m.median_s
         self.measure_note = (
-            f"measured {self.measured_s * 1e3:.3f} ms on {bk.name}, tile {t.tile_m}x{t.tile_n}"
+            f"measured {m.interval_text()} on {bk.name}, tile {t.tile_m}x{t.tile_n}"
             f"x{t.tile_k}, {shape}"
             + (
                 " (scaled down from the model's shape: compare tiles, not absolute times)"
                 if scaled
                 else ""
             )
+            + versus
         )
         self._measured.value = escape(self.measure_note)
         return self.measured_s

@@ -20,11 +20,18 @@ from workbench.ui import TriagePanel
 
 NOTEBOOK = Path(__file__).resolve().parents[3] / "lessons" / "06-regression-triage.ipynb"
 CALL = re.compile(r'panel_move_claim\("(\w+)", "([^"]+)"\)')
+# an exercise's move (hidden until its check passes) selects a scenario
+EXERCISE_CALL = re.compile(r'exercise_move_claim\("([^"]+)", "[^"]+"\)')
 
 
 def _notebook_calls() -> list[tuple[str, str]]:
     cells = json.loads(NOTEBOOK.read_text())["cells"]
-    return [(m[1], m[2]) for c in cells for m in CALL.finditer("".join(c["source"]))]
+    calls = []
+    for c in cells:
+        source = "".join(c["source"])
+        calls += [(m[1], m[2]) for m in CALL.finditer(source)]
+        calls += [("scenario", m[1]) for m in EXERCISE_CALL.finditer(source)]
+    return calls
 
 
 def test_every_instruction_in_the_lesson_is_a_panel_move_and_every_move_is_given():
@@ -172,3 +179,15 @@ def test_the_synthetic_pair_claim_reads_the_generator_and_the_trace():
     params = inspect.signature(synthetic_kernels).parameters
     jitter, gap = params["jitter"].default, params["gap_s"].default
     assert f"a seeded {jitter:.0%} jitter per kernel, a {fmt_time(gap)} gap" in text
+
+
+def test_an_exercise_move_is_hidden_until_its_prediction_is_checked(monkeypatch):
+    from workbench.exercises import _check
+
+    monkeypatch.setattr(_check, "_SETTLED", set())
+    claim = lesson06.exercise_move_claim("long-seq-tile", "Exercise 1")
+    assert claim.hidden
+    assert "answers Exercise 1" in str(claim)
+    r = lesson06.triage_scenario("long-seq-tile")
+    lesson06.check_first_failing("long-seq-tile", r.first_failing.mechanism, r.owner.role)
+    assert str(claim) == str(lesson06.panel_move_claim("scenario", "long-seq-tile"))

@@ -57,14 +57,6 @@ def test_claims_are_markdown_rendered_from_the_tables():
     assert "**5 requests/s**" in lesson10.knee_claim(pts, sla).text
 
 
-def test_lesson09_candidates_are_distinct_tile_shapes():
-    tuned = lesson09.autotune_kernel("gpt2", "h100-sxm", seq=64, k=3, repeats=1)
-    shapes = [c.tiling.shape for c in tuned.candidates]
-    assert len(shapes) == len(set(shapes)) == 3
-    assert [c.predicted_rank for c in tuned.candidates] == [1, 2, 3]
-    assert "distinct tile shapes" in lesson09.candidates_claim(tuned, "h100-sxm").text
-
-
 def test_lesson11_trace_gap_claim_follows_the_ratios():
     import pandas as pd
 

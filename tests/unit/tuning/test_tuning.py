@@ -61,7 +61,9 @@ def test_autotune_times_k_candidates_and_ranks_them(tmp_path):
     )
     assert len(r.candidates) == 4
     assert r.spearman is None or -1.0 <= r.spearman <= 1.0
-    assert r.best_s == min(c.measured.median_s for c in r.candidates)
+    # the best is the fastest group's cost-model pick; a tie never overrules the model
+    assert r.best_tiling == r.tied_best[0].tiling
+    assert all(len(c.measured.samples) == 2 for c in r.candidates)
     assert r.gain_over_model >= 1.0
     again = autotune(_kernel(), HW, OPTS, cache=PlanCache(tmp_path / "plans.json"))
     assert again.from_cache
@@ -547,3 +549,56 @@ def test_cpu_clock_and_kept_heap_are_scoped():
         assert on is False
     with kept_heap() as on:
         assert isinstance(on, bool)
+
+
+def _ranked(n):
+    from workbench.cost.search import rank
+
+    return rank(_kernel(), HW, OPTS, k=n)[:n]
+
+
+def _m(*samples):
+    from workbench.execution.measure import Measurement
+
+    return Measurement.of(list(samples))
+
+
+def test_candidates_within_the_spread_share_a_rank_and_the_model_pick_stands():
+    from workbench.tuning.autotune import tune_result
+
+    ranked = _ranked(3)
+    # the model's pick measures a bit slower, but its interval overlaps the fastest's
+    times = [_m(1.1e-3, 1.2e-3, 1.5e-3), _m(1.0e-3, 1.05e-3, 1.3e-3), _m(5e-3, 5.1e-3, 5.2e-3)]
+    r = tune_result("k", "numpy", ranked, times)
+    assert [c.measured_rank for c in r.candidates] == [1.5, 1.5, 3.0]
+    assert not r.resolved
+    assert r.best_tiling == ranked[0][0]
+    assert r.gain_over_model == 1.0
+
+
+def test_candidates_apart_are_ranked_by_their_medians():
+    from workbench.tuning.autotune import tune_result
+
+    ranked = _ranked(3)
+    times = [_m(3e-3, 3.1e-3, 3.2e-3), _m(1e-3, 1.1e-3, 1.2e-3), _m(2e-3, 2.1e-3, 2.2e-3)]
+    r = tune_result("k", "numpy", ranked, times)
+    assert [c.measured_rank for c in r.candidates] == [3.0, 1.0, 2.0]
+    assert r.resolved
+    assert r.best_tiling == ranked[1][0]
+    assert r.gain_over_model == pytest.approx(3.1 / 1.1)
+
+
+def test_measure_pins_blas_threads_and_refuses_bad_samples():
+    from workbench.execution.errors import ExecutionError
+    from workbench.execution.measure import Measurement, timed
+    from workbench.execution.threads import blas_thread_count
+
+    seen = []
+    m = timed(lambda: seen.append(blas_thread_count()), warmup=1, repeats=4, threads=1)
+    assert len(m.samples) == 4
+    assert set(seen) <= {1, None}  # None: no BLAS pool visible to threadpoolctl
+    assert "4 runs" in m.interval_text()
+    with pytest.raises(ExecutionError, match="negative or not finite"):
+        Measurement.of([1.0, float("nan")])
+    with pytest.raises(ExecutionError, match="repeats 0"):
+        timed(lambda: None, repeats=0)

@@ -139,3 +139,24 @@ def test_tiling_lab_measures_on_numpy():
     gemm_lab = TilingLab(model="gpt2", kernel="layers.0.mlp.up_proj", hardware="teaching", seq=64)
     assert gemm_lab.measure(backend="numpy") > 0
     assert "scaled down" in gemm_lab.measure_note  # the 3072-wide up projection is cut to 256
+    from workbench.ui.tiling_lab import MEASURE_REPEATS
+
+    assert len(gemm_lab.measurement.samples) == MEASURE_REPEATS
+    assert "p10-p90" in gemm_lab.measure_note
+    gemm_lab.set_tile(32, 32, 32, split_k=1)
+    gemm_lab.measure(backend="numpy")
+    # a second tile is compared with the first: ranked, or refused as within the spread
+    assert "than tile" in gemm_lab.measure_note or "too close to rank" in gemm_lab.measure_note
+
+
+def test_measure_button_ranks_only_measurements_apart():
+    from workbench.execution.measure import Measurement
+    from workbench.ui.tiling_lab import _versus
+
+    a = Measurement.of([1.0, 1.1, 1.2])
+    close = Measurement.of([1.15, 1.3, 1.4])
+    far = Measurement.of([2.0, 2.1, 2.2])
+    assert "too close to rank" in _versus(a, (64, 64, 32, 2, 1), close, (32, 64, 32, 2, 1))
+    assert "slower than tile 64x64x32" in _versus(a, (64, 64, 32, 2, 1), far, (32, 64, 32, 2, 1))
+    assert "faster than" in _versus(far, (64, 64, 32, 2, 1), a, (32, 64, 32, 2, 1))
+    assert _versus(a, (64, 64, 32, 2, 1), far, (64, 64, 32, 2, 1)) == ""  # same tile again
