@@ -410,6 +410,9 @@ def lesson10() -> dict[str, str]:
         "lesson10.question_claim": str(lesson10.question_claim(points, sla_s=15.0)),
         "lesson10.tail_claim": str(lesson10.tail_claim(points)),
         "lesson10.load_claim": str(lesson10.load_claim(points)),
+        "lesson10.unstable_claim": str(
+            _call(lesson10.unstable_claim, points, model="llama2-7b")
+        ),
         "lesson10.check_tail_prediction": _hints(lesson10.check_tail_prediction),
         "lesson10.trace_claim": str(lesson10.trace_claim(trace)),
         "lesson10.knee_claim": str(lesson10.knee_claim(points, sla_s=15.0)),
