@@ -13,6 +13,7 @@ import pandas as pd
 
 from workbench.exercises._check import CheckResult, compare
 from workbench.exercises._claims import Claim
+from workbench.exercises._decode import decode_expected_s, decode_floor_s
 from workbench.exercises._moves import ControlMove
 from workbench.exercises._shared import hardware, mapping
 from workbench.exercises._text import LessonText
@@ -27,13 +28,13 @@ from workbench.serving import find_knee
 __all__ = [
     "PANEL",
     "bound_claim",
-    "check_decode_floor",
+    "check_decode_expected",
     "check_fits",
     "check_gemm_prediction",
     "check_winner",
     "decode_inputs_table",
+    "expected_claim",
     "fit_table",
-    "floor_claim",
     "gemm_table",
     "matrix",
     "matrix_table",
@@ -380,11 +381,12 @@ def bound_claim(
 
 
 def decode_inputs_table(platforms: Sequence[str], model: str = "llama2-7b") -> pd.DataFrame:
-    """What the decode-floor exercise needs: the model's parameters and each sustained rate.
+    """What the decode exercise needs: the model's parameters and each platform's two rates.
 
     Returns:
-        One row per platform: ``params`` (the model's), ``bytes_per_weight`` (bf16) and
-        ``sustained_bytes_per_s`` (off-chip, what a well-tuned kernel sustains).
+        One row per platform: ``params`` (the model's), ``bytes_per_weight`` (bf16),
+        ``peak_bytes_per_s`` (the datasheet peak off-chip bandwidth: the floor's rate) and
+        ``sustained_bytes_per_s`` (what a well-tuned kernel sustains: the expected rate).
     """
     params = build_graph(model, "decode", batch=1, seq=1).params
     return pd.DataFrame(
@@ -393,6 +395,7 @@ def decode_inputs_table(platforms: Sequence[str], model: str = "llama2-7b") -> p
                 "platform": p,
                 "params": params,
                 "bytes_per_weight": 2,
+                "peak_bytes_per_s": f"{hardware(p).offchip.bandwidth_bytes_per_s:.4g}",
                 "sustained_bytes_per_s": f"{hardware(p).offchip.sustained_bytes_per_s:.4g}",
             }
             for p in platforms
@@ -400,53 +403,51 @@ def decode_inputs_table(platforms: Sequence[str], model: str = "llama2-7b") -> p
     ).set_index("platform")
 
 
-def _floor_tokens_per_s(model: str, platform: str) -> float:
-    """Decode tokens/s of one sequence if each token only read every bf16 weight once."""
-    weights = build_graph(model, "decode", batch=1, seq=1).params * 2
-    return hardware(platform).offchip.sustained_bytes_per_s / weights
-
-
-def check_decode_floor(
+def check_decode_expected(
     answer: object, *, model: str = "llama2-7b", platform: str = "h200", strict: bool | None = None
 ) -> CheckResult:
-    """The most tokens/s one sequence can decode on ``platform`` (weights read once per token).
+    """The tokens/s one sequence should expect on ``platform`` at the sustained rate (2 %).
 
-    From first principles: each new token reads every weight once, so a step cannot take less
-    than the weight bytes over the sustained off-chip rate; tokens/s is its inverse (2 %).
+    From first principles: each new token reads every weight once, so a step takes the weight
+    bytes over the sustained off-chip rate (the course's *expected* step,
+    :mod:`workbench.exercises._decode`); tokens/s is its inverse. The datasheet peak gives the
+    *ceiling* (the floor's inverse), a different figure this check rejects.
     """
     return compare(
-        f"decode floor on {platform} (tokens/s, batch 1)",
+        f"expected decode on {platform} (tokens/s, batch 1, sustained rate)",
         answer,
-        _floor_tokens_per_s(model, platform),
+        1.0 / decode_expected_s(model, platform),
         rel_tol=0.02,
-        **_TEXT.hints("decode_floor"),
+        **_TEXT.hints("decode_expected"),
         strict=strict,
     )
 
 
-def floor_claim(model: str, platforms: Sequence[str], *, context: int = 1024) -> Claim:
-    """The decode floor against the mapper's batch-1 decode step, per platform.
+def expected_claim(model: str, platforms: Sequence[str], *, context: int = 1024) -> Claim:
+    """Ceiling and expected decode tokens/s against the mapper's batch-1 step, per platform.
 
     Returns:
-        Markdown: per platform, the floor (tokens/s) and the mapper's tokens/s at batch 1 with
-        ``context`` cached tokens (the KV cache, launches and kernels' bandwidth losses are the
-        gap).
+        Markdown: per platform, the ceiling (tokens/s at the datasheet peak, the floor's
+        inverse), the expected tokens/s (sustained rate) and the mapper's tokens/s at batch 1
+        with ``context`` cached tokens (the KV cache, launches and kernels' bandwidth losses
+        are the gap).
     """
-    parts, floors = [], []
+    parts, expected = [], []
     for p in platforms:
-        floor = _floor_tokens_per_s(model, p)
-        floors.append((p, floor))
+        exp = 1.0 / decode_expected_s(model, p)
+        expected.append((p, exp))
         m = mapping(model, p, phase="decode", batch=1, seq=context)
         parts.append(
             _TEXT.render(
-                "floor_part",
+                "expected_part",
                 platform=p,
-                floor=floor,
+                ceiling=1.0 / decode_floor_s(model, p),
+                expected=exp,
                 tokens=m.tokens_per_s,
-                share=m.tokens_per_s / floor,
+                share=m.tokens_per_s / exp,
             )
         )
-    (lo, f_lo), (hi, f_hi) = min(floors, key=lambda x: x[1]), max(floors, key=lambda x: x[1])
+    (lo, e_lo), (hi, e_hi) = min(expected, key=lambda x: x[1]), max(expected, key=lambda x: x[1])
     return _TEXT.claim(
-        "floor", model=model, context=context, parts=parts, hi=hi, ratio=f_hi / f_lo, lo=lo
+        "expected", model=model, context=context, parts=parts, hi=hi, ratio=e_hi / e_lo, lo=lo
     )

@@ -136,18 +136,21 @@ def test_lesson10_pitfalls_follow_the_numbers(points, monkeypatch):
 
 
 # --- lesson 11 ----------------------------------------------------------------------------------
-def test_lesson11_decode_floor_is_computed_from_first_principles():
+def test_lesson11_expected_decode_is_computed_from_first_principles():
     params = build_graph("llama2-7b", "decode", batch=1, seq=1).params
-    floor = hardware("h200").offchip.sustained_bytes_per_s / (params * 2)
-    assert lesson11.check_decode_floor(floor * 1.01)
-    assert not lesson11.check_decode_floor(floor * 2, strict=False)
-    assert not lesson11.check_decode_floor(floor / 2, strict=False)  # forgot bf16's 2 bytes
-    res = lesson11.check_decode_floor(1.0, strict=False)
-    assert f"{floor:.4g}" not in repr(res)  # the hint never quotes the answer
+    expected = hardware("h200").offchip.sustained_bytes_per_s / (params * 2)
+    ceiling = hardware("h200").offchip.bandwidth_bytes_per_s / (params * 2)
+    assert lesson11.check_decode_expected(expected * 1.01)
+    assert not lesson11.check_decode_expected(expected * 2, strict=False)
+    assert not lesson11.check_decode_expected(expected / 2, strict=False)  # forgot 2 bytes
+    assert not lesson11.check_decode_expected(ceiling, strict=False)  # the datasheet peak
+    res = lesson11.check_decode_expected(1.0, strict=False)
+    assert f"{expected:.4g}" not in repr(res)  # the hint never quotes the answer
     table = lesson11.decode_inputs_table(["h200"])
     assert table.loc["h200", "params"] == params
-    text = lesson11.floor_claim("llama2-7b", ["gaudi3", "h200"]).text
-    assert f"`h200` floor {floor:,.0f} tokens/s" in text
+    text = lesson11.expected_claim("llama2-7b", ["gaudi3", "h200"]).text
+    assert f"`h200` ceiling {ceiling:,.0f} tokens/s at the datasheet peak" in text
+    assert f"expected {expected:,.0f} at the sustained rate" in text
 
 
 def test_lesson11_bound_claim_follows_the_ranks():
