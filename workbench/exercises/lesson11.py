@@ -27,6 +27,7 @@ from workbench.serving import find_knee
 
 __all__ = [
     "PANEL",
+    "SERVING_STACK",
     "bound_claim",
     "check_decode_expected",
     "check_fits",
@@ -34,6 +35,7 @@ __all__ = [
     "check_winner",
     "decode_inputs_table",
     "expected_claim",
+    "fit_claim",
     "fit_table",
     "gemm_table",
     "matrix",
@@ -239,24 +241,93 @@ def trap_claim(table: pd.DataFrame) -> Claim:
     )
 
 
+#: The serving stack whose memory reserve the fit check holds back (``stacks/vllm.yaml``).
+SERVING_STACK = "vllm"
+
+
 def fit_table(
-    model: str, platform: str, chips: Sequence[int], *, batch: int = 16, context: int = 4096
+    model: str,
+    platform: str,
+    chips: Sequence[int],
+    *,
+    batch: int = 16,
+    context: int = 4096,
+    stack: str = SERVING_STACK,
 ) -> pd.DataFrame:
-    """The memory fit of ``model`` on 1..N chips of tensor parallel (GiB = 2**30 bytes per chip)."""
+    """The memory fit of ``model`` on 1..N chips of tensor parallel (GiB = 2**30 bytes per chip).
+
+    Returns:
+        One row per chip count: weights, KV cache, activations and their total (``need_gib``),
+        the capacity, the serving stack's reserve (``reserve_gib``), the headroom left after it
+        (negative: short by that much) and whether it fits.
+    """
     rows = []
     for n in chips:
-        f = fit_check(model, hardware(platform), batch=batch, context=context, tensor_parallel=n)
+        f = fit_check(
+            model, hardware(platform), batch=batch, context=context, tensor_parallel=n, stack=stack
+        )
         rows.append(
             {
                 "chips": n,
                 "weights_gib": round(f.weights_bytes / 2**30, 1),
                 "kv_gib": round(f.kv_bytes / 2**30, 1),
                 "activations_gib": round(f.activation_bytes / 2**30, 2),
+                "need_gib": round(f.total_bytes / 2**30, 2),
                 "capacity_gib": round(f.capacity_bytes / 2**30, 1),
+                "reserve_gib": round(f.reserve_bytes / 2**30, 2),
+                "headroom_gib": round(f.headroom_bytes / 2**30, 2),
                 "fits": f.fits,
             }
         )
     return pd.DataFrame(rows).set_index("chips")
+
+
+def fit_claim(
+    model: str,
+    platform: str,
+    chips: Sequence[int],
+    *,
+    batch: int = 16,
+    context: int = 4096,
+    stack: str = SERVING_STACK,
+) -> Claim:
+    """The serving stack's reserve, and what it changes in :func:`fit_table`.
+
+    Returns:
+        Markdown: the reserve (share, GiB, source), the fewest chips that fit after it with
+        their headroom, and the chip counts that fit only if nothing were reserved.
+    """
+    hw = hardware(platform)
+    with_reserve = {
+        n: fit_check(model, hw, batch=batch, context=context, tensor_parallel=n, stack=stack)
+        for n in chips
+    }
+    first = next((n for n in chips if with_reserve[n].fits), None)
+    # NOTE: what would fit with nothing reserved: the need against the whole capacity
+    only_bare = [
+        f for f in with_reserve.values() if not f.fits and f.total_bytes <= f.capacity_bytes
+    ]
+    r = with_reserve[chips[0]]
+    return _TEXT.claim(
+        "fit",
+        stack=stack,
+        share=r.reserve.fraction,
+        reserve=r.reserve_bytes / 2**30,
+        capacity=r.capacity_bytes / 2**30,
+        usable=r.usable_bytes / 2**30,
+        origin=r.reserve.origin,
+        first=first,
+        first_headroom=with_reserve[first].headroom_bytes / 2**30 if first else None,
+        bare=[
+            {
+                "n": f.tensor_parallel,
+                "need": f.total_bytes / 2**30,
+                "left": (f.capacity_bytes - f.total_bytes) / 2**20,
+                "over": -f.headroom_bytes / 2**30,
+            }
+            for f in only_bare
+        ],
+    )
 
 
 def check_gemm_prediction(
@@ -289,13 +360,22 @@ def check_fits(
     context: int = 4096,
     strict: bool | None = None,
 ) -> CheckResult:
-    """Check the fewest tensor-parallel chips (1, 2, 4 or 8) on which ``model`` fits."""
+    """Check the fewest tensor-parallel chips (1, 2, 4 or 8) on which ``model`` fits.
+
+    Fits: weights, KV cache and activations within what the serving stack
+    (:data:`SERVING_STACK`) leaves of each chip's memory after its reserve.
+    """
     expected = next(
         (
             n
             for n in (1, 2, 4, 8)
             if fit_check(
-                model, hardware(platform), batch=batch, context=context, tensor_parallel=n
+                model,
+                hardware(platform),
+                batch=batch,
+                context=context,
+                tensor_parallel=n,
+                stack=SERVING_STACK,
             ).fits
         ),
         0,

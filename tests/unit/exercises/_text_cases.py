@@ -455,6 +455,9 @@ def lesson11() -> dict[str, str]:
             )
         ),
         "lesson11.check_winner": _hints(lambda a: lesson11.check_winner(a, rows=rows)),
+        "lesson11.fit_claim": str(
+            lesson11.fit_claim("llama2-70b", "h100-sxm", (1, 2, 4, 8), batch=16, context=4096)
+        ),
         "lesson11.check_decode_expected": _hints(
             lambda a: lesson11.check_decode_expected(a, model="llama2-7b", platform="h200")
         ),
