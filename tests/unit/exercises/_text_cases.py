@@ -307,6 +307,7 @@ def lesson07() -> dict[str, str]:
         "lesson07.check_dominant_bottleneck": _hints(
             lambda a: lesson07.check_dominant_bottleneck(mapping, a)
         ),
+        "lesson07.dominant_claim": str(lesson07.dominant_claim(mapping)),
         "lesson07.check_release_decision.barrier": _hints(
             lambda a: lesson07.check_release_decision("barrier-per-layer", a)
         ),
