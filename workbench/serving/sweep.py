@@ -13,7 +13,7 @@ from workbench.hw.schema import RuntimeVariance
 from workbench.serving._errors import ServingError
 from workbench.serving.images import simulate_batches
 from workbench.serving.llm import simulate
-from workbench.serving.result import LatencyStats, SimResult
+from workbench.serving.result import THROUGHPUT_TOLERANCE, LatencyStats, SimResult
 from workbench.serving.step_time import StepTimeModel
 from workbench.serving.workload import Workload
 
@@ -30,11 +30,6 @@ __all__ = [
     "tail_knee",
 ]
 
-#: A load level keeps up when its sustained completion rate is at least this fraction below its
-#: arrival rate at most (0.05: within 5%). An assumption of this tool, not a published figure:
-#: in steady state the two differ only by sampling noise, far below 5% at the default 2,000
-#: requests per level.
-THROUGHPUT_TOLERANCE = 0.05
 #: How far above its low-load level the p99 must rise for the tail to have "left" it: x2.
 #: An assumption (no standard figure exists): at twice the unloaded tail, queueing time equals
 #: the service time itself, the usual reading of where an M/G/1-like queue turns steep.

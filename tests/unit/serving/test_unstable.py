@@ -56,3 +56,18 @@ def test_the_chart_draws_no_percentile_line_through_an_unstable_level(replays):
     assert {r["offered"] for r in crosses} == {9.0}
     assert all(r["note"] == UNSTABLE_NOTE for r in crosses)
     assert "unstable" in json.dumps(spec)
+
+
+def test_a_single_simulation_says_whether_it_was_stable():
+    """The serving API below the sweep: ``simulate``'s result carries the same flag."""
+    from workbench.exercises._shared import hardware
+    from workbench.serving import load_builtin_trace, simulate
+
+    work = load_builtin_trace("production-chat").head(1500)
+    table = lesson10.step_table("llama2-7b", "h100-sxm")
+    variance = hardware("h100-sxm").runtime_variance
+    calm, over = (
+        simulate(work.scaled_to_rate(r), table, max_batch=32, variance=variance) for r in (5, 9)
+    )
+    assert calm.stable
+    assert not over.stable
