@@ -100,16 +100,6 @@ def _step(page, output, name, value) -> None:
     raise AssertionError(f"slider {name} never reached {value}")
 
 
-def _type(page, output, name, value) -> None:
-    """Type ``value`` into the readout of slider ``name`` (a log slider has no exact key step)."""
-    readout = _slider(output, name).locator(".widget-readout")
-    readout.scroll_into_view_if_needed()
-    readout.click()
-    page.keyboard.press("Control+A")
-    page.keyboard.type(f"{value:g}")
-    page.keyboard.press("Enter")
-
-
 def _set(page, output, server, move: ControlMove, name: str, value) -> None:
     """Set one control on the page, then wait until the kernel has handled it."""
     shown = _value(output, name)
@@ -118,10 +108,7 @@ def _set(page, output, server, move: ControlMove, name: str, value) -> None:
     if _dropdown(output, name).count():
         _dropdown(output, name).select_option(str(value))
     elif _slider(output, name).count():
-        if move.widget == "LatencyPanel" and name == "SLA ms":
-            _type(page, output, name, value)
-        else:
-            _step(page, output, name, value)
+        _step(page, output, name, value)  # NOTE: every instructed value is a slider position
     elif _checkbox(output, name).count():
         _checkbox(output, name).click()
     else:

@@ -6,6 +6,7 @@ step with finite, sane figures, or the command exits 2 with one line naming the 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -92,3 +93,26 @@ def test_a_tiny_decode_bandwidth_is_refused_not_an_absurd_time(tmp_path, monkeyp
             names=("vllm.yaml: decode_bandwidth_fraction.value",),
         )
         assert outcome.code == 2
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    value=st.one_of(FIGURES, st.floats(min_value=-1.0, max_value=2.0)),
+    action=st.sampled_from(("replace", "replace", "delete")),
+)
+def test_a_memory_reserve_mutant_states_a_sane_headroom_or_fails_in_one_line(
+    tmp_path, monkeypatch, value, action
+):
+    """Issue 32: map's memory line holds back the stack's reserve: never NaN, never negative."""
+    doc = _mutant("vllm", "memory_reserve_fraction", "value", value, action)
+    folder = _folder(tmp_path, "vllm", doc)
+    monkeypatch.setattr(stack_module, "stacks_dir", lambda: Path(folder))
+    outcome = assert_contract(
+        run_cli("map", "--model", "gpt2", "--phase", "decode", "--seq", "64", "--stack", "vllm"),
+        names=("vllm.yaml",),
+    )
+    if outcome.code == 0:
+        line = next(x for x in outcome.out.splitlines() if x.startswith("memory"))
+        assert not re.search(r"\b(nan|inf)\b", line.lower()), line
+        assert not re.search(r"-\d", line), line  # no negative figure
+        assert line.endswith(": fits")  # gpt2 fits one H100 with any reserve under 50%

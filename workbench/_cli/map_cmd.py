@@ -18,6 +18,7 @@ from workbench._cli.common import (
 from workbench._format import fmt_bytes, fmt_capacity, fmt_si, fmt_time
 from workbench.cost.model import host_launch_s
 from workbench.mapper import ModelMapping
+from workbench.platform.fit import MemoryReserve, memory_reserve
 from workbench.report import sheet
 
 __all__ = ["register", "summary_text"]
@@ -51,7 +52,12 @@ def run(args: argparse.Namespace) -> int:
         "csv": sheet.to_csv,
         "md": sheet.to_markdown,
         "html": sheet.to_html,
-        "table": lambda m: summary_text(m, full=args.full, stack=stack_label(args)),
+        "table": lambda m: summary_text(
+            m,
+            full=args.full,
+            stack=stack_label(args),
+            reserve=memory_reserve(getattr(args, "stack", None)),
+        ),
     }[args.format]
     write_output(render(mapping), args.output)
     return 0
@@ -67,10 +73,18 @@ def _launch_note(m: ModelMapping) -> str:
     return f"; eager launches, {fmt_time(host)} of host time each ({whose})"
 
 
-def summary_text(m: ModelMapping, *, full: bool = False, stack: str | None = None) -> str:
+def summary_text(
+    m: ModelMapping,
+    *,
+    full: bool = False,
+    stack: str | None = None,
+    reserve: MemoryReserve | None = None,
+) -> str:
     """A readable summary and sheet (identical layers grouped unless ``full``).
 
     ``stack``: the software stack's label (e.g. ``pytorch-compile (default)``), printed when given.
+    ``reserve``: that stack's memory reserve, held back on the ``memory`` line (None: the
+    default stack's).
     """
     hw = m.hardware
     unit = "tokens/s" if m.phase in ("prefill", "decode", "encode") else "items/s"
@@ -86,7 +100,7 @@ def summary_text(m: ModelMapping, *, full: bool = False, stack: str | None = Non
         f"MFU of    {m.mfu_peak_name}",
         "stall     "
         + "  ".join(f"{k} {v:.0%}" for k, v in m.stall_fraction_by_layer_type().items()),
-        _memory_line(m),
+        _memory_line(m, reserve or memory_reserve()),
         "",
     ]
     header = (
@@ -116,11 +130,22 @@ def summary_text(m: ModelMapping, *, full: bool = False, stack: str | None = Non
     return "\n".join(lines) + "\n"
 
 
-def _memory_line(m: ModelMapping) -> str:
-    """``memory`` line: need per chip against capacity, and why it does not fit."""
+def _memory_line(m: ModelMapping, reserve: MemoryReserve) -> str:
+    """``memory`` line: need per chip against capacity less the stack's reserve, and headroom.
+
+    NOTE: a need over the bare capacity keeps the footprint's own reason (the widgets print
+    the same); a need within it but over what the stack leaves says so, with the reserve.
+    """
     fp = footprint_of(m)
+    if not fp.fits:
+        return f"memory    DOES NOT FIT: {fp.reason}"
     cap = fmt_capacity(fp.capacity_bytes, 4)
-    need = f"{fmt_capacity(fp.memory_bytes, 4)} of {cap} {fp.memory_name}"
-    if fp.fits:
-        return f"memory    {need} per chip: fits"
-    return f"memory    DOES NOT FIT: {fp.reason}"
+    need = f"{fmt_capacity(fp.memory_bytes, 4)} of {cap} {fp.memory_name} per chip"
+    said = reserve.text(fp.capacity_bytes, fp.memory_name)
+    left = fp.capacity_bytes - reserve.bytes_of(fp.capacity_bytes) - fp.memory_bytes
+    if left < 0:
+        return (
+            f"memory    DOES NOT FIT after the stack's reserve: {need}; {said}; "
+            f"{fmt_capacity(-left, 4)} over"
+        )
+    return f"memory    {need}; {said}; headroom {fmt_capacity(left, 4)}: fits"

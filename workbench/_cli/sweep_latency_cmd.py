@@ -20,6 +20,8 @@ from workbench.models import list_models
 from workbench.models.config import MAX_SYSTEM_CHIPS
 from workbench.models.presets import PRESETS
 from workbench.serving import (
+    LATENCY_FIELDS,
+    UNSTABLE_NOTE,
     Knee,
     LoadPoint,
     Workload,
@@ -164,8 +166,18 @@ def _units(unit: str) -> tuple[str, str]:
     return ("req/s", "tok/s") if unit == "token" else ("img/s", "img/s")
 
 
-def _point_dict(p: LoadPoint, unit: str, knee: Knee) -> dict[str, object]:
+def _point_dict(p: LoadPoint, unit: str, knee: Knee, requests: int) -> dict[str, object]:
+    """One load level as JSON; an unstable level's latencies move under ``replay_latency_s``.
+
+    NOTE: an unstable level (served below offered) has no steady latency, so its latency
+    fields are null and what this replay of ``requests`` requests gave sits apart, with a note.
+    """
     d = p.to_dict()
+    if not p.stable:
+        d["replay_latency_s"] = {f: d[f] for f in LATENCY_FIELDS}
+        d["replay_requests"] = requests
+        d["unstable_note"] = UNSTABLE_NOTE
+        d.update(dict.fromkeys(LATENCY_FIELDS))
     d["throughput_per_s"] = p.output_tokens_per_s if unit == "token" else p.achieved_rate_per_s
     d["throughput_unit"] = f"{unit}s/s"
     d["status"] = knee.status(p)
@@ -194,10 +206,10 @@ def _status_text(p: LoadPoint, knee: Knee, req: str) -> str:
     status = knee.status(p)
     if status == "ok":
         return "OK"
-    if status == "saturated":
+    if not p.stable:
         return (
             f"saturated (achieved {p.sustained_rate_per_s:.1f} {req} of offered "
-            f"{p.window_arrival_rate_per_s:.1f} {req})"
+            f"{p.window_arrival_rate_per_s:.1f} {req}): unstable, the queue grows"
         )
     value = getattr(p, knee.metric)
     return f"SLA broken ({_metric_words(knee.metric)} {value * 1e3:.1f} ms)"
@@ -218,17 +230,23 @@ def _table(points: tuple[LoadPoint, ...], knee: Knee, unit: str, header: str) ->
         f"{'ms':>9}",
     ]
 
-    def ms(v: float | None) -> str:
-        return f"{v * 1e3:9.1f}" if v is not None else f"{'-':>9}"
+    def ms(p: LoadPoint, field: str) -> str:
+        if getattr(p, field) is None:
+            return f"{'-':>9}"
+        v = p.steady(field)  # NOTE: an unstable level has no steady latency to print
+        return f"{v * 1e3:9.1f}" if v is not None else f"{'grows':>9}"
 
     for p in points:
         thr = p.output_tokens_per_s if unit == "token" else p.sustained_rate_per_s
+        lat = " ".join(
+            ms(p, f) for f in ("p99_ttft_s", "p99_tpot_s", "p50_e2e_s", "p95_e2e_s", "p99_e2e_s")
+        )
         lines.append(
             f"{p.offered_rate_per_s:9.3f} {p.window_arrival_rate_per_s:9.3f} "
-            f"{p.sustained_rate_per_s:9.3f} {thr or 0:10.1f} "
-            f"{ms(p.p99_ttft_s)} {ms(p.p99_tpot_s)} {ms(p.p50_e2e_s)} {ms(p.p95_e2e_s)} "
-            f"{ms(p.p99_e2e_s)}  {_status_text(p, knee, req)}"
+            f"{p.sustained_rate_per_s:9.3f} {thr or 0:10.1f} {lat}  {_status_text(p, knee, req)}"
         )
+    if any(not p.stable for p in points):
+        lines.append(f"grows: {UNSTABLE_NOTE}")
     if knee.last_ok is None:
         lines.append("knee: none; the lowest load is already not OK")
     else:
@@ -269,7 +287,7 @@ def run(args: argparse.Namespace) -> int:
             "trace": args.trace,
             "batching": args.batching if unit == "token" else "dynamic",
             "knee": _knee_dict(knee),
-            "points": [_point_dict(p, unit, knee) for p in points],
+            "points": [_point_dict(p, unit, knee, args.requests) for p in points],
         }
         write_output(json.dumps(doc, indent=2), args.output)
     else:

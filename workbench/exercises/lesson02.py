@@ -9,6 +9,7 @@ import pandas as pd
 from workbench._format import fmt_capacity
 from workbench.exercises._check import CheckResult, compare, normalize_text
 from workbench.exercises._claims import BOTTLENECK_SYNONYMS, Claim
+from workbench.exercises._decode import decode_floor_s
 from workbench.exercises._shared import hardware, mapping, mapping_summary
 from workbench.exercises._text import LessonText
 from workbench.exercises._widget_steps import ExplorerSetting, ExplorerStep, explorer_walk
@@ -324,7 +325,11 @@ def check_decode_floor(
     dtype: str = "bf16",
     strict: bool | None = None,
 ) -> CheckResult:
-    """Check the weight-streaming floor of one decode step, in seconds, within 1 %.
+    """Check the decode floor of one step, in seconds, within 1 %.
+
+    The course's vocabulary (:mod:`workbench.exercises._decode`): the *floor* is at the
+    datasheet peak off-chip bandwidth, the bound no run beats; the figure at the sustained rate
+    is the *expected* step, which this check rejects.
 
     Args:
         answer: The learner's floor (seconds).
@@ -334,15 +339,11 @@ def check_decode_floor(
         strict: Raise on a wrong answer.
 
     Returns:
-        The check result; expected is parameters times bytes per parameter over off-chip
-        bandwidth (every weight read once per step; KV cache and launches ignored).
+        The check result; expected is parameters times bytes per parameter over the datasheet
+        peak off-chip bandwidth (every weight read once per step; KV cache and launches
+        ignored).
     """
-    from workbench.ir import dtype_info
-    from workbench.models import build_graph
-
-    hw = hardware(hardware_name)
-    weight_bytes = build_graph(model).params * dtype_info(dtype).bytes
-    expected = weight_bytes / hw.offchip.bandwidth_bytes_per_s
+    expected = decode_floor_s(model, hardware_name, dtype)
     return compare(
         f"decode_floor[{model},{hardware_name}]",
         answer,
@@ -500,8 +501,8 @@ def takeaway_claim(
     Returns:
         A Markdown bullet: prefill's compute-bound share of the step time; decode's GEMMs by
         class with their share of the step; whether decode lies above the weight-streaming
-        floor (weight bytes over off-chip bandwidth, Exercise 3; the figure itself is not
-        printed); the class of the decode norms.
+        floor (weight bytes over the datasheet peak off-chip bandwidth, Exercise 3; the figure
+        itself is not printed); the class of the decode norms.
     """
     pre = mapping(model, hardware_name, phase="prefill", seq=seq)
     dec = mapping(model, hardware_name, phase="decode", seq=seq)
@@ -510,9 +511,7 @@ def takeaway_claim(
     gemms = [k for k in dec.kernels if k.kernel.kind == "gemm"]
     bw = [k for k in gemms if k.cost.bottleneck.startswith("bandwidth")]
     classes = sorted({k.cost.bottleneck for k in bw})
-    floor = (
-        dec.graph.params * 2 / hardware(hardware_name).offchip.bandwidth_bytes_per_s
-    )  # bf16 weights
+    floor = decode_floor_s(model, hardware_name, "bf16")
     norms = sorted({k.cost.bottleneck for k in dec.kernels if k.kernel.name.endswith("norm")})
     return _TEXT.claim(
         "takeaway",

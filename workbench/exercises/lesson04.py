@@ -608,16 +608,29 @@ def check_fusion_effect(
     seq: int = 2048,
     strict: bool | None = None,
 ) -> CheckResult:
-    """A prediction: with fusion ``rule`` switched off, is the step faster, slower or the same?"""
+    """A prediction: with fusion ``rule`` switched off, is the step faster, slower or the same?
+
+    The hints name both costs of switching a rule off, launches and bytes (issue 32: in
+    decode, flash_attention's slowdown is its extra kernels' launches, not the score bytes,
+    which one query per sequence keeps small); the second hint gives both figures.
+    """
     on = mapping(model, hardware_name, phase=phase, seq=seq)
     off = mapping(
         model, hardware_name, phase=phase, seq=seq, options=MapOptions(disabled_fusion=(rule,))
     )
+    level = on.hardware.offchip.name
     return check_direction(
         f"without {rule} ({model} {phase})",
         answer,
         on.time_s,
         off.time_s,
-        hint=_TEXT.render("fusion_effect_hint"),
+        hint=_TEXT.render("fusion_effect_hint", phase=phase),
+        hint2=_TEXT.render(
+            "fusion_effect_hint2",
+            rule=rule,
+            kernels=len(off.kernels) - len(on.kernels),
+            mb=(off.total.bytes_at(level) - on.total.bytes_at(level)) / 1e6,
+            level=level,
+        ),
         strict=strict,
     )

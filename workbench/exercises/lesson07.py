@@ -10,7 +10,7 @@ from workbench.exercises._claims import Claim
 from workbench.exercises._shared import mapping
 from workbench.exercises._text import LessonText
 from workbench.hw import load_hardware
-from workbench.mapper import ModelMapping, map_model
+from workbench.mapper import KernelMapping, ModelMapping, map_model
 from workbench.models import build_graph
 from workbench.options import MapOptions
 from workbench.review import SCENARIOS, build_scenario, load_guardrails, triage
@@ -25,6 +25,7 @@ __all__ = [
     "check_dominant_bottleneck",
     "check_release_decision",
     "dominant_bottleneck",
+    "dominant_claim",
     "panel_claim",
     "panel_report",
     "panel_steps",
@@ -59,6 +60,63 @@ def dominant_bottleneck(mapping: ModelMapping) -> str:
     for k in mapping.kernels:
         time[k.cost.bottleneck] = time.get(k.cost.bottleneck, 0.0) + k.cost.total_s
     return max(time, key=lambda c: time[c])
+
+
+def dominant_claim(mapping: ModelMapping, *, contrast: str = "llama2-7b", seq: int = 2048) -> Claim:
+    """Why ``mapping``'s dominant class is what it is, against a large model's prefill GEMMs.
+
+    GPT-2's prefill GEMMs at 512 tokens are small: too few tiles to fill the chip more than
+    once, so each core runs one tile and waits on its operand loads from L2
+    (``bandwidth:l2``); lesson 02's prefill GEMMs (Llama-2-7B at 2,048 tokens) fill it many
+    times over and are compute-bound. Both read from the mapper, on the same hardware.
+
+    Returns:
+        Markdown: the dominant class and its share of the step; its largest GEMM's shape,
+        tiles, cores, waves and the engine's busy share of its pipeline; the same GEMM of
+        ``contrast`` at ``seq`` tokens.
+    """
+    cls = dominant_bottleneck(mapping)
+    held = sum(k.cost.total_s for k in mapping.kernels if k.cost.bottleneck == cls)
+
+    def largest(m: ModelMapping, where: str | None) -> KernelMapping:
+        gemms = [k for k in m.kernels if k.kernel.gemm is not None]
+        pool = [k for k in gemms if where is None or k.cost.bottleneck == where] or gemms
+        return max(pool, key=lambda k: k.cost.total_s)
+
+    def facts(k: KernelMapping) -> dict[str, object]:
+        g, t = k.kernel.gemm, k.tiling
+        assert g is not None
+        return {
+            "name": k.kernel.name,
+            "m": g.m,
+            "n": g.n,
+            "k": g.k,
+            "tiles": t.tiles,
+            "waves": t.waves,
+            "tile": t.shape,
+            "busy": k.cost.compute_s / k.cost.pipeline_s if k.cost.pipeline_s else 1.0,
+            "cls": k.cost.bottleneck,
+        }
+
+    big = mapping_of(contrast, mapping.hardware.name, seq)
+    small = largest(mapping, cls)
+    same = [k for k in big.kernels if k.kernel.name == small.kernel.name]
+    return _TEXT.claim(
+        "dominant",
+        cls=cls,
+        share=held / mapping.time_s,
+        model=mapping.graph.name,
+        cores=mapping.hardware.matrix_engine.cores,
+        small=facts(small),
+        contrast=contrast,
+        seq=seq,
+        big=facts(same[0] if same else largest(big, None)),
+    )
+
+
+def mapping_of(model: str, hardware_name: str, seq: int) -> ModelMapping:
+    """``model``'s prefill at ``seq`` tokens on ``hardware_name`` (default options)."""
+    return mapping(model, hardware_name, phase="prefill", seq=seq)
 
 
 def check_dominant_bottleneck(

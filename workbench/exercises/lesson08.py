@@ -34,6 +34,7 @@ __all__ = [
     "fused_attention_table",
     "gqa_claim",
     "kv_claim",
+    "kv_crossover",
     "kv_growth_table",
     "kv_takeaway_claim",
     "phase_claim",
@@ -108,7 +109,9 @@ def kv_growth_table(
                 "sdpa_share": round(sdpa / m.time_s, 3),
             }
         )
-    return pd.DataFrame(rows).set_index("context")
+    frame = pd.DataFrame(rows).set_index("context")
+    frame.attrs["batch"] = batch  # NOTE: kv_claim's crossover needs the batch the rows hold
+    return frame
 
 
 def fused_attention_table(model: str, hardware_name: str, *, seq: int = 4096) -> pd.DataFrame:
@@ -161,20 +164,42 @@ def phase_claim(table: pd.DataFrame) -> Claim:
     )
 
 
+def kv_crossover(model: str, batch: int) -> int:
+    """The first context (tokens) at which ``batch`` sequences' bf16 KV cache outweighs the weights.
+
+    ``floor(weight bytes / (KV bytes per token x batch)) + 1``: at batch 8, Llama-2-7B's
+    13.48 GB of weights against 512 KiB a token a sequence cross at 3,214 tokens.
+
+    >>> kv_crossover("llama2-7b", 8)
+    3214
+    """
+    weights = build_graph(model).params * 2
+    return weights // (kv_bytes_per_token(model) * batch) + 1
+
+
 def kv_claim(table: pd.DataFrame, model: str = "llama2-7b") -> Claim:
     """Where the KV cache overtakes the weights and attention the decode step.
 
-    Read from a :func:`kv_growth_table` frame (at its batch).
+    Read from a :func:`kv_growth_table` frame (at its batch). The crossover is computed
+    (:func:`kv_crossover`), not read off the table's sampled contexts (issue 32: "from 4,095
+    tokens", the first row past it, where batch 8 crosses at 3,214); attention's share is only
+    known at the sampled contexts, so it is stated there.
 
     Returns:
-        Markdown: the first context at which the cache outweighs the weights and the first at
-        which attention holds over half of the step (or that neither happens in the table).
+        Markdown: the context from which the cache outweighs the weights and the first sampled
+        context at which attention holds over half of the step (or that neither happens).
     """
+    batch = int(table.attrs.get("batch", 0))
+    if batch < 1:
+        raise WorkbenchError("kv_claim: the table carries no batch (use kv_growth_table)")
     weights = build_graph(model).params * 2 / 2**30  # bf16 weights, GiB
+    cross = kv_crossover(model, batch)
     heavier = [c for c in table.index if table.loc[c, "kv_gib"] > weights]
     slower = [c for c in table.index if table.loc[c, "sdpa_share"] > 0.5]
     return _TEXT.claim(
         "kv",
+        batch=batch,
+        cross=cross if cross <= table.index.max() else None,
         heavier=heavier[0] if heavier else None,
         heavier_gib=table.loc[heavier[0], "kv_gib"] if heavier else None,
         weights=weights,

@@ -47,6 +47,7 @@ __all__ = [
     "takeaway_claim",
     "trace_claim",
     "trace_table",
+    "unstable_claim",
     "widget_claim",
     "widget_moves",
 ]
@@ -189,9 +190,11 @@ def tail_claim(points: tuple[LoadPoint, ...]) -> Claim:
         points: A sweep, lightest load first.
 
     Returns:
-        Markdown: p99 over mean at the lightest load, and p99 TTFT (s) at both ends.
+        Markdown: p99 over mean at the lightest load, and p99 TTFT (s) from there to the
+        heaviest stable load (an unstable one has no steady tail to quote).
     """
-    lo, hi = points[0], points[-1]
+    lo = points[0]
+    hi = [p for p in points if p.stable][-1] if lo.stable else lo
     return _TEXT.claim(
         "tail",
         lo_rate=lo.offered_rate_per_s,
@@ -212,22 +215,69 @@ def trace_claim(table: pd.DataFrame) -> Claim:
 
 
 def latency_table(points: tuple[LoadPoint, ...]) -> pd.DataFrame:
-    """Mean against p50/p95/p99 end-to-end latency (s) and throughput per load level."""
+    """Mean against p50/p95/p99 end-to-end latency (s) and throughput per load level.
+
+    An unstable level (served below offered: :attr:`LoadPoint.stable`) has no steady latency:
+    its latency cells read ``grows`` (its queue grows through the replay), never a figure.
+    """
+
+    def cell(p: LoadPoint, field: str, digits: int) -> float | str:
+        v = p.steady(field)
+        return "grows" if v is None else round(v, digits)
+
     return pd.DataFrame(
         [
             {
                 "offered_per_s": round(p.offered_rate_per_s, 2),
                 "achieved_per_s": round(p.achieved_rate_per_s, 2),
                 "tokens_per_s": round(p.output_tokens_per_s or 0.0, 1),
-                "mean_s": round(p.mean_e2e_s, 2),
-                "p50_s": round(p.p50_e2e_s, 2),
-                "p95_s": round(p.p95_e2e_s, 2),
-                "p99_s": round(p.p99_e2e_s, 2),
-                "p99_ttft_s": round(p.p99_ttft_s or 0.0, 3),
+                "queue": "steady" if p.stable else "grows",
+                "mean_s": cell(p, "mean_e2e_s", 2),
+                "p50_s": cell(p, "p50_e2e_s", 2),
+                "p95_s": cell(p, "p95_e2e_s", 2),
+                "p99_s": cell(p, "p99_e2e_s", 2),
+                "p99_ttft_s": cell(p, "p99_ttft_s", 3),
             }
             for p in points
         ]
     ).set_index("offered_per_s")
+
+
+def unstable_claim(
+    points: tuple[LoadPoint, ...], *, model: str, hardware_name: str, n: int = 1500
+) -> Claim:
+    """Why an unstable load has no steady mean or p99: the same load replayed twice as long.
+
+    Args:
+        points: The sweep (``n`` requests a rate).
+        model: Decoder preset.
+        hardware_name: Hardware profile name.
+        n: Requests per rate of ``points``.
+
+    Returns:
+        Markdown: the heaviest stable load, and for the first unstable load its served rate
+        against offered and its mean and p99 over ``n`` and over ``2 n`` requests.
+    """
+    stable = [p for p in points if p.stable]
+    bad = next((p for p in points if not p.stable), None)
+    if bad is None:
+        return _TEXT.claim("unstable_none", top=points[-1].offered_rate_per_s)
+    longer = sweep(model, hardware_name, (bad.offered_rate_per_s,), n=2 * n)[0]
+    return _TEXT.claim(
+        "unstable",
+        rate=bad.offered_rate_per_s,
+        served=bad.sustained_rate_per_s,
+        arrived=bad.window_arrival_rate_per_s,
+        achieved=bad.achieved_rate_per_s,
+        n=n,
+        n2=2 * n,
+        mean=bad.mean_e2e_s,
+        mean2=longer.mean_e2e_s,
+        p99=bad.p99_e2e_s,
+        p992=longer.p99_e2e_s,
+        grows=longer.mean_e2e_s > bad.mean_e2e_s,
+        top=stable[-1].offered_rate_per_s if stable else None,
+    )
 
 
 def trace_table(model: str, hardware_name: str, rate: float, n: int = 1500) -> pd.DataFrame:
@@ -371,10 +421,11 @@ def load_claim(points: tuple[LoadPoint, ...]) -> Claim:
 def question_claim(points: tuple[LoadPoint, ...], sla_s: float) -> Claim:
     """The senior-engineer question, its figures read from the sweep (not typed).
 
-    The load test reports the heaviest load whose *mean* latency is under the SLA; the question
-    is what to promise against a p99 SLA.
+    The load test reports the heaviest stable load whose *mean* latency is under the SLA (an
+    unstable load has no steady mean to report); the question is what to promise against a
+    p99 SLA.
     """
-    ok = [p for p in points if p.mean_e2e_s <= sla_s]
+    ok = [p for p in points if p.stable and p.mean_e2e_s <= sla_s]
     p = ok[-1] if ok else points[0]
     return _TEXT.claim(
         "question",
@@ -398,12 +449,15 @@ def takeaway_claim(
         n: Requests per rate.
 
     Returns:
-        Markdown bullets: planning at the knee against peak throughput and the mean; the
+        Markdown bullets: planning at the knee against the heaviest stable load and the mean
+        (an unstable load, served below offered, is named as one with no steady latency); the
         synthetic trace's capacity against the production mix's.
     """
     knee = find_knee(points, sla_s).last_ok
-    peak = max(points, key=lambda p: p.achieved_rate_per_s)
-    by_mean = [p for p in points if p.mean_e2e_s <= sla_s]
+    steady = [p for p in points if p.stable] or list(points[:1])
+    peak = max(steady, key=lambda p: p.achieved_rate_per_s)
+    by_mean = [p for p in steady if p.mean_e2e_s <= sla_s]
+    over = next((p for p in points if not p.stable), None)
     if knee is None:
         first = _TEXT.render("takeaway_no_knee", sla=sla_s)
     else:
@@ -419,6 +473,8 @@ def takeaway_claim(
             mean_is_peak=m is peak,
             mean_rate=m.offered_rate_per_s if m is not None else None,
             mean_p99=m.p99_e2e_s if m is not None else None,
+            over_rate=over.offered_rate_per_s if over is not None else None,
+            over_served=over.sustained_rate_per_s if over is not None else None,
         )
     rates = tuple(p.offered_rate_per_s for p in points)
     syn = sweep(model, hardware_name, rates, trace="synthetic-fixed", n=n)

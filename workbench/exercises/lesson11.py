@@ -13,6 +13,7 @@ import pandas as pd
 
 from workbench.exercises._check import CheckResult, compare
 from workbench.exercises._claims import Claim, gated
+from workbench.exercises._decode import decode_expected_s, decode_floor_s
 from workbench.exercises._moves import ControlMove
 from workbench.exercises._shared import hardware, mapping
 from workbench.exercises._text import LessonText
@@ -26,14 +27,16 @@ from workbench.serving import find_knee
 
 __all__ = [
     "PANEL",
+    "SERVING_STACK",
     "bound_claim",
-    "check_decode_floor",
+    "check_decode_expected",
     "check_fits",
     "check_gemm_prediction",
     "check_winner",
     "decode_inputs_table",
+    "expected_claim",
+    "fit_claim",
     "fit_table",
-    "floor_claim",
     "gemm_table",
     "matrix",
     "matrix_table",
@@ -238,24 +241,93 @@ def trap_claim(table: pd.DataFrame) -> Claim:
     )
 
 
+#: The serving stack whose memory reserve the fit check holds back (``stacks/vllm.yaml``).
+SERVING_STACK = "vllm"
+
+
 def fit_table(
-    model: str, platform: str, chips: Sequence[int], *, batch: int = 16, context: int = 4096
+    model: str,
+    platform: str,
+    chips: Sequence[int],
+    *,
+    batch: int = 16,
+    context: int = 4096,
+    stack: str = SERVING_STACK,
 ) -> pd.DataFrame:
-    """The memory fit of ``model`` on 1..N chips of tensor parallel (GiB = 2**30 bytes per chip)."""
+    """The memory fit of ``model`` on 1..N chips of tensor parallel (GiB = 2**30 bytes per chip).
+
+    Returns:
+        One row per chip count: weights, KV cache, activations and their total (``need_gib``),
+        the capacity, the serving stack's reserve (``reserve_gib``), the headroom left after it
+        (negative: short by that much) and whether it fits.
+    """
     rows = []
     for n in chips:
-        f = fit_check(model, hardware(platform), batch=batch, context=context, tensor_parallel=n)
+        f = fit_check(
+            model, hardware(platform), batch=batch, context=context, tensor_parallel=n, stack=stack
+        )
         rows.append(
             {
                 "chips": n,
                 "weights_gib": round(f.weights_bytes / 2**30, 1),
                 "kv_gib": round(f.kv_bytes / 2**30, 1),
                 "activations_gib": round(f.activation_bytes / 2**30, 2),
+                "need_gib": round(f.total_bytes / 2**30, 2),
                 "capacity_gib": round(f.capacity_bytes / 2**30, 1),
+                "reserve_gib": round(f.reserve_bytes / 2**30, 2),
+                "headroom_gib": round(f.headroom_bytes / 2**30, 2),
                 "fits": f.fits,
             }
         )
     return pd.DataFrame(rows).set_index("chips")
+
+
+def fit_claim(
+    model: str,
+    platform: str,
+    chips: Sequence[int],
+    *,
+    batch: int = 16,
+    context: int = 4096,
+    stack: str = SERVING_STACK,
+) -> Claim:
+    """The serving stack's reserve, and what it changes in :func:`fit_table`.
+
+    Returns:
+        Markdown: the reserve (share, GiB, source), the fewest chips that fit after it with
+        their headroom, and the chip counts that fit only if nothing were reserved.
+    """
+    hw = hardware(platform)
+    with_reserve = {
+        n: fit_check(model, hw, batch=batch, context=context, tensor_parallel=n, stack=stack)
+        for n in chips
+    }
+    first = next((n for n in chips if with_reserve[n].fits), None)
+    # NOTE: what would fit with nothing reserved: the need against the whole capacity
+    only_bare = [
+        f for f in with_reserve.values() if not f.fits and f.total_bytes <= f.capacity_bytes
+    ]
+    r = with_reserve[chips[0]]
+    return _TEXT.claim(
+        "fit",
+        stack=stack,
+        share=r.reserve.fraction,
+        reserve=r.reserve_bytes / 2**30,
+        capacity=r.capacity_bytes / 2**30,
+        usable=r.usable_bytes / 2**30,
+        origin=r.reserve.origin,
+        first=first,
+        first_headroom=with_reserve[first].headroom_bytes / 2**30 if first else None,
+        bare=[
+            {
+                "n": f.tensor_parallel,
+                "need": f.total_bytes / 2**30,
+                "left": (f.capacity_bytes - f.total_bytes) / 2**20,
+                "over": -f.headroom_bytes / 2**30,
+            }
+            for f in only_bare
+        ],
+    )
 
 
 def check_gemm_prediction(
@@ -288,13 +360,22 @@ def check_fits(
     context: int = 4096,
     strict: bool | None = None,
 ) -> CheckResult:
-    """Check the fewest tensor-parallel chips (1, 2, 4 or 8) on which ``model`` fits."""
+    """Check the fewest tensor-parallel chips (1, 2, 4 or 8) on which ``model`` fits.
+
+    Fits: weights, KV cache and activations within what the serving stack
+    (:data:`SERVING_STACK`) leaves of each chip's memory after its reserve.
+    """
     expected = next(
         (
             n
             for n in (1, 2, 4, 8)
             if fit_check(
-                model, hardware(platform), batch=batch, context=context, tensor_parallel=n
+                model,
+                hardware(platform),
+                batch=batch,
+                context=context,
+                tensor_parallel=n,
+                stack=SERVING_STACK,
             ).fits
         ),
         0,
@@ -380,11 +461,12 @@ def bound_claim(
 
 
 def decode_inputs_table(platforms: Sequence[str], model: str = "llama2-7b") -> pd.DataFrame:
-    """What the decode-floor exercise needs: the model's parameters and each sustained rate.
+    """What the decode exercise needs: the model's parameters and each platform's two rates.
 
     Returns:
-        One row per platform: ``params`` (the model's), ``bytes_per_weight`` (bf16) and
-        ``sustained_bytes_per_s`` (off-chip, what a well-tuned kernel sustains).
+        One row per platform: ``params`` (the model's), ``bytes_per_weight`` (bf16),
+        ``peak_bytes_per_s`` (the datasheet peak off-chip bandwidth: the floor's rate) and
+        ``sustained_bytes_per_s`` (what a well-tuned kernel sustains: the expected rate).
     """
     params = build_graph(model, "decode", batch=1, seq=1).params
     return pd.DataFrame(
@@ -393,6 +475,7 @@ def decode_inputs_table(platforms: Sequence[str], model: str = "llama2-7b") -> p
                 "platform": p,
                 "params": params,
                 "bytes_per_weight": 2,
+                "peak_bytes_per_s": f"{hardware(p).offchip.bandwidth_bytes_per_s:.4g}",
                 "sustained_bytes_per_s": f"{hardware(p).offchip.sustained_bytes_per_s:.4g}",
             }
             for p in platforms
@@ -400,66 +483,64 @@ def decode_inputs_table(platforms: Sequence[str], model: str = "llama2-7b") -> p
     ).set_index("platform")
 
 
-def _floor_tokens_per_s(model: str, platform: str) -> float:
-    """Decode tokens/s of one sequence if each token only read every bf16 weight once."""
-    weights = build_graph(model, "decode", batch=1, seq=1).params * 2
-    return hardware(platform).offchip.sustained_bytes_per_s / weights
-
-
-def check_decode_floor(
+def check_decode_expected(
     answer: object, *, model: str = "llama2-7b", platform: str = "h200", strict: bool | None = None
 ) -> CheckResult:
-    """The most tokens/s one sequence can decode on ``platform`` (weights read once per token).
+    """The tokens/s one sequence should expect on ``platform`` at the sustained rate (2 %).
 
-    From first principles: each new token reads every weight once, so a step cannot take less
-    than the weight bytes over the sustained off-chip rate; tokens/s is its inverse (2 %).
+    From first principles: each new token reads every weight once, so a step takes the weight
+    bytes over the sustained off-chip rate (the course's *expected* step,
+    :mod:`workbench.exercises._decode`); tokens/s is its inverse. The datasheet peak gives the
+    *ceiling* (the floor's inverse), a different figure this check rejects.
     """
     return compare(
-        _floor_name(platform),
+        _expected_name(platform),
         answer,
-        _floor_tokens_per_s(model, platform),
+        1.0 / decode_expected_s(model, platform),
         rel_tol=0.02,
-        **_TEXT.hints("decode_floor"),
+        **_TEXT.hints("decode_expected"),
         strict=strict,
     )
 
 
-def _floor_name(platform: str) -> str:
-    """The name :func:`check_decode_floor` reports for ``platform`` (its gated claim uses it)."""
-    return f"decode floor on {platform} (tokens/s, batch 1)"
+def _expected_name(platform: str) -> str:
+    """The name :func:`check_decode_expected` reports for ``platform`` (its gated claim uses it)."""
+    return f"expected decode on {platform} (tokens/s, batch 1, sustained rate)"
 
 
-#: Exercise 3's (model, platform): the floor the lesson asks for.
+#: Exercise 3's (model, platform): the expected rate the lesson asks for.
 EXERCISE3 = ("llama2-7b", "h200")
 
 
-def floor_claim(model: str, platforms: Sequence[str], *, context: int = 1024) -> Claim:
-    """The decode floor against the mapper's batch-1 decode step, per platform.
+def expected_claim(model: str, platforms: Sequence[str], *, context: int = 1024) -> Claim:
+    """Ceiling and expected decode tokens/s against the mapper's batch-1 step, per platform.
 
     Returns:
-        Markdown: per platform, the floor (tokens/s) and the mapper's tokens/s at batch 1 with
-        ``context`` cached tokens (the KV cache, launches and kernels' bandwidth losses are the
-        gap).
+        Markdown: per platform, the ceiling (tokens/s at the datasheet peak, the floor's
+        inverse), the expected tokens/s (sustained rate) and the mapper's tokens/s at batch 1
+        with ``context`` cached tokens (the KV cache, launches and kernels' bandwidth losses
+        are the gap).
     """
-    parts, floors = [], []
+    parts, expected = [], []
     for p in platforms:
-        floor = _floor_tokens_per_s(model, p)
-        floors.append((p, floor))
+        exp = 1.0 / decode_expected_s(model, p)
+        expected.append((p, exp))
         m = mapping(model, p, phase="decode", batch=1, seq=context)
         parts.append(
             _TEXT.render(
-                "floor_part",
+                "expected_part",
                 platform=p,
-                floor=floor,
+                ceiling=1.0 / decode_floor_s(model, p),
+                expected=exp,
                 tokens=m.tokens_per_s,
-                share=m.tokens_per_s / floor,
+                share=m.tokens_per_s / exp,
             )
         )
-    (lo, f_lo), (hi, f_hi) = min(floors, key=lambda x: x[1]), max(floors, key=lambda x: x[1])
+    (lo, e_lo), (hi, e_hi) = min(expected, key=lambda x: x[1]), max(expected, key=lambda x: x[1])
     claim = _TEXT.claim(
-        "floor", model=model, context=context, parts=parts, hi=hi, ratio=f_hi / f_lo, lo=lo
+        "expected", model=model, context=context, parts=parts, hi=hi, ratio=e_hi / e_lo, lo=lo
     )
-    # NOTE: the floor of Exercise 3's platform is its answer: hidden until that check passes.
+    # NOTE: the expected rate of Exercise 3's platform is its answer: hidden until that check passes.
     if model == EXERCISE3[0] and EXERCISE3[1] in platforms:
-        return gated(claim, after=_floor_name(EXERCISE3[1]), label="Exercise 3")
+        return gated(claim, after=_expected_name(EXERCISE3[1]), label="Exercise 3")
     return claim

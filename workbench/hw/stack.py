@@ -184,6 +184,16 @@ class SelectivePolicy(Figure):
     )
 
 
+class Reserve(Figure):
+    """A share of one chip's off-chip memory the stack keeps from the model, in [0, 0.5)."""
+
+    value: float = Field(
+        ge=0.0,
+        lt=0.5,
+        description="Fraction of the chip's off-chip capacity (no unit): 0.1 = 10% held back.",
+    )
+
+
 class Slowdown(Figure):
     """A fractional slowdown, in [0, 1]."""
 
@@ -253,6 +263,13 @@ class Stack(_Model):
         default=None,
         description="Training: how much slower compute kernels run while an overlapped "
         "collective runs beside them (SMs and memory shared), fraction (None: 0, no slowdown).",
+    )
+    memory_reserve_fraction: Reserve | None = Field(
+        default=None,
+        description="Serving: share of one chip's off-chip memory the stack does not give the "
+        "model's weights, KV cache and activations (its memory fraction's complement: the CUDA "
+        "context, allocator, workspace, other processes). None: the stack states none, and "
+        "no reserve is counted.",
     )
     sources: tuple[str, ...] = Field(min_length=1, description="Where the figures come from.")
 

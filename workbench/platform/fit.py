@@ -11,7 +11,12 @@ hold a full copy, so they do not change the per-chip figure):
   activations (its activation inputs plus its output) in a prefill of ``batch x prefill_tokens``
   (images: one batch). Fused attention never materialises the score matrix, so it is not counted.
 
-The total is compared with the off-chip memory (``hw.offchip.capacity_bytes``) of one chip.
+The total is compared with what the software stack leaves of one chip's off-chip memory
+(``hw.offchip.capacity_bytes``): a serving stack keeps a share back (vLLM's default
+``gpu_memory_utilization`` of 0.9 leaves 10% for the CUDA context, the allocator and other
+processes; ``stacks/*.yaml``'s ``memory_reserve_fraction``, with its source), and the report states
+that reserve and the headroom left after it. A stack that states none reserves nothing, and the
+report says so.
 """
 
 from __future__ import annotations
@@ -22,12 +27,70 @@ from dataclasses import dataclass
 from workbench._format import fmt_capacity
 from workbench.errors import WorkbenchError
 from workbench.hw.schema import Hardware
+from workbench.hw.stack import DEFAULT_STACK, Stack, load_stack
 from workbench.ir.dtypes import dtype_info
 from workbench.models import build_graph
 from workbench.models.footprint import graph_footprint, position_refusal, step_refusal
 from workbench.models.presets import PRESETS
 
-__all__ = ["FitReport", "fit_check", "kv_bytes_per_token", "max_kv_tokens", "setting_refusal"]
+__all__ = [
+    "FitReport",
+    "MemoryReserve",
+    "fit_check",
+    "kv_bytes_per_token",
+    "max_kv_tokens",
+    "memory_reserve",
+    "setting_refusal",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemoryReserve:
+    """The share of one chip's off-chip memory a software stack keeps from the model.
+
+    Attributes:
+        stack: The stack's name.
+        fraction: Share of the capacity held back (0 when the stack states none), no unit.
+        origin: Where the figure comes from (the stack file's source or assumption); '' when
+            the stack states none.
+    """
+
+    stack: str
+    fraction: float
+    origin: str
+
+    def bytes_of(self, capacity_bytes: int) -> int:
+        """The reserve on a chip of ``capacity_bytes``, bytes."""
+        return int(self.fraction * capacity_bytes)
+
+    def text(self, capacity_bytes: int, memory_name: str) -> str:
+        """One clause stating the reserve and where it comes from (binary units)."""
+        if self.fraction == 0:
+            return (
+                f"stack {self.stack} states no memory reserve (the CUDA context, allocator and "
+                f"workspace are not counted)"
+            )
+        return (
+            f"stack {self.stack} reserves {fmt_capacity(self.bytes_of(capacity_bytes), 4)} "
+            f"({self.fraction:.0%} of {memory_name}; {self.origin})"
+        )
+
+
+def memory_reserve(stack: str | Stack | None = None) -> MemoryReserve:
+    """The memory reserve of ``stack`` (a name, a loaded stack, or None: the default stack).
+
+    >>> memory_reserve("vllm").fraction
+    0.1
+    >>> memory_reserve().fraction
+    0.0
+    """
+    s = stack if isinstance(stack, Stack) else load_stack(stack or DEFAULT_STACK)
+    fig = s.memory_reserve_fraction
+    if fig is None:
+        return MemoryReserve(stack=s.name, fraction=0.0, origin="")
+    return MemoryReserve(
+        stack=s.name, fraction=fig.value, origin=fig.source or fig.assumption or ""
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -44,6 +107,7 @@ class FitReport:
         weights_bytes: Weights on one chip, bytes.
         kv_bytes: KV cache on one chip at ``batch`` x ``context``, bytes.
         activation_bytes: Peak activation working-set estimate on one chip, bytes.
+        reserve: What the software stack keeps back of the capacity.
     """
 
     model: str
@@ -55,6 +119,17 @@ class FitReport:
     weights_bytes: int
     kv_bytes: int
     activation_bytes: int
+    reserve: MemoryReserve
+
+    @property
+    def reserve_bytes(self) -> int:
+        """The stack's reserve on one chip, bytes."""
+        return self.reserve.bytes_of(self.capacity_bytes)
+
+    @property
+    def usable_bytes(self) -> int:
+        """Capacity less the stack's reserve: what the model may use on one chip, bytes."""
+        return self.capacity_bytes - self.reserve_bytes
 
     @property
     def total_bytes(self) -> int:
@@ -63,13 +138,13 @@ class FitReport:
 
     @property
     def fits(self) -> bool:
-        """Whether the total fits in one chip's off-chip memory."""
-        return self.total_bytes <= self.capacity_bytes
+        """Whether the total fits in what the stack leaves of one chip's off-chip memory."""
+        return self.total_bytes <= self.usable_bytes
 
     @property
     def headroom_bytes(self) -> int:
-        """Capacity left over (negative when it does not fit), bytes."""
-        return self.capacity_bytes - self.total_bytes
+        """Usable memory left over after the reserve (negative when it does not fit), bytes."""
+        return self.usable_bytes - self.total_bytes
 
     @property
     def dominant(self) -> str:
@@ -84,9 +159,12 @@ class FitReport:
     def summary(self) -> str:
         """One line: fits or not, the total against capacity and the dominant term."""
         verdict = "fits" if self.fits else "does not fit"
+        left = "headroom" if self.fits else "over by"
         return (
             f"{self.model} on {self.tensor_parallel} x {self.hardware}: {verdict} "
-            f"({fmt_capacity(self.total_bytes)} of {fmt_capacity(self.capacity_bytes)} per chip; "
+            f"({fmt_capacity(self.total_bytes)} of {fmt_capacity(self.usable_bytes)} usable per "
+            f"chip, {left} {fmt_capacity(abs(self.headroom_bytes))}; "
+            f"{self.reserve.text(self.capacity_bytes, 'memory')}; "
             f"weights {fmt_capacity(self.weights_bytes)}, KV {fmt_capacity(self.kv_bytes)}, "
             f"activations {fmt_capacity(self.activation_bytes)}; largest: {self.dominant})"
         )
@@ -125,6 +203,7 @@ def fit_check(
     weight_dtype: str | None = None,
     tensor_parallel: int = 1,
     prefill_tokens: int | None = None,
+    stack: str | Stack | None = None,
 ) -> FitReport:
     """Memory need of a model serving ``batch`` sequences of up to ``context`` tokens.
 
@@ -137,6 +216,7 @@ def fit_check(
         weight_dtype: Weight format (None: ``dtype``).
         tensor_parallel: Chips one replica is split over.
         prefill_tokens: Tokens per sequence in the largest prefill (None: ``context``).
+        stack: Software stack whose memory reserve is held back (None: the default stack).
 
     Returns:
         The :class:`FitReport`.
@@ -174,6 +254,7 @@ def fit_check(
         weights_bytes=int(weights),
         kv_bytes=int(kv),
         activation_bytes=int(acts),
+        reserve=memory_reserve(stack),
     )
 
 
@@ -186,12 +267,13 @@ def max_kv_tokens(report: FitReport, model: str, dtype: str = "bf16") -> int | N
         dtype: KV format.
 
     Returns:
-        ``(capacity - weights - activations) / kv_bytes_per_token`` (0 when nothing is left).
+        ``(usable - weights - activations) / kv_bytes_per_token`` (0 when nothing is left;
+        usable is the capacity less the stack's reserve).
     """
     per_token = kv_bytes_per_token(model, dtype, report.tensor_parallel)
     if per_token == 0:
         return None
-    free = report.capacity_bytes - report.weights_bytes - report.activation_bytes
+    free = report.usable_bytes - report.weights_bytes - report.activation_bytes
     return max(0, free // per_token)
 
 

@@ -13,6 +13,7 @@ import altair as alt
 import pandas as pd
 
 from workbench.errors import WorkbenchError
+from workbench.serving import UNSTABLE_NOTE
 
 __all__ = ["latency_throughput_chart", "perf_per_watt_dashboard", "platform_trade_chart"]
 
@@ -24,6 +25,10 @@ def latency_throughput_chart(
 ) -> alt.LayerChart:
     """Achieved throughput against p50/p95/p99 latency, with the SLA line and the knee.
 
+    A load the replica cannot keep up with (``LoadPoint.stable`` False) has no steady latency:
+    it is left off the percentile lines and drawn as a hollow cross labelled ``unstable``, its
+    tooltip saying that the figure is one replay's and grows with the replay's length.
+
     Args:
         points: Load points of one sweep (``LoadPoint``).
         sla_s: The SLA, seconds (a horizontal rule).
@@ -31,29 +36,22 @@ def latency_throughput_chart(
         title: Chart title.
 
     Returns:
-        A layered Altair chart; the knee (the last point whose p99 meets the SLA) is a
+        A layered Altair chart; the knee (the last stable point whose p99 meets the SLA) is a
         diamond labelled ``knee``.
     """
     if not points:
         raise WorkbenchError("latency_throughput_chart: no load points")
-    rows = []
-    for p in points:
-        for name, _ in _PCTS:
-            value = getattr(p, f"{name}_{metric}_s")
-            if value is None:
-                raise WorkbenchError(f"latency_throughput_chart: {metric} not measured")
-            rows.append({"throughput": p.achieved_rate_per_s, "offered": p.offered_rate_per_s,
-                         "percentile": name, "latency_ms": value * 1e3})  # fmt: skip
-    df = pd.DataFrame(rows)
+    df = _latency_frame(points, metric)
     x = alt.X("throughput:Q", title="achieved throughput (requests/s)")
     y = alt.Y("latency_ms:Q", title=f"{metric} latency (ms)", scale=alt.Scale(type="log"))
+    color = alt.Color("percentile:N", sort=["p50", "p95", "p99"])
     lines = (
-        alt.Chart(df)
+        alt.Chart(df[df["stable"]])
         .mark_line(point=True)
         .encode(
             x=x,
             y=y,
-            color=alt.Color("percentile:N", sort=["p50", "p95", "p99"]),
+            color=color,
             tooltip=["offered:Q", "throughput:Q", "percentile:N", "latency_ms:Q"],
         )
     )
@@ -62,8 +60,20 @@ def latency_throughput_chart(
         .mark_rule(strokeDash=[6, 4])
         .encode(y="sla_ms:Q")
     )
-    ok = [p for p in points if getattr(p, f"p99_{metric}_s") <= sla_s]
     layers: list[Any] = [lines, sla]
+    unstable = df[~df["stable"]]
+    if len(unstable):
+        layers.append(
+            alt.Chart(unstable)
+            .mark_point(shape="cross", size=90, filled=False)
+            .encode(x=x, y=y, color=color, tooltip=["offered:Q", "throughput:Q",
+                                                    "percentile:N", "latency_ms:Q", "note:N"])
+        )  # fmt: skip
+        tag = unstable[unstable["percentile"] == "p99"]
+        layers.append(
+            alt.Chart(tag).mark_text(dy=14, fontStyle="italic").encode(x=x, y=y, text="label:N")
+        )
+    ok = [p for p in points if p.stable and getattr(p, f"p99_{metric}_s") <= sla_s]
     if ok:
         knee = max(ok, key=lambda p: p.offered_rate_per_s)
         # NOTE: a sweep whose every load meets the SLA has no knee: its last point is marked as
@@ -82,6 +92,21 @@ def latency_throughput_chart(
         height=280,
     )
     return cast("alt.LayerChart", chart)
+
+
+def _latency_frame(points: Sequence[Any], metric: str) -> pd.DataFrame:
+    """One row per point and percentile: throughput, latency (ms), stable, label and note."""
+    rows = []
+    for p in points:
+        for name, _ in _PCTS:
+            value = getattr(p, f"{name}_{metric}_s")
+            if value is None:
+                raise WorkbenchError(f"latency_throughput_chart: {metric} not measured")
+            rows.append({"throughput": p.achieved_rate_per_s, "offered": p.offered_rate_per_s,
+                         "percentile": name, "latency_ms": value * 1e3, "stable": p.stable,
+                         "label": "" if p.stable else "unstable",
+                         "note": "" if p.stable else UNSTABLE_NOTE})  # fmt: skip
+    return pd.DataFrame(rows)
 
 
 def _rows_frame(rows: Sequence[Any]) -> pd.DataFrame:

@@ -17,6 +17,7 @@ from workbench.review.decision.closure import METRIC_LABELS, amount
 from workbench.review.decision.verdict import TriageReport
 from workbench.review.diagnosis.attribution import DRIFT_LIMIT, attribution_rows
 from workbench.review.diagnosis.families import family_of, natural_key
+from workbench.review.diagnosis.headline import anchor_of
 from workbench.review.diagnosis.table import MECHANISMS
 from workbench.review.join.job_summary import job_record_line
 from workbench.review.join.pairs import shift_doc
@@ -330,7 +331,7 @@ def triage_text(report: TriageReport) -> str:
     if ff is None:
         lines.append("first failing mechanism: none (no material regression)")
     else:
-        where = f"{ff.family} x{ff.count}" if ff.family and ff.count > 1 else ff.kernel
+        where = anchor_of(ff)  # NOTE: every family the share is made of, when several
         lines.append(
             f"first failing mechanism: {ff.mechanism}"
             + (f" ({ff.level})" if ff.level else "")
@@ -342,7 +343,7 @@ def triage_text(report: TriageReport) -> str:
             lines += [
                 f"    {m.share:>7.1%}  {m.mechanism}"
                 + (f" ({m.level})" if m.level else "")
-                + f" at {m.anchor}  [{m.change}]"
+                + f" at {m.where}  [{m.change}]"
                 for m in report.mechanisms
             ]
         if report.owner:

@@ -4,7 +4,9 @@ A discrete-event, seeded, deterministic simulator of LLM serving (continuous or 
 and of image serving (dynamic batching), driven by Poisson, bursty or replayed-trace arrivals and
 by step times from a :class:`StepTimeModel` (the mapper fills a :class:`TableStepTime`). Outputs
 throughput and p50/p95/p99 of time to first token, time per output token and end-to-end latency
-per load level, and the knee where the tail breaks an SLA.
+per load level, and the knee where the tail breaks an SLA. A level the replica cannot keep up
+with is unstable (``LoadPoint.stable``): its queue grows through the replay, so it has no steady
+mean or percentile (``LoadPoint.steady`` returns None for it).
 
 Example:
     >>> from workbench.serving import AnalyticStepTime, find_knee, poisson_arrivals, sweep_load
@@ -28,7 +30,9 @@ from workbench.serving.mapper_steps import (
 from workbench.serving.result import LatencyStats, SimResult
 from workbench.serving.step_time import AnalyticStepTime, StepTimeModel, TableStepTime
 from workbench.serving.sweep import (
+    LATENCY_FIELDS,
     TAIL_KNEE_FACTOR,
+    UNSTABLE_NOTE,
     Knee,
     LoadPoint,
     find_knee,
@@ -52,8 +56,10 @@ from workbench.serving.workload import (
 )
 
 __all__ = [
+    "LATENCY_FIELDS",
     "TAIL_KNEE_FACTOR",
     "TRACE_SCHEMA_VERSION",
+    "UNSTABLE_NOTE",
     "AnalyticStepTime",
     "BatchTimeTable",
     "Knee",

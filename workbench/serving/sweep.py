@@ -13,13 +13,15 @@ from workbench.hw.schema import RuntimeVariance
 from workbench.serving._errors import ServingError
 from workbench.serving.images import simulate_batches
 from workbench.serving.llm import simulate
-from workbench.serving.result import LatencyStats, SimResult
+from workbench.serving.result import THROUGHPUT_TOLERANCE, LatencyStats, SimResult
 from workbench.serving.step_time import StepTimeModel
 from workbench.serving.workload import Workload
 
 __all__ = [
+    "LATENCY_FIELDS",
     "TAIL_KNEE_FACTOR",
     "THROUGHPUT_TOLERANCE",
+    "UNSTABLE_NOTE",
     "Knee",
     "LoadPoint",
     "find_knee",
@@ -28,15 +30,15 @@ __all__ = [
     "tail_knee",
 ]
 
-#: A load level keeps up when its sustained completion rate is at least this fraction below its
-#: arrival rate at most (0.05: within 5%). An assumption of this tool, not a published figure:
-#: in steady state the two differ only by sampling noise, far below 5% at the default 2,000
-#: requests per level.
-THROUGHPUT_TOLERANCE = 0.05
 #: How far above its low-load level the p99 must rise for the tail to have "left" it: x2.
 #: An assumption (no standard figure exists): at twice the unloaded tail, queueing time equals
 #: the service time itself, the usual reading of where an M/G/1-like queue turns steep.
 TAIL_KNEE_FACTOR = 2.0
+#: What every reader of an unstable load level says instead of a steady latency.
+UNSTABLE_NOTE = (
+    "unstable: served below offered, the queue grows through the replay, so its mean and "
+    "percentiles depend on how many requests are replayed (no steady value exists)"
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -46,7 +48,11 @@ class LoadPoint:
     ``*_ttft_s`` and ``*_tpot_s`` are None for image workloads, as is ``output_tokens_per_s``.
     ``sustained_rate_per_s`` and ``window_arrival_rate_per_s`` are completions and arrivals per
     second while arrivals are steady (:func:`workbench.serving.result.steady_window_rates`):
-    a level whose completions fall behind its arrivals is saturated (:meth:`saturated`).
+    a level whose completions fall behind its arrivals is saturated (:meth:`saturated`), and
+    so unstable (:attr:`stable` is False): its queue grows for the whole replay, so its latency
+    fields are what one replay of that length happened to give, not a steady-state figure
+    (a longer replay gives a larger mean and p99). Read them through :meth:`steady`, which
+    returns None for an unstable level.
     """
 
     workload: str
@@ -72,6 +78,28 @@ class LoadPoint:
     def saturated(self, tolerance: float = THROUGHPUT_TOLERANCE) -> bool:
         """Whether completions fall more than ``tolerance`` (a fraction) behind arrivals."""
         return self.sustained_rate_per_s < (1.0 - tolerance) * self.window_arrival_rate_per_s
+
+    @property
+    def stable(self) -> bool:
+        """Whether the replica keeps up (served within :data:`THROUGHPUT_TOLERANCE` of offered).
+
+        An unstable level has no steady latency: its queue, and so its mean and percentiles,
+        grow with the replay's length.
+        """
+        return not self.saturated()
+
+    def steady(self, field: str) -> float | None:
+        """A latency field (seconds) as a steady-state figure: None when the level is unstable.
+
+        Args:
+            field: A latency field name, e.g. ``"p99_e2e_s"`` or ``"mean_e2e_s"``.
+
+        Returns:
+            The field's value, seconds, or None (unstable level, or not measured).
+        """
+        if field not in LATENCY_FIELDS:
+            raise ServingError(f"LoadPoint.steady: {field!r} is not a latency field")
+        return getattr(self, field) if self.stable else None
 
     @classmethod
     def of(cls, offered_rate_per_s: float, result: SimResult) -> LoadPoint:
@@ -103,8 +131,15 @@ class LoadPoint:
         )
 
     def to_dict(self) -> dict[str, object]:
-        """Plain dict of the fields (JSON-ready)."""
-        return dataclasses.asdict(self)
+        """Plain dict of the fields and ``stable`` (JSON-ready)."""
+        return {**dataclasses.asdict(self), "stable": self.stable}
+
+
+#: The :class:`LoadPoint` fields that are latencies, seconds.
+LATENCY_FIELDS = (
+    *(f"{q}_{m}_s" for m in ("e2e", "ttft", "tpot") for q in ("p50", "p95", "p99")),
+    "mean_e2e_s",
+)
 
 
 def _rates(rates: Sequence[float]) -> list[float]:

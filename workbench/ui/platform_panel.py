@@ -26,10 +26,21 @@ from workbench.report.sla_charts import latency_throughput_chart
 from workbench.serving import LoadPoint, find_knee
 from workbench.ui._live import ChartPanel, LiveChart, Panel, busy, row
 
-__all__ = ["PANEL_MODELS", "LatencyPanel"]
+__all__ = ["PANEL_MODELS", "SLA_STEPS_MS", "LatencyPanel", "sla_options"]
 
 #: Decoder presets the panel offers (small enough to re-map quickly).
 PANEL_MODELS = ("gpt2", "llama2-7b", "llama3-8b", "mistral-7b")
+#: The SLA slider's positions, milliseconds: a 1-2-5 series from 100 ms to 100 s, with the
+#: lessons' SLAs (11, 15 s) on it, so every value a lesson instructs is one the slider reaches
+#: exactly (a log slider's steps land on 19,953 ms, not 20,000).
+SLA_STEPS_MS = (100.0, 200.0, 500.0, 1e3, 2e3, 5e3, 1e4, 1.1e4, 1.5e4, 2e4, 3e4, 5e4, 1e5)
+
+
+def sla_options(sla_ms: float) -> tuple[float, ...]:
+    """The SLA slider's positions, milliseconds: :data:`SLA_STEPS_MS` and ``sla_ms`` if new."""
+    if not (sla_ms > 0 and sla_ms < float("inf")):
+        raise WorkbenchError(f"LatencyPanel: sla_ms must be a positive number, got {sla_ms}")
+    return tuple(sorted({*SLA_STEPS_MS, float(sla_ms)}))
 
 
 class LatencyPanel(ChartPanel):
@@ -79,14 +90,11 @@ class LatencyPanel(ChartPanel):
             "max_batch": widgets.SelectionSlider(
                 options=(4, 8, 16, 32, 64), value=max_batch, description="max batch"
             ),
-            "sla_ms": widgets.FloatLogSlider(
-                value=sla_ms,
-                base=10,
-                min=2,
-                max=5,
+            "sla_ms": widgets.SelectionSlider(
+                options=[(f"{v:,.0f}", v) for v in sla_options(sla_ms)],
+                value=float(sla_ms),
                 description="SLA ms",
                 continuous_update=False,
-                readout_format=",.0f",
             ),
         }
         self._summary = widgets.HTML()

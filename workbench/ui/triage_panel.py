@@ -15,6 +15,7 @@ import ipywidgets as widgets
 from workbench.report._html import Html, each
 from workbench.review import SCENARIOS, TAG_GROUPS, build_scenario, load_record, triage
 from workbench.review.decision.verdict import TriageReport
+from workbench.review.diagnosis.headline import anchor_of
 from workbench.review.records.store import RunRecord
 
 __all__ = [
@@ -73,7 +74,10 @@ def headline_html(r: TriageReport) -> str:
             each("{}<br>", (x for x in r.reasons if x.startswith("tags differ"))),
         )
     h = r.headline()
-    mfu = Html(" &rarr; ").join(f"{m.mfu:.1%}" if m.peak_flops > 0 else "unknown" for m in (b, c))
+    # NOTE: three significant figures, as the decision's reasons print it (0.0597%, not 0.1%)
+    mfu = Html(" &rarr; ").join(
+        f"{m.mfu * 100:.3g}%" if m.peak_flops > 0 else "unknown" for m in (b, c)
+    )
     return Html(
         "<b>{}</b><br>time {:.1f} &rarr; {:.1f} us ({}), MFU {}<br>stall: {}<br>decision: "
         "<b>{}</b><ul>{}</ul>"
@@ -89,7 +93,7 @@ def first_failing_html(r: TriageReport) -> str:
     if ff is None:
         return Html("<i>no failing mechanism</i>" if r.comparable else "<i>triage refused</i>")
     owner = r.owner.role if r.owner else "?"
-    where = f"{ff.family} x{ff.count}" if ff.family and ff.count > 1 else ff.kernel
+    where = anchor_of(ff)  # NOTE: every family the share is made of, counts and times adding up
     return Html("<b>{}</b> at <code>{}</code>, {:.0%} of the regression (owner: {})<br>{}").format(
         ff.mechanism, where, ff.share, owner, ff.evidence
     )

@@ -20,8 +20,9 @@ def test_sweep_latency_json_contract(capsys):
     doc = json.loads(out)
     assert [p["offered_rate_per_s"] for p in doc["points"]] == [5.0, 50.0, 5000.0]
     for p in doc["points"]:
+        lat = p if p["stable"] else p["replay_latency_s"]  # unstable: no steady figures
         for m in ("ttft", "tpot", "e2e"):
-            assert p[f"p50_{m}_s"] <= p[f"p95_{m}_s"] <= p[f"p99_{m}_s"]
+            assert lat[f"p50_{m}_s"] <= lat[f"p95_{m}_s"] <= lat[f"p99_{m}_s"]
         assert p["achieved_rate_per_s"] > 0
         assert p["throughput_per_s"] > 0
     knee = doc["knee"]
@@ -35,7 +36,7 @@ def test_sweep_latency_table_marks_knee_and_writes_chart(capsys, tmp_path):
     code, out, _ = run(capsys, *SL, "--rates", "5,5000", "--sla-ms", "3000", "--chart", str(chart))
     assert code == 0
     assert "knee: 5.000 req/s (served " in out
-    assert "SLA broken (p99 e2e " in out
+    assert "saturated (achieved " in out
     units = ["req/s", "req/s", "req/s", "tok/s", "ms", "ms", "ms", "ms", "ms"]
     assert any(line.split() == units for line in out.splitlines())
     assert chart.stat().st_size > 1000
@@ -52,9 +53,31 @@ def test_sweep_latency_saturated_load_is_not_ok_even_within_the_sla(capsys):
     code, out, _ = run(capsys, *SL, "--rates", "5,5000", "--sla-ms", "1e9", "--format", "json")
     doc = json.loads(out)
     assert [p["status"] for p in doc["points"]] == ["ok", "saturated"]
+    assert [p["stable"] for p in doc["points"]] == [True, False]
     assert doc["knee"]["first_break_status"] == "saturated"
     low = doc["points"][0]
     assert low["sustained_rate_per_s"] >= 0.95 * low["window_arrival_rate_per_s"]
+
+
+def test_sweep_latency_quotes_no_steady_latency_for_an_unstable_load(capsys):
+    """Issue 32: a load served below its offered rate prints "grows", not a mean or percentile."""
+    code, out, _ = run(capsys, *SL, "--rates", "5,5000", "--sla-ms", "3000")
+    assert code == 0
+    row = next(line for line in out.splitlines() if line.lstrip().startswith("5000.000"))
+    assert row.split()[4:9] == ["grows"] * 5
+    assert "unstable, the queue grows" in row
+    assert "no steady value exists" in out
+    code, out, _ = run(capsys, *SL, "--rates", "5,5000", "--sla-ms", "3000", "--format", "json")
+    low, high = json.loads(out)["points"]
+    assert low["stable"]
+    assert low["p99_e2e_s"] > 0
+    assert "replay_latency_s" not in low
+    assert not high["stable"]
+    assert high["p99_e2e_s"] is None
+    assert high["mean_e2e_s"] is None
+    assert high["replay_latency_s"]["p99_e2e_s"] > 0
+    assert high["replay_requests"] == 300
+    assert "no steady value" in high["unstable_note"]
 
 
 def test_sweep_latency_images(capsys):

@@ -310,6 +310,7 @@ def lesson07() -> dict[str, str]:
         "lesson07.check_dominant_bottleneck": _hints(
             lambda a: lesson07.check_dominant_bottleneck(mapping, a)
         ),
+        "lesson07.dominant_claim": str(lesson07.dominant_claim(mapping)),
         "lesson07.check_release_decision.barrier": _hints(
             lambda a: lesson07.check_release_decision("barrier-per-layer", a)
         ),
@@ -416,6 +417,7 @@ def lesson10() -> dict[str, str]:
         "lesson10.question_claim": str(lesson10.question_claim(points, sla_s=15.0)),
         "lesson10.tail_claim": str(lesson10.tail_claim(points)),
         "lesson10.load_claim": str(lesson10.load_claim(points)),
+        "lesson10.unstable_claim": str(_call(lesson10.unstable_claim, points, model="llama2-7b")),
         "lesson10.check_tail_prediction": _hints(lesson10.check_tail_prediction),
         "lesson10.trace_claim": str(lesson10.trace_claim(trace)),
         "lesson10.knee_claim": str(lesson10.knee_claim(points, sla_s=15.0)),
@@ -460,10 +462,13 @@ def lesson11() -> dict[str, str]:
             )
         ),
         "lesson11.check_winner": _hints(lambda a: lesson11.check_winner(a, rows=rows)),
-        "lesson11.check_decode_floor": _hints(
-            lambda a: lesson11.check_decode_floor(a, model="llama2-7b", platform="h200")
+        "lesson11.fit_claim": str(
+            lesson11.fit_claim("llama2-70b", "h100-sxm", (1, 2, 4, 8), batch=16, context=4096)
         ),
-        "lesson11.floor_claim": lesson11.floor_claim("llama2-7b", ["gaudi3", "h200"]).text,
+        "lesson11.check_decode_expected": _hints(
+            lambda a: lesson11.check_decode_expected(a, model="llama2-7b", platform="h200")
+        ),
+        "lesson11.expected_claim": lesson11.expected_claim("llama2-7b", ["gaudi3", "h200"]).text,
     }
     _defaults(lesson11, out, "lesson11")
     return out

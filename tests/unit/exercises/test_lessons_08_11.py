@@ -40,8 +40,9 @@ def test_lesson11_trap_and_fit():
     fit = lesson11.fit_table("llama2-70b", "h100-sxm", (1, 2, 4))
     assert not fit.loc[1, "fits"]
     assert fit.loc[4, "fits"]
-    assert fit.loc[2, "fits"]  # 64.2 GiB of weights per chip + KV in 79.65 GiB
-    assert lesson11.check_fits(2, model="llama2-70b", platform="h100-sxm")
+    # 79.49 GiB per chip on 2 chips is within 79.65 GiB, but not within vLLM's 90% of it
+    assert not fit.loc[2, "fits"]
+    assert lesson11.check_fits(4, model="llama2-70b", platform="h100-sxm")
 
 
 def test_claims_are_markdown_rendered_from_the_tables():

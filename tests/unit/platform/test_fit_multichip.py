@@ -30,7 +30,7 @@ def test_llama2_70b_bf16_does_not_fit_one_80gb_chip(h100):
 def test_summary_prints_capacities_in_binary_units(h100):
     # issue 12: capacities in KiB/MiB/GiB (81559 MiB of HBM is 79.6 GiB), never decimal GB
     line = fit_check("llama2-70b", h100, batch=1, context=4096).summary()
-    assert "of 79.6 GiB per chip" in line
+    assert "of 79.6 GiB usable per chip" in line
     assert "weights 128 GiB" in line  # 68.98e9 params x 2 bytes
     assert " GB" not in line
 

@@ -12,7 +12,7 @@ def _check(metric, regression, status, relative=True, flag=0.01, rollback=0.05, 
 def test_rollback_reason_names_the_metric_and_its_threshold_in_percent():
     decision, reasons = decide((_check("time_s", 2.177, "rollback"),))
     assert decision == "roll back"
-    assert reasons == ("step time regressed +217.7% (roll back beyond +5.0%) [s]",)
+    assert reasons == ("step time regressed +217.7% (roll back beyond +5.0%) [worst slice: s]",)
 
 
 def test_a_fraction_metric_reads_in_points():

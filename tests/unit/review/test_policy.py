@@ -96,7 +96,7 @@ def test_a_faster_candidate_ships_unless_a_slice_fails(run):
     assert r.decision == "ship"
     slow = triage(run(), run(disabled_fusion=("gemm_epilogue",)), changed="compiler")
     assert slow.decision == "roll back"
-    assert any("[gpt2" in x for x in slow.reasons)  # the reason names the slice
+    assert any("[worst slice: gpt2" in x for x in slow.reasons)  # the reason names the slice
     assert "decision driven by" in triage_text(slow)
 
 

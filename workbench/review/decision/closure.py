@@ -200,8 +200,21 @@ def _reason(check: GuardrailCheck, *, flag: bool) -> str:
         if flag
         else f"roll back beyond {amount(check, check.rollback_at)}"
     )
-    where = f" [{check.source}]" if check.source else ""
-    return f"{label} regressed {_pct(check)} ({limits}){where}"
+    # NOTE: the figure is the worst judged slice's, which need not be the slice a header shows
+    where = f" [worst slice: {check.source}]" if check.source else ""
+    return f"{label} regressed {_pct(check)} ({_values(check)}{limits}){where}"
+
+
+def _values(check: GuardrailCheck) -> str:
+    """``0.0597% -> 0.0514%; `` for MFU: its relative change beside the values it compares.
+
+    NOTE: a relative change of a small fraction ("MFU regressed +13.8%") read beside the
+    values rounded to one decimal ("0.1% -> 0.1%") does not add up; three significant figures
+    show the move.
+    """
+    if check.metric != "mfu" or check.baseline is None or check.candidate is None:
+        return ""
+    return f"{check.baseline * 100:.3g}% -> {check.candidate * 100:.3g}%; "
 
 
 def decide(

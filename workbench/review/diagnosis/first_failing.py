@@ -149,6 +149,8 @@ class FirstFailing:
         family: The kernel family it anchors on (``layers.*.mlp.down_proj``), or ``""``.
         count: Kernel groups of that family.
         share: The mechanism's share of the regression (``class_delta_s / total_delta_s``).
+        spread: Every family the mechanism moved, ``(family, kernel groups, delta seconds)``,
+            largest first (empty: not computed; one entry: all on ``family``).
     """
 
     kernel: str
@@ -162,6 +164,7 @@ class FirstFailing:
     family: str = ""
     count: int = 1
     share: float = 1.0
+    spread: tuple[tuple[str, int, float], ...] = ()
 
 
 def _anchor_fn(base: RunRecord):

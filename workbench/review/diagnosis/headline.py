@@ -58,6 +58,7 @@ __all__ = [
     "headline_sentence",
     "mechanism_shares",
     "natural_key",
+    "spread_text",
 ]
 
 
@@ -78,6 +79,8 @@ class MechanismShare:
         delta_s: The family's own time delta, seconds.
         evidence: The largest group's before/after sentence.
         rows: Mapping-sheet rows (before and after) of the largest group.
+        spread: Every family the mechanism moved, ``(family, kernel groups, delta seconds)``,
+            largest first: what the share is made of (one entry: all on ``family``).
     """
 
     mechanism: str
@@ -92,11 +95,39 @@ class MechanismShare:
     delta_s: float
     evidence: str
     rows: tuple[dict[str, object], ...]
+    spread: tuple[tuple[str, int, float], ...] = ()
 
     @property
     def anchor(self) -> str:
         """``layers.*.mlp.down_proj x32`` (the family and how many groups it has)."""
         return f"{self.family} x{self.count}" if self.count > 1 else self.kernel
+
+    @property
+    def where(self) -> str:
+        """The anchor, or every family the share is made of when it spans several."""
+        return spread_text(self.spread) if len(self.spread) > 1 else self.anchor
+
+
+#: Families a spread names one by one; the rest are summed into one "other" entry.
+_SPREAD_NAMED = 3
+
+
+def spread_text(spread: Sequence[tuple[str, int, float]]) -> str:
+    """``16 kernels: layers.*.mlp.down_proj x12 54 us + embed_tokens 4.5 us + ...``.
+
+    The counts add up to the first figure and the times to the mechanism's delta (issue 32:
+    a headline credited ``down_proj x12`` with the whole +72 us that 16 syncs added).
+
+    Args:
+        spread: ``(family, kernel groups, delta seconds)`` per family, largest first.
+    """
+    named, rest = list(spread[:_SPREAD_NAMED]), list(spread[_SPREAD_NAMED:])
+    parts = [f"{f} x{n} {fmt_time(d)}" if n > 1 else f"{f} {fmt_time(d)}" for f, n, d in named]
+    if rest:
+        n_rest = sum(n for _, n, _ in rest)
+        what = "other family" if len(rest) == 1 else "other families"
+        parts.append(f"{len(rest)} {what} x{n_rest} {fmt_time(sum(d for _, _, d in rest))}")
+    return f"{sum(n for _, n, _ in spread)} kernels: " + " + ".join(parts)
 
 
 def _touches(change: Change, g: GroupChange) -> bool:
@@ -147,6 +178,8 @@ def _share(
         return None
     members = sorted(fams[fam], key=lambda g: natural_key(g.anchor))
     top = max(members, key=lambda g: (g.delta_s, -g.order))
+    moved = [(f, [g for g in fams[f] if g.delta_s > 0]) for f in ranked]
+    spread = tuple((f, len(gs), sum(g.delta_s for g in gs)) for f, gs in moved if gs)
     return MechanismShare(
         mechanism=mech,
         level=level if level is not None else top.level,
@@ -160,6 +193,7 @@ def _share(
         delta_s=sum(g.delta_s for g in members),
         evidence=f"{top.anchor}: {top.evidence_for(mech)}" if top.evidence else top.anchor,
         rows=top.sheet_rows(),
+        spread=spread,
     )
 
 
@@ -294,13 +328,19 @@ def headline_sentence(m: MechanismShare, total_s: float) -> str:
     """
     level = f" ({m.level})" if m.level else ""
     return (
-        f"{m.mechanism}{level} at {m.anchor} ({m.change}): {fmt_time(m.share_s)} = "
+        f"{m.mechanism}{level} at {m.where} ({m.change}): {fmt_time(m.share_s)} = "
         f"{m.share:.1%} of the +{fmt_time(total_s)} regression; {m.evidence}"
     )
 
 
 def anchor_of(ff: FirstFailing) -> str:
-    """``layers.*.mlp.down_proj x32`` for a family, else the kernel's name."""
+    """``layers.*.mlp.down_proj x32`` for a family, else the kernel's name.
+
+    When the mechanism moved several families, all of them (:func:`spread_text`), so the
+    counts and times named add up to the share.
+    """
+    if len(ff.spread) > 1:
+        return spread_text(ff.spread)
     return f"{ff.family} x{ff.count}" if ff.family and ff.count > 1 else ff.kernel
 
 
@@ -370,5 +410,6 @@ def headline_of(
         family=top.family,
         count=top.count,
         share=top.share,
+        spread=top.spread,
     )
     return shares, first
