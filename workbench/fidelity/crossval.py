@@ -169,7 +169,7 @@ class CrossValidation:
             moved = [
                 f"{name} {'-' if v is None else f'{v:.3g}'} ({f.refitted.origin[name]})"
                 for name, v in f.refitted.values.items()
-                if f.refitted.origin[name] != _fit_rows(name)[0]
+                if f.refitted.origin[name] != (_fit_rows(name) or ("pooled",))[0]
             ]
             out.append(f"  without {f.publication}: " + ("; ".join(moved) or "no figure moves"))
         out.extend(self.independence.summary_lines())
