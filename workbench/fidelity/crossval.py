@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from workbench.errors import WorkbenchError
 from workbench.fidelity.fits import FITS, FitState, applied, check_stack_rows, solve_fits
-from workbench.fidelity.independence import Independence, independence
+from workbench.fidelity.independence import Independence, count_publications, independence
 from workbench.fidelity.provenance import (
     informed,
     load_first_contact,
@@ -123,8 +123,10 @@ class CrossValidation:
             f"LOSO | {un.rows} | **{_pct(un.median)}** |",
             f"| publications that informed a figure or option, LOSO | {inf.rows} | "
             f"{_pct(inf.median)} |",
-            f"| **first contact** ({len(ind.first_contact_publications)} publications, "
+            f"| **first contact** ({count_publications(len(ind.first_contact_publications))}, "
             f"errors when each entered) | {fc.rows} | **{_pct(fc.median)}** |",
+            f"| the first-contact rows today | {ind.first_contact_now.rows} | "
+            f"{_pct(ind.first_contact_now.median)} |",
             f"| rows whose prediction changes in LOSO | {ind.changed['all'][0]} of "
             f"{ind.changed['all'][1]} | - |",
             "",

@@ -22,7 +22,7 @@ from workbench.fidelity.provenance import FirstContact, first_contact_medians, p
 from workbench.fidelity.runner import CorpusReport, RowResult
 from workbench.fidelity.schema import CATEGORIES
 
-__all__ = ["Figure", "Independence", "independence"]
+__all__ = ["Figure", "Independence", "count_publications", "independence"]
 
 #: Relative move of a prediction below which LOSO "changes nothing" (float noise).
 _SAME = 1e-9
@@ -54,6 +54,7 @@ class Independence:
         uninformed: Category -> LOSO median over rows of publications that informed nothing.
         informed: Category -> LOSO median over the other rows.
         first_contact: Category -> median over the first-contact rows (recorded errors).
+        first_contact_now: The same rows' LOSO median today (after the changes they motivated).
         uninformed_publications: Names of the publications that informed nothing.
         first_contact_publications: Names of the publications with a first-contact record.
     """
@@ -62,6 +63,7 @@ class Independence:
     uninformed: Mapping[str, Figure]
     informed: Mapping[str, Figure]
     first_contact: Mapping[str, Figure]
+    first_contact_now: Figure
     uninformed_publications: tuple[str, ...]
     first_contact_publications: tuple[str, ...]
 
@@ -72,6 +74,7 @@ class Independence:
             "uninformed_loso": {c: [f.median, f.rows] for c, f in self.uninformed.items()},
             "informed_loso": {c: [f.median, f.rows] for c, f in self.informed.items()},
             "first_contact": {c: [f.median, f.rows] for c, f in self.first_contact.items()},
+            "first_contact_rows_now": [self.first_contact_now.median, self.first_contact_now.rows],
             "uninformed_publications": list(self.uninformed_publications),
             "first_contact_publications": list(self.first_contact_publications),
         }
@@ -86,7 +89,8 @@ class Independence:
             f"publications that informed no figure or option ({len(self.uninformed_publications)}"
             f"): median |error| {un.cell()}; the rest {inf.cell()} (LOSO, rows in brackets)",
             "first contact (each publication's rows at the commit it entered the corpus, "
-            f"{len(self.first_contact_publications)} publications): median |error| {fc.cell()}",
+            f"{count_publications(len(self.first_contact_publications))}): median |error| "
+            f"{fc.cell()}; the same rows today {self.first_contact_now.cell()}",
             "by category, informed nothing / first contact / rows changed: "
             + ", ".join(
                 f"{c} {self.uninformed[c].cell()} / {self.first_contact[c].cell()} / "
@@ -95,6 +99,11 @@ class Independence:
                 if c != "all"
             ),
         ]
+
+
+def count_publications(n: int) -> str:
+    """``1 publication``, ``3 publications``."""
+    return f"{n} publication{'' if n == 1 else 's'}"
 
 
 def _moved(a: RowResult, b: RowResult) -> bool:
@@ -137,6 +146,9 @@ def independence(
         uninformed={c: _fig(r.abs_error for r in rows(c) if nothing(r)) for c in cats},
         informed={c: _fig(r.abs_error for r in rows(c) if not nothing(r)) for c in cats},
         first_contact={c: fc.get(c, Figure(median=None, rows=0)) for c in cats},
+        first_contact_now=_fig(
+            r.abs_error for r in loso.rows if any(r.id in rec.rows for rec in contacts.values())
+        ),
         uninformed_publications=tuple(p for p, v in informed_by.items() if not v),
         first_contact_publications=tuple(contacts),
     )
