@@ -13,10 +13,12 @@ uses when none of its rows is available (``fallback``). Leave-one-source-out cro
 =====================================  ===========================================  =========
 figure                                 row(s), first present wins                    fallback
 =====================================  ===========================================  =========
-matrix_engine.efficiency (a100, h100)  a100: gemm.azure.a100 8192^3, then              pool
-                                       gemm.mamf.a100; h100: gemm.mamf.h100
+matrix_engine.efficiency (a100, h100,  a100: gemm.azure.a100 8192^3, then              pool
+h200, mi300x)                          gemm.mamf.a100; others: gemm.mamf.<hw>
 format_efficiency.fp8_e4m3 (h100,      gemm.azure.<hw>.8192x8192x8192; mi300x then   pool (as
 h200, mi300x)                          gemm.rvs.mi300x (AMD's acceptance guide)      a ratio)
+format_efficiency.int8 (a100, h100,    none: the fold's FP8/bf16 ratio x bf16          pool
+h200)                                  efficiency (no large INT8 GEMM row)
 offchip sustained_fraction (4 chips)   stream.copy.azure.<hw>; a100 then             pool
                                        stream.copy.ukri-bench, mi300x then
                                        stream.copy.rocm-acceptance
@@ -50,9 +52,9 @@ than falling back; in-sample the first row still wins, so the shipped figure is 
 pooled as a ratio: the median over the chips solved in the fold of FP8 efficiency / the chip's
 bf16 efficiency, times this chip's bf16 efficiency, at its bf16 shape (:func:`_pool` says why).
 ``unfitted``: the schema's meaning of "not fitted" (efficiency and sustained fraction 1.0, no
-FP8 entry, the profile's ``legacy_mma_fraction``, the profile's own step overhead). Figures
-copied from a publication that is not a corpus row (e.g. the h200 and mi300x MAMF efficiencies)
-are sourced, not fitted, and are not re-solved.
+FP8 entry, the profile's ``legacy_mma_fraction``, the profile's own step overhead). A figure
+taken from a measurement is a fit of a calibration row, never copied into a profile (issue 27:
+the h200 and mi300x MAMF efficiencies were copied, and their shapes were another row's).
 """
 
 from __future__ import annotations
