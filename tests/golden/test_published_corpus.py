@@ -449,3 +449,32 @@ def test_validate_published_md_refuses_a_split(capsys):
     err = capsys.readouterr().err
     assert "--format md" in err
     assert err.count("\n") == 1
+
+
+# --- what leave-one-source-out cannot see (issue 27) ------------------------------------------
+def test_the_independence_figures_are_the_rows(cv):
+    import statistics
+
+    from workbench.fidelity.provenance import load_first_contact
+
+    ind = cv.independence
+    ins = {r.id: r for r in cv.in_sample.rows}
+    moved = [r for r in cv.loso.rows if abs(r.predicted / ins[r.id].predicted - 1) > 1e-9]
+    assert ind.changed["all"] == (len(moved), len(cv.loso.rows))
+    assert sum(n for c, (n, _) in ind.changed.items() if c != "all") == len(moved)
+    # a publication that informed nothing holds no fitted row, so LOSO leaves its rows alone
+    nothing = set(ind.uninformed_publications)
+    assert "dle-bert-trt7-readme" in nothing
+    assert "fastertransformer-bert-guide" not in nothing  # it motivated the INT8 fit
+    rows = [r for r in cv.loso.rows if publication(r.source_key) in nothing]
+    assert not [r for r in rows if r in moved]
+    assert ind.uninformed["all"].rows == len(rows)
+    expected = statistics.median(r.abs_error for r in rows)
+    assert ind.uninformed["all"].median == pytest.approx(expected)
+    recorded = [abs(e) for rec in load_first_contact().values() for _, e in rec.rows.values()]
+    assert ind.first_contact["all"].median == pytest.approx(statistics.median(recorded))
+    doc = cv.as_dict()["independence"]
+    assert doc["rows_changed"]["all"] == [len(moved), len(cv.loso.rows)]
+    lines = "\n".join(cv.summary_lines())
+    assert f"{len(moved)} of {len(cv.loso.rows)}" in lines
+    assert "first contact" in cv.markdown()
