@@ -38,6 +38,8 @@ _COMMANDS = (
     "sweep_latency_cmd",
     "compare_cmd",
     "sweep_cmd",
+    "dataflow_cmd",
+    "train_cmd",
 )
 
 

@@ -28,6 +28,7 @@ EXPECTED = [
     "11-choosing-a-platform.ipynb",
     "12-the-bandwidth-lens.ipynb",
     "13-dataflows-and-energy.ipynb",
+    "14-sparsity-on-spatial-arrays.ipynb",
 ]
 # Markdown headings every lesson has (case-insensitive substrings of a heading line).
 SECTIONS = [
@@ -95,7 +96,7 @@ def test_live_widget_and_exercise_triads(path):
     code = _cells(path, "code")
     assert any(
         re.search(
-            r"\b(MappingExplorer|TilingLab|TriagePanel|LatencyPanel|LensPanel|DataflowPanel)\(",
+            r"\b(MappingExplorer|TilingLab|TriagePanel|LatencyPanel|LensPanel|DataflowPanel|SparsityPanel)\(",
             c.source,
         )
         for c in code
@@ -112,7 +113,7 @@ def test_live_widget_and_exercise_triads(path):
     assert 2 <= triads <= 4, f"{path.name}: {triads} exercises (want two to four)"
 
 
-PREDICTS = {"01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "11", "12", "13"}
+PREDICTS = {"01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "11", "12", "13", "14"}
 
 
 @pytest.mark.parametrize(

@@ -79,6 +79,14 @@ def _load_run(path: str, args: argparse.Namespace):
     """``(record, measured run or None)`` of a record or trace file."""
     from workbench.review.records.store import load_record
 
+    if Path(path).is_dir():  # NOTE: a job's folder of rank traces
+        from workbench._cli.trace_job import job_record
+
+        given = args.model or args.hf_config or args.onnx
+        _, record, measured = job_record(
+            path, args, map_from_args(args) if given else None, operators=False
+        )
+        return record, measured
     if _is_record(path):
         return load_record(path), None
     from workbench.evidence import read_trace

@@ -59,8 +59,12 @@ def register(subs: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--from-trace",
         metavar="TRACE",
-        help="profiler trace of a real run (Kineto JSON/.gz or Nsight Systems SQLite)",
+        help="profiler trace of a real run (Kineto JSON/.gz or Nsight Systems SQLite), or a "
+        "job's folder of one trace per rank",
     )
+    from workbench._cli.trace_job import add_job_args
+
+    add_job_args(p)
     p.set_defaults(func=run)
 
 
@@ -74,20 +78,31 @@ def _from_trace(args: argparse.Namespace) -> int:
     check_input_path(args.from_trace, "--from-trace")
     check_output_not_input(args.record, [args.from_trace], "--record")
     given = args.model or args.hf_config or args.onnx
-    ops = None
-    if given:
-        measured = read_trace(args.from_trace)
-    else:  # NOTE: rows then name their operators (one pass reads the run and them)
-        measured, ops = read_trace_and_operators(args.from_trace)
-        ops = ops if measured.format == "kineto" else None
-    mapping = map_from_args(args) if given else None
-    record = record_from_trace(measured, mapping, operators=ops)
+    job = None
+    if Path(args.from_trace).is_dir():  # NOTE: a job folder: one record for the whole job
+        from workbench._cli.trace_job import job_record
+
+        mapping = map_from_args(args) if given else None
+        job, record, _ = job_record(args.from_trace, args, mapping, operators=not given)
+    else:
+        ops = None
+        if given:
+            measured = read_trace(args.from_trace)
+        else:  # NOTE: rows then name their operators (one pass reads the run and them)
+            measured, ops = read_trace_and_operators(args.from_trace)
+            ops = ops if measured.format == "kineto" else None
+        mapping = map_from_args(args) if given else None
+        record = record_from_trace(measured, mapping, operators=ops)
     path = save_record(record, args.record)
     m = record.measurement
     assert m is not None
     matched = sum(1 for k in record.kernels if k.measured_s is not None and k.predicted_s > 0)
     unmatched = sum(1 for k in record.kernels if k.layer_type == "unmatched")
     line = f"wrote {path}: {record.label}, median iteration {fmt_time(record.model.time_s)}"
+    if job is not None:
+        from workbench.review.join.job_summary import setting_rank
+
+        line += f" (rank {setting_rank(job).rank}; job step {fmt_time(job.step_s)})"
     if record.model.time_interval_s:
         lo, hi = record.model.time_interval_s
         line += f" (95% interval {fmt_time(lo)}..{fmt_time(hi)})"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 from workbench._cli.argtypes import count, name
 from workbench.errors import WorkbenchError
@@ -33,14 +34,18 @@ def register(subs: argparse._SubParsersAction) -> None:
         "kernels, memory copies by direction (bytes, bandwidth), and (when shapes were "
         "recorded) every kernel beside its expected time on the trace's GPU.",
     )
-    p.add_argument("file", metavar="FILE", help="the trace (.json, .json.gz, .sqlite)")
+    p.add_argument(
+        "file",
+        metavar="FILE",
+        help="the trace (.json, .json.gz, .sqlite), or a job's folder of one trace per rank",
+    )
     p.add_argument(
         "--hardware", metavar="H", help="profile to expect on (default: the trace's GPU)"
     )
     p.add_argument(
         "--on", metavar="H2", help="what-if: the trace's graph re-mapped on this profile"
     )
-    p.add_argument("--against", metavar="B", help="a second trace to compare with (measured pair)")
+    p.add_argument("--against", metavar="B", help="a second trace (or job folder) to compare with")
     p.add_argument(
         "--step-range",
         metavar="NAME",
@@ -55,6 +60,9 @@ def register(subs: argparse._SubParsersAction) -> None:
         default=5,
         help="kernels in the leading tables (1-1000, default 5)",
     )
+    from workbench._cli.trace_job import add_job_args
+
+    add_job_args(p)
     p.set_defaults(func=run)
 
 
@@ -63,6 +71,10 @@ def run(args: argparse.Namespace) -> int:
     if not args.file:
         raise WorkbenchError("trace: FILE is an empty path")
     args.json = args.json or args.format == "json"
+    if Path(args.file).is_dir():
+        from workbench._cli.trace_job import run_job
+
+        return run_job(args)
     first, ops = read_trace_and_operators(args.file, step_range=args.step_range)
     if args.against is not None:
         if not args.against:

@@ -13,7 +13,11 @@ Modules: :mod:`~workbench.evidence.run` (the types, statistics over repeats, JSO
 :mod:`~workbench.evidence.copies` (memcpys and memsets by direction: bytes, bandwidth),
 :mod:`~workbench.evidence.launches` (host-side launches per stream: runtime call time, launch
 delay, queue length),
-:mod:`~workbench.evidence.merge` (per-rank traces of one job) and
+:mod:`~workbench.evidence.merge` (per-rank traces of one job, merged into one run),
+:mod:`~workbench.evidence.job` (a job's folder: each rank reduced on its own to a small summary),
+:mod:`~workbench.evidence.stragglers` (the summaries combined: the job's step time, collective
+waits, straggler ranks and their kernel category), :mod:`~workbench.evidence.jobgen` (generated
+job folders for tests and benchmarks) and
 :mod:`~workbench.evidence.compare` (the shift between two runs, beyond noise or not).
 
 >>> import tempfile, pathlib

@@ -17,6 +17,16 @@ from workbench.errors import WorkbenchError
 from workbench.exercises._check import CheckResult, compare
 from workbench.exercises._claims import Claim
 from workbench.exercises._figures import Figure
+from workbench.exercises._lesson13_timeloop import (
+    EXERCISES,
+    TimeloopExercise,
+    check_beats_greedy,
+    greedy_map_claim,
+    reference_table,
+    search_claim,
+    timeloop_claim,
+    timeloop_exercise,
+)
 from workbench.exercises._moves import ControlMove, phrase_move
 from workbench.exercises._shared import hardware
 from workbench.exercises._text import LessonText
@@ -36,10 +46,14 @@ from workbench.scheduling.nest_eval import Level, LevelMap, Problem, Tensor, eva
 
 __all__ = [
     "ENERGY_COLUMNS",
+    "EXERCISES",
     "HW",
     "LAYERS",
     "PANEL",
     "TIME_COLUMNS",
+    "TimeloopExercise",
+    "after",
+    "check_beats_greedy",
     "check_best_dataflow",
     "check_hand_count",
     "check_pes_used",
@@ -48,12 +62,17 @@ __all__ = [
     "energy_figure",
     "energy_rows",
     "energy_table",
+    "greedy_map_claim",
     "instruction_claim",
     "move_claim",
     "nest_text",
     "profile_claim",
     "profile_table",
+    "reference_table",
+    "search_claim",
     "takeaway_claim",
+    "timeloop_claim",
+    "timeloop_exercise",
     "tiny_nest_text",
     "utilisation_claim",
     "widget_moves",
@@ -425,3 +444,16 @@ def move_claim(i: int) -> Claim:
         total=row["total"],
         others=others,
     )
+
+
+def after(check: CheckResult | str, claim: Claim, exercise: int) -> Claim:
+    """``claim`` once ``check`` (Exercise ``exercise``'s result) passed, or on ``"reveal"``.
+
+    A claim that answers an exercise stays hidden on Run All until the student's check passes.
+
+    >>> after(compare("x", None, 1), Claim("the answer is 1"), 2).text.startswith("*This answers")
+    True
+    """
+    if check == "reveal" or (isinstance(check, CheckResult) and check.passed):
+        return claim
+    return _TEXT.claim("gated", exercise=exercise)

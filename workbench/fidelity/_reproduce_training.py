@@ -3,13 +3,17 @@
 The row's source states what was run (parallel degrees, micro-batch, recomputation, what
 overlapped, FSDP or ZeRO sharding, attention fused or not, whether its stack's selective
 checkpointing ran); the row's stack states how its software runs it (the mapping options: the
-attention class, launch, the fusion rules it applies; the attention format under FP8 GEMMs; its
-selective recomputation policy; the compute slowdown under overlapped collectives).
+attention class, launch, the fusion rules it applies; its selective recomputation policy; the
+compute slowdown under overlapped collectives). A row in an FP8 format runs its layers' GEMMs in
+FP8 in the Transformer Engine convention: attention and the LM head in bf16, with the casts
+(workbench/platform/_training_fp8.py).
 :func:`workbench.platform.training.training_step` costs the step; the metric is MFU (the FLOPs
 counted as the source counts them over step time x peak) or tokens/s per chip.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from workbench.fidelity.reproduce import Reproduction, _class, _config, _peak
 from workbench.fidelity.schema import CorpusError, ModelSetup
@@ -69,10 +73,13 @@ def training_run(s: ModelSetup, hw: Hardware, stack: Stack) -> tuple[TrainingPla
         overlap_slowdown=slow,
     )
     cfg = _config(s)
-    wide = stack.fp8_attention_dtype.value
-    over = (("*attn.sdpa", wide),) if wide and s.dtype.startswith("fp8") else ()
-    options = stack.map_options(MapOptions(dtype_overrides=over))
-    return plan, training_step(cfg, hw, plan, seq=s.seq, dtype=s.dtype, options=options)
+    # NOTE: an FP8 training row runs its layers' GEMMs in FP8 as Transformer Engine does, with
+    # activations, attention and the LM head in bf16 (workbench/platform/_training_fp8.py)
+    fp8 = s.dtype.startswith("fp8")
+    plan = replace(plan, fp8=fp8)
+    options = stack.map_options(MapOptions())
+    dtype = "bf16" if fp8 else s.dtype
+    return plan, training_step(cfg, hw, plan, seq=s.seq, dtype=dtype, options=options)
 
 
 def training(s: ModelSetup, hw: Hardware, stack: Stack, metric: str = "mfu") -> Reproduction:

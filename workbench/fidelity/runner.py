@@ -17,7 +17,15 @@ from workbench.fidelity.reproduce import reproduce
 from workbench.fidelity.schema import CATEGORIES, Corpus, CorpusError, PublishedRow, load_corpus
 from workbench.hw import load_hardware
 from workbench.hw.schema import Hardware
+from workbench.platform._training_mfu import MODEL_FLOPS
 
+#: How training rows are compared (issue 27: state the convention, compare like with like).
+_TRAINING_CONVENTION = (
+    "training rows: an MFU% row is compared as its source counts FLOPs: model FLOPs ("
+    + MODEL_FLOPS
+    + "), or, where the row says flop_count: hardware, hardware FLOPs with the recomputed "
+    "forward (HFU as Megatron counts it); tokens/s/chip rows need no FLOP convention"
+)
 __all__ = ["SPLITS", "CorpusReport", "RowResult", "run_corpus"]
 
 #: Values of ``--split``.
@@ -213,6 +221,8 @@ class CorpusReport:
                 f"{GOAL_CATEGORY:.0%}): {'met' if ok else 'NOT met'} "
                 f"(median {med:.1%}, worst category {worst:.1%})"
             )
+        if any(r.category == "training" for r in self.rows):
+            out.append(_TRAINING_CONVENTION)
         miss = sum(1 for r in self.rows if not r.bottleneck_matches)
         out.append(f"bottleneck class differs from the expected one in {miss} row(s) (marked *)")
         out.append(f"predictions faster than their roofline floor: {len(self.floor_violations)}")

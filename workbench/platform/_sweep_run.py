@@ -192,7 +192,7 @@ def dask_results(
     futures = client.map(evaluate, chunks, pure=False)
     by_key = {f.key: c for f, c in zip(futures, chunks, strict=True)}
     try:
-        for fut in dask_completed(futures):
+        for fut in dask_completed(futures, loop=client.loop):
             try:
                 records = fut.result()
             except Exception as exc:  # NOTE: KilledWorker and friends

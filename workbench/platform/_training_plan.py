@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from workbench.errors import WorkbenchError
 from workbench.mapper import ModelMapping
+from workbench.platform._training_parts import StepKernel
 
 __all__ = ["SELECTIVE_POLICIES", "TrainingPlan", "TrainingStep"]
 
@@ -41,6 +42,10 @@ class TrainingPlan:
             ran it in 2021, arXiv:2104.04473 Section 4.2).
         overlap_slowdown: Fractional slowdown of compute kernels while an overlapped collective
             runs beside them (the stack's figure; 0: overlap is free).
+        clip_grad_norm: The optimizer step clips the gradients' global norm first.
+        fp8: The transformer layers' GEMMs run in FP8 as Transformer Engine runs them (forward,
+            dgrad and wgrad; attention and the LM head stay in the activation format), with the
+            cast-transpose kernels that feed them (see :mod:`workbench.platform._training_fp8`).
     """
 
     tensor_parallel: int = 1
@@ -59,6 +64,8 @@ class TrainingPlan:
     grad_dtype: str = "fp32"
     attention: str = "fused"
     overlap_slowdown: float = 0.0
+    clip_grad_norm: bool = True
+    fp8: bool = False
 
     def __post_init__(self) -> None:
         sizes = {
@@ -114,7 +121,11 @@ class TrainingStep:
         overlap_s: Compute slowed by the collectives hidden under it (the stack's slowdown).
         optimizer_s: The optimizer step and gradient clipping.
         flops: Matrix FLOPs the chip executes per step (recompute included).
+        selective_flops: Of those, the matrix FLOPs the selective recomputation policy re-runs.
         mappings: Forward mappings of one micro-batch (one layer and the model's edges).
+        kernels: Every kernel of the step on this chip with its calls and time per call:
+            forward, backward, recompute, optimizer and communication (the collectives at
+            their full time; the exposed part is ``tp_comm_s``, ``pp_comm_s``, ``dp_comm_s``).
     """
 
     compute_s: float
@@ -125,7 +136,9 @@ class TrainingStep:
     optimizer_s: float
     flops: float
     overlap_s: float = 0.0
+    selective_flops: float = 0.0
     mappings: tuple[ModelMapping, ...] = field(default=())
+    kernels: tuple[StepKernel, ...] = field(default=())
 
     @property
     def step_s(self) -> float:

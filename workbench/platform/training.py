@@ -56,29 +56,37 @@ nothing extra for a fused kernel, which recomputes its scores anyway).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import math
+from dataclasses import replace
 
 from workbench.cost.attention_class import backward_factor
 from workbench.errors import WorkbenchError
 from workbench.hw.schema import Hardware
-from workbench.ir import Linear
+from workbench.ir import Embedding, Graph, Linear, Quantize, Softmax
 from workbench.ir.dtypes import bytes_for
 from workbench.ir.ops_gemm import Attention, MatMul
 from workbench.mapper import ModelMapping, map_model
 from workbench.models import TransformerConfig, decoder_graph
 from workbench.options import MapOptions
 from workbench.platform._training_comm import net_s, p2p_s
+from workbench.platform._training_fp8 import amax_update, fp8_casts, fp8_overrides, weight_casts
 from workbench.platform._training_graphs import backward_gemms, unfused_attention
+from workbench.platform._training_mfu import CONVENTION, TrainingUtilisation, training_utilisation
+from workbench.platform._training_parts import Part, StepKernel, kernel_part, step_rows
 from workbench.platform._training_plan import SELECTIVE_POLICIES, TrainingPlan, TrainingStep
 
 __all__ = [
     "ADAM_BYTES_PER_PARAM",
     "CLIP_BYTES_PER_PARAM",
+    "CONVENTION",
     "DP_BUCKET_BYTES",
     "SELECTIVE_POLICIES",
+    "StepKernel",
     "TrainingPlan",
     "TrainingStep",
+    "TrainingUtilisation",
     "training_step",
+    "training_utilisation",
 ]
 
 #: Bytes an Adam step moves per parameter (mixed precision, see the module docstring).
@@ -95,44 +103,6 @@ VECTOR_BACKWARD = 2.0
 DP_BUCKET_BYTES = 25e6
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _Part:
-    """Per micro-batch times of a group of kernels (one layer, or the embedding or head)."""
-
-    fwd_s: float = 0.0
-    bwd_s: float = 0.0
-    gemm_fwd_s: float = 0.0
-    sel_s: float = 0.0  # forward kernels the selective policy re-runs
-    coll_s: float = 0.0  # forward collectives (backward has as many)
-    flops: float = 0.0  # forward matrix FLOPs
-    sel_flops: float = 0.0  # matrix FLOPs the selective policy re-runs
-    params: int = 0
-
-    def __add__(self, o: _Part) -> _Part:
-        return _Part(
-            fwd_s=self.fwd_s + o.fwd_s,
-            bwd_s=self.bwd_s + o.bwd_s,
-            gemm_fwd_s=self.gemm_fwd_s + o.gemm_fwd_s,
-            sel_s=self.sel_s + o.sel_s,
-            coll_s=self.coll_s + o.coll_s,
-            flops=self.flops + o.flops,
-            sel_flops=self.sel_flops + o.sel_flops,
-            params=self.params + o.params,
-        )
-
-    def scaled(self, n: float) -> _Part:
-        return _Part(
-            fwd_s=self.fwd_s * n,
-            bwd_s=self.bwd_s * n,
-            gemm_fwd_s=self.gemm_fwd_s * n,
-            sel_s=self.sel_s * n,
-            coll_s=self.coll_s * n,
-            flops=self.flops * n,
-            sel_flops=self.sel_flops * n,
-            params=round(self.params * n),
-        )
-
-
 def _group(name: str) -> str:
     if name.startswith("layers."):
         return "layer"
@@ -145,26 +115,44 @@ def _unfused(att: Attention, hw: Hardware, plan: TrainingPlan, options: MapOptio
     Either selective policy recomputes all of it (its batched GEMMs are not the saved ``mm``s).
     """
     sub = map_model(unfused_attention(att), hw, options)
-    part, mats = _Part(), []
+    part, mats = Part(), []
     redo = plan.selective != "none"
     for skm in sub.kernels:
-        sops = [sub.graph.op(x) for x in skm.kernel.ops]
-        ms = [o for o in sops if isinstance(o, MatMul)]
+        ms = [o for o in (sub.graph.op(x) for x in skm.kernel.ops) if isinstance(o, MatMul)]
         ts = skm.cost.total_s
         mats.extend(ms)
-        f = float(skm.kernel.matmul_flops)
-        bwd = 0.0 if ms else VECTOR_BACKWARD * ts
-        part = part + _Part(fwd_s=ts, bwd_s=bwd, gemm_fwd_s=ts if ms else 0.0,
-                            sel_s=ts if redo else 0.0, sel_flops=f if redo else 0.0)  # fmt: skip
+        part = part + kernel_part(skm.kernel.name, ts, flops=float(skm.kernel.matmul_flops),
+                                  bwd_s=0.0 if ms else VECTOR_BACKWARD * ts, selective=redo,
+                                  gemm=bool(ms))  # fmt: skip
     return part, mats
+
+
+def _embedding_backward_s(op: Embedding, hw: Hardware, plan: TrainingPlan) -> float:
+    """Seconds of an embedding table's backward: a dense gradient of the table (its shard).
+
+    The gradient is zero-filled, then every token's output gradient is added into its row.
+    PyTorch's ``embedding_dense_backward`` (CUDA) sorts the ids and segment-sums the incoming
+    gradient into a zero-initialised ``vocab x dim`` gradient: the table's gradient is written
+    in full (the zero fill) and the touched rows read and written again; the incoming gradient
+    is read once. Memory-bound, at the chip's sustained off-chip bandwidth, plus two launches;
+    the gradient in the format gradients are reduced in (assumption: the parameters' own format
+    where the stack keeps fp32 master weights in the optimizer only).
+    """
+    grad = bytes_for(1, plan.grad_dtype)
+    n = math.prod(op.tokens)
+    rows = min(n, op.vocab)
+    moved = (
+        op.vocab * op.dim * grad + n * op.dim * bytes_for(1, op.dtype) + 2 * rows * op.dim * grad
+    )
+    return moved / hw.offchip.sustained_bytes_per_s + 2 * hw.overheads.kernel_launch_s
 
 
 def _parts(
     fwd: ModelMapping, hw: Hardware, plan: TrainingPlan, options: MapOptions
-) -> tuple[_Part, _Part, _Part]:
+) -> tuple[Part, Part, Part]:
     """(one layer, embedding, head) per micro-batch, from a one-layer forward mapping."""
     graph = fwd.graph
-    groups: dict[str, _Part] = {"layer": _Part(), "embed": _Part(), "head": _Part()}
+    groups: dict[str, Part] = {"layer": Part(), "embed": Part(), "head": Part()}
     gemms: dict[str, list[Linear | MatMul]] = {"layer": [], "embed": [], "head": []}
     owner: dict[str, str] = {}
     seen = 0  # GEMMs of the layer so far, in forward order
@@ -175,41 +163,46 @@ def _parts(
         g = _group(k.name)
         t = km.cost.total_s
         ops = [graph.op(n) for n in k.ops]
-        part = _Part(flops=float(k.matmul_flops), params=sum(o.params for o in ops))
+        flops, params = float(k.matmul_flops), sum(o.params for o in ops)
         mats = [o for o in ops if isinstance(o, Linear | MatMul)]
         if k.kind == "collective":
-            part = replace(part, coll_s=t)
+            row = StepKernel(name=f"tp.{k.name}", phase="communication", calls=1.0, time_s=t)
+            part = Part(coll_s=t, flops=flops, rows=(row,))
         elif mats:
             gemms[g].extend(mats)
             owner.update({o.name: g for o in mats})
             redo = g == "layer" and every_other and any((seen + i) % 2 for i in range(len(mats)))
             seen += len(mats) if g == "layer" else 0
-            part = replace(part, fwd_s=t, gemm_fwd_s=t, sel_s=t if redo else 0.0,
-                           sel_flops=part.flops if redo else 0.0)  # fmt: skip
+            part = kernel_part(k.name, t, flops=flops, selective=redo, gemm=True)
         elif att := next((o for o in ops if isinstance(o, Attention)), None):
             if plan.attention == "unfused":
-                sub, sub_mats = _unfused(att, hw, plan, options)
+                part, sub_mats = _unfused(att, hw, plan, options)
                 gemms[g].extend(sub_mats)
                 owner.update({o.name: g for o in sub_mats})
-                part = replace(sub, params=0, flops=sub.flops or part.flops)
+                part = replace(part, flops=part.flops or flops)
             else:
-                part = replace(part, fwd_s=t, bwd_s=backward_factor(kind) * t, gemm_fwd_s=t)
+                part = kernel_part(k.name, t, flops=flops, bwd_s=backward_factor(kind) * t,
+                                   gemm=True)  # fmt: skip
+        elif emb := next((o for o in ops if isinstance(o, Embedding)), None):
+            part = kernel_part(k.name, t, bwd_s=_embedding_backward_s(emb, hw, plan))
         else:
             if plan.sequence_parallel and g == "layer":
                 t /= plan.tensor_parallel
             redo = every_other and g == "layer"
-            part = replace(part, fwd_s=t, bwd_s=VECTOR_BACKWARD * t, sel_s=t if redo else 0.0)
-        groups[g] = groups[g] + part
+            part = kernel_part(k.name, t, flops=flops, bwd_s=VECTOR_BACKWARD * t, selective=redo)
+        groups[g] = groups[g] + replace(part, params=params)
     all_gemms = [o for ops in gemms.values() for o in ops]
     if all_gemms:
         bwd = map_model(backward_gemms(all_gemms), hw, options)
         for km in bwd.kernels:
             g = owner[km.kernel.name.rsplit(".", 1)[0]]
-            groups[g] = groups[g] + _Part(bwd_s=km.cost.total_s)
+            t, f = km.cost.total_s, float(km.kernel.matmul_flops)
+            row = StepKernel(name=km.kernel.name, phase="backward", calls=1.0, time_s=t, flops=f)
+            groups[g] = groups[g] + Part(bwd_s=t, rows=(row,))
     return groups["layer"], groups["embed"], groups["head"]
 
 
-def _stage(layer: _Part, embed: _Part, head: _Part, layers: int, p: int) -> _Part:
+def _stage(layer: Part, embed: Part, head: Part, layers: int, p: int) -> Part:
     """The busiest pipeline stage of one micro-batch.
 
     Layers are split as evenly as possible (the first stages take the remainder), the embedding
@@ -225,8 +218,10 @@ def _stage(layer: _Part, embed: _Part, head: _Part, layers: int, p: int) -> _Par
     return max(stages, key=lambda s: s.fwd_s + s.bwd_s)
 
 
-def _dp(st: _Part, hw: Hardware, plan: TrainingPlan, dtype: str) -> tuple[float, float]:
-    """(exposed, hidden) seconds of the data-parallel collectives of one step."""
+def _dp(
+    st: Part, hw: Hardware, plan: TrainingPlan, dtype: str
+) -> tuple[float, float, tuple[StepKernel, ...]]:
+    """(exposed, hidden) seconds of the data-parallel collectives of one step, and their rows."""
     d, p, m = plan.data_parallel, plan.pipeline_parallel, plan.micro_batches
     stride = plan.tensor_parallel * p
     grads = st.params * bytes_for(1, plan.grad_dtype)
@@ -240,15 +235,54 @@ def _dp(st: _Part, hw: Hardware, plan: TrainingPlan, dtype: str) -> tuple[float,
     regather = plan.dp_sharding == "full" and p == 1
     n_fwd, n_bwd = (m, m) if regather else (1, 0)
     total = rs + ag * (n_fwd + n_bwd)
+    red = "dp.all_reduce" if kind == "ar" else "dp.reduce_scatter"
+    rows: tuple[StepKernel, ...] = ()
+    if rs > 0:
+        rows = (StepKernel(name=red, phase="communication", calls=1.0, time_s=rs),)
+    if ag > 0:
+        gather = StepKernel(name="dp.all_gather", phase="communication", calls=n_fwd + n_bwd,
+                            time_s=ag)  # fmt: skip
+        rows += (gather,)
     if not plan.dp_overlap:
-        return total, 0.0
+        return total, 0.0, rows
     # NOTE: each gather hides under its micro-batch's forward (backward); the reduction under
     # the last backward, whose last bucket is ready only when it ends: never hidden.
     last = net_s(min(grads, DP_BUCKET_BYTES), d, hw, stride, kind)
     exposed = n_fwd * max(0.0, ag - st.fwd_s) + max(0.0, n_bwd - 1) * max(0.0, ag - st.bwd_s)
     exposed += max(last, rs + ag * min(n_bwd, 1) - st.bwd_s)
     exposed = min(exposed, total)
-    return exposed, total - exposed
+    return exposed, total - exposed, rows
+
+
+def _optimizer(params: float, hw: Hardware, plan: TrainingPlan) -> tuple[StepKernel, ...]:
+    """The optimizer step's memory-bound kernels over ``params`` parameters of this chip."""
+    bw = hw.offchip.sustained_bytes_per_s
+    adam = StepKernel(name="optimizer.adamw", phase="optimizer", calls=1.0,
+                      time_s=params * ADAM_BYTES_PER_PARAM / bw)  # fmt: skip
+    clip = StepKernel(name="optimizer.clip_grad_norm", phase="optimizer", calls=1.0,
+                      time_s=params * CLIP_BYTES_PER_PARAM / bw)  # fmt: skip
+    rows = (clip, adam) if plan.clip_grad_norm else (adam,)
+    return (*rows, amax_update(hw)) if plan.fp8 else rows
+
+
+def _with_loss(g: Graph) -> Graph:
+    """The forward graph with the loss after the LM head: logits cast to fp32, cross-entropy.
+
+    Both training stacks the corpus cites upcast the logits before the loss: torchtitan
+    (train.py @9dec370, ``cross_entropy(pred.flatten(0, 1).float(), labels)``) and
+    Megatron-LM (``vocab_parallel_cross_entropy(output.float(), labels)`` unless
+    ``--fp16-lm-cross-entropy``). The cross-entropy is a log-softmax over the vocabulary (this
+    chip's vocab-parallel share): a row reduction read and written in fp32; its backward
+    (softmax minus the one-hot) reads and writes about twice that (``VECTOR_BACKWARD``).
+    Whether the cast fuses into the head's epilogue or the softmax is the stack's fusion rules.
+    """
+    head = g.op("lm_head")
+    shape = head.output_shape()
+    up = Quantize(name="loss.upcast", inputs=("lm_head",), shape=shape, to="fp32",
+                  dtype=head.dtype, layer_type="embedding")  # fmt: skip
+    ce = Softmax(name="loss.cross_entropy", inputs=("loss.upcast",), shape=shape, dtype="fp32",
+                 layer_type="embedding")  # fmt: skip
+    return replace(g, ops=(*g.ops, up, ce))
 
 
 def training_step(
@@ -288,11 +322,15 @@ def training_step(
             f"training plan: {cfg.layers} layers cannot fill {plan.pipeline_parallel} stages"
         )
     opts = options or MapOptions()
+    if plan.fp8:
+        opts = replace(opts, dtype_overrides=opts.dtype_overrides + fp8_overrides(dtype))
     one = replace(cfg, layers=1)
     g = decoder_graph(one, "prefill", batch=plan.micro_batch, seq=seq, dtype=dtype,
                       tensor_parallel=plan.tensor_parallel)  # fmt: skip
-    fwd = map_model(g, hw, opts)
+    fwd = map_model(_with_loss(g), hw, opts)
     layer, embed, head = _parts(fwd, hw, plan, opts)
+    if plan.fp8:
+        layer = layer + fp8_casts(fwd, hw)
     p, v, m, r = plan.pipeline_parallel, plan.interleave, plan.micro_batches, plan.recompute
     st = _stage(layer, embed, head, cfg.layers, p)
     compute = st.fwd_s * (1.0 + r) + st.bwd_s + (1.0 - r) * st.sel_s
@@ -302,23 +340,28 @@ def training_step(
         exposed = max(0.0, coll - st.gemm_fwd_s * (3.0 + r))
         coll, hidden = exposed, coll - exposed
     act = plan.micro_batch * seq * cfg.hidden * bytes_for(1, dtype) / plan.tensor_parallel
-    p2p = 0.0 if p == 1 else 2 * v * p2p_s(act, hw, plan.tensor_parallel)
+    send = 0.0 if p == 1 else p2p_s(act, hw, plan.tensor_parallel)
+    p2p = 2 * v * send
     if plan.pp_overlap:
         p2p, hidden = 0.0, hidden + p2p
     slow = plan.overlap_slowdown / (1.0 + plan.overlap_slowdown)
     t_mb = compute + coll + p2p + slow * hidden
-    dp, dp_hidden = _dp(st, hw, plan, dtype)
+    dp, dp_hidden, dp_rows = _dp(st, hw, plan, dtype)
     shard = plan.data_parallel if plan.dp_sharding != "none" else 1
-    per_param = ADAM_BYTES_PER_PARAM + CLIP_BYTES_PER_PARAM
-    opt = st.params / shard * per_param / hw.offchip.sustained_bytes_per_s
+    opt_rows = _optimizer(st.params / shard, hw, plan)
+    w_rows = weight_casts(fwd, hw, math.ceil(cfg.layers / p)) if plan.fp8 else ()
+    pp_rows = (StepKernel(name="pp.send_recv", phase="communication", calls=2.0 * v * m,
+                          time_s=send),) if send > 0 else ()  # fmt: skip
     return TrainingStep(
-        compute_s=m * compute,
+        compute_s=m * compute + sum(k.total_s for k in w_rows),
         tp_comm_s=m * coll,
         pp_comm_s=m * p2p,
         bubble_s=(p - 1) / v * t_mb,
         dp_comm_s=dp,
         overlap_s=slow * (m * hidden + dp_hidden),
-        optimizer_s=opt,
+        optimizer_s=sum(k.total_s for k in opt_rows),
         flops=m * (st.flops * (3.0 + r) + (1.0 - r) * st.sel_flops),
+        selective_flops=m * (1.0 - r) * st.sel_flops,
         mappings=(fwd,),
+        kernels=step_rows(st, m, r) + w_rows + pp_rows + dp_rows + opt_rows,
     )

@@ -18,6 +18,7 @@ from workbench.review.decision.verdict import TriageReport
 from workbench.review.diagnosis.attribution import DRIFT_LIMIT, attribution_rows
 from workbench.review.diagnosis.families import family_of, natural_key
 from workbench.review.diagnosis.table import MECHANISMS
+from workbench.review.join.job_summary import job_record_line
 from workbench.review.join.pairs import shift_doc
 from workbench.review.join.trace_summary import short_name
 from workbench.review.records.mbu import BANDWIDTH_BOUND_SHARE, bandwidth_bound, record_mbu
@@ -175,6 +176,9 @@ def _headline_lines(report: TriageReport) -> list[str]:
                     "is the unpaired Hodges-Lehmann one (wider; with 2 steps a side it spans "
                     "every difference)"
                 )
+    job = job_record_line(b.measurement, c.measurement)
+    if job is not None:
+        lines.append(job)
     sb, sc = b.model.stall(), c.model.stall()
     if sb or sc:  # NOTE: measured runs carry no predicted stall fractions
         lines.append(

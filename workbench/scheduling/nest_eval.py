@@ -22,7 +22,7 @@ the ISPASS 2020 Timeloop + Accelergy tutorial exercises:
 * Energy: a level moves ``block_words`` words per access; reads and writes (fills, updates) of a
   tensor cost ``ceil(words / block_words)`` vector accesses at the level's read or write energy.
 * Cycles: the temporal iterations (one MAC per PE per cycle) or, if a level's bandwidth limit is
-  set and lower, its accesses per instance over that bandwidth.
+  set and lower, its accesses per instance over that bandwidth (shared, read or write).
 
 * Leakage: ``leak_pj`` per instance per cycle.
 
@@ -84,8 +84,11 @@ class Level:
         read_pj: Energy of one read access, pJ (one vector of ``block_words``).
         write_pj: Energy of one write (fill or update) access, pJ.
         capacity_words: Words it holds per instance; None for unbounded (DRAM).
-        bandwidth_words: Words per cycle per instance; None for unlimited.
+        bandwidth_words: Words per cycle per instance (reads, fills and updates together);
+            None for unlimited.
         leak_pj: Leakage per instance per cycle, pJ.
+        read_bandwidth_words: Words read per cycle per instance; None for unlimited.
+        write_bandwidth_words: Words filled or updated per cycle per instance; None for unlimited.
     """
 
     name: str
@@ -96,6 +99,8 @@ class Level:
     capacity_words: int | None = None
     bandwidth_words: float | None = None
     leak_pj: float = 0.0
+    read_bandwidth_words: float | None = None
+    write_bandwidth_words: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -305,9 +310,15 @@ def _cycles(
     """Temporal iterations, or a level's accesses over its bandwidth where that is longer."""
     cycles = temporal_iters
     for lm in nest:
-        bw = lm.level.bandwidth_words
-        if bw is None:
-            continue
-        words = sum(reads[k] + fills[k] + updates[k] for k in reads if k[0] == lm.level.name)
-        cycles = max(cycles, math.ceil(words / bw))
+        lv = lm.level
+        mine = [k for k in reads if k[0] == lv.name]
+        read = sum(reads[k] for k in mine)
+        write = sum(fills[k] + updates[k] for k in mine)
+        for words, bw in (
+            (read + write, lv.bandwidth_words),
+            (read, lv.read_bandwidth_words),
+            (write, lv.write_bandwidth_words),
+        ):
+            if bw is not None:
+                cycles = max(cycles, math.ceil(words / bw))
     return cycles

@@ -519,8 +519,28 @@ def lesson13() -> dict[str, str]:
             lesson13.utilisation_claim(lesson13.energy_table("alexnet conv1"), "alexnet conv1")
         ),
         "lesson13.takeaway_claim": str(lesson13.takeaway_claim()),
+        "lesson13.timeloop_claim": str(lesson13.timeloop_claim(lesson13.timeloop_exercise("06"))),
+        "lesson13.check_beats_greedy": _hints(lesson13.check_beats_greedy),
+        "lesson13.after.gated": str(lesson13.after(None, lesson13.move_claim(0), exercise=2)),
     }
     _defaults(lesson13, out, "lesson13")
+    return out
+
+
+def lesson14() -> dict[str, str]:
+    from workbench.exercises import lesson14
+
+    dot, quality = lesson14.dot_table(), lesson14.quality_table()
+    out = {
+        "lesson14.check_gated_cycles": _hints(lesson14.check_gated_cycles),
+        "lesson14.dot_claim": str(lesson14.dot_claim(dot)),
+        "lesson14.check_cp_bits": _hints(lesson14.check_cp_bits),
+        "lesson14.check_break_even": _hints(lesson14.check_break_even),
+        "lesson14.status_line": lesson14.status_line(0.5, False, "cp"),
+        "lesson14.imbalance_claim[0.25]": str(lesson14.imbalance_claim(0.25)),
+        "lesson14.quality_claim": str(lesson14.quality_claim(quality)),
+    }
+    _defaults(lesson14, out, "lesson14")
     return out
 
 
@@ -528,7 +548,7 @@ LESSONS: dict[str, Callable[[], dict[str, str]]] = {
     f.__name__: f
     for f in (
         lesson01, lesson02, lesson03, lesson04, lesson05, lesson06, lesson07, lesson08,
-        lesson09, lesson10, lesson11, lesson12, lesson13,
+        lesson09, lesson10, lesson11, lesson12, lesson13, lesson14,
     )
 }  # fmt: skip
 

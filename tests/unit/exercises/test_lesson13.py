@@ -105,3 +105,48 @@ def test_chart_keeps_table_order_and_short_ticks():
     assert spec["encoding"]["y"]["sort"] == list(DATAFLOWS)
     assert spec["encoding"]["x"]["axis"]["format"] == "~s"
     assert "noc" in spec["encoding"]["color"]["scale"]["domain"]
+
+
+# --- section 3: Timeloop's own files (issue 28, point 4) ---------------------------------------
+def test_beat_greedy_check_passes_the_search_and_refuses_greedy_itself():
+    from workbench.exercises import reveal
+    from workbench.exercises._lesson13_timeloop import _greedy_and_best
+    from workbench.scheduling.timeloop.mapfmt import map_yaml
+
+    ex = lesson13.timeloop_exercise("05")
+    greedy, best = _greedy_and_best("05")
+    assert not lesson13.check_beats_greedy(None).answered
+    same = lesson13.check_beats_greedy(map_yaml(ex.arch, ex.problem, greedy.mapping))
+    assert not same.passed
+    assert "greedy's" in repr(same)
+    assert "mapping:" in reveal("mapping with lower energy-delay than the greedy one")
+    assert lesson13.check_beats_greedy(map_yaml(ex.arch, ex.problem, best.mapping)).passed
+    broken = lesson13.check_beats_greedy("mapping:\n- target: Nowhere\n  type: temporal\n")
+    assert not broken.passed
+    assert "Nowhere" in repr(broken)
+
+
+def test_claims_that_answer_an_exercise_wait_for_its_check():
+    claim = lesson13.move_claim(0)
+    wrong = lesson13.check_best_dataflow("output_stationary", layer="alexnet conv1")
+    right_name = str(lesson13.energy_table("alexnet conv1")["total"].idxmin())
+    right = lesson13.check_best_dataflow(right_name, layer="alexnet conv1")
+    unanswered = lesson13.check_best_dataflow(None, layer="alexnet conv1")
+    for hidden in (unanswered, *([wrong] if not wrong.passed else [])):
+        text = lesson13.after(hidden, claim, exercise=2).text
+        assert right_name not in text
+        assert "Exercise 2" in text
+    assert lesson13.after(right, claim, exercise=2) is claim
+    assert lesson13.after("reveal", claim, exercise=2) is claim
+
+
+def test_reference_table_is_the_model_beside_timeloops_stats():
+    ex = lesson13.timeloop_exercise("06")
+    t = lesson13.reference_table(ex)
+    assert t.loc["cycles", "workbench"] == t.loc["cycles", "timeloop"] == "5.50502e+06"
+    for row in t.index:
+        ours, theirs = float(t.loc[row, "workbench"]), float(t.loc[row, "timeloop"])
+        assert ours == pytest.approx(theirs, rel=0.01, abs=0.006), row
+    text = lesson13.timeloop_claim(ex).text
+    assert "the reference's exactly" in text
+    assert "mm²" in text

@@ -179,3 +179,15 @@ def test_bad_or_unreachable_scheduler_is_one_line_and_writes_nothing(
         run_sweep(points, out, scheduler=address, connect_timeout_s=1.0)
     assert "\n" not in str(exc.value)
     assert not out.exists()
+
+
+def test_dask_scheduler_address_with_no_default_client(tmp_path, points):
+    # NOTE: `sweep --scheduler ADDRESS` makes a client that is not the default one; Dask's
+    # as_completed once looked for a default client and failed ("No clients found")
+    distributed = pytest.importorskip("distributed")
+    out = tmp_path / "r.jsonl"
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as cluster:
+        s = run_sweep(points, out, scheduler=cluster.scheduler_address)
+    assert (s.done, s.backend) == (len(points), "dask")

@@ -75,6 +75,7 @@ from workbench.review.diagnosis.attribution import (
 from workbench.review.diagnosis.branches import BranchNode, SlaResult, debug_branches, simulate_sla
 from workbench.review.diagnosis.first_failing import FirstFailing
 from workbench.review.diagnosis.headline import MechanismShare, anchor_of, headline_of
+from workbench.review.join.job_summary import job_record_line
 from workbench.review.records.store import RunRecord, load_record
 from workbench.review.records.tags import TAG_GROUPS, normalised_group
 
@@ -335,6 +336,9 @@ def triage(
     time_flag = next((c.flag_at for c in checks if c.metric == "time_s"), 0.01)
     time_key = "time_per_token_s" if per_item else "time_s"
     reasons = (*reasons, *trade_offs(matrix, time_key, time_flag, simulated=sla is not None))
+    job = job_record_line(base.measurement, cand.measurement)
+    if job is not None:  # NOTE: job folders: the straggler rank and its mechanism, first
+        reasons = (job, *reasons)
     if first is not None:
         reasons = (
             *reasons,

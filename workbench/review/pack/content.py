@@ -28,6 +28,7 @@ from workbench.review.decision.closure import Guardrails
 from workbench.review.decision.owners import OwnershipTable
 from workbench.review.decision.verdict import TriageReport, triage
 from workbench.review.diagnosis.attribution import reverted_mappings
+from workbench.review.join.job_summary import rank_rows
 from workbench.review.pack._rows import (
     attribution_table,
     bandwidth_utilisation,
@@ -90,6 +91,16 @@ def _lens(r: TriageReport) -> tuple[tuple[str, ModelMapping], ...]:
         return ()
     steps = [(f"without {c.name}", m) for c, m in reverted_mappings(r.baseline, r.candidate)]
     return (("baseline", mb), *(steps if len(steps) > 1 else ()), ("candidate", mc))
+
+
+def _rank_table(r: TriageReport) -> list[Table]:
+    """The per-rank view, when either side came from a job folder (else no table)."""
+    rows = rank_rows(r.baseline.measurement, r.candidate.measurement)
+    if not rows:
+        return []
+    cols = ("rank", "baseline_step_s", "candidate_step_s", "baseline_wait_s",
+            "candidate_wait_s", "baseline_straggler", "candidate_straggler")  # fmt: skip
+    return [("Per rank: step time, collective wait and stragglers (job folders)", rows, cols)]
 
 
 def comparison_pack(
@@ -165,6 +176,7 @@ def comparison_pack(
     )
     tables += [
         ("Headline", headline_rows(r), ("metric", "baseline", "candidate", "change", "evidence")),
+        *_rank_table(r),
         (
             "Material causes (each with its share of the regression)",
             cause_rows(causes),

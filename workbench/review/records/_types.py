@@ -166,6 +166,10 @@ class Measurement:
             time of each category that every steady step launched (durations summed over
             streams), so a category's change can be judged against its own step-to-step noise;
             empty for kernels timed on this host and in records written before the field.
+        rank_steps_s: For a job folder (``run --from-trace DIR``), ``(rank, step s, collective
+            wait s, own work s)`` per rank, medians over the job's steady steps; else empty.
+        stragglers: For a job folder, ``(rank, category, seconds lost per step)`` of each rank
+            that drives the job's step (:mod:`workbench.evidence.stragglers`); else empty.
     """
 
     method: str
@@ -175,6 +179,8 @@ class Measurement:
     repeats: int
     wall_s: float
     category_steps_s: tuple[tuple[str, tuple[float, ...]], ...] = ()
+    rank_steps_s: tuple[tuple[int, float, float, float], ...] = ()
+    stragglers: tuple[tuple[int, str, float], ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

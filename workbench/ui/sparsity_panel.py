@@ -1,0 +1,91 @@
+"""The sparsity widget: a weight-density slider; dense vs gated vs skipped cycles and energy.
+
+Each callback makes one library call for the status line
+(:func:`workbench.exercises.lesson14.status_line`) and one chart call
+(:func:`workbench.exercises.lesson14.sweep_chart`, the density marked).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ipywidgets as widgets
+
+from workbench.exercises.lesson14 import DENSITIES, PANEL_FORMATS, status_line, sweep_chart
+from workbench.report._html import escape
+from workbench.ui._live import ChartPanel, LiveChart, Panel, row
+
+__all__ = ["SparsityPanel"]
+
+_ZEROS = ("unstructured", "structured")
+
+
+class SparsityPanel(ChartPanel):
+    """Density slider, zero pattern and weight format; a status line and a live chart.
+
+    Args:
+        density: Weight density, one of :data:`workbench.exercises.lesson14.DENSITIES`.
+        zeros: ``unstructured`` (independent zeros) or ``structured`` (the same count per tile).
+        fmt: The skipped design's weight format, one of ``cp``, ``rle``, ``bitmask``.
+
+    Attributes:
+        controls: ``density`` slider, ``zeros`` toggle, ``format`` dropdown; a change redraws.
+    """
+
+    def __init__(self, density: float = 0.5, zeros: str = "unstructured", fmt: str = "cp") -> None:
+        self.controls: dict[str, Any] = {
+            "density": widgets.FloatSlider(
+                value=density, min=DENSITIES[0], max=DENSITIES[-1], step=0.05,
+                description="density", readout_format=".2f", continuous_update=False,
+            ),
+            "zeros": widgets.ToggleButtons(options=list(_ZEROS), value=zeros),
+            "format": widgets.Dropdown(
+                options=list(PANEL_FORMATS), value=fmt, description="format"
+            ),
+        }  # fmt: skip
+        self._status = widgets.HTML()
+        self._chart = LiveChart(self._make_chart())
+        self._fill()
+        self._widget: Panel | None = None
+        for control in self.controls.values():
+            control.observe(lambda _change: self.update(), names="value")
+
+    def _settings(self) -> tuple[float, bool, Any]:
+        c = self.controls
+        return (
+            round(float(c["density"].value), 2),
+            c["zeros"].value == "structured",
+            c["format"].value,
+        )
+
+    def _make_chart(self) -> Any:
+        density, structured, fmt = self._settings()
+        return sweep_chart(density, structured=structured, fmt=fmt)
+
+    def _fill(self) -> None:
+        self._status.value = escape(status_line(*self._settings()))
+
+    def update(self) -> Any:
+        """Redraw the status line and the chart with the current controls; returns the chart."""
+        self._fill()
+        self._chart.chart = self._make_chart()
+        return self._chart.chart
+
+    @property
+    def status_text(self) -> str:
+        """The cycles and energy line for the chosen density (HTML)."""
+        return str(self._status.value)
+
+    @property
+    def widget(self) -> Panel:
+        """The ipywidgets container (controls, status line, chart)."""
+        if self._widget is None:
+            c = self.controls
+            self._widget = Panel(
+                [row(c["density"], c["format"]), c["zeros"], self._status, self._chart.widget],
+                charts=lambda: (self._chart.chart,),
+                caption=lambda: (
+                    f"density {c['density'].value:.2f}, {c['zeros'].value}, {c['format'].value}"
+                ),
+            )
+        return self._widget
