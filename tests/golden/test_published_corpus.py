@@ -224,11 +224,11 @@ def test_a_fitted_figure_still_reproduces_its_calibration_row(report, row_id):
 
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 27: two training publications the model had never seen (the FlashAttention "
-    "repository's GPT3 table, 5 rows; llm-foundry's H100 MPT tables, 62 rows) entered whole; "
-    "their first-contact errors (median +24% and +54%, optimistic) put the training category's "
-    "LOSO median at 50% and the overall LOSO median at 13.6%: the model is optimistic on "
-    "training, which issue 27 is open for",
+    reason="issue 27: whole publications the model had never seen entered at first contact: "
+    "two training ones (the FlashAttention repository's GPT3 table, 5 rows; llm-foundry's H100 "
+    "MPT tables, 62 rows; optimistic by a median +24% and +54%) and two encoder ones "
+    "(FasterTransformer's BERT guide, DeepLearningExamples' TensorRT 7 README; 223 rows, "
+    "optimistic); rows are never dropped to meet the goal",
 )
 def test_held_out_goal(cv):
     """Issue 19's goal, cross-validated: LOSO median |error| <= 12%, every category <= 20%."""
@@ -249,7 +249,8 @@ def test_every_fit_reproduces_its_shipped_figure(corpus, cv):
     ship = shipped(profiles, corpus.rows)
     assert set(state.values) == set(ship) == {f.name for f in FITS}
     for name, value in state.values.items():
-        assert state.origin[name] == next(f.rows[0] for f in FITS if f.name == name)
+        rows = next(f.rows for f in FITS if f.name == name)
+        assert state.origin[name] == (rows[0] if rows else "pooled")
         assert value == pytest.approx(ship[name], rel=0.01), name
 
 
@@ -257,7 +258,8 @@ def test_leaving_a_source_out_refits_without_it(corpus):
     profiles = {r.hardware: load_hardware(r.hardware) for r in corpus.rows}
     full = solve_fits(corpus.rows, profiles)
     no_mamf = solve_fits(
-        tuple(r for r in corpus.rows if r.source_key != "ml-engineering-mamf"), profiles
+        tuple(r for r in corpus.rows if publication(r.source_key) != "ml-engineering-mamf"),
+        profiles,
     )
     # a100's efficiency keeps its first row (Azure's fixed-shape run); h100's has none: pooled
     a100, h100 = "a100-80gb efficiency", "h100-sxm efficiency"
@@ -449,3 +451,32 @@ def test_validate_published_md_refuses_a_split(capsys):
     err = capsys.readouterr().err
     assert "--format md" in err
     assert err.count("\n") == 1
+
+
+# --- what leave-one-source-out cannot see (issue 27) ------------------------------------------
+def test_the_independence_figures_are_the_rows(cv):
+    import statistics
+
+    from workbench.fidelity.provenance import load_first_contact
+
+    ind = cv.independence
+    ins = {r.id: r for r in cv.in_sample.rows}
+    moved = [r for r in cv.loso.rows if abs(r.predicted / ins[r.id].predicted - 1) > 1e-9]
+    assert ind.changed["all"] == (len(moved), len(cv.loso.rows))
+    assert sum(n for c, (n, _) in ind.changed.items() if c != "all") == len(moved)
+    # a publication that informed nothing holds no fitted row, so LOSO leaves its rows alone
+    nothing = set(ind.uninformed_publications)
+    assert "dle-bert-trt7-readme" in nothing
+    assert "fastertransformer-bert-guide" not in nothing  # it motivated the INT8 fit
+    rows = [r for r in cv.loso.rows if publication(r.source_key) in nothing]
+    assert not [r for r in rows if r in moved]
+    assert ind.uninformed["all"].rows == len(rows)
+    expected = statistics.median(r.abs_error for r in rows)
+    assert ind.uninformed["all"].median == pytest.approx(expected)
+    recorded = [abs(e) for rec in load_first_contact().values() for _, e in rec.rows.values()]
+    assert ind.first_contact["all"].median == pytest.approx(statistics.median(recorded))
+    doc = cv.as_dict()["independence"]
+    assert doc["rows_changed"]["all"] == [len(moved), len(cv.loso.rows)]
+    lines = "\n".join(cv.summary_lines())
+    assert f"{len(moved)} of {len(cv.loso.rows)}" in lines
+    assert "first contact" in cv.markdown()

@@ -6,7 +6,7 @@ import json
 
 from workbench.errors import WorkbenchError
 
-__all__ = ["validate_published"]
+__all__ = ["record_first_contact", "validate_published"]
 
 
 def validate_published(split: str, fmt: str, chart: str | None) -> int:
@@ -68,4 +68,25 @@ def validate_published(split: str, fmt: str, chart: str | None) -> int:
             raise WorkbenchError(f"--chart {chart}: cannot write ({exc.strerror})") from None
         if fmt == "table":
             print(f"chart written to {path}")
+    return 0
+
+
+def record_first_contact(pub: str) -> int:
+    """Record publication ``pub``'s rows' leave-one-source-out errors at the model's commit.
+
+    Returns:
+        Exit status 0 (errors raise :class:`WorkbenchError`, printed with exit 2).
+    """
+    from workbench.fidelity.crossval import cross_validate
+    from workbench.fidelity.provenance import FIRST_CONTACT_PATH, model_commit
+    from workbench.fidelity.provenance import record_first_contact as record
+
+    commit = model_commit()
+    rec = record(pub, cross_validate().loso.rows, commit)
+    errs = sorted(abs(e) for _, e in rec.rows.values())
+    mid = errs[len(errs) // 2] if len(errs) % 2 else sum(errs[len(errs) // 2 - 1 :][:2]) / 2
+    print(
+        f"first contact of {pub} at {commit[:12]}: {len(errs)} rows, median |error| {mid:.1%}; "
+        f"recorded in {FIRST_CONTACT_PATH}"
+    )
     return 0

@@ -45,6 +45,13 @@ def register(subparsers: Any) -> None:
         "--chart", default=None, metavar="FILE", help="with --published: write .html/.svg/.png"
     )
     p.add_argument(
+        "--record-first-contact",
+        default=None,
+        metavar="PUBLICATION",
+        help="with --published: record a new publication's rows' errors at this commit, before "
+        "any change they motivate (workbench/fidelity/data/first_contact.json; once each)",
+    )
+    p.add_argument(
         "--quick",
         action="store_true",
         help="the small smoke-test suite (about 9 s on 2 cores: one calibration, rates re-measured "
@@ -75,9 +82,15 @@ def _validate(args: argparse.Namespace) -> int:
     if args.published:
         from workbench._cli.published_cmd import validate_published
 
+        if args.record_first_contact is not None:
+            from workbench._cli.published_cmd import record_first_contact
+
+            return record_first_contact(args.record_first_contact)
         return validate_published(args.split, args.format, args.chart)
     if args.format in ("csv", "md") or args.chart or args.split != "all":
         raise WorkbenchError("--format csv or md, --split and --chart need --published")
+    if args.record_first_contact is not None:
+        raise WorkbenchError("--record-first-contact needs --published")
     from workbench.execution.backend import get_backend
     from workbench.hw.loader import load_hardware
     from workbench.tuning.validate import validate

@@ -25,7 +25,7 @@ _TEXT = LessonText("lesson02")
 
 @lru_cache(maxsize=2)
 def fidelity_report(split: str = "all") -> CorpusReport:
-    """Reproduce the published corpus once per session (about 10 s on 2 cores)."""
+    """Reproduce the published corpus once per session (about 16 s of CPU time)."""
     return run_corpus(split=split)
 
 

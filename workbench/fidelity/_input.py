@@ -42,7 +42,9 @@ def _number_problem(v: float) -> str | None:
     if isinstance(v, float) and not math.isfinite(v):
         return f"{v} is not a finite number"
     if abs(v) > MAX_MAGNITUDE:
-        return f"{v:.3g} is beyond the largest figure a corpus row may hold ({MAX_MAGNITUDE:.0e})"
+        # NOTE: an integer past a float's range (10**400) cannot be formatted as one
+        shown = f"{v:.3g}" if abs(v) < 1e300 else f"a {len(str(abs(int(v))))}-digit number"
+        return f"{shown} is beyond the largest figure a corpus row may hold ({MAX_MAGNITUDE:.0e})"
     return None
 
 

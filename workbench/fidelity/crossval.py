@@ -10,12 +10,18 @@ shipped model, so its cross-validated error is its in-sample one.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from workbench.errors import WorkbenchError
 from workbench.fidelity.fits import FITS, FitState, applied, check_stack_rows, solve_fits
+from workbench.fidelity.independence import Independence, count_publications, independence
+from workbench.fidelity.provenance import (
+    informed,
+    load_first_contact,
+    load_publications,
+    publication,
+)
 from workbench.fidelity.runner import (
     GOAL_CATEGORY_LOSO,
     GOAL_MEDIAN_LOSO,
@@ -29,15 +35,6 @@ from workbench.hw import load_hardware
 from workbench.hw.schema import Hardware
 
 __all__ = ["CrossValidation", "Fold", "cross_validate", "publication"]
-
-
-def publication(source_key: str) -> str:
-    """The publication a source key belongs to: the key without a trailing version.
-
-    >>> publication("trt-bert-demo-10-11"), publication("fa2-paper")
-    ('trt-bert-demo', 'fa2-paper')
-    """
-    return re.sub(r"(-\d+)+$", "", source_key)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -64,11 +61,14 @@ class CrossValidation:
         loso: Every row predicted by the model fitted without its publication (corpus order).
         in_sample: The ordinary report (shipped fits).
         folds: One per publication.
+        independence: What LOSO cannot see: rows changed, publications that informed nothing,
+            first contact (:mod:`workbench.fidelity.independence`).
     """
 
     loso: CorpusReport
     in_sample: CorpusReport
     folds: tuple[Fold, ...]
+    independence: Independence
 
     def errors(self) -> dict[str, tuple[float, float]]:
         """Row id -> (cross-validated |error|, in-sample |error|)."""
@@ -81,6 +81,7 @@ class CrossValidation:
             "median_abs_error": self.loso.median("all"),
             "category_median_abs_error": self.loso.category_medians("all"),
             "in_sample_heldout_median_abs_error": self.in_sample.median("heldout"),
+            "independence": self.independence.as_dict(),
             "rows": {
                 r.id: {"error": r.error, "abs_error": r.abs_error, "predicted": r.predicted}
                 for r in self.loso.rows
@@ -103,11 +104,12 @@ class CrossValidation:
         ``workbench validate --published --format md`` prints this text, and a test checks that
         the README holds it verbatim, so the README's fidelity figures are the code's.
         """
-        ins, loso = self.in_sample, self.loso
+        ins, loso, ind = self.in_sample, self.loso, self.independence
         n_cal = sum(r.split == "calibration" for r in ins.rows)
         n_held = len(ins.rows) - n_cal
         held = ins.median("heldout") or 0.0
         gap = (loso.median("all") or 0.0) - held
+        un, inf, fc = ind.uninformed["all"], ind.informed["all"], ind.first_contact["all"]
         lines = [
             "| figure | rows | median \\|error\\| |",
             "|---|---|---|",
@@ -117,14 +119,29 @@ class CrossValidation:
             f"{loso.median('heldout') or 0.0:.1%} |",
             f"| in-sample held-out | {n_held} | {held:.1%} (gap {gap:+.1%}) |",
             f"| in-sample calibration | {n_cal} | {ins.median('calibration') or 0.0:.1%} |",
+            f"| **publications that informed nothing** ({len(ind.uninformed_publications)}), "
+            f"LOSO | {un.rows} | **{_pct(un.median)}** |",
+            f"| publications that informed a figure or option, LOSO | {inf.rows} | "
+            f"{_pct(inf.median)} |",
+            f"| **first contact** ({count_publications(len(ind.first_contact_publications))}, "
+            f"errors when each entered) | {fc.rows} | **{_pct(fc.median)}** |",
+            f"| the first-contact rows today | {ind.first_contact_now.rows} | "
+            f"{_pct(ind.first_contact_now.median)} |",
+            f"| rows whose prediction changes in LOSO | {ind.changed['all'][0]} of "
+            f"{ind.changed['all'][1]} | - |",
             "",
-            "| category, median \\|error\\| | leave-one-source-out | in-sample held-out |",
-            "|---|---|---|",
+            "| category, median \\|error\\| | leave-one-source-out | in-sample held-out "
+            "| informed nothing (rows) | first contact (rows) | rows changed |",
+            "|---|---|---|---|---|---|",
         ]
         held_cats = ins.category_medians("heldout")
         for cat, v in loso.category_medians("all").items():
             h = f"{held_cats[cat]:.1%}" if cat in held_cats else "-"
-            lines.append(f"| {_CATEGORY_NAMES.get(cat, cat)} | {v:.1%} | {h} |")
+            lines.append(
+                f"| {_CATEGORY_NAMES.get(cat, cat)} | {v:.1%} | {h} | "
+                f"{ind.uninformed[cat].cell()} | {ind.first_contact[cat].cell()} | "
+                f"{ind.changed[cat][0]} of {ind.changed[cat][1]} |"
+            )
         return "\n".join(lines) + "\n"
 
     def summary_lines(self) -> list[str]:
@@ -154,9 +171,10 @@ class CrossValidation:
             moved = [
                 f"{name} {'-' if v is None else f'{v:.3g}'} ({f.refitted.origin[name]})"
                 for name, v in f.refitted.values.items()
-                if f.refitted.origin[name] != _fit_rows(name)[0]
+                if f.refitted.origin[name] != (_fit_rows(name) or ("pooled",))[0]
             ]
             out.append(f"  without {f.publication}: " + ("; ".join(moved) or "no figure moves"))
+        out.extend(self.independence.summary_lines())
         worst = max(cats.values()) if cats else 0.0
         ok = loso <= GOAL_MEDIAN_LOSO and worst <= GOAL_CATEGORY_LOSO
         out.append(
@@ -180,6 +198,10 @@ _CATEGORY_NAMES = {
     "encoder": "encoder",
     "ratio": "ratio",
 }
+
+
+def _pct(v: float | None) -> str:
+    return "-" if v is None else f"{v:.1%}"
 
 
 def _fit_rows(name: str) -> tuple[str, ...]:
@@ -245,4 +267,6 @@ def cross_validate(corpus: Corpus | None = None) -> CrossValidation:
         loso.update({r.id: r for r in _predict(held, state, profiles)})
         folds.append(Fold(publication=pub, rows=tuple(r.id for r in held), refitted=state))
     report = CorpusReport(rows=tuple(loso[r.id] for r in in_sample.rows), sources=in_sample.sources)
-    return CrossValidation(loso=report, in_sample=in_sample, folds=tuple(folds))
+    informed_by = informed(corpus.rows, {f.name: f.rows for f in FITS}, load_publications())
+    ind = independence(report, in_sample, informed_by, load_first_contact())
+    return CrossValidation(loso=report, in_sample=in_sample, folds=tuple(folds), independence=ind)

@@ -13,10 +13,12 @@ uses when none of its rows is available (``fallback``). Leave-one-source-out cro
 =====================================  ===========================================  =========
 figure                                 row(s), first present wins                    fallback
 =====================================  ===========================================  =========
-matrix_engine.efficiency (a100, h100)  a100: gemm.azure.a100 8192^3, then              pool
-                                       gemm.mamf.a100; h100: gemm.mamf.h100
+matrix_engine.efficiency (a100, h100,  a100: gemm.azure.a100 8192^3, then              pool
+h200, mi300x)                          gemm.mamf.a100; others: gemm.mamf.<hw>
 format_efficiency.fp8_e4m3 (h100,      gemm.azure.<hw>.8192x8192x8192; mi300x then   pool (as
 h200, mi300x)                          gemm.rvs.mi300x (AMD's acceptance guide)      a ratio)
+format_efficiency.int8 (a100, h100,    none: the fold's FP8/bf16 ratio x bf16          pool
+h200)                                  efficiency (no large INT8 GEMM row)
 offchip sustained_fraction (4 chips)   stream.copy.azure.<hw>; a100 then             pool
                                        stream.copy.ukri-bench, mi300x then
                                        stream.copy.rocm-acceptance
@@ -50,9 +52,9 @@ than falling back; in-sample the first row still wins, so the shipped figure is 
 pooled as a ratio: the median over the chips solved in the fold of FP8 efficiency / the chip's
 bf16 efficiency, times this chip's bf16 efficiency, at its bf16 shape (:func:`_pool` says why).
 ``unfitted``: the schema's meaning of "not fitted" (efficiency and sustained fraction 1.0, no
-FP8 entry, the profile's ``legacy_mma_fraction``, the profile's own step overhead). Figures
-copied from a publication that is not a corpus row (e.g. the h200 and mi300x MAMF efficiencies)
-are sourced, not fitted, and are not re-solved.
+FP8 entry, the profile's ``legacy_mma_fraction``, the profile's own step overhead). A figure
+taken from a measurement is a fit of a calibration row, never copied into a profile (issue 27:
+the h200 and mi300x MAMF efficiencies were copied, and their shapes were another row's).
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, model_validator
 
 from workbench.cost import attention_class as ac
 from workbench.fidelity._input import CorpusError, StrictModel, check_data
@@ -91,6 +93,8 @@ __all__ = [
 ]
 
 _FP8 = "fp8_e4m3"
+#: The format each 8-bit efficiency kind is written to (matrix_engine.format_efficiency).
+_FORMAT = {"fp8_efficiency": _FP8, "int8_efficiency": "int8"}
 #: Stack figures a stack file may mark ``fitted: true`` (seconds; solved per stack).
 STACK_KINDS = ("step_overhead_s", "request_overhead_s")
 
@@ -171,18 +175,25 @@ class _FitEntry(StrictModel):
 
     name: str = Field(description="Unique label, e.g. ``h100-sxm sustained_fraction``.")
     kind: Literal[
-        "efficiency", "fp8_efficiency", "sustained_fraction", "softmax_exposed",
-        "warp_mma_fraction",
+        "efficiency", "fp8_efficiency", "int8_efficiency", "sustained_fraction",
+        "softmax_exposed", "warp_mma_fraction",
     ] = Field(description="What is fitted.")  # fmt: skip
     targets: tuple[str, ...] = Field(
         min_length=1, description="Hardware profiles or attention classes written to."
     )
     rows: tuple[str, ...] = Field(
-        min_length=1, description="Corpus row ids it may be solved from, preferred first."
+        description="Corpus row ids it may be solved from, preferred first (none: always "
+        "pooled, e.g. an INT8 efficiency as FP8's ratio)."
     )
     pool: bool = Field(
         default=True, description="Whether, with none of its rows, it takes its kind's median."
     )
+
+    @model_validator(mode="after")
+    def _rows_or_pool(self) -> _FitEntry:
+        if not self.rows and not self.pool:
+            raise ValueError("a fit with no rows must pool (pool: true)")
+        return self
 
 
 class _FitsFile(StrictModel):
@@ -256,7 +267,7 @@ def _solve_one(fit: Fit, row: PublishedRow, profiles: Mapping[str, Hardware]) ->
     """The value of ``fit`` that reproduces ``row`` on ``profiles`` (earlier fits applied)."""
     hw = profiles[row.hardware]
     s = row.setup
-    if fit.kind in ("efficiency", "fp8_efficiency"):
+    if fit.kind in ("efficiency", "fp8_efficiency", "int8_efficiency"):
         assert isinstance(s, GemmSetup)
         return row.measured_si / hw.peak_flops(s.dtype)
     if fit.kind == "sustained_fraction":
@@ -313,39 +324,53 @@ def solve_fits(
         else:
             values[fit.name], origin[fit.name] = None, "unfitted"
         if last[fit.kind] == fit.name:
-            _pool([f for f in fits if f.kind == fit.kind], values, shapes, origin, profiles)
+            _pool(fits, fit.kind, values, shapes, origin, profiles)
     return FitState(values=values, shapes=shapes, origin=origin)
 
 
 def _pool(
-    same: list[Fit],
+    fits: tuple[Fit, ...],
+    kind: str,
     values: dict[str, float | None],
     shapes: dict[str, tuple[int, int, int]],
     origin: dict[str, str],
     profiles: Mapping[str, Hardware],
 ) -> None:
-    """Fill in the ``pool`` fallback of every unsolved fit of one kind (in place).
+    """Fill in the ``pool`` fallback of every unsolved fit of ``kind`` (in place).
 
     The fallback is the median of the figure over the fits of that kind solved from their own
-    rows in this fold (other chips, or another class). An FP8 efficiency is pooled as a ratio
-    instead: the median, over the chips whose FP8 efficiency is solved, of FP8 efficiency over
-    that chip's own large-GEMM (bf16) efficiency, times this chip's bf16 efficiency, at its bf16
-    measurement's shape. NOTE: an FP8 GEMM runs on the same engine at twice the bf16 rate, so
-    how far below its peak it lands depends on the chip's own GEMM efficiency; taking another
-    chip's FP8 fraction as is would carry that chip's bf16 efficiency over too. The ratio is a
-    measured one (no factor is assumed); with no FP8 fit solved the figure stays unfitted (the
-    bf16 efficiency applies to FP8, the schema's meaning).
+    rows in this fold (other chips, or another class). An 8-bit efficiency (FP8, INT8) is pooled
+    as a ratio instead: the median, over the chips whose FP8 efficiency is solved from their own
+    rows, of FP8 efficiency over that chip's own large-GEMM (bf16) efficiency, times this chip's
+    bf16 efficiency, at its bf16 measurement's shape. NOTE: an 8-bit GEMM runs on the same engine
+    at twice the 16-bit rate, fed by the same memories, so how far below its peak it lands
+    depends on the chip's own GEMM efficiency; taking another chip's FP8 fraction as is would
+    carry that chip's bf16 efficiency over too. The ratio is a measured one (no factor is
+    assumed). An INT8 GEMM, which no corpus row measures at a large shape, takes the FP8 ratio
+    (assumption: the same doubled rate on the same tensor cores, as FP8 on Hopper; on Ampere and
+    Ada INT8 is the 8-bit format the engine doubles). With no FP8 fit solved the figure stays
+    unfitted (the bf16 efficiency applies, the schema's meaning).
     """
-    solved = [f for f in same if origin[f.name] in f.rows and values[f.name] is not None]
+    same = [f for f in fits if f.kind == kind]
+    src = "fp8_efficiency" if kind in _FORMAT else kind
+    solved = [
+        f
+        for f in fits
+        if f.kind == src and origin.get(f.name, "") in f.rows and values[f.name] is not None
+    ]
     if not solved:
         return
     state = FitState(values=values, shapes=shapes, origin=origin)
     with applied(state, profiles) as fitted:
-        eff = {f.name: fitted[f.targets[0]].matrix_engine for f in same if f.targets[0] in fitted}
+        eff = {
+            f.name: fitted[f.targets[0]].matrix_engine
+            for f in (*same, *solved)
+            if f.targets[0] in fitted
+        }
     for fit in same:
         if not fit.pool or origin[fit.name] != "unfitted":
             continue
-        if fit.kind != "fp8_efficiency":
+        if kind not in _FORMAT:
             values[fit.name] = statistics.median(values[f.name] or 0.0 for f in solved)
             origin[fit.name] = "pooled"
             continue
@@ -365,8 +390,9 @@ def shipped(profiles: Mapping[str, Hardware], rows: tuple[PublishedRow, ...]) ->
         t = fit.targets[0]
         if fit.kind == "efficiency":
             out[fit.name] = profiles[t].matrix_engine.efficiency
-        elif fit.kind == "fp8_efficiency":
-            out[fit.name] = profiles[t].matrix_engine.format_efficiency[_FP8].efficiency
+        elif fit.kind in _FORMAT:
+            fe = profiles[t].matrix_engine.format_efficiency
+            out[fit.name] = fe[_FORMAT[fit.kind]].efficiency
         elif fit.kind == "sustained_fraction":
             out[fit.name] = profiles[t].offchip.sustained_fraction
         elif fit.kind == "softmax_exposed":
@@ -397,13 +423,14 @@ def _patch(hw: Hardware, fit: Fit, v: float | None, shape: tuple[int, int, int] 
         if shape is not None or v is None:
             upd["efficiency_shape"] = shape
         return hw.model_copy(update={"matrix_engine": me.model_copy(update=upd)})
-    if fit.kind == "fp8_efficiency":
+    if fit.kind in _FORMAT:
+        fmt = _FORMAT[fit.kind]
         fe = dict(me.format_efficiency)
         if v is None:
-            fe.pop(_FP8, None)
+            fe.pop(fmt, None)
         else:
-            old = fe.get(_FP8)
-            fe[_FP8] = FormatEfficiency(efficiency=min(v, 1.0), shape=shape or old.shape)  # type: ignore[union-attr]
+            old = fe.get(fmt)
+            fe[fmt] = FormatEfficiency(efficiency=min(v, 1.0), shape=shape or old.shape)  # type: ignore[union-attr]
         return hw.model_copy(
             update={"matrix_engine": me.model_copy(update={"format_efficiency": fe})}
         )

@@ -75,7 +75,7 @@ def test_without_azure_h100_fp8_pools_the_mi300x_ratio_to_its_bf16_efficiency(no
     mi, h100 = "mi300x fp8_efficiency", "h100-sxm fp8_efficiency"
     assert o[mi] == RVS_FP8
     assert v[mi] == pytest.approx(1238.206e12 / profiles["mi300x"].peak_flops("fp8_e4m3"))
-    ratio = v[mi] / profiles["mi300x"].matrix_engine.efficiency
+    ratio = v[mi] / v["mi300x efficiency"]  # a fit since issue 27 (the MAMF revision's row)
     bf16 = "h100-sxm efficiency"  # the MAMF fit, solved in this fold too
     assert o[h100] == "pooled"
     assert v[h100] == pytest.approx(ratio * v[bf16])
@@ -128,3 +128,47 @@ def test_the_chip_fits_are_data_and_a_bad_file_is_refused_in_one_line(tmp_path):
 
 
 STACK = ("step_overhead_s", "request_overhead_s")
+
+
+# --- issue 27: no profile figure copied from a measurement; INT8 as FP8's ratio -----------------
+def test_the_h200_and_mi300x_bf16_efficiencies_are_fits_that_a_fold_re_solves(corpus, profiles):
+    full = solve_fits(corpus.rows, profiles)
+    assert full.origin["h200 efficiency"] == "gemm.mamf.h200"
+    assert full.origin["mi300x efficiency"] == "gemm.mamf.mi300x"
+    assert full.shapes["mi300x efficiency"] == (10240, 15360, 8192)
+    # the MAMF publication (both revisions) left out: every chip without a row of its own pools
+    fold = solve_fits(_without(corpus, "ml-engineering-mamf", "ml-engineering-mamf-2"), profiles)
+    for hw in ("h100-sxm", "h200", "mi300x"):
+        assert fold.origin[f"{hw} efficiency"] == "pooled"
+        assert fold.values[f"{hw} efficiency"] == fold.values["a100-80gb efficiency"]
+
+
+def test_int8_efficiencies_pool_the_fp8_ratio_in_every_fold(corpus, profiles):
+    for state in (solve_fits(corpus.rows, profiles), solve_fits(_without(corpus, AZURE), profiles)):
+        fp8 = [f for f in FITS if f.kind == "fp8_efficiency" and state.origin[f.name] in f.rows]
+        ratio = statistics.median(
+            state.values[f.name] / state.values[f"{f.targets[0]} efficiency"] for f in fp8
+        )
+        for hw in ("a100-80gb", "h100-sxm", "h200"):
+            name = f"{hw} int8_efficiency"
+            assert state.origin[name] == "pooled"
+            assert state.values[name] == pytest.approx(ratio * state.values[f"{hw} efficiency"])
+            with applied(state, profiles) as fitted:
+                fe = fitted[hw].matrix_engine.format_efficiency["int8"]
+            assert fe.efficiency == pytest.approx(state.values[name])
+    # no FP8 row left: INT8 stays unfitted (the bf16 efficiency applies)
+    state = solve_fits(_without(corpus, AZURE, "rocm-mi300x-acceptance"), profiles)
+    assert state.values["a100-80gb int8_efficiency"] is None
+    with applied(state, profiles) as fitted:
+        assert "int8" not in fitted["a100-80gb"].matrix_engine.format_efficiency
+
+
+def test_a_fit_with_no_rows_must_pool(tmp_path):
+    bad = tmp_path / "fits.yaml"
+    text = FITS_PATH.read_text(encoding="utf-8").replace(
+        "    targets: [a100-80gb]\n    rows: []",
+        "    targets: [a100-80gb]\n    rows: []\n    pool: false",
+    )
+    bad.write_text(text, encoding="utf-8")
+    with pytest.raises(CorpusError, match="must pool"):
+        load_fits(bad)
