@@ -540,7 +540,7 @@ def expected_claim(model: str, platforms: Sequence[str], *, context: int = 1024)
     claim = _TEXT.claim(
         "expected", model=model, context=context, parts=parts, hi=hi, ratio=e_hi / e_lo, lo=lo
     )
-    # NOTE: the expected rate of Exercise 3's platform is its answer: hidden until that check passes.
+    # NOTE: Exercise 3's platform's expected rate is its answer: hidden until that check passes.
     if model == EXERCISE3[0] and EXERCISE3[1] in platforms:
         return gated(claim, after=_expected_name(EXERCISE3[1]), label="Exercise 3")
     return claim
