@@ -143,7 +143,11 @@ def attempted(stub: str, check: str = "") -> bool:
     True
     >>> attempted("answer = 1000 // 128", "check(answer)")
     True
+    >>> attempted("   ", "check(answer)")  # an emptied stub holds no answer
+    False
     """
+    if not stub.strip():
+        return False
     try:
         tree = ast.parse(stub)
         used = {n.id for n in ast.walk(ast.parse(check)) if isinstance(n, ast.Name)}
