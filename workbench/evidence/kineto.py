@@ -114,7 +114,7 @@ def read_kineto_and_operators(
 
 def _read(p: Path, max_bytes: int, collector: OperatorCollector | None) -> MeasuredRun:
     meta: dict[str, Any] = {}
-    reader = EventReader(str(p))
+    reader = EventReader(str(p), collector)
     bounds = reader.bounds
     with open_regular(p) as raw:
         gz = raw.read(2) == b"\x1f\x8b"
@@ -129,9 +129,6 @@ def _read(p: Path, max_bytes: int, collector: OperatorCollector | None) -> Measu
         for batch in stream.batches():
             for index, event in enumerate(batch, start):
                 take(index, event)
-            if collector is not None:
-                for event in batch:
-                    collector.take(event)
             start += len(batch)
     bounds.finish()
     return assemble(
