@@ -19,8 +19,15 @@ from pathlib import Path
 from workbench.evidence.categories import classify
 
 
-def _kernels(events: list[dict]) -> list[dict]:
-    return [e for e in events if e.get("ph") == "X" and e.get("cat") == "kernel"]
+def _kernels(events: list[dict], activities: tuple[str, ...] = ("kernel",)) -> list[dict]:
+    return [e for e in events if e.get("ph") == "X" and e.get("cat") in activities]
+
+
+def _family(event: dict) -> str:
+    """The kernel category of an activity (a memcpy or memset is a copy)."""
+    if event.get("cat") in ("gpu_memcpy", "gpu_memset"):
+        return "copy"
+    return classify(event.get("name", ""))[0]
 
 
 def inject(
@@ -31,19 +38,24 @@ def inject(
     factor: float = 1.0,
     jitter: float = 0.0,
     seed: int = 0,
+    activities: tuple[str, ...] = ("kernel",),
 ) -> Path:
-    """Write ``src`` with the regression injected to ``dst`` (gzip when it ends in ``.gz``)."""
+    """Write ``src`` with the regression injected to ``dst`` (gzip when it ends in ``.gz``).
+
+    ``activities``: the Kineto categories stretched (``gpu_memcpy`` and ``gpu_memset`` too for a
+    copy regression whose copies are memcpy activities).
+    """
     opener = gzip.open if src.suffix == ".gz" else open
     with opener(src, "rt", encoding="utf-8") as f:
         doc = json.load(f)
     events = doc["traceEvents"] if isinstance(doc, dict) else doc
     rng = random.Random(seed)
     ends, extra = [], []
-    for k in sorted(_kernels(events), key=lambda e: float(e["ts"])):
+    for k in sorted(_kernels(events, activities), key=lambda e: float(e["ts"])):
         dur = float(k["dur"])
         if jitter:
             k["dur"] = max(dur * (1 + rng.gauss(0, jitter)), 0.0)
-        elif classify(k.get("name", ""))[0] == family:
+        elif _family(k) == family:
             k["dur"] = dur * factor
             ends.append(float(k["ts"]) + dur)
             extra.append(dur * (factor - 1))

@@ -27,7 +27,9 @@ from workbench.review.join.from_trace import record_from_trace
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parents[0] / "data" / "hta"
 SPEC = yaml.safe_load((HERE / "measured_cases.yaml").read_text())
-CASES = [(t, c) for t in SPEC["traces"] for c in SPEC["cases"]]
+CASES = [(t, c) for t in SPEC["traces"] for c in SPEC["cases"]] + [
+    (t, c) for t, cases in SPEC.get("trace_cases", {}).items() for c in cases
+]
 _TMP = Path(tempfile.mkdtemp(prefix="wb-measured-"))
 
 
@@ -51,6 +53,7 @@ def verdict(trace: str, case: dict) -> tuple[str, str]:
         factor=case["factor"],
         jitter=case.get("jitter", 0.0),
         seed=7,
+        activities=tuple(case.get("activities", ("kernel",))),
     )
     report = triage(_baseline(trace), _record(out), simulate=False)
     anchor = report.first_failing.kernel if report.first_failing else ""
