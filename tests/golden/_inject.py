@@ -2,8 +2,11 @@
 
 Each GPU kernel whose category (:func:`workbench.evidence.categories.classify`) is ``family``
 runs ``factor`` times as long; every event that starts after such a kernel ends (on any stream,
-CPU or GPU) moves later by the extra time of all stretched kernels that ended before it, so the
-step grows by the whole injected time, as a real slowdown of that family would make it.
+CPU or GPU) moves later by the extra time of all stretched kernels that ended before it, and a
+host range's end (a ``ProfilerStep``, an operator) likewise, so the step grows by the whole
+injected time, as a real slowdown of that family would make it. (Until issue 26's last round
+only starts moved: a host step then ended before its own last launches on a trace whose host
+waits for the GPU, and their kernels fell out of it.)
 ``jitter`` (a relative standard deviation) instead perturbs every kernel's duration by seeded
 zero-mean noise: a control that must ship.
 """
@@ -17,6 +20,8 @@ import random
 from pathlib import Path
 
 from workbench.evidence.categories import classify
+
+_GPU = ("kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset")
 
 
 def _kernels(events: list[dict], activities: tuple[str, ...] = ("kernel",)) -> list[dict]:
@@ -67,6 +72,11 @@ def inject(
             if "ts" in e:
                 ts = float(e["ts"])
                 e["ts"] = ts + cum[bisect.bisect_right(ends, ts)]
+                # NOTE: a host range (a ProfilerStep, an op) ends later by what ended before its
+                # end: its end is a later event too. A GPU activity keeps its own duration.
+                if "dur" in e and e.get("cat") not in _GPU:
+                    end = ts + float(e["dur"])
+                    e["dur"] = end + cum[bisect.bisect_right(ends, end)] - e["ts"]
     out = gzip.open if dst.suffix == ".gz" else open
     with out(dst, "wt", encoding="utf-8") as f:
         json.dump(doc, f)

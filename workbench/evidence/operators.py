@@ -201,7 +201,8 @@ class OperatorCollector:
             return
         if cat not in _ROLE or ev.get("ph") != "X":
             return
-        ts, dur = ev.get("ts"), ev.get("dur")
+        ts: Any = ev.get("ts")
+        dur: Any = ev.get("dur")
         t_ts, t_dur = type(ts), type(dur)
         if (
             (t_ts is float or t_ts is int)
