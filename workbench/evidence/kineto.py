@@ -122,7 +122,7 @@ def _read(p: Path, max_bytes: int, collector: OperatorCollector | None) -> Measu
         binary = gzip.GzipFile(fileobj=raw, mode="rb") if gz else raw
         f = io.TextIOWrapper(binary, encoding="utf-8-sig")
         stream = ChromeTraceStream(
-            read_chunks(f, str(p), max_bytes, 1 << 20), str(p), bounds.meta(meta.__setitem__)
+            read_chunks(f, str(p), max_bytes, 1 << 19), str(p), bounds.meta(meta.__setitem__)
         )
         take, start = reader.take, 0
         # NOTE: hot (once per event): a batch's loop resumes no generator per event
