@@ -169,10 +169,15 @@ def _category_rows(r: TriageReport) -> list[dict[str, Any]]:
                 "candidate_s": vc,
                 "delta_s": vc - vb,
                 "change": f"{(vc - vb) / vb:+.1%}" if vb > 0 else "new",
-                "step_share": (vc - vb) / step if step > 0 and vc > vb else "-",
+                "step_share": _share_text((vc - vb) / step) if step > 0 and vc > vb else "-",
             }
         )
     return rows
+
+
+def _share_text(share: float) -> str:
+    """A share of the step's change as a reviewer reads it (``59.3%``, ``<0.1%``)."""
+    return f"{share:.1%}" if share >= 0.001 else "<0.1%"
 
 
 def _per_stream(run: MeasuredRun) -> dict[tuple[str, str], float]:
