@@ -146,13 +146,17 @@ def last_window_open(
     A window ends at the next step's first GPU activity; the last has no next step, so it ends
     where its own GPU work ends. When the GPU runs steps overlapped (a step's own kernels still
     run after the next step's first, as on a multi-rank A100 trace whose ~216 ms steps each run
-    ~160 ms into the next), the last window then holds that tail too (372 ms there): it is no
-    step period. None when the step before the last ended within :data:`SPILL_TOLERANCE` of its
-    period (the last window is a fair period), or with fewer than 2 windows.
+    ~160 ms into the next), the last window then holds that tail too (372 ms there): when it is
+    also longer than every other window, it is no step period. None when the step before the
+    last ended within :data:`SPILL_TOLERANCE` of its period, when the last window is no longer
+    than some measured period (a trace whose periods swing as widely is read as it ran), or with
+    fewer than 2 windows.
     """
     if len(windows) < 2:
         return None
-    (before, start, end), last_start = windows[-2], windows[-1][1]
+    (before, start, end), (_, last_start, last_end) = windows[-2], windows[-1]
+    if last_end - last_start <= max(e - s for _, s, e in windows[:-1]):
+        return None  # NOTE: no longer than a measured period: read as one
     own_end = max((k.end_s for k in kernels if k.iteration == before), default=end)
     spill = own_end - last_start
     return spill if spill > SPILL_TOLERANCE * (end - start) else None

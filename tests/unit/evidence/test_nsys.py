@@ -164,8 +164,8 @@ def test_nvtx_steps_get_non_overlapping_gpu_windows_when_the_gpu_lags(tmp_path):
     assert [k.iteration for k in nsys.kernels] == [k.iteration for k in kernels]
     walls = [it.wall_s for it in nsys.iterations]
     # Step N's window: its first GPU activity to step N+1's (10 ms). Each step's side kernel runs
-    # 3 ms into the next step (the steps overlap on the GPU), so the last step's own work (13 ms)
-    # is no step period: it is left out, and the run says so.
+    # 3 ms into the next step (the steps overlap on the GPU), so the last step's own work (13 ms,
+    # longer than any step) is no step period: it is left out, and the run says so.
     assert walls == pytest.approx([10e-3, 10e-3, 10e-3])
     last_first = min(k.start_s for k in kernels if k.iteration == 3)
     assert sum(walls) == pytest.approx(last_first - kernels[0].start_s)
