@@ -22,6 +22,11 @@ RAW = re.compile(r"\d\.\d{5,}|\de[-+]\d|\bNone\b|\bNaN\b|\bnan\b|\binf\b|[bsc]No
 SECTIONS = (
     "Decision",
     "Headline",
+    "Measured: step time, paired per step",
+    "Measured: temporal breakdown of both runs",
+    "Measured: slowdown by kernel category",
+    "Measured: per stream",
+    "Measured: top 10 operator deltas",
     "Material causes",
     "First failing mechanism",
     "Proving artifact",
@@ -82,6 +87,9 @@ def test_review_pack_fits_a_laptop_and_reads_as_a_review(laptop_page, pack_file)
     assert width <= 1366, f"page is {width} px wide at a 1,366 px viewport"
     missing = [s for s in SECTIONS if not any(h.startswith(s) for h in headings)]
     assert not missing, f"sections missing: {missing}"
+    # A measured pair's first page: the measured sections follow the headline (issue 26).
+    at = [next(i for i, h in enumerate(headings) if h.startswith(s)) for s in SECTIONS[1:7]]
+    assert at == sorted(at), headings
     raw = RAW.findall(text)
     assert not raw, f"raw float formatting on the page: {raw[:8]}"
     assert not errors, errors

@@ -2,8 +2,11 @@
 
 Each GPU kernel whose category (:func:`workbench.evidence.categories.classify`) is ``family``
 runs ``factor`` times as long; every event that starts after such a kernel ends (on any stream,
-CPU or GPU) moves later by the extra time of all stretched kernels that ended before it, so the
-step grows by the whole injected time, as a real slowdown of that family would make it.
+CPU or GPU) moves later by the extra time of all stretched kernels that ended before it, and a
+host range's end (a ``ProfilerStep``, an operator) likewise, so the step grows by the whole
+injected time, as a real slowdown of that family would make it. (Until issue 26's last round
+only starts moved: a host step then ended before its own last launches on a trace whose host
+waits for the GPU, and their kernels fell out of it.)
 ``jitter`` (a relative standard deviation) instead perturbs every kernel's duration by seeded
 zero-mean noise: a control that must ship.
 """
@@ -18,9 +21,18 @@ from pathlib import Path
 
 from workbench.evidence.categories import classify
 
+_GPU = ("kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset")
 
-def _kernels(events: list[dict]) -> list[dict]:
-    return [e for e in events if e.get("ph") == "X" and e.get("cat") == "kernel"]
+
+def _kernels(events: list[dict], activities: tuple[str, ...] = ("kernel",)) -> list[dict]:
+    return [e for e in events if e.get("ph") == "X" and e.get("cat") in activities]
+
+
+def _family(event: dict) -> str:
+    """The kernel category of an activity (a memcpy or memset is a copy)."""
+    if event.get("cat") in ("gpu_memcpy", "gpu_memset"):
+        return "copy"
+    return classify(event.get("name", ""))[0]
 
 
 def inject(
@@ -31,19 +43,24 @@ def inject(
     factor: float = 1.0,
     jitter: float = 0.0,
     seed: int = 0,
+    activities: tuple[str, ...] = ("kernel",),
 ) -> Path:
-    """Write ``src`` with the regression injected to ``dst`` (gzip when it ends in ``.gz``)."""
+    """Write ``src`` with the regression injected to ``dst`` (gzip when it ends in ``.gz``).
+
+    ``activities``: the Kineto categories stretched (``gpu_memcpy`` and ``gpu_memset`` too for a
+    copy regression whose copies are memcpy activities).
+    """
     opener = gzip.open if src.suffix == ".gz" else open
     with opener(src, "rt", encoding="utf-8") as f:
         doc = json.load(f)
     events = doc["traceEvents"] if isinstance(doc, dict) else doc
     rng = random.Random(seed)
     ends, extra = [], []
-    for k in sorted(_kernels(events), key=lambda e: float(e["ts"])):
+    for k in sorted(_kernels(events, activities), key=lambda e: float(e["ts"])):
         dur = float(k["dur"])
         if jitter:
             k["dur"] = max(dur * (1 + rng.gauss(0, jitter)), 0.0)
-        elif classify(k.get("name", ""))[0] == family:
+        elif _family(k) == family:
             k["dur"] = dur * factor
             ends.append(float(k["ts"]) + dur)
             extra.append(dur * (factor - 1))
@@ -55,6 +72,11 @@ def inject(
             if "ts" in e:
                 ts = float(e["ts"])
                 e["ts"] = ts + cum[bisect.bisect_right(ends, ts)]
+                # NOTE: a host range (a ProfilerStep, an op) ends later by what ended before its
+                # end: its end is a later event too. A GPU activity keeps its own duration.
+                if "dur" in e and e.get("cat") not in _GPU:
+                    end = ts + float(e["dur"])
+                    e["dur"] = end + cum[bisect.bisect_right(ends, end)] - e["ts"]
     out = gzip.open if dst.suffix == ".gz" else open
     with out(dst, "wt", encoding="utf-8") as f:
         json.dump(doc, f)

@@ -27,7 +27,9 @@ from workbench.review.join.from_trace import record_from_trace
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parents[0] / "data" / "hta"
 SPEC = yaml.safe_load((HERE / "measured_cases.yaml").read_text())
-CASES = [(t, c) for t in SPEC["traces"] for c in SPEC["cases"]]
+CASES = [(t, c) for t in SPEC["traces"] for c in SPEC["cases"]] + [
+    (t, c) for t, cases in SPEC.get("trace_cases", {}).items() for c in cases
+]
 _TMP = Path(tempfile.mkdtemp(prefix="wb-measured-"))
 
 
@@ -51,6 +53,7 @@ def verdict(trace: str, case: dict) -> tuple[str, str]:
         factor=case["factor"],
         jitter=case.get("jitter", 0.0),
         seed=7,
+        activities=tuple(case.get("activities", ("kernel",))),
     )
     report = triage(_baseline(trace), _record(out), simulate=False)
     anchor = report.first_failing.kernel if report.first_failing else ""
@@ -64,16 +67,27 @@ def holds(trace: str, case: dict) -> tuple[bool, str]:
     return ok, f"{trace} {case['name']}: {decision}, headline {anchor or 'none'}"
 
 
-@pytest.mark.parametrize(("trace", "case"), CASES, ids=[f"{t}-{c['name']}" for t, c in CASES])
+def _param(trace: str, case: dict):
+    marks = [pytest.mark.xfail(strict=True, reason=case["xfail"])] if case.get("xfail") else []
+    return pytest.param(trace, case, marks=marks, id=f"{trace}-{case['name']}")
+
+
+@pytest.mark.parametrize(("trace", "case"), [_param(t, c) for t, c in CASES])
 def test_measured_case_holds(trace, case):
     ok, line = holds(trace, case)
     assert ok, f"{line} (expected {case['decision']} on {case['category'] or 'nothing'})"
 
 
 if __name__ == "__main__":
-    results = [holds(t, c) for t, c in CASES]
-    for ok, line in results:
-        print(("holds  " if ok else "FAILS  ") + line)
-    held = sum(ok for ok, _ in results)
-    print(f"golden measured triage: {held}/{len(results)} cases hold")
-    sys.exit(0 if held == len(results) else 1)
+    results = [(holds(t, c), c) for t, c in CASES]
+    for (ok, line), case in results:
+        known = " (known disagreement, marked xfail)" if case.get("xfail") else ""
+        print(("holds  " if ok else "FAILS  ") + line + ("" if ok else known))
+    held = sum(ok for (ok, _), _ in results)
+    known = [c["name"] for (ok, _), c in results if not ok and c.get("xfail")]
+    unexpected = [c["name"] for (ok, _), c in results if ok == bool(c.get("xfail"))]
+    note = (
+        f" ({len(known)} known disagreement(s), marked xfail: {', '.join(known)})" if known else ""
+    )
+    print(f"golden measured triage: {held}/{len(results)} cases hold{note}")
+    sys.exit(1 if unexpected else 0)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from workbench.evidence.categories import classify
 from workbench.evidence.run import MeasuredKernel, MeasuredRun, TraceError
-from workbench.evidence.timeline import StepWindows, iteration_stats
+from workbench.evidence.timeline import StepWindows, iteration_stats, open_last_steps
 
 __all__ = ["LAUNCH_CALLS", "Activity", "assemble", "choose_steps", "is_measure_range", "step_index"]
 
@@ -181,6 +181,15 @@ def assemble(
             "have no runtime launch event in the trace: left out of the iterations and the "
             "breakdown, as Holistic Trace Analysis does",
         )
+    kept = {it.index for it in iterations}
+    for index, (window_s, spill_s) in sorted(open_last_steps(kernels).items()):
+        if index not in kept:
+            warnings += (
+                f"the last step (#{index}) is left out of the steps: its GPU work runs "
+                f"{window_s * 1e3:.3g} ms from its first kernel, but the steps overlap on the "
+                f"GPU (the step before ran {spill_s * 1e3:.3g} ms past its start), so with no "
+                "next step to end its window it is no step period",
+            )
     if clipped:
         warnings += (
             f"{clipped} GPU activities overlap an earlier one on the same stream (which runs one "

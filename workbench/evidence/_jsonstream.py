@@ -25,7 +25,7 @@ _WS = re.compile(r"[ \t\n\r]*")
 _NUMBER_TAIL = re.compile(r"[0-9.eE+-]*")
 _DECODER = json.JSONDecoder()
 _MSGSPEC = msgspec.json.Decoder()
-_CHUNK = 1 << 20
+_CHUNK = 1 << 19
 #: Between an object element's closing ``}`` and the next one's ``{``.
 _NEXT_OBJECT = re.compile(r"[ \t\n\r]*,[ \t\n\r]*\{")
 #: Batch decodes tried per buffer before reading its elements one by one.

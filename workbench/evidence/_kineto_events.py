@@ -29,6 +29,7 @@ from workbench.evidence._assemble import (
     step_index,
 )
 from workbench.evidence._bounds import MAX_CLOCK_US, MAX_INT, MAX_SPAN_US, TraceBounds
+from workbench.evidence.operators import OperatorCollector
 from workbench.evidence.run import TraceError
 
 __all__ = ["EventReader"]
@@ -73,8 +74,11 @@ class EventReader:
         where: The file, for messages.
     """
 
-    def __init__(self, where: str) -> None:
+    def __init__(self, where: str, operators: OperatorCollector | None = None) -> None:
         self.where = where
+        #: Also fed every event read (the one-pass read of a run and its operators).
+        self.operators = operators
+        self._timed_op = None if operators is None else operators.timed
         self.bounds = TraceBounds(where)
         self._names = self.bounds.names
         self.activities: list[Activity] = []
@@ -121,9 +125,13 @@ class EventReader:
                                 step = self._steps.get(name, _UNSEEN)
                                 if step is not None:
                                     self._step(name, step, ts, dur, self.cpu_steps)
+                                if self._timed_op is not None:
+                                    self._timed_op(ev, cat, name, ts, dur)
                             return
                         if role is _LAUNCH:
                             if self._launch(index, ev, name, ts, dur):
+                                if self._timed_op is not None:
+                                    self._timed_op(ev, cat, name, ts, dur)
                                 return
                         elif role is _GPU_STEP or role is _SPAN:
                             self._extend(index, name, ts, dur)
@@ -139,6 +147,8 @@ class EventReader:
                 elif ph != "i":
                     return  # NOTE: only an instant event can be the window's end marker
         self.take_checked(index, ev)
+        if self.operators is not None:
+            self.operators.take(ev)
 
     def _step(self, name: str, step: object, ts: float, dur: float,
               windows: list[tuple[str, int, float, float]]) -> None:  # fmt: skip

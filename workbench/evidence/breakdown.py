@@ -133,6 +133,35 @@ def step_windows(kernels: Sequence[MeasuredKernel]) -> list[tuple[int, float, fl
     return out
 
 
+#: Share of a step's period its own GPU work may run past the next step's start before the steps
+#: count as pipelined (an assumption: a rounding-level tolerance, not a fitted figure).
+SPILL_TOLERANCE = 0.01
+
+
+def last_window_open(
+    kernels: Sequence[MeasuredKernel], windows: Sequence[tuple[int, float, float]]
+) -> float | None:
+    """How far the step before the last ran past the last one's start, s, when steps pipeline.
+
+    A window ends at the next step's first GPU activity; the last has no next step, so it ends
+    where its own GPU work ends. When the GPU runs steps overlapped (a step's own kernels still
+    run after the next step's first, as on a multi-rank A100 trace whose ~216 ms steps each run
+    ~160 ms into the next), the last window then holds that tail too (372 ms there): when it is
+    also longer than every other window, it is no step period. None when the step before the
+    last ended within :data:`SPILL_TOLERANCE` of its period, when the last window is no longer
+    than some measured period (a trace whose periods swing as widely is read as it ran), or with
+    fewer than 2 windows.
+    """
+    if len(windows) < 2:
+        return None
+    (before, start, end), (_, last_start, last_end) = windows[-2], windows[-1]
+    if last_end - last_start <= max(e - s for _, s, e in windows[:-1]):
+        return None  # NOTE: no longer than a measured period: read as one
+    own_end = max((k.end_s for k in kernels if k.iteration == before), default=end)
+    spill = own_end - last_start
+    return spill if spill > SPILL_TOLERANCE * (end - start) else None
+
+
 def _last_end(kernels: Sequence[MeasuredKernel]) -> float:
     """The end of the last activity that belongs to a step, s (-inf if none does)."""
     return max((k.end_s for k in kernels if k.iteration is not None), default=float("-inf"))

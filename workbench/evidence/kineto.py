@@ -114,7 +114,7 @@ def read_kineto_and_operators(
 
 def _read(p: Path, max_bytes: int, collector: OperatorCollector | None) -> MeasuredRun:
     meta: dict[str, Any] = {}
-    reader = EventReader(str(p))
+    reader = EventReader(str(p), collector)
     bounds = reader.bounds
     with open_regular(p) as raw:
         gz = raw.read(2) == b"\x1f\x8b"
@@ -122,16 +122,13 @@ def _read(p: Path, max_bytes: int, collector: OperatorCollector | None) -> Measu
         binary = gzip.GzipFile(fileobj=raw, mode="rb") if gz else raw
         f = io.TextIOWrapper(binary, encoding="utf-8-sig")
         stream = ChromeTraceStream(
-            read_chunks(f, str(p), max_bytes, 1 << 20), str(p), bounds.meta(meta.__setitem__)
+            read_chunks(f, str(p), max_bytes, 1 << 19), str(p), bounds.meta(meta.__setitem__)
         )
         take, start = reader.take, 0
         # NOTE: hot (once per event): a batch's loop resumes no generator per event
         for batch in stream.batches():
             for index, event in enumerate(batch, start):
                 take(index, event)
-            if collector is not None:
-                for event in batch:
-                    collector.take(event)
             start += len(batch)
     bounds.finish()
     return assemble(

@@ -23,9 +23,12 @@ import bisect
 import gzip
 import io
 import os
+from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from workbench.evidence._jsonstream import ChromeTraceStream
 from workbench.evidence._source import (
@@ -38,8 +41,15 @@ from workbench.evidence._source import (
 
 __all__ = ["OperatorCollector", "RecordedOp", "RecordedOps", "read_operators"]
 
-_OP_CATS = {"cpu_op", "Operator"}
-_RUNTIME_CATS = {"cuda_runtime", "Runtime"}
+_OP, _ANNOTATION, _RUNTIME = "op", "annotation", "runtime"
+#: What an event of each category may be (``user_annotation``: an op when named ``nccl:...``).
+_ROLE = {
+    "cpu_op": _OP,
+    "Operator": _OP,
+    "user_annotation": _ANNOTATION,
+    "cuda_runtime": _RUNTIME,
+    "Runtime": _RUNTIME,
+}
 _KEPT_ARGS = (
     "Collective name",
     "In msg nelems",
@@ -48,6 +58,11 @@ _KEPT_ARGS = (
     "Group size",
     "Concrete Inputs",
 )
+#: The ``args`` an operator's payload holds, after its name: shapes, types, module, kept args.
+_PAYLOAD_KEYS = ("Input Dims", "Input type", "Module Hierarchy", *_KEPT_ARGS)
+#: A 64-bit integer's exclusive bounds.
+_INT_LO, _INT_HI = -(2**63), 2**63
+_ENCODE = msgspec.json.Encoder().encode
 #: Longest operator name kept, characters (longer ones are cut; names are shown, not parsed).
 _MAX_NAME = 4096
 
@@ -154,84 +169,134 @@ class OperatorCollector:
     :func:`read_operators` feeds it a file's events;
     :func:`workbench.evidence.read_trace_and_operators` feeds it the events
     :func:`workbench.evidence.read_kineto` reads, so a file is parsed once.
+
+    NOTE: an operator is kept as five numbers and the index of its payload (name, shapes,
+    types, module, the arguments of :data:`_KEPT_ARGS`), one payload per distinct value: a
+    training trace repeats each operator once per step (and layer), and most operators launch
+    no kernel, so holding each event's decoded lists would cost several times the run's memory
+    (and a garbage-collector pass over them when the read ends).
     """
 
     def __init__(self) -> None:
-        self.ops: list[tuple[float, float, tuple[int, int], int | None, dict[str, Any]]] = []
-        self.launches: list[tuple[float, tuple[int, int], int, int | None]] = []
+        self._ts = array("d")
+        self._dur = array("d")
+        self._ext: list[int | None] = []
+        self._thread: list[int] = []
+        self._payload = array("q")
+        self._threads: dict[tuple[int, int], int] = {}
+        self._payloads: dict[object, int] = {}
+        self._payload_values: list[tuple[Any, ...]] = []
+        self.launches: list[tuple[float, int, int, int | None]] = []
 
     def take(self, ev: object) -> None:
-        """Keep what ``ev`` (one element of ``traceEvents``) says about operators and launches."""
-        if type(ev) is not dict or ev.get("ph") != "X":
+        """Keep what ``ev`` (one element of ``traceEvents``) says about operators and launches.
+
+        NOTE: hot (once per event): the category is looked at first, as most events are neither,
+        and the common shapes (finite times, integer ``pid``/``tid``) are read inline.
+        """
+        if type(ev) is not dict:
             return
         cat = ev.get("cat")
         if type(cat) is not str:
             return
-        if cat in _OP_CATS or (cat == "user_annotation" and _is_collective(ev.get("name"))):
-            self._op(ev)
-        elif cat in _RUNTIME_CATS:
-            self._launch(ev)
-
-    def _op(self, ev: Mapping[str, Any]) -> None:
-        timed = _timed(ev)
-        if timed is None:
+        if cat not in _ROLE or ev.get("ph") != "X":
             return
-        ts, dur, thread, args = timed
-        kept = tuple((k, str(args[k])[:_MAX_NAME]) for k in _KEPT_ARGS if k in args)
-        info = {
-            "name": ev.get("name"),
-            "dims": args.get("Input Dims"),
-            "types": args.get("Input type"),
-            "module": args.get("Module Hierarchy"),
-            "args": kept,
-        }
-        self.ops.append((ts, dur, thread, _int(args.get("External id")), info))
+        ts: Any = ev.get("ts")
+        dur: Any = ev.get("dur")
+        t_ts, t_dur = type(ts), type(dur)
+        if (
+            (t_ts is float or t_ts is int)
+            and (t_dur is float or t_dur is int)
+            and -1e18 < ts < 1e18
+            and -1e18 < dur < 1e18
+        ):
+            self.timed(ev, cat, ev.get("name"), ts, dur)
 
-    def _launch(self, ev: Mapping[str, Any]) -> None:
-        timed = _timed(ev)
-        if timed is None:
+    def timed(self, ev: dict[str, Any], cat: str, name: object, ts: float, dur: float) -> None:
+        """:meth:`take` for an ``X`` event whose category and finite times are already read.
+
+        The trace reader's fast path calls this for the events it has read (times in us).
+        """
+        role = _ROLE.get(cat)
+        if role is None:
             return
-        ts, _, thread, args = timed
-        corr = _int(args.get("correlation"))
-        if corr is not None:
-            self.launches.append((ts, thread, corr, _int(args.get("External id"))))
+        args = ev.get("args")
+        if type(args) is not dict:
+            return
+        pid, tid = ev.get("pid"), ev.get("tid")
+        thread = self._threads.get((pid, tid)) if type(pid) is int and type(tid) is int else None
+        if thread is None:
+            thread = self._thread_of(pid, tid)
+        if role is _RUNTIME:
+            corr = args.get("correlation")
+            if type(corr) is int and _INT_LO < corr < _INT_HI:
+                self.launches.append((float(ts), thread, corr, _int(args.get("External id"))))
+            return
+        if role is _ANNOTATION and not _is_collective(name):
+            return
+        self._ts.append(ts)
+        self._dur.append(dur)
+        self._thread.append(thread)
+        ext = args.get("External id")
+        self._ext.append(ext if type(ext) is int and _INT_LO < ext < _INT_HI else None)
+        self._payload.append(self._payload_of(name, args))
+
+    def _thread_of(self, pid: object, tid: object) -> int:
+        """The index of thread ``(pid, tid)`` (a non-integer id reads as 0), remembered."""
+        thread = (_int(pid) or 0, _int(tid) or 0)
+        found = self._threads.get(thread)
+        if found is None:
+            found = self._threads[thread] = len(self._threads)
+        return found
+
+    def _payload_of(self, name: object, args: Mapping[str, Any]) -> int:
+        """The index of ``(name, dims, types, module, *kept args)``, one per distinct value."""
+        values = (name, *map(args.get, _PAYLOAD_KEYS))
+        try:
+            key: object = _ENCODE(values)
+        except (TypeError, OverflowError, ValueError):  # NOTE: an integer past 64 bits
+            key = object()
+        found = self._payloads.get(key)
+        if found is None:
+            found = self._payloads[key] = len(self._payload_values)
+            self._payload_values.append(values)
+        return found
 
     def link(self) -> RecordedOps:
         """The operators kept, each kernel's correlation id linked to the one that launched it."""
-        by_ext = {ext: i for i, (*_, ext, _info) in enumerate(self.ops) if ext is not None}
-        per_thread: dict[tuple[int, int], list[int]] = {}
-        for i in sorted(range(len(self.ops)), key=lambda i: (self.ops[i][0], -self.ops[i][1])):
-            per_thread.setdefault(self.ops[i][2], []).append(i)
-        starts = {t: [self.ops[i][0] for i in idx] for t, idx in per_thread.items()}
+        ts, dur, ext = self._ts, self._dur, self._ext
+        by_ext = {e: i for i, e in enumerate(ext) if e is not None}
+        per_thread: dict[int, list[int]] = {}
+        for i in sorted(
+            range(len(ts)), key=list(zip(ts, map(float.__neg__, dur), strict=True)).__getitem__
+        ):
+            per_thread.setdefault(self._thread[i], []).append(i)
+        starts = {t: [ts[i] for i in idx] for t, idx in per_thread.items()}
+        threads = {index: thread for thread, index in self._threads.items()}
         chosen: dict[int, int] = {}
-        for ts, thread, corr, ext in self.launches:
-            found = by_ext.get(ext) if ext is not None and ext != corr else None
+        for when, thread, corr, e in self.launches:
+            found = by_ext.get(e) if e is not None and e != corr else None
             if found is None:
-                found = _innermost(ts, per_thread.get(thread, []), starts.get(thread, []), self.ops)
+                order = per_thread.get(thread, [])
+                found = _innermost(when, order, starts.get(thread, []), ts, dur)
             if found is not None:
                 chosen[corr] = found
         kept = sorted(set(chosen.values()))
         remap = {old: new for new, old in enumerate(kept)}
-        ops = tuple(_recorded(self.ops[i][4], self.ops[i][2]) for i in kept)
+        made: dict[tuple[int, int], RecordedOp] = {}  # NOTE: equal ops share one (steps repeat)
+        ops = []
+        for i in kept:
+            key = (self._payload[i], self._thread[i])
+            op = made.get(key)
+            if op is None:
+                op = made[key] = _recorded(self._payload_values[key[0]], threads[key[1]])
+            ops.append(op)
         shapes = any(op.input_dims is not None for op in ops)
         return RecordedOps(
-            ops=ops,
+            ops=tuple(ops),
             by_correlation={c: remap[i] for c, i in chosen.items()},
             shapes_recorded=shapes,
         )
-
-
-def _timed(
-    ev: Mapping[str, Any],
-) -> tuple[float, float, tuple[int, int], dict[str, Any]] | None:
-    """``(ts, dur, (pid, tid), args)`` of an event (times in us), or None when one is unusable."""
-    args = ev.get("args")
-    if not isinstance(args, dict):
-        return None
-    ts, dur = _float(ev.get("ts")), _float(ev.get("dur"))
-    if ts is None or dur is None:
-        return None
-    return ts, dur, (_int(ev.get("pid")) or 0, _int(ev.get("tid")) or 0), args
 
 
 def _is_collective(name: object) -> bool:
@@ -240,23 +305,27 @@ def _is_collective(name: object) -> bool:
 
 
 def _innermost(
-    ts: float, order: Sequence[int], starts: Sequence[float], ops: Sequence[tuple[Any, ...]]
+    ts: float,
+    order: Sequence[int],
+    starts: Sequence[float],
+    op_ts: Sequence[float],
+    op_dur: Sequence[float],
 ) -> int | None:
     """The latest-starting op of the thread (sorted by start) that still holds ``ts``."""
     j = bisect.bisect_right(starts, ts) - 1
     # NOTE: ops nest, so the innermost holder is the latest-starting one that ends after ts; a
     # bounded look-back keeps this linear-ish on traces with long sibling lists.
     for k in range(j, max(j - 256, -1), -1):
-        start, dur = ops[order[k]][0], ops[order[k]][1]
-        if start <= ts <= start + dur:
+        start = op_ts[order[k]]
+        if start <= ts <= start + op_dur[order[k]]:
             return order[k]
     return None
 
 
-def _recorded(info: Mapping[str, Any], thread: tuple[int, int]) -> RecordedOp:
-    name = info.get("name")
+def _recorded(values: Sequence[Any], thread: tuple[int, int]) -> RecordedOp:
+    """The operator of a payload ``(name, dims, types, module, *kept args)``."""
+    name, dims_raw, types_raw, module, *extra = values
     name = name[:_MAX_NAME] if isinstance(name, str) else "?"
-    dims_raw, types_raw = info.get("dims"), info.get("types")
     dims: tuple[tuple[int, ...], ...] | None = None
     if isinstance(dims_raw, list):
         dims = tuple(
@@ -268,14 +337,16 @@ def _recorded(info: Mapping[str, Any], thread: tuple[int, int]) -> RecordedOp:
         if isinstance(types_raw, list)
         else ()
     )
-    module = info.get("module")
+    kept = tuple(
+        (key, str(v)[:_MAX_NAME]) for key, v in zip(_KEPT_ARGS, extra, strict=True) if v is not None
+    )
     return RecordedOp(
         name=name,
         input_dims=dims,
         input_types=types,
         module=module[:_MAX_NAME] if isinstance(module, str) else "",
         thread=thread,
-        args=info.get("args", ()),
+        args=kept,
     )
 
 
@@ -288,4 +359,4 @@ def _float(v: object) -> float | None:
 
 
 def _int(v: object) -> int | None:
-    return v if type(v) is int and -(2**63) < v < 2**63 else None
+    return v if type(v) is int and _INT_LO < v < _INT_HI else None

@@ -59,7 +59,8 @@ CATEGORIES = (
 #: it; ``workbench trace`` states it).
 WINDOW_RULE = (
     "a step runs on the GPU from its first kernel to the next step's first (its kernels: those "
-    "its ProfilerStep launched); the last step ends where its own GPU work ends"
+    "its ProfilerStep launched); the last step ends where its own GPU work ends, left out if "
+    "steps overlap on the GPU and it outlasts all others"
 )
 #: What the profiler recorded: a kernel launch, a memory copy or a memory set.
 KINDS = ("kernel", "memcpy", "memset")

@@ -28,7 +28,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
 from workbench.evidence._intervals import union_s
-from workbench.evidence.breakdown import Busy, step_windows, window_stats
+from workbench.evidence.breakdown import Busy, last_window_open, step_windows, window_stats
 from workbench.evidence.run import IterationStats, MeasuredKernel, MeasuredRun
 
 __all__ = ["StepWindows", "derive_step_windows", "iteration_stats", "time_by_name", "union_s"]
@@ -64,22 +64,47 @@ def iteration_stats(kernels: Sequence[MeasuredKernel]) -> tuple[IterationStats, 
     Each iteration's figures are taken over its GPU step window
     (:func:`workbench.evidence.breakdown.step_windows`: from its first GPU activity to the next
     step's, the last one to the end of its own GPU work), counting every activity that runs in
-    the window, whichever step launched it.
+    the window, whichever step launched it. A last window that is no step period (the steps
+    pipeline on the GPU: :func:`~workbench.evidence.breakdown.last_window_open`) is left out.
 
     Args:
         kernels: The activities, with their iteration (None: opens no window).
     """
-    devices: dict[tuple[int | None, int | None], list[MeasuredKernel]] = defaultdict(list)
-    for k in kernels:
-        devices[(k.rank, k.device)].append(k)
     best: dict[int, IterationStats] = {}
-    for group in devices.values():
+    for group in _devices(kernels):
         busy = Busy.of(group)
-        for index, start, end in step_windows(group):
+        windows = step_windows(group)
+        if last_window_open(group, windows) is not None:
+            windows = windows[:-1]
+        for index, start, end in windows:
             stats = window_stats(index, busy, start, end)
             if index not in best or stats.wall_s > best[index].wall_s:
                 best[index] = stats
     return tuple(best[i] for i in sorted(best))
+
+
+def open_last_steps(kernels: Sequence[MeasuredKernel]) -> dict[int, tuple[float, float]]:
+    """The last steps :func:`iteration_stats` leaves out: index -> (its window, the spill), s.
+
+    The window runs from the step's first GPU activity to the end of its own GPU work; the
+    spill is how far the step before it ran past its start.
+    """
+    out: dict[int, tuple[float, float]] = {}
+    for group in _devices(kernels):
+        windows = step_windows(group)
+        spill = last_window_open(group, windows)
+        if spill is not None:
+            index, start, end = windows[-1]
+            out[index] = (end - start, spill)
+    return out
+
+
+def _devices(kernels: Sequence[MeasuredKernel]) -> Iterable[list[MeasuredKernel]]:
+    """The activities of each (rank, device), in trace order."""
+    devices: dict[tuple[int | None, int | None], list[MeasuredKernel]] = defaultdict(list)
+    for k in kernels:
+        devices[(k.rank, k.device)].append(k)
+    return devices.values()
 
 
 def derive_step_windows(

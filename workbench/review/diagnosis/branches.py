@@ -183,7 +183,11 @@ def _representative(cand: RunRecord) -> BranchNode:
             parent="comparable",
             question=q,
             status="unknown",
-            evidence=f"{w.model} {w.phase}: no production trace for this kind of model",
+            evidence=(
+                f"{w.model} {w.phase}: no production trace for this kind of model"
+                if w.model != "unknown"
+                else "a trace read without its model: no workload to compare with production"
+            ),
             next_action="capture the production request mix (batch sizes, image sizes) and "
             "re-run triage on it",
         )

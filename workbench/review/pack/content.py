@@ -3,7 +3,10 @@
 :func:`comparison_pack` triages the pair and assembles, as rows, everything the pack shows: a
 title naming the change and the headline figure; the decision; the headline (step time with its
 interval, throughput, MFU and MBU, MBU first for decode, p50/p95/p99 with bootstrap intervals,
-quality evidence); every material cause with its share, mechanism, kernel family and owner
+quality evidence); for two measured runs, what an HTA or ``nsys stats`` reviewer reads first
+(:mod:`.measured`: the paired per-step step time and window rule, both runs' temporal
+breakdown, slowdown by kernel category, per-stream view, top operator deltas); every material
+cause with its share, mechanism, kernel family and owner
 (:mod:`._pack_causes`) and its proving sheet rows; the first failing mechanism; the declared
 change (profile figures in their units, prose by reference); the counterfactual attribution; the
 kernel diff grouped by family; the per-layer-type diff and its remainder; one layer's
@@ -42,6 +45,7 @@ from workbench.review.pack._rows import (
     roster_rows,
 )
 from workbench.review.pack.causes import Cause, family_rows, material_causes
+from workbench.review.pack.measured import is_measured_pair, measured_tables
 from workbench.review.pack.meta import (
     declared_rows,
     pack_title,
@@ -101,6 +105,18 @@ def _rank_table(r: TriageReport) -> list[Table]:
     cols = ("rank", "baseline_step_s", "candidate_step_s", "baseline_wait_s",
             "candidate_wait_s", "baseline_straggler", "candidate_straggler")  # fmt: skip
     return [("Per rank: step time, collective wait and stragglers (job folders)", rows, cols)]
+
+
+def _headline(r: TriageReport) -> list[dict[str, Any]]:
+    """The headline rows; for two measured runs, only the figures the traces carry.
+
+    A trace read without its model has no FLOP count, byte count, latency percentiles or
+    quality metric: rows of ``-`` on both sides say nothing a reviewer can use.
+    """
+    rows = headline_rows(r)
+    if not is_measured_pair(r):
+        return rows
+    return [row for row in rows if not (row["baseline"] == "-" and row["candidate"] == "-")]
 
 
 def comparison_pack(
@@ -175,8 +191,9 @@ def comparison_pack(
         "measured_s",
     )
     tables += [
-        ("Headline", headline_rows(r), ("metric", "baseline", "candidate", "change", "evidence")),
+        ("Headline", _headline(r), ("metric", "baseline", "candidate", "change", "evidence")),
         *_rank_table(r),
+        *measured_tables(r, traces),
         (
             "Material causes (each with its share of the regression)",
             cause_rows(causes),
