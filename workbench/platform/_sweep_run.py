@@ -120,6 +120,12 @@ def _teardown(pool: ProcessPoolExecutor, *, abort: bool) -> None:
             if p.is_alive():
                 p.kill()
                 p.join(2.0)
+    # NOTE: the pool's manager thread notices its dead workers on its own; joined here, any
+    # traceback it prints (a closed wake-up pipe: OSError EBADF) comes before the caller's
+    # one-line "interrupted" message instead of after it, at interpreter exit.
+    manager = getattr(pool, "_executor_manager_thread", None)
+    if manager is not None:
+        manager.join(5.0)
 
 
 def pool_results(
