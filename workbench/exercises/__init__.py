@@ -10,7 +10,7 @@ wrong try, a graded second hint after, the answer only through :func:`reveal` (o
 
 Lesson text with a number or a direction in it is a :class:`Claim` computed by a lesson module,
 and a chart outside a widget a :class:`Figure` (static SVG), so both follow the library. The
-sentences of lessons 01 to 13 are templates in ``text/<lesson>.yaml`` (see :mod:`._text`):
+sentences of lessons 01 to 14 are templates in ``text/<lesson>.yaml`` (see :mod:`._text`):
 the module computes the values, the file holds the words.
 
 Each lesson has a module (``lesson01`` ... ``lesson05``) with its checks and the small tables
