@@ -31,7 +31,14 @@ from typing import Any
 
 from workbench.errors import WorkbenchError
 
-__all__ = ["SweepInterrupted", "connect", "dask_results", "interrupts_raise", "pool_results"]
+__all__ = [
+    "SweepInterrupted",
+    "connect",
+    "dask_client",
+    "dask_results",
+    "interrupts_raise",
+    "pool_results",
+]
 
 Chunk = list[dict[str, Any]]
 Evaluate = Callable[[Chunk], list[dict[str, Any]]]
@@ -183,6 +190,18 @@ def connect(address: str, timeout_s: float) -> Any:
             f"--scheduler {address!r}: no Dask scheduler answered within {timeout_s:g} s "
             f"({_first_line(exc)})"
         ) from None
+
+
+def dask_client(scheduler: Any, connect_timeout_s: float, stack: contextlib.ExitStack) -> Any:
+    """The Dask client for ``scheduler``: a client as given, or one connected to an address.
+
+    A client opened here is closed by ``stack``; one passed in belongs to the caller.
+    """
+    if not isinstance(scheduler, str):
+        return scheduler
+    client = connect(scheduler, connect_timeout_s)
+    stack.callback(client.close)
+    return client
 
 
 def dask_results(

@@ -26,7 +26,7 @@ from workbench.evidence import DEFAULT_MAX_BYTES, TraceError
 from workbench.evidence.job import RankSummary, rank_files, summarize_rank
 from workbench.evidence.stragglers import JobSummary, combine_ranks
 from workbench.platform._sweep_run import (
-    connect,
+    dask_client,
     dask_results,
     interrupts_raise,
     pool_results,
@@ -63,10 +63,7 @@ def _results(
 ) -> tuple[str, Iterator[dict[str, Any]]]:
     """The backend's name and its records; cleanups (client, pool) go on ``stack``."""
     if scheduler is not None:
-        client = scheduler
-        if isinstance(scheduler, str):
-            client = connect(scheduler, connect_timeout_s)
-            stack.callback(client.close)
+        client = dask_client(scheduler, connect_timeout_s, stack)
         backend, results = "dask", dask_results(chunks, client, summarize_chunk, _failed)
     elif workers == 1 or len(chunks) < 2:
         backend = "inline"

@@ -34,7 +34,7 @@ from workbench.platform._sweep_file import (
 )
 from workbench.platform._sweep_run import (
     SweepInterrupted,
-    connect,
+    dask_client,
     dask_results,
     interrupts_raise,
     pool_results,
@@ -219,10 +219,7 @@ def _results(
 ) -> tuple[str, Iterator[dict[str, Any]]]:
     """The backend's name and its records; cleanups (client, pool) go on ``stack``."""
     if scheduler is not None:
-        client = scheduler
-        if isinstance(scheduler, str):
-            client = connect(scheduler, connect_timeout_s)
-            stack.callback(client.close)
+        client = dask_client(scheduler, connect_timeout_s, stack)
         n = max(1, len(client.scheduler_info().get("workers", {})))
         results = dask_results(_chunks(todo, n), client, evaluate_points, failed_record)
         backend = "dask"
