@@ -20,13 +20,19 @@ LESSON = Path(__file__).resolve().parents[2] / "lessons" / "03-tiling-and-wave-q
 DOC = json.loads(LESSON.read_text())
 N = len(DOC["cells"])
 
+# The exercise stubs and their check cells: a value written over their source may read as an
+# answer, which grading runs (slow, and not this test's subject: ``attempted`` is fuzzed alone).
+STUBS = {i for i, c in enumerate(DOC["cells"]) if "exercise" in c["metadata"].get("tags", [])}
+STUBS |= {next(j for j in range(i + 1, N) if DOC["cells"][j]["cell_type"] == "code") for i in STUBS}
+
 # where a hostile value goes: (cell index or None for the top level, key)
 PLACES = st.one_of(
     st.tuples(st.none(), st.sampled_from(("nbformat", "nbformat_minor", "metadata", "cells"))),
     st.tuples(
         st.integers(0, N - 1),
-        st.sampled_from(("cell_type", "source", "metadata", "outputs", "id", "execution_count")),
+        st.sampled_from(("cell_type", "metadata", "outputs", "id", "execution_count")),
     ),
+    st.tuples(st.sampled_from(sorted(set(range(N)) - STUBS)), st.just("source")),
 )
 
 

@@ -56,9 +56,14 @@ def test_breakdown_matches_hta(tmp_path, kind):
     path = KINDS[kind]().write(tmp_path / kind)
     run = read_trace(path)
     _agree(_ours(run), hta_breakdown(tmp_path / kind), kind)
-    # Per iteration, the windows add up to the rank's figures.
-    (rank,) = temporal_breakdown(run)
+    # Per iteration, the windows add up to the rank's figures. A last step left out of the
+    # steps (pipelined on the GPU, issue 26) is compared with HTA's breakdown without its last
+    # step: the idle time agrees; the busy time differs by the kept steps' tail into it.
+    left_out = any("is left out of the steps" in w for w in run.warnings)
+    (rank,) = temporal_breakdown(run, include_last_step=not left_out)
     assert sum(it.gap_s for it in run.iterations) == pytest.approx(rank.idle_s)
+    if left_out:
+        return
     assert sum(it.compute_s or 0.0 for it in run.iterations) == pytest.approx(rank.compute_s)
     assert sum(it.non_compute_s or 0.0 for it in run.iterations) == pytest.approx(
         rank.non_compute_s

@@ -17,8 +17,12 @@ def test_gpu_bound_steps_are_gpu_periods_that_never_overlap(tmp_path):
     # Each step's 8 GEMMs (1.1 ms + 20 us gap) and a 0.3 ms tail: a 9.26 ms GPU period, while
     # the host launches a step every 1 ms.
     period = 8 * 1120e-6 + 300e-6
-    assert run.repeats == 6
-    for it in run.iterations[:-1]:
+    # The steps pipeline on the GPU (each step's side-stream kernel runs 0.6 ms into the next
+    # step's window), so the last window, which ends where its own GPU work ends, would hold that
+    # tail too (9.86 ms): no step period. It is left out of the steps, with a warning (issue 26).
+    assert run.repeats == 5
+    assert any("the last step (#5) is left out of the steps" in w for w in run.warnings)
+    for it in run.iterations:
         assert it.wall_s == pytest.approx(period)
     assert run.median_iteration_s() == pytest.approx(period)
     assert run.warmup_s == pytest.approx(period)
@@ -27,11 +31,12 @@ def test_gpu_bound_steps_are_gpu_periods_that_never_overlap(tmp_path):
     assert all(e <= s + 1e-12 for e, s in zip(ends, starts[1:], strict=False))
     # The side-stream kernel of step N runs into step N+1's window: busy there, never idle.
     # Idle per step is only the 20 us gaps not covered by the side stream.
-    for it in run.iterations[1:-1]:
+    for it in run.iterations[1:]:
         assert it.gap_s == pytest.approx(7 * 20e-6)
-    # Windows tile the span: per-step figures add up to the rank's breakdown.
-    (rank,) = temporal_breakdown(run)
-    assert sum(it.wall_s for it in run.iterations) == pytest.approx(rank.span_s)
+    # Windows tile the kept steps without gaps, and their idle time is the rank's over the same
+    # steps (HTA's breakdown without its last step).
+    assert sum(it.wall_s for it in run.iterations) == pytest.approx(ends[-1] - starts[0])
+    (rank,) = temporal_breakdown(run, include_last_step=False)
     assert sum(it.gap_s for it in run.iterations) == pytest.approx(rank.idle_s)
 
 
