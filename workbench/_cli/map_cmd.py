@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from collections import OrderedDict
 
 from workbench._cli.common import (
@@ -47,8 +48,9 @@ def run(args: argparse.Namespace) -> int:
         print(fusion_rules_text(), end="")
         return 0
     mapping = map_from_args(args)
+    reserve = memory_reserve(getattr(args, "stack", None))
     render = {
-        "json": sheet.to_json,
+        "json": lambda m: _json(m, reserve),
         "csv": sheet.to_csv,
         "md": sheet.to_markdown,
         "html": sheet.to_html,
@@ -56,11 +58,19 @@ def run(args: argparse.Namespace) -> int:
             m,
             full=args.full,
             stack=stack_label(args),
-            reserve=memory_reserve(getattr(args, "stack", None)),
+            reserve=reserve,
         ),
     }[args.format]
     write_output(render(mapping), args.output)
     return 0
+
+
+def _json(m: ModelMapping, reserve: MemoryReserve) -> str:
+    """The mapping document, its ``memory`` block with the stack's reserve and headroom."""
+    doc = sheet.mapping_document(m)
+    memory = doc["memory"]
+    memory["reserve"] = reserve.as_dict(memory["capacity_bytes"], memory["memory_bytes"])
+    return json.dumps(doc, indent=2)
 
 
 def _launch_note(m: ModelMapping) -> str:

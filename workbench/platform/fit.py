@@ -63,6 +63,23 @@ class MemoryReserve:
         """The reserve on a chip of ``capacity_bytes``, bytes."""
         return int(self.fraction * capacity_bytes)
 
+    def as_dict(self, capacity_bytes: int, memory_bytes: int) -> dict[str, object]:
+        """The reserve and what it leaves for a need of ``memory_bytes`` (bytes; JSON fields).
+
+        ``headroom_bytes`` is what is left after the reserve and the need, ``shortfall_bytes``
+        how much the need exceeds what the reserve leaves; one of them is 0.
+        """
+        left = capacity_bytes - self.bytes_of(capacity_bytes) - memory_bytes
+        return {
+            "stack": self.stack,
+            "reserve_fraction": self.fraction,
+            "reserve_bytes": self.bytes_of(capacity_bytes),
+            "reserve_source": self.origin,
+            "fits_after_reserve": left >= 0,
+            "headroom_bytes": max(left, 0),
+            "shortfall_bytes": max(-left, 0),
+        }
+
     def text(self, capacity_bytes: int, memory_name: str) -> str:
         """One clause stating the reserve and where it comes from (binary units)."""
         if self.fraction == 0:

@@ -217,3 +217,28 @@ def test_csv_sheet_reads_back_with_the_memory_fit(capsys, tmp_path):
     need = {int(r["memory_bytes"]) for r in rows}
     assert len(need) == 1
     assert need.pop() > 80e9
+
+
+def test_json_memory_states_the_stacks_reserve_and_headroom(capsys):
+    # vLLM holds back 10% (its --gpu-memory-utilization default 0.9): 2 x H100 decoding
+    # Llama-2-70B at batch 16 over 4,095 cached tokens fit the raw capacity, not what vLLM leaves.
+    args = ("map", "--model", "llama2-70b", "--phase", "decode", "--batch", "16", "--seq", "4095",
+            "--chips", "2", "--format", "json")  # fmt: skip
+    code, out, _ = run(capsys, *args, "--stack", "vllm")
+    assert code == 0
+    memory = json.loads(out)["memory"]
+    reserve = memory["reserve"]
+    assert reserve["stack"] == "vllm"
+    assert reserve["reserve_fraction"] == 0.1
+    assert reserve["reserve_bytes"] == int(0.1 * memory["capacity_bytes"])
+    assert reserve["fits_after_reserve"] is False
+    assert reserve["headroom_bytes"] == 0
+    assert reserve["shortfall_bytes"] == (
+        memory["memory_bytes"] + reserve["reserve_bytes"] - memory["capacity_bytes"]
+    )
+    code, out, _ = run(capsys, "map", "--model", "gpt2", "--seq", "128", "--format", "json")
+    reserve = json.loads(out)["memory"]["reserve"]
+    assert reserve["reserve_bytes"] == 0
+    assert reserve["fits_after_reserve"] is True
+    assert reserve["headroom_bytes"] > 0
+    assert reserve["shortfall_bytes"] == 0
