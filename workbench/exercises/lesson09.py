@@ -467,22 +467,11 @@ def static_plan_claim(
 # --- section 3: measured on this host (not checked by nbval: times differ between runs) -------
 
 
-def autotune_kernel(
-    model: str = "gpt2",
-    *,
-    seq: int = 64,
-    kernel: str = "layers.0.mlp.up_proj",
-    k: int = 4,
-    repeats: int = 7,
-    gpu: str = "h100-sxm",
-) -> HostTune:
-    """Rank ``kernel``'s tiles on the calibrated host profile and time them here.
-
-    See :func:`workbench.exercises._lesson09_host.host_autotune`: one BLAS thread, a warm-up
-    and ``repeats`` timed runs each, ties within the p10-p90 spread left unranked; the same
-    tiles are predicted on ``gpu`` for comparison only.
-    """
-    return host_autotune(model, seq=seq, kernel=kernel, k=k, repeats=repeats, gpu=gpu)
+#: Rank a kernel's tiles on the calibrated host profile and time them here: one BLAS thread, a
+#: warm-up and ``repeats`` timed runs each, ties within the p10-p90 spread left unranked, the same
+#: tiles predicted on ``gpu`` for comparison only (the lesson's name for
+#: :func:`workbench.exercises._lesson09_host.host_autotune`).
+autotune_kernel = host_autotune
 
 
 def candidates_table(tune: HostTune) -> pd.DataFrame:
