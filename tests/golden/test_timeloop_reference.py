@@ -1,4 +1,6 @@
-"""``workbench dataflow model`` on Timeloop's own ISPASS-2020 exercise files, against their outputs.
+"""``workbench dataflow model`` on Timeloop's own exercise files, against their outputs.
+
+The ISPASS-2020 exercises, and three of the repository's example designs (``design-*`` cases).
 
 Source: github.com/Accelergy-Project/timeloop-accelergy-exercises, commit
 2d5510807128e9bd5f1cad0705cdf2ec4612fd4e, folder
@@ -113,6 +115,18 @@ CASES["06-eyeriss-vgg02-layer5"] = (
     "ref-output/timeloop-mapper.map.yaml",
     "ref-output",
 )
+
+# The example designs (tests/data/timeloop_designs/, same repository and commit, folder
+# workspace/example_designs/example_designs/): the mapper's answer for the default layer on
+# each design; simple_weight_stationary and simple_output_stationary fan out over a 16 x 16 mesh.
+for _design in ("eyeriss_like", "simple_output_stationary", "simple_weight_stationary"):
+    CASES[f"design-{_design}"] = (
+        f"../timeloop_designs/{_design}",
+        "arch.yaml",
+        "../_include/default_problem.yaml",
+        "ref_outputs/default_problem/timeloop-mapper.map.yaml",
+        "ref_outputs/default_problem",
+    )
 
 
 def _run(case: str):
