@@ -145,3 +145,32 @@ def test_factors_read_in_both_timeloop_spellings(tmp_path: Path) -> None:
     )
     assert a == b
     assert a.loops_at("MainMemory") == (("P", 16), ("R", 3), ("K", 32))
+
+
+def test_parallel_branches_keep_only_what_they_keep() -> None:
+    """Each !Parallel scratchpad keeps its one tensor; the buffers above are not branches."""
+    arch = read_arch(EYERISS / "arch/eyeriss_like.yaml")
+    assert dict(arch.branch_keeps) == {
+        "ifmap_spad": {"Inputs"},
+        "weights_spad": {"Weights"},
+        "psum_spad": {"Outputs"},
+    }
+
+
+def test_comma_separated_factors_and_ignored_instance_keys(tmp_path: Path) -> None:
+    """``R=1,S=1`` reads as two factors; an instance key Timeloop ignores (H, Hpad) is ignored,
+    but must still be a number."""
+    path = tmp_path / "c.yaml"
+    path.write_text(
+        "mapspace_constraints:\n- {target: GlobalBuffer, type: temporal, factors: 'R=1,P=2 K=4'}\n"
+    )
+    (c,) = read_constraints(path)
+    assert c.factors == {"R": ("=", 1), "P": ("=", 2), "K": ("=", 4)}
+    design = Path(__file__).parents[2] / "data" / "timeloop_designs"
+    prob = read_problem(design / "_include/default_problem.yaml")
+    assert dict(prob.bounds) == {"C": 3, "M": 32, "R": 3, "S": 3, "N": 1, "P": 112, "Q": 112}
+    text = (design / "_include/default_problem.yaml").read_text()
+    bad = tmp_path / "p.yaml"
+    bad.write_text(text.replace("Hpad: 1", "Hpad: one"))
+    with pytest.raises(TimeloopSpecError, match=r"instance\.Hpad"):
+        read_problem(bad)

@@ -131,7 +131,8 @@ class Space:
         listed = list(c.permutation)
         unit = [d for d, (op, n) in c.factors.items() if op == "=" and n == 1]
         unit += [d for d in self.dims if self.bounds[d] == 1]
-        full = [*dict.fromkeys(d for d in unit if d not in listed), *listed]
+        inserted = [d for d in dict.fromkeys(unit) if d not in listed]
+        full = [*reversed(inserted), *listed]  # each was inserted at the front in turn
         assert c.split is not None
         for j, d in enumerate(full):
             self.axis[i, d] = "X" if j < c.split else "Y"
