@@ -174,3 +174,62 @@ def test_comma_separated_factors_and_ignored_instance_keys(tmp_path: Path) -> No
     bad.write_text(text.replace("Hpad: 1", "Hpad: one"))
     with pytest.raises(TimeloopSpecError, match=r"instance\.Hpad"):
         read_problem(bad)
+
+
+VARIABLE_ARCH = """variables:
+  version: 0.4
+  WORD: 8
+  WIDE: WORD * 8
+  global_cycle_seconds: 2e-09
+architecture:
+  version: 0.4
+  nodes:
+  - !Component
+    name: DRAM
+    class: DRAM
+    attributes: {type: LPDDR4, width: WIDE, datawidth: WORD}
+  - !Component
+    name: Buffer
+    class: SRAM
+    attributes:
+      depth: 1024 // 2
+      width: max(WORD, 16)
+      datawidth: WORD
+  - !Component
+    name: mac
+    class: {{ mac }}
+"""
+
+
+def test_variables_and_values_fill_the_arch(tmp_path: Path) -> None:
+    """``variables`` feed attribute arithmetic; ``{{ mac }}`` takes the value given."""
+    arch = read_arch(_write(tmp_path, "a.yaml", VARIABLE_ARCH), {"mac": "intmac"})
+    dram, buf = arch.storages
+    assert dram.block_words == 8  # width WIDE = 64 bits of 8-bit words
+    assert (buf.block_words, buf.capacity_words) == (2, 1024)  # width max(8, 16) = 16
+    assert arch.cycle_s == 2e-9
+    assert arch.compute == "mac"
+
+
+BAD_TEMPLATES = {
+    "no value": ("class: {{ mac }}", "a.yaml:22: Jinja 'mac' is undefined"),
+    "statement": ("class: intmac\n{% include 'x.yaml' %}", "a.yaml:23: Jinja construct not read"),
+    "include call": ("class: {{ include('x.yaml') }}", "a.yaml:22: Jinja 'include' is undefined"),
+    "sandbox": ("class: {{ ''.__class__.__mro__ }}", "a.yaml:22: Jinja"),
+    "attribute": ("class: intmac\n    attributes: {width: WORD.real}", "a.yaml:23: width: exp"),
+    "zero": ("class: intmac\n    attributes: {width: WORD // 0}", "does not evaluate"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_TEMPLATES))
+def test_template_beyond_the_subset_is_one_line_with_file_and_line(
+    tmp_path: Path, case: str
+) -> None:
+    """Anything past ``{{ name }}`` and variable arithmetic: one line naming it and FILE:LINE."""
+    old, says = "class: {{ mac }}", BAD_TEMPLATES[case][1]
+    text = VARIABLE_ARCH.replace(old, BAD_TEMPLATES[case][0])
+    path = _write(tmp_path, "a.yaml", text)
+    with pytest.raises(TimeloopSpecError) as err:
+        read_arch(path)
+    assert says in str(err.value)
+    assert "\n" not in str(err.value)

@@ -19,12 +19,13 @@ Sizes: a storage level's block is ``width / datawidth`` words (or ``block_size``
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from workbench.scheduling.timeloop._fields import as_int, as_list, as_map, as_name, as_number, fail
-from workbench.scheduling.timeloop._yaml import load_file
+from workbench.scheduling.timeloop._yaml import Value, load_spec
 from workbench.scheduling.timeloop.constraints import Constraint, node_constraints
 
 __all__ = ["Arch", "Fanout", "Storage", "read_arch"]
@@ -173,14 +174,20 @@ def _spatial(node: dict[str, Any], at: str) -> tuple[int, int]:
     )
 
 
-def read_arch(path: str | Path) -> Arch:
+def read_arch(path: str | Path, values: Mapping[str, Value] | None = None) -> Arch:
     """Read a Timeloop v0.4 architecture file.
+
+    Args:
+        path: The file.
+        values: Values of its ``{{ name }}`` placeholders (the newer exercises' Jinja data),
+            if it has any; its ``variables`` block is read either way.
 
     Raises:
         TimeloopSpecError: A malformed file (one line naming the file and the field).
     """
     p = str(path)
-    body = as_map(load_file(path, "architecture"), f"{p}: architecture")
+    raw, variables = load_spec(path, "architecture", values)
+    body = as_map(raw, f"{p}: architecture")
     nodes = _flatten(as_list(body.get("nodes"), f"{p}: nodes"), f"{p}: nodes")
     storages: list[Storage] = []
     fanouts: list[Fanout] = []
@@ -188,6 +195,8 @@ def read_arch(path: str | Path) -> Arch:
     branch_keeps: list[tuple[str, frozenset[str]]] = []
     compute: str | None = None
     cycle_s = 1e-9
+    if "global_cycle_seconds" in variables:
+        cycle_s = as_number(variables["global_cycle_seconds"], f"{p}: variables") or cycle_s
     at_prev_container = 0
     for node, at, in_parallel in nodes:
         name = as_name(node.get("name"), f"{at}.name")
