@@ -158,20 +158,7 @@ def test_arch_constraints_read_as_timeloops_front_end_processed_them(name: str) 
         assert (ours.axis[fan, "C"], ours.axis[fan, "M"]) == ("Y", "Y")
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        "simple_output_stationary",
-        pytest.param(
-            "simple_weight_stationary",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="the local search stops in a local optimum 0.17% above the mapper's "
-                "EDP with the default seed (seed 1 finds 0.9992x); a wider search is open work",
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("name", MESH_DESIGNS)
 def test_mesh_design_search_at_least_as_good_as_timeloop_mapper(name: str) -> None:
     """On a 16 x 16 mesh under the design's constraints, EDP <= the mapper's answer."""
     arch, prob, ert, ref = _design(name)
@@ -208,3 +195,24 @@ def test_split_over_both_mesh_axes_found_where_one_axis_cannot_hold_it() -> None
 
 def _factors(prob, **f: int) -> tuple[int, ...]:
     return tuple(f.get(d, 1) for d, _ in prob.bounds)
+
+
+TLA = Path(__file__).parents[2] / "data" / "timeloop_accelergy"
+TLA_VALUES = {
+    "intmac": {"mac_class": "intmac", "input_weight_datawidth": 8, "psum_datawidth": 16},
+    "fpmac": {"mac_class": "fpmac", "input_weight_datawidth": 32, "psum_datawidth": 32},
+}
+
+
+@pytest.mark.parametrize("variant", sorted(TLA_VALUES))
+def test_templated_exercise_search_at_least_as_good_as_timeloop_mapper(variant: str) -> None:
+    """The timeloop+accelergy exercise's two variants (its arch a template): EDP <= the mapper's."""
+    arch = read_arch(TLA / "arch/arch.yaml", TLA_VALUES[variant])
+    prob = read_problem(TLA / "prob/prob.yaml")
+    ref = TLA / "ref-output" / variant
+    ert = read_ert(ref / "timeloop-mapper.ERT.yaml")
+    theirs = model(arch, prob, read_mapping(ref / "timeloop-mapper.map.yaml", arch, prob), ert)
+    found = search(arch, prob, (), "edp", ert)
+    assert found.result.edp_j_cycles <= theirs.edp_j_cycles * (1 + 1e-12)
+    printed = read_stats(ref / "timeloop-mapper.stats.txt").edp_j_cycles
+    assert found.result.edp_j_cycles <= printed * 1.005
