@@ -154,3 +154,20 @@ def test_templated_arch_without_a_value_is_one_line(capsys, extra, says) -> None
     assert code == 2
     assert says in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_templated_arch_search_map_read_back_with_the_same_values(capsys, tmp_path) -> None:
+    """search --var writes a mapping that model --var reads back to the same figures."""
+    values = ("--var", "mac_class=intmac", "--var", "input_weight_datawidth=8")
+    values += ("--var", "psum_datawidth=16")
+    spec = ("--arch", str(TLA / "arch/arch.yaml"), "--problem", str(TLA / "prob/prob.yaml"))
+    spec += ("--ert", str(TLA / "ref-output/intmac/timeloop-mapper.ERT.yaml"))
+    path = tmp_path / "best.map.yaml"
+    argv = ("dataflow", "search", *spec, *values, "--budget", "200", "--write-map", str(path))
+    code, _, _ = run(capsys, *argv, "--format", "json", "--output", str(tmp_path / "s.json"))
+    assert code == 0
+    found = json.loads((tmp_path / "s.json").read_text())
+    code, out, _ = run(capsys, "dataflow", "model", *spec, *values, "--mapping", str(path),
+                       "--format", "json")  # fmt: skip
+    assert code == 0
+    assert json.loads(out)["edp_j_cycles"] == pytest.approx(found["edp_j_cycles"], rel=1e-12)
