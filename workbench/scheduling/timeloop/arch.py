@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -243,7 +243,7 @@ def read_arch(path: str | Path, values: Mapping[str, Value] | None = None) -> Ar
         raise fail(p, "two storage components share a name")
     arch = _with_instances(storages, fanouts, compute, cycle_s, tuple(constraints))
     keeps = tuple((n, k) for n, k in branch_keeps if n in names)
-    return Arch(**{**{f: getattr(arch, f) for f in arch.__slots__}, "branch_keeps": keeps})
+    return replace(arch, branch_keeps=keeps)
 
 
 def _with_instances(

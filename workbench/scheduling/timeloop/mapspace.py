@@ -9,10 +9,9 @@ as Timeloop's front end reads it: :meth:`Space._pin_axes`) and force tensors kep
 mesh axis an unpinned dim takes is searched too: a fan-out's factors are valid when some
 assignment of its dims to X and Y fits ``meshX`` x ``meshY`` (:meth:`Space._mesh_split` tries
 them all; Timeloop puts each dim of a fan-out wholly on one axis, and its model's counts do not
-depend on which). The outermost level keeps
-every tensor. Moves (:meth:`Space.neighbours`): move one prime factor of a dimension from one
-slot to another, move one loop to another place in its level's order, keep or bypass one
-tensor at one level.
+depend on which). The outermost level keeps every tensor. Moves (:meth:`Space.neighbours`):
+move one prime factor of a dimension from one slot to another, move one loop to another place
+in its level's order, keep or bypass one tensor at one level.
 """
 
 from __future__ import annotations
@@ -121,15 +120,15 @@ class Space:
         """Pin dims of fan-out slot ``i`` to mesh X or Y as Timeloop reads ``split``.
 
         Timeloop's v0.4 front end (timeloopfe's ``PermutationOptimizerProcessor``) first puts
-        in front of (inside) a partial permutation every dim it does not list whose factor is
-        fixed to 1 or whose bound is 1; the first ``split`` dims of that permutation go on X,
+        in front of (inside) a partial permutation every dim it does not list whose factor
+        names 1 (``R=1``) or whose bound is 1; the first ``split`` dims of that permutation go on X,
         the rest on Y. A dim still unlisted follows the listed ones, so it lands on Y unless
         ``split`` reaches past the list (then it is free). Example (the example designs'
         simple_weight_stationary): ``permutation: [C, M]``, ``split: 1``, ``R=1 S=1 P=1 Q=1``
         and ``N`` of bound 1 read as ``N Q P S R C M``: only N (bound 1) on X, C and M on Y.
         """
         listed = list(c.permutation)
-        unit = [d for d, (op, n) in c.factors.items() if op == "=" and n == 1]
+        unit = [d for d, (_, n) in c.factors.items() if n == 1]  # as timeloopfe: any op
         unit += [d for d in self.dims if self.bounds[d] == 1]
         inserted = [d for d in dict.fromkeys(unit) if d not in listed]
         full = [*reversed(inserted), *listed]  # each was inserted at the front in turn
