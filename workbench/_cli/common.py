@@ -7,11 +7,13 @@ import fnmatch
 import math
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 from workbench._cli.argtypes import count
 from workbench._cli.argtypes import name as name_arg
+from workbench._cli.commands import add_command
 from workbench._files import write_text_safely
 from workbench.errors import WorkbenchError
 from workbench.hw.loader import load_hardware
@@ -29,6 +31,7 @@ from workbench.models.footprint import (
 from workbench.options import FUSION_RULES, MapOptions, TileOverride
 
 __all__ = [
+    "add_mapping_command",
     "add_model_args",
     "add_options_args",
     "check_figures",
@@ -164,6 +167,25 @@ def add_options_args(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="add a device-wide barrier after every layer",
     )
+
+
+def add_mapping_command(
+    subs: argparse._SubParsersAction, name: str, func: Callable[[argparse.Namespace], int]
+) -> argparse.ArgumentParser:
+    """Add a command that maps a model: its texts, the model flags and the mapping overrides.
+
+    Args:
+        subs: The top-level parser's ``add_subparsers()`` action.
+        name: The command, a key of :data:`workbench._cli.commands.COMMANDS`.
+        func: Its handler (the parsed arguments -> exit status).
+
+    Returns:
+        The command's parser, for its own arguments.
+    """
+    p = add_command(subs, name, func)
+    add_model_args(p)
+    add_options_args(p)
+    return p
 
 
 def _positive(name: str, value: int | None) -> None:
