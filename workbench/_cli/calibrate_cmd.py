@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from workbench._cli.argtypes import count, name
+from workbench._cli.argtypes import add_blas_threads, name
 from workbench._cli.commands import add_command
 
 __all__ = ["register"]
@@ -35,11 +35,9 @@ def register(subparsers: Any) -> None:
         default=None,
         help="profile name (default host; gpu with --backend cupy): one printable line",
     )
-    parser.add_argument(
-        "--blas-threads",
-        type=count(0, 1024),
-        default=1,
-        help="BLAS threads while measuring (default 1, as workbench validate; 0 = library default)",
+    add_blas_threads(
+        parser,
+        "BLAS threads while measuring (default 1, as workbench validate; 0 = library default)",
     )
 
 

@@ -7,7 +7,7 @@ import dataclasses
 import sys
 from pathlib import Path
 
-from workbench._cli.argtypes import count, number, parse_count
+from workbench._cli.argtypes import add_connect_timeout, count, parse_count
 from workbench._cli.commands import add_command
 from workbench._cli.common import MAX_ARG, note
 from workbench.errors import WorkbenchError
@@ -67,13 +67,7 @@ def register(subs: argparse._SubParsersAction) -> None:
     p.add_argument("--phase", default="prefill", help="prefill,decode (default prefill)")
     p.add_argument("--out", required=True, metavar="FILE", help="results file (JSON lines)")
     p.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler, e.g. tcp://host:8786")
-    p.add_argument(
-        "--connect-timeout",
-        type=number(0, 3600, open_lo=True),
-        default=5.0,
-        metavar="SECONDS",
-        help="how long to wait for the Dask scheduler to answer (default 5 s)",
-    )
+    add_connect_timeout(p)
     p.add_argument(
         "--workers", type=count(1, 4096), default=None, help="local processes (1: in-process)"
     )
