@@ -13,6 +13,7 @@ import argparse
 import json
 from typing import Any
 
+from workbench._cli.commands import add_command
 from workbench._cli.common import write_output
 from workbench.errors import WorkbenchError
 from workbench.scheduling.timeloop import (
@@ -34,9 +35,7 @@ __all__ = ["register", "result_text"]
 
 def register(subparsers: Any) -> None:
     """Add the ``dataflow`` command and its ``model`` / ``search`` actions."""
-    parser = subparsers.add_parser(
-        "dataflow", help="Timeloop arch/problem/mapping files: model one mapping, or search"
-    )
+    parser = add_command(subparsers, "dataflow")
     subs = parser.add_subparsers(dest="dataflow_command", metavar="ACTION")
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--arch", required=True, metavar="FILE", help="Timeloop v0.4 arch YAML")
