@@ -7,7 +7,7 @@ import math
 
 import pandas as pd
 
-from workbench.exercises._check import CheckResult, check_direction, compare
+from workbench.exercises._check import STEP_TIME, CheckResult, compare
 from workbench.exercises._claims import Claim
 from workbench.exercises._shared import mapping, mapping_summary
 from workbench.exercises._text import LessonText
@@ -619,7 +619,7 @@ def check_fusion_effect(
         model, hardware_name, phase=phase, seq=seq, options=MapOptions(disabled_fusion=(rule,))
     )
     level = on.hardware.offchip.name
-    return check_direction(
+    return STEP_TIME.check(
         f"without {rule} ({model} {phase})",
         answer,
         on.time_s,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from workbench.exercises._check import CheckResult, check_level, compare
+from workbench.exercises._check import FIGURE, CheckResult, compare
 from workbench.exercises._claims import Claim, gated
 from workbench.exercises._lesson06_measured import (
     A100_TRACE,
@@ -135,7 +135,7 @@ def check_stall_prediction(
     scenario's two mapped runs; nothing is stored.
     """
     base, cand = build_scenario(scenario)
-    return check_level(
+    return FIGURE.check(
         f"{layer_type} stall fraction ({scenario})",
         prediction,
         base.model.stall().get(layer_type, 0.0),
