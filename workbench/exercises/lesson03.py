@@ -202,18 +202,9 @@ def search_claim(
     f, s = forced.kernels[0].tiling, found.kernels[0].tiling
     return _TEXT.claim(
         "search",
-        split_k=s.split_k,
-        tile_m=s.tile_m,
-        tile_n=s.tile_n,
-        tile_k=s.tile_k,
-        tiles=s.tiles,
-        waves=s.waves,
-        efficiency=s.wave_efficiency,
-        forced_tiles=f.tiles,
-        forced_waves=f.waves,
-        forced_efficiency=f.wave_efficiency,
-        forced_m=tile[0],
-        forced_n=tile[1],
+        searched=s,
+        forced=f,
+        forced_tile=tile,
         time_us=found.time_s * 1e6,
         forced_time_us=forced.time_s * 1e6,
     )

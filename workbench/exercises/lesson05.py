@@ -568,13 +568,10 @@ def int4_pitfall_claim(
     return _TEXT.claim(
         "int4_pitfall",
         kernel=kernel,
-        k=g.k,
-        n=g.n,
-        bytes=g.b_bytes,
+        gemm=g,
         quarter=quarter,
         extra=extra,
         ratio=g.b_bytes / bf.b_bytes,
-        dequant_ops=g.b_dequant_ops,
         speed=pre,
     )
 
