@@ -22,7 +22,7 @@ def hardware(name: str) -> Hardware:
     return load_hardware(name)
 
 
-@lru_cache(maxsize=128)
+@lru_cache(maxsize=192)
 def mapping(
     model: str,
     hardware_name: str,
@@ -30,9 +30,13 @@ def mapping(
     phase: str = "prefill",
     batch: int = 1,
     seq: int = 2048,
+    dtype: str = "bf16",
     options: MapOptions | None = None,
 ) -> ModelMapping:
     """Map a preset model onto a hardware profile (cached; options must be hashable).
+
+    The one cache of preset mappings: the lesson modules and the explorer's steps
+    (:meth:`~workbench.exercises._widget_steps.ExplorerSetting.mapping`) both read it.
 
     Args:
         model: Preset name (``"llama2-7b"``...).
@@ -40,12 +44,13 @@ def mapping(
         phase: ``"prefill"`` or ``"decode"`` (ignored by CNNs).
         batch: Sequences (or images) per step.
         seq: Prompt length (prefill) or context length (decode), tokens.
+        dtype: The model's format, its tensors' (a weight-only format is an option).
         options: Mapping overrides.
 
     Returns:
         The model mapping.
     """
-    graph = build_graph(model, phase=phase, batch=batch, seq=seq)
+    graph = build_graph(model, phase=phase, batch=batch, seq=seq, dtype=dtype)
     return map_model(graph, hardware(hardware_name), options)
 
 
