@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 
 import pandas as pd
 
@@ -13,7 +14,11 @@ from workbench.mapper import ModelMapping, map_model
 from workbench.models import build_graph
 from workbench.options import MapOptions
 
-__all__ = ["hardware", "mapping", "mapping_summary"]
+__all__ = ["DATA", "hardware", "mapping", "mapping_summary"]
+
+#: The checkout's public data files the lessons read (traces, Timeloop exercises), each folder
+#: with a README naming its repository, commit and licence.
+DATA = Path(__file__).resolve().parents[2] / "tests" / "data"
 
 
 @lru_cache(maxsize=32)
