@@ -299,34 +299,46 @@ def compare(
     True
     """
     ok = _matches(got, expected, rel_tol, synonyms)
-    answered = not _blank(got)
-    attempt = 0
-    hints: tuple[str, ...] = ()
-    if not ok and answered:
-        attempt = _ATTEMPTS.get(name, 0) + 1
+    attempt = 0 if ok or _blank(got) else _ATTEMPTS.get(name, 0) + 1
+    if attempt:
         _ATTEMPTS[name] = attempt
-        first = hint or "recheck the definition in the lesson text"
-        hints = (
-            (first,)
-            if attempt == 1
-            else (first, _graded(got, expected) + (f"; {hint2}" if hint2 else ""))
-        )
-    result = CheckResult(
-        name=name,
-        passed=ok,
-        got=got,
-        hints=hints,
-        attempt=attempt,
-        hints_used=_ATTEMPTS.get(name, 0) if ok else attempt,
-        revealed=name in _REVEALED,
-        expected=expected,
+    return _settle(
+        CheckResult(
+            name=name,
+            passed=ok,
+            got=got,
+            hints=_hints(attempt, got, expected, hint, hint2),
+            attempt=attempt,
+            hints_used=_ATTEMPTS.get(name, 0) if ok else attempt,
+            revealed=name in _REVEALED,
+            expected=expected,
+        ),
+        strict,
     )
-    _LAST.pop(name, None)
-    _LAST[name] = result
-    if ok:
-        _SETTLED.add(name)
+
+
+def _hints(attempt: int, got: object, expected: object, hint: str, hint2: str) -> tuple[str, ...]:
+    """The hints of wrong try ``attempt`` (none for 0): the first, then also the graded one."""
+    if not attempt:
+        return ()
+    first = hint or "recheck the definition in the lesson text"
+    if attempt == 1:
+        return (first,)
+    return (first, _graded(got, expected) + (f"; {hint2}" if hint2 else ""))
+
+
+def _settle(result: CheckResult, strict: bool | None) -> CheckResult:
+    """Record ``result`` (last of its exercise, settled when passed, the grading log).
+
+    Raises:
+        ExerciseError: When it failed and ``strict`` (default: the environment) asks.
+    """
+    _LAST.pop(result.name, None)
+    _LAST[result.name] = result
+    if result.passed:
+        _SETTLED.add(result.name)
     _log(result)
-    if not ok and (_strict_default() if strict is None else strict):
+    if not result.passed and (_strict_default() if strict is None else strict):
         raise ExerciseError(repr(result).replace("\n", " "))
     return result
 
@@ -371,6 +383,9 @@ class Scale:
         strict: bool | None = None,
     ) -> CheckResult:
         """A prediction of which way a figure moves, checked against :meth:`word`.
+
+        The expected answer is :meth:`word` of the two figures; a wrong answer gets ``hint``,
+        then also ``hint2`` with how far off it is (:func:`compare`).
 
         Args:
             name: Exercise name.
