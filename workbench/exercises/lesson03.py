@@ -306,17 +306,8 @@ def wave_rule_claim(table: pd.DataFrame) -> Claim:
 
 def padding_claim(table: pd.DataFrame) -> Claim:
     """Tile quantization from :func:`tile_table`: the padded share of the worst shape."""
-    worst = table["wasted"].idxmax()
-    best = table["wasted"].idxmin()
-    return _TEXT.claim(
-        "padding",
-        best=best,
-        best_tiles=table.loc[best, "tiles"],
-        best_wasted=table.loc[best, "wasted"],
-        worst=worst,
-        worst_tiles=table.loc[worst, "tiles"],
-        worst_wasted=table.loc[worst, "wasted"],
-    )
+    best, worst = table["wasted"].idxmin(), table["wasted"].idxmax()
+    return _TEXT.claim("padding", best=best, worst=worst, rows=table.to_dict("index"))
 
 
 def split_k_claim(
