@@ -10,14 +10,14 @@ from workbench._format import fmt_capacity
 from workbench.exercises._check import CheckResult, compare, normalize_text
 from workbench.exercises._claims import BOTTLENECK_SYNONYMS, Claim
 from workbench.exercises._decode import decode_floor_s
-from workbench.exercises._shared import hardware, mapping, mapping_summary
+from workbench.exercises._shared import forced_tile, hardware, mapping, mapping_summary
 from workbench.exercises._text import LessonText
 from workbench.exercises._widget_steps import ExplorerSetting, ExplorerStep, explorer_walk
 from workbench.hw import list_hardware
 from workbench.hw.schema import Hardware
 from workbench.mapper import KernelMapping, ModelMapping, map_model
 from workbench.models import build_graph
-from workbench.options import MapOptions, TileOverride
+from workbench.options import MapOptions
 from workbench.report.sheet import sheet_frame
 
 __all__ = [
@@ -600,10 +600,7 @@ def level_pitfall_claim(
         the forced tile's off-chip intensity against the ridge, and how close its point at the
         binding level sits to that level's roof (achieved FLOP/s over intensity x bandwidth).
     """
-    base = mapping(model, hardware_name, phase="prefill", seq=seq).kernel(kernel)
-    forced = TileOverride(pattern=kernel, m=tile[0], n=tile[1], k=tile[2], split_k=1)
-    opts = MapOptions(tiles=(forced,))
-    k = mapping(model, hardware_name, phase="prefill", seq=seq, options=opts).kernel(kernel)
+    base, k = forced_tile(model, hardware_name, kernel, tile, seq=seq)
     h = hardware(hardware_name)
     off = h.offchip.name
     ridge = h.ridge_point("bf16")

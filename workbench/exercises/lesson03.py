@@ -13,7 +13,7 @@ import pandas as pd
 
 from workbench._format import fmt_capacity, fmt_time
 from workbench.cost.model import Cost
-from workbench.exercises._check import CheckResult, compare
+from workbench.exercises._check import CheckResult
 from workbench.exercises._claims import Claim
 from workbench.exercises._shared import hardware
 from workbench.exercises._text import LessonText
@@ -461,12 +461,8 @@ def check_tiles(
         The check result; expected is the forced-tile mapping's ``tiling.tiles``.
     """
     km = gemm_mapping(m=m, n=n, k=4096, tile=tile, hardware_name=hardware_name).kernels[0]
-    return compare(
-        f"tiles[{m}x{n} / {tile[0]}x{tile[1]}]",
-        answer,
-        km.tiling.tiles,
-        **_TEXT.hints("tiles"),
-        strict=strict,
+    return _TEXT.check(
+        "tiles", f"tiles[{m}x{n} / {tile[0]}x{tile[1]}]", answer, km.tiling.tiles, strict=strict
     )
 
 
@@ -496,11 +492,11 @@ def check_waves(
     """
     km = gemm_mapping(m=m, n=n, k=k, tile=tile, hardware_name=hardware_name).kernels[0]
     expected = km.tiling.tiles / hardware(hardware_name).matrix_engine.cores
-    return compare(
+    return _TEXT.check(
+        "waves",
         f"waves[{m}x{n}x{k} / {tile[0]}x{tile[1]}]",
         answer,
         expected,
         rel_tol=1e-3,
-        **_TEXT.hints("waves"),
         strict=strict,
     )

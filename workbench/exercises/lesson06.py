@@ -13,7 +13,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from workbench.exercises._check import FIGURE, CheckResult, compare
+from workbench.exercises._check import FIGURE, CheckResult
 from workbench.exercises._claims import Claim, gated
 from workbench.exercises._lesson06_measured import (
     A100_TRACE,
@@ -111,12 +111,8 @@ def check_first_failing(
     r = triage_scenario(scenario)
     ff = r.first_failing
     expected = (ff.mechanism if ff else None, r.owner.role if r.owner else None)
-    return compare(
-        first_failing_name(scenario),
-        (mechanism, owner),
-        expected,
-        **_TEXT.hints("first_failing"),
-        strict=strict,
+    return _TEXT.check(
+        "first_failing", first_failing_name(scenario), (mechanism, owner), expected, strict=strict
     )
 
 
@@ -195,12 +191,12 @@ def check_step_time(answer: object, *, strict: bool | None = None) -> CheckResul
     stored.
     """
     run = read_pair_trace(V100_TRACE)[0]
-    return compare(
+    return _TEXT.check(
+        "step_time",
         "V100 steady-state step time (ms)",
         answer,
         run.median_iteration_s() * 1e3,
         rel_tol=1e-4,
-        **_TEXT.hints("step_time"),
         strict=strict,
     )
 
