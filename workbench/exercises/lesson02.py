@@ -178,10 +178,7 @@ def ridge_claim(names: tuple[str, ...] = ("a100-80gb", "h100-sxm", "h200")) -> C
     """
     parts = []
     for a, b in itertools.pairwise(names):
-        ha, hb = hardware(a), hardware(b)
-        ra, rb = ha.ridge_point("bf16"), hb.ridge_point("bf16")
-        fc = hb.peak_flops("bf16") / ha.peak_flops("bf16")
-        fb = hb.offchip.bandwidth_bytes_per_s / ha.offchip.bandwidth_bytes_per_s
+        ra, rb, fc, fb = _ridge_move(hardware(a), hardware(b), "bf16")
         parts.append(
             _TEXT.render(
                 "ridge_step",
@@ -195,6 +192,21 @@ def ridge_claim(names: tuple[str, ...] = ("a100-80gb", "h100-sxm", "h200")) -> C
             )
         )
     return _TEXT.claim("ridge", steps="; ".join(parts))
+
+
+def _ridge_move(a: Hardware, b: Hardware, dtype: str) -> tuple[float, float, float, float]:
+    """What moves the ridge from profile ``a`` to ``b`` in format ``dtype``.
+
+    Returns:
+        ``(ridge_a, ridge_b, compute_ratio, bandwidth_ratio)``: both ridge points (FLOP/byte),
+        and ``b``'s peak compute and off-chip bandwidth over ``a``'s.
+    """
+    return (
+        a.ridge_point(dtype),
+        b.ridge_point(dtype),
+        b.peak_flops(dtype) / a.peak_flops(dtype),
+        b.offchip.bandwidth_bytes_per_s / a.offchip.bandwidth_bytes_per_s,
+    )
 
 
 def phase_claim(
@@ -444,9 +456,7 @@ def _phase_sentence(step: ExplorerStep) -> str:
 def _hardware_sentence(step: ExplorerStep) -> str:
     a, b = step.before.mapping(), step.after.mapping()
     dt = step.after.dtype
-    ra, rb = a.hardware.ridge_point(dt), b.hardware.ridge_point(dt)
-    fc = b.hardware.peak_flops(dt) / a.hardware.peak_flops(dt)
-    fb = b.hardware.offchip.bandwidth_bytes_per_s / a.hardware.offchip.bandwidth_bytes_per_s
+    ra, rb, fc, fb = _ridge_move(a.hardware, b.hardware, dt)
     after = {k.kernel.name: k.cost.bottleneck.split(":")[0] for k in b.kernels}
     moved = sum(1 for k in a.kernels if after.get(k.kernel.name) != k.cost.bottleneck.split(":")[0])
     bound = sum(1 for k in a.kernels if k.cost.bottleneck.startswith("bandwidth"))
