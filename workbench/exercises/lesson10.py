@@ -164,15 +164,17 @@ def knee_claim(points: tuple[LoadPoint, ...], sla_s: float) -> Claim:
             ok_p99=ok.p99_e2e_s,
             tail=_tail_sentence(points),
         )
-    return _TEXT.claim(
-        "knee",
-        sla=sla_s,
-        ok_rate=ok.offered_rate_per_s,
-        ok_p99=ok.p99_e2e_s,
-        bad_rate=bad.offered_rate_per_s,
-        bad_p99=bad.p99_e2e_s,
-        tail=_tail_sentence(points),
-    )
+    return _TEXT.claim("knee", sla=sla_s, **_bracket(ok, bad), tail=_tail_sentence(points))
+
+
+def _bracket(ok: LoadPoint, bad: LoadPoint) -> dict[str, float]:
+    """The last load that meets an SLA and the first that breaks it, as the texts name them."""
+    return {
+        "ok_rate": ok.offered_rate_per_s,
+        "ok_p99": ok.p99_e2e_s,
+        "bad_rate": bad.offered_rate_per_s,
+        "bad_p99": bad.p99_e2e_s,
+    }
 
 
 def _tail_sentence(points: tuple[LoadPoint, ...]) -> str:
@@ -386,12 +388,7 @@ def check_knee_rate(
 
 
 def estimate_claim(
-    points: tuple[LoadPoint, ...],
-    sla_s: float,
-    *,
-    model: str,
-    hardware_name: str,
-    n: int = 1500,
+    points: tuple[LoadPoint, ...], sla_s: float, *, model: str, hardware_name: str, n: int = 1500
 ) -> Claim:
     """Exercise 2's estimate, and a replay at that rate that tests it (gated behind the check).
 
@@ -409,16 +406,8 @@ def estimate_claim(
     ok, bad = interpolated_knee(points, sla_s)
     rate = knee_estimate(points, sla_s)
     replay = sweep(model, hardware_name, (rate,), n=n)[0]
-    claim = _TEXT.claim(
-        "estimate",
-        sla=sla_s,
-        ok_rate=ok.offered_rate_per_s,
-        ok_p99=ok.p99_e2e_s,
-        bad_rate=bad.offered_rate_per_s,
-        bad_p99=bad.p99_e2e_s,
-        rate=rate,
-        replay_p99=replay.steady("p99_e2e_s"),
-    )
+    p99 = replay.steady("p99_e2e_s")
+    claim = _TEXT.claim("estimate", sla=sla_s, **_bracket(ok, bad), rate=rate, replay_p99=p99)
     return gated(claim, after=KNEE_EXERCISE, label="Exercise 2")
 
 

@@ -229,26 +229,15 @@ def zone_step_s(model: str, hardware_name: str, level: str, step: str) -> float:
 
 
 def check_zone_step_ms(
-    answer: object,
-    *,
-    model: str,
-    hardware_name: str,
-    level: str,
-    step: str = "fusion",
-    strict: bool | None = None,
+    answer: object, *, model: str, hardware_name: str, level: str, step: str = "fusion"
 ) -> CheckResult:
     """The step time (ms) at which ``step``'s bytes would enter the saturation zone (1 %).
 
     Computed from the pressure model (:func:`zone_step_s`), for a step time no row shows.
     """
-    return compare(
-        _zone_name(step, level),
-        answer,
-        zone_step_s(model, hardware_name, level, step) * 1e3,
-        rel_tol=0.01,
-        **_TEXT.hints("zone_step"),
-        strict=strict,
-    )
+    zone_ms = zone_step_s(model, hardware_name, level, step) * 1e3
+    hints = _TEXT.hints("zone_step")
+    return compare(_zone_name(step, level), answer, zone_ms, rel_tol=0.01, **hints)
 
 
 def zone_claim(table: pd.DataFrame, model: str, hardware_name: str, level: str, step: str) -> Claim:
@@ -267,18 +256,9 @@ def zone_claim(table: pd.DataFrame, model: str, hardware_name: str, level: str, 
     """
     zone_ms = zone_step_s(model, hardware_name, level, step) * 1e3
     first = next((s for s in table.index if table.loc[s, "saturated"]), None)
+    rows = {"own": table.loc[step], "row": table.loc[first] if first is not None else None}
     claim = _TEXT.claim(
-        "zone",
-        step=step,
-        level=level,
-        gb=table.loc[step, "gb"],
-        zone_ms=zone_ms,
-        step_ms=table.loc[step, "step_ms"],
-        threshold=SATURATION,
-        first=first,
-        first_ms=table.loc[first, "step_ms"] if first is not None else None,
-        first_gb=table.loc[first, "gb"] if first is not None else None,
-        first_pct=table.loc[first, "pressure_pct"] if first is not None else None,
+        "zone", step=step, level=level, zone_ms=zone_ms, threshold=SATURATION, first=first, **rows
     )
     return gated(claim, after=_zone_name(step, level), label="Exercise 2")
 
