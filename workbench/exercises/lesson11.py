@@ -22,7 +22,7 @@ from workbench.ir import Graph, Linear
 from workbench.mapper import map_model
 from workbench.models import build_graph
 from workbench.platform.compare import RATE_FRACTIONS, PlatformRow, compare_platforms, shortlist
-from workbench.platform.fit import fit_check, memory_reserve
+from workbench.platform.fit import FitReport, fit_check, memory_reserve
 from workbench.serving import find_knee
 
 __all__ = [
@@ -375,6 +375,14 @@ def memory_table(platforms: Sequence[str], stack: str = SERVING_STACK) -> pd.Dat
     ).set_index("platform")
 
 
+def _served_fit(model: str, platform: str, chips: int, *, batch: int, context: int) -> FitReport:
+    """:func:`fit_check` of ``model`` on ``chips`` chips of ``platform`` under the serving stack."""
+    hw = hardware(platform)
+    return fit_check(
+        model, hw, batch=batch, context=context, tensor_parallel=chips, stack=SERVING_STACK
+    )
+
+
 def _headroom_name(model: str, platform: str, chips: int) -> str:
     """The name :func:`check_fit_headroom` reports (its gated claim uses it)."""
     return f"fit headroom of {model} on {chips} x {platform} (GiB per chip)"
@@ -396,14 +404,7 @@ def check_fit_headroom(
     one tensor-parallel slice, the same on any platform) against what the serving stack
     (:data:`SERVING_STACK`) leaves of the chip's capacity after its reserve. Negative: short.
     """
-    f = fit_check(
-        model,
-        hardware(platform),
-        batch=batch,
-        context=context,
-        tensor_parallel=chips,
-        stack=SERVING_STACK,
-    )
+    f = _served_fit(model, platform, chips, batch=batch, context=context)
     return compare(
         _headroom_name(model, platform, chips),
         answer,
@@ -438,13 +439,9 @@ def fit_compare_claim(
         fewest chips that fit after the stack's reserve.
     """
     platform, n = exercise
-    fits = {
-        p: [fit_check(model, hardware(p), batch=batch, context=context, tensor_parallel=c,
-                      stack=SERVING_STACK) for c in chips]
-        for p in platforms
-    }  # fmt: skip
-    f = fit_check(model, hardware(platform), batch=batch, context=context, tensor_parallel=n,
-                  stack=SERVING_STACK)  # fmt: skip
+    fits = {p: [_served_fit(model, p, c, batch=batch, context=context) for c in chips]
+            for p in platforms}  # fmt: skip
+    f = _served_fit(model, platform, n, batch=batch, context=context)
     claim = _TEXT.claim(
         "fit_compare",
         model=model,
