@@ -78,6 +78,21 @@ def test_data_parallel_leaves_the_node_over_the_scale_out_network(a100):
     assert across.dp_comm_s > 5 * nvlink.dp_comm_s
 
 
+def test_a_group_across_nodes_uses_every_nic_its_chips_own(a100):
+    """Issue 27: NCCL runs one ring per NIC, so a contiguous 16-chip group on two 8-GPU nodes
+    reduces at the node's 8 NICs together (capped by NVLink); a group 8 chips apart (TP 8) owns
+    one NIC a node."""
+    from workbench.platform._training_comm import net_s
+
+    nic = a100.interconnect.scale_out.bandwidth_bytes_per_s
+    nic *= a100.interconnect.scale_out.sustained_fraction
+    one_nic = 15 / 16 * 1e9 / nic
+    contiguous = net_s(1e9, 16, a100, 1, "rs")
+    strided = net_s(1e9, 16, a100, 8, "rs")
+    assert strided == pytest.approx(one_nic, rel=0.05)
+    assert contiguous < strided / 6
+
+
 @pytest.mark.parametrize(
     ("kw", "words"),
     [
