@@ -100,6 +100,8 @@ def test_a_group_across_nodes_uses_every_nic_its_chips_own(a100):
         ({"recompute": 1.5}, "recompute"),
         ({"dp_sharding": "zero9"}, "dp_sharding"),
         ({"interleave": 0}, "interleave"),
+        ({"compute_efficiency": 0.0}, "compute_efficiency"),
+        ({"compute_efficiency": 1.5}, "compute_efficiency"),
     ],
 )
 def test_bad_plans_are_one_line(kw, words):
@@ -210,3 +212,19 @@ def test_the_stack_s_fusion_rules_reach_the_training_kernels(a100):
                             options=MapOptions(disabled_fusion=("gemm_epilogue",)))  # fmt: skip
     # NOTE: the GeLU and the residual adds become kernels of their own, forward and backward.
     assert unfused.compute_s > fused.compute_s
+
+
+def test_a_stack_s_step_efficiency_slows_the_compute_kernels_only(a100):
+    """Issue 27: a fitted ``compute_efficiency`` e makes every forward, backward and recompute
+    kernel 1/e longer; collectives and the optimizer keep their time."""
+    kw = {"tensor_parallel": 2, "data_parallel": 4, "global_batch": 32, "recompute": 1.0}
+    base = _step(a100, **kw)
+    slow = _step(a100, **kw, compute_efficiency=0.5)
+    assert slow.compute_s == pytest.approx(2 * base.compute_s)
+    assert slow.optimizer_s == pytest.approx(base.optimizer_s)
+    assert slow.flops == pytest.approx(base.flops)
+    rows = {(k.name, k.phase): k for k in base.kernels}
+    for k in slow.kernels:
+        want = rows[(k.name, k.phase)].time_s
+        factor = 1.0 if k.phase in ("communication", "optimizer") else 2.0
+        assert k.time_s == pytest.approx(factor * want), k.name
