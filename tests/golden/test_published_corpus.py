@@ -212,6 +212,7 @@ def test_every_row_holds_its_in_sample_and_cross_validated_pin(cv):
         "attn.fa2.h100.peak",
         "gen.nemo.h100.llama2-7b.bs1",
         "cnn.resnet50.paddle-trt.t4.fp16.bs1",
+        "train.fms-fsdp.a100.llama2-7b.hsdp",
     ],
 )
 def test_a_fitted_figure_still_reproduces_its_calibration_row(report, row_id):
@@ -224,11 +225,12 @@ def test_a_fitted_figure_still_reproduces_its_calibration_row(report, row_id):
 
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 27: whole publications the model had never seen entered at first contact: "
-    "two training ones (the FlashAttention repository's GPT3 table, 5 rows; llm-foundry's H100 "
-    "MPT tables, 62 rows; optimistic by a median +24% and +54%) and two encoder ones "
-    "(FasterTransformer's BERT guide, DeepLearningExamples' TensorRT 7 README; 223 rows, "
-    "optimistic); rows are never dropped to meet the goal",
+    reason="issue 27: whole publications the model had never seen entered at first contact "
+    "(training: the FlashAttention repository's GPT3 table, llm-foundry's H100 MPT tables, "
+    "fms-fsdp, Megatron-Bridge; encoders: FasterTransformer's BERT guide, DeepLearningExamples' "
+    "TensorRT 7 README); with the eager stacks' fitted training efficiency the training category "
+    "is within its bound, but the LOSO median (13.3%) is still over 12%: encoders (18.2%) and "
+    "short-prompt TTFT (19.4%) hold it up; rows are never dropped to meet the goal",
 )
 def test_held_out_goal(cv):
     """Issue 19's goal, cross-validated: LOSO median |error| <= 12%, every category <= 20%."""

@@ -16,7 +16,7 @@ from workbench._cli.commands import add_command
 from workbench._cli.common import write_output
 from workbench.errors import WorkbenchError
 from workbench.hw import load_hardware
-from workbench.hw.stack import DEFAULT_STACK, load_stack
+from workbench.hw.stack import DEFAULT_STACK, load_stack, training_figures
 from workbench.models import PRESETS
 from workbench.options import MapOptions
 from workbench.platform.recipe import list_recipes, load_recipe
@@ -52,8 +52,8 @@ def run(args: argparse.Namespace) -> int:
     hw = load_hardware(args.hardware)
     recipe = load_recipe(args.recipe)
     stack = load_stack(args.stack)
-    slow = stack.overlap_slowdown.value if stack.overlap_slowdown is not None else 0.0
-    plan = recipe.plan(overlap_slowdown=slow or 0.0)
+    slow, eff = training_figures(stack)
+    plan = recipe.plan(overlap_slowdown=slow, compute_efficiency=eff)
     options = stack.map_options(MapOptions())
     try:
         step = training_step(cfg, hw, plan, seq=args.seq, dtype=args.dtype, options=options)

@@ -18,7 +18,7 @@ from dataclasses import replace
 from workbench.fidelity.reproduce import Reproduction, _class, _config, _peak
 from workbench.fidelity.schema import CorpusError, ModelSetup
 from workbench.hw.schema import Hardware
-from workbench.hw.stack import Stack
+from workbench.hw.stack import Stack, training_figures
 from workbench.models import training_flops_per_token
 from workbench.options import MapOptions
 from workbench.platform.training import TrainingPlan, TrainingStep, training_step
@@ -53,7 +53,7 @@ def training_run(s: ModelSetup, hw: Hardware, stack: Stack) -> tuple[TrainingPla
     """
     t = s.training
     assert t is not None  # NOTE: the schema requires it for kind training
-    slow = stack.overlap_slowdown.value if stack.overlap_slowdown is not None else 0.0
+    slow, eff = training_figures(stack)
     plan = TrainingPlan(
         tensor_parallel=s.tensor_parallel,
         pipeline_parallel=t.pipeline_parallel,
@@ -71,6 +71,7 @@ def training_run(s: ModelSetup, hw: Hardware, stack: Stack) -> tuple[TrainingPla
         grad_dtype=t.grad_dtype,
         attention=t.attention,
         overlap_slowdown=slow,
+        compute_efficiency=eff,
     )
     cfg = _config(s)
     # NOTE: an FP8 training row runs its layers' GEMMs in FP8 as Transformer Engine does, with

@@ -31,6 +31,9 @@ request_overhead_s (stacks/*.yaml)       true``; today gen.nemo.h100.llama2-7b.b
                                          nemo-inference and tensorrt-llm-*,
                                          cnn.resnet50.paddle-trt.t4.fp16.bs1 for
                                          paddle-tensorrt)
+a stack's training_efficiency             the row its stack file names (today          unfitted
+(stacks/*.yaml)                          train.fms-fsdp.a100.llama2-7b.hsdp for
+                                         pytorch-eager and torchtitan), by bisection
 =====================================  ===========================================  =========
 
 A chip's GEMM efficiency is solved, where the corpus holds one in its GEMM format, from a library
@@ -75,7 +78,14 @@ from workbench.fidelity.schema import GemmSetup, PublishedRow
 from workbench.hw._schema_engines import FormatEfficiency
 from workbench.hw._yaml import StrictYamlError, load_strict
 from workbench.hw.schema import Hardware
-from workbench.hw.stack import Stack, list_stacks, load_stack, patched_stacks, stacks_dir
+from workbench.hw.stack import (
+    MIN_FRACTION,
+    Stack,
+    list_stacks,
+    load_stack,
+    patched_stacks,
+    stacks_dir,
+)
 from workbench.mapper import clear_cache
 
 __all__ = [
@@ -95,8 +105,9 @@ __all__ = [
 _FP8 = "fp8_e4m3"
 #: The format each 8-bit efficiency kind is written to (matrix_engine.format_efficiency).
 _FORMAT = {"fp8_efficiency": _FP8, "int8_efficiency": "int8"}
-#: Stack figures a stack file may mark ``fitted: true`` (seconds; solved per stack).
-STACK_KINDS = ("step_overhead_s", "request_overhead_s")
+#: Stack figures a stack file may mark ``fitted: true`` (seconds, or a training step's
+#: efficiency; solved per stack).
+STACK_KINDS = ("step_overhead_s", "request_overhead_s", "training_efficiency")
 
 
 def stack_fits() -> tuple[Fit, ...]:
@@ -111,7 +122,7 @@ def stack_fits() -> tuple[Fit, ...]:
         stack = load_stack(name)
         for kind in STACK_KINDS:
             fig = getattr(stack, kind)
-            if fig.fitted:
+            if fig is not None and fig.fitted:
                 groups.setdefault((kind, fig.rows), []).append(name)
     return tuple(
         Fit(name=f"{kind} ({', '.join(t)})", kind=kind, targets=tuple(t), rows=rows, pool=False)
@@ -151,7 +162,7 @@ class Fit:
         name: Unique label, e.g. ``h100-sxm sustained_fraction``.
         kind: What is fitted (``efficiency``, ``fp8_efficiency``, ``sustained_fraction``,
             ``softmax_exposed``, ``warp_mma_fraction``, ``step_overhead_s``,
-            ``request_overhead_s``); ``pool`` fallbacks
+            ``request_overhead_s``, ``training_efficiency``); ``pool`` fallbacks
             take the median over the fits of the same kind.
         targets: Hardware profiles (or the attention class, or the stacks, stacks/*.yaml) the
             value is written to.
@@ -288,7 +299,27 @@ def _solve_one(fit: Fit, row: PublishedRow, profiles: Mapping[str, Hardware]) ->
         return _bisect(warp_rate, row.measured_si, 0.05, 1.0)
     if fit.kind == "request_overhead_s":
         return fit_request_overhead(row, hw)
+    if fit.kind == "training_efficiency":
+        return _solve_training_efficiency(row, hw)
     return fit_step_overhead(row, hw)
+
+
+def _solve_training_efficiency(row: PublishedRow, hw: Hardware) -> float:
+    """The stack's training step efficiency that reproduces a training row (bisection).
+
+    The row's predicted rate (tokens/s or MFU) rises with the efficiency, its compute kernels
+    taking ``1 / e`` of their mapped time; solved in [MIN_FRACTION, 1] (1: the kernels as
+    mapped already run at or below the measured rate).
+    """
+    stack = load_stack(row.stack)
+
+    def rate(e: float) -> float:
+        with patched_stacks({row.stack: _with(stack, "training_efficiency", e)}):
+            return reproduce(row, hw).predicted
+
+    if rate(1.0) <= row.measured_si:
+        return 1.0
+    return _bisect(rate, row.measured_si, MIN_FRACTION, 1.0)
 
 
 def solve_fits(

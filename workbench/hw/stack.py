@@ -49,6 +49,7 @@ __all__ = [
     "patched_stacks",
     "prefill_all_logits",
     "stacks_dir",
+    "training_figures",
     "with_step_overhead",
 ]
 
@@ -264,6 +265,13 @@ class Stack(_Model):
         description="Training: how much slower compute kernels run while an overlapped "
         "collective runs beside them (SMs and memory shared), fraction (None: 0, no slowdown).",
     )
+    training_efficiency: Fraction | None = Field(
+        default=None,
+        description="Training: fraction of its kernels' mapped rate a training step of the "
+        "stack sustains (host gaps between eager kernels, the allocator, the sharding hooks "
+        "the per-kernel model does not see), in [0.001, 1]; every forward, backward and "
+        "recomputed kernel takes 1/value of its mapped time (None: 1, the kernels as mapped).",
+    )
     memory_reserve_fraction: Reserve | None = Field(
         default=None,
         description="Serving: share of one chip's off-chip memory the stack does not give the "
@@ -293,6 +301,21 @@ class Stack(_Model):
             disabled_fusion=tuple(dict.fromkeys((*base.disabled_fusion, *off))),
             launch_host_s=self.eager_launch_s.value if self.eager_launch_s else None,
         )
+
+
+def training_figures(stack: Stack) -> tuple[float, float]:
+    """``(overlap_slowdown, training_efficiency)`` of a training step of ``stack``.
+
+    A figure the stack does not state (or a fitted one left unfitted, None) takes its neutral
+    value: no slowdown under overlapped collectives, efficiency 1.
+
+    >>> training_figures(load_stack("nccl"))
+    (0.0, 1.0)
+    """
+    slow = stack.overlap_slowdown.value if stack.overlap_slowdown is not None else 0.0
+    fig = stack.training_efficiency
+    eff = fig.value if fig is not None and fig.value is not None else 1.0
+    return slow, eff
 
 
 def prefill_all_logits(stack: Stack) -> bool:

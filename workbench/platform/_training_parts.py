@@ -83,6 +83,20 @@ class Part:
             rows=tuple(replace(r, calls=r.calls * n) for r in self.rows),
         )
 
+    def slowed(self, factor: float) -> Part:
+        """The group with every compute kernel ``factor`` times longer (collectives as they are).
+
+        How a stack's fitted training step efficiency ``e`` prices its kernels: ``factor = 1/e``
+        (:mod:`workbench.platform.training`).
+        """
+        rows = tuple(
+            r if r.phase == "communication" else replace(r, time_s=r.time_s * factor)
+            for r in self.rows
+        )
+        return replace(self, fwd_s=self.fwd_s * factor, bwd_s=self.bwd_s * factor,
+                       gemm_fwd_s=self.gemm_fwd_s * factor, sel_s=self.sel_s * factor,
+                       rows=rows)  # fmt: skip
+
 
 def kernel_part(name: str, t: float, *, flops: float = 0.0, bwd_s: float = 0.0,
                 selective: bool = False, gemm: bool = False) -> Part:  # fmt: skip

@@ -43,6 +43,11 @@ class TrainingPlan:
         overlap_slowdown: Fractional slowdown of compute kernels while an overlapped collective
             runs beside them (the stack's figure; 0: overlap is free).
         clip_grad_norm: The optimizer step clips the gradients' global norm first.
+        compute_efficiency: Fraction of its kernels' mapped rate the stack's training step
+            sustains (the stack's fitted figure, 1: the kernels as mapped); every forward,
+            backward and recomputed kernel of the layers, embedding, head and loss takes
+            ``1 / compute_efficiency`` of its mapped time; collectives and the optimizer keep
+            theirs.
         fp8: The transformer layers' GEMMs run in FP8 as Transformer Engine runs them (forward,
             dgrad and wgrad; attention and the LM head stay in the activation format), with the
             cast-transpose kernels that feed them (see :mod:`workbench.platform._training_fp8`).
@@ -65,6 +70,7 @@ class TrainingPlan:
     attention: str = "fused"
     overlap_slowdown: float = 0.0
     clip_grad_norm: bool = True
+    compute_efficiency: float = 1.0
     fp8: bool = False
 
     def __post_init__(self) -> None:
@@ -85,6 +91,9 @@ class TrainingPlan:
             raise WorkbenchError(
                 f"training plan: overlap_slowdown must be in 0..1, got {self.overlap_slowdown}"
             )
+        if not 0.0 < self.compute_efficiency <= 1.0:
+            got = self.compute_efficiency
+            raise WorkbenchError(f"training plan: compute_efficiency must be in (0, 1], got {got}")
         if self.selective not in SELECTIVE_POLICIES:
             raise WorkbenchError(f"training plan: selective must be one of {SELECTIVE_POLICIES}")
         if self.attention not in ("fused", "unfused"):

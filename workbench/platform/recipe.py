@@ -105,8 +105,8 @@ class TrainingRecipe(_Model):
         default=(), strict=False, description="Where the recipe's figures come from."
     )
 
-    def plan(self, overlap_slowdown: float = 0.0) -> TrainingPlan:
-        """The :class:`TrainingPlan` this recipe runs (``overlap_slowdown``: the stack's)."""
+    def plan(self, overlap_slowdown: float = 0.0, compute_efficiency: float = 1.0) -> TrainingPlan:
+        """The :class:`TrainingPlan` this recipe runs (the two figures: the stack's)."""
         p = self.parallelism
         selective = self.selective_policy if self.recompute == "selective" else "none"
         return TrainingPlan(
@@ -126,6 +126,7 @@ class TrainingRecipe(_Model):
             grad_dtype=self.grad_dtype,
             attention=self.attention,
             overlap_slowdown=overlap_slowdown,
+            compute_efficiency=compute_efficiency,
             clip_grad_norm=self.optimizer.clip_grad_norm,
             fp8=self.precision == "fp8",
         )

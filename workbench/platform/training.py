@@ -25,6 +25,10 @@ bubble; the data-parallel gradient reduction and the optimizer step close the st
              coefficient unconditionally)
     step   = pipe + dp + overlap + opt
 
+A stack whose training steps run below their kernels' mapped rate states (or has fitted, from a
+calibration row: workbench/fidelity/fits.py) a ``compute_efficiency`` e: each compute kernel
+takes 1/e of its mapped time (``TrainingPlan.compute_efficiency``).
+
 What overlaps is the plan's, per source: Megatron-LM of 2021 runs the tensor-parallel
 all-reduces, the pipeline sends and (with its "local" DDP) the gradient all-reduce serially;
 MegaScale (Jiang et al. NSDI'24, arXiv:2402.15627, Table 3) measures TP, PP and DP overlap as
@@ -331,6 +335,9 @@ def training_step(
     layer, embed, head = _parts(fwd, hw, plan, opts)
     if plan.fp8:
         layer = layer + fp8_casts(fwd, hw)
+    if plan.compute_efficiency < 1.0:  # NOTE: the stack's fitted step efficiency
+        slow_by = 1.0 / plan.compute_efficiency
+        layer, embed, head = (x.slowed(slow_by) for x in (layer, embed, head))
     p, v, m, r = plan.pipeline_parallel, plan.interleave, plan.micro_batches, plan.recompute
     st = _stage(layer, embed, head, cfg.layers, p)
     compute = st.fwd_s * (1.0 + r) + st.bwd_s + (1.0 - r) * st.sel_s

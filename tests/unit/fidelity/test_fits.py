@@ -11,7 +11,7 @@ import statistics
 import pytest
 
 from workbench.fidelity import CorpusError, load_corpus
-from workbench.fidelity.fits import FITS, FITS_PATH, applied, load_fits, solve_fits
+from workbench.fidelity.fits import FITS, FITS_PATH, STACK_KINDS, applied, load_fits, solve_fits
 from workbench.fidelity.reproduce import reproduce
 from workbench.hw import load_hardware
 
@@ -127,7 +127,7 @@ def test_the_chip_fits_are_data_and_a_bad_file_is_refused_in_one_line(tmp_path):
         assert "\n" not in str(err.value)
 
 
-STACK = ("step_overhead_s", "request_overhead_s")
+STACK = STACK_KINDS
 
 
 # --- issue 27: no profile figure copied from a measurement; INT8 as FP8's ratio -----------------
@@ -172,3 +172,29 @@ def test_a_fit_with_no_rows_must_pool(tmp_path):
     bad.write_text(text, encoding="utf-8")
     with pytest.raises(CorpusError, match="must pool"):
         load_fits(bad)
+
+
+TRAIN_EFF = "training_efficiency (pytorch-eager, torchtitan)"
+FMS_7B = "train.fms-fsdp.a100.llama2-7b.hsdp"
+
+
+def test_the_eager_training_efficiency_is_a_stack_fit_a_fold_re_solves(corpus, profiles):
+    """Issue 27: a PyTorch-native stack's training step efficiency is solved on its calibration
+    row (another publication than the rows it prices) and, without that publication, unfitted."""
+    fit = next(f for f in FITS if f.name == TRAIN_EFF)
+    assert fit.kind == "training_efficiency"
+    assert fit.rows == (FMS_7B,)
+    assert next(r for r in corpus.rows if r.id == FMS_7B).split == "calibration"
+    state = solve_fits(corpus.rows, profiles)
+    assert state.origin[TRAIN_EFF] == FMS_7B
+    assert 0.3 < state.values[TRAIN_EFF] < 1.0
+    row = next(r for r in corpus.rows if r.id == FMS_7B)
+    with applied(state, profiles) as fitted:
+        assert reproduce(row, fitted[row.hardware]).predicted == pytest.approx(3760, rel=0.01)
+    fold = tuple(r for r in corpus.rows if r.source_key != "fms-fsdp-readme")
+    left = solve_fits(fold, profiles)
+    assert left.values[TRAIN_EFF] is None
+    assert left.origin[TRAIN_EFF] == "unfitted"
+    # NOTE: unfitted, the eager stack's kernels run as mapped: the row comes out faster
+    with applied(left, profiles) as fitted:
+        assert reproduce(row, fitted[row.hardware]).predicted > 1.2 * 3760

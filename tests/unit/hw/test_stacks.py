@@ -328,6 +328,9 @@ def test_a_stack_states_its_fusion_and_training_figures():
          "selective_recompute"),
         ("overlap_slowdown:\n  value: 1.5\n  assumption: 'a stated assumption'\n", "<= 1"),
         ("overlap_slowdown:\n  value: 0.2\n", "exactly one"),
+        ("training_efficiency:\n  value: 0.0\n  assumption: 'a stated assumption'\n",
+         "training_efficiency"),
+        ("training_efficiency:\n  value: 1.2\n  assumption: 'a stated assumption'\n", "<= 1"),
     ],
 )  # fmt: skip
 def test_a_bad_training_figure_is_refused_in_one_line(extra, words):

@@ -78,6 +78,21 @@ def test_data_parallel_leaves_the_node_over_the_scale_out_network(a100):
     assert across.dp_comm_s > 5 * nvlink.dp_comm_s
 
 
+def test_a_group_across_nodes_uses_every_nic_its_chips_own(a100):
+    """Issue 27: NCCL runs one ring per NIC, so a contiguous 16-chip group on two 8-GPU nodes
+    reduces at the node's 8 NICs together (capped by NVLink); a group 8 chips apart (TP 8) owns
+    one NIC a node."""
+    from workbench.platform._training_comm import net_s
+
+    nic = a100.interconnect.scale_out.bandwidth_bytes_per_s
+    nic *= a100.interconnect.scale_out.sustained_fraction
+    one_nic = 15 / 16 * 1e9 / nic
+    contiguous = net_s(1e9, 16, a100, 1, "rs")
+    strided = net_s(1e9, 16, a100, 8, "rs")
+    assert strided == pytest.approx(one_nic, rel=0.05)
+    assert contiguous < strided / 6
+
+
 @pytest.mark.parametrize(
     ("kw", "words"),
     [
@@ -85,6 +100,8 @@ def test_data_parallel_leaves_the_node_over_the_scale_out_network(a100):
         ({"recompute": 1.5}, "recompute"),
         ({"dp_sharding": "zero9"}, "dp_sharding"),
         ({"interleave": 0}, "interleave"),
+        ({"compute_efficiency": 0.0}, "compute_efficiency"),
+        ({"compute_efficiency": 1.5}, "compute_efficiency"),
     ],
 )
 def test_bad_plans_are_one_line(kw, words):
@@ -195,3 +212,19 @@ def test_the_stack_s_fusion_rules_reach_the_training_kernels(a100):
                             options=MapOptions(disabled_fusion=("gemm_epilogue",)))  # fmt: skip
     # NOTE: the GeLU and the residual adds become kernels of their own, forward and backward.
     assert unfused.compute_s > fused.compute_s
+
+
+def test_a_stack_s_step_efficiency_slows_the_compute_kernels_only(a100):
+    """Issue 27: a fitted ``compute_efficiency`` e makes every forward, backward and recompute
+    kernel 1/e longer; collectives and the optimizer keep their time."""
+    kw = {"tensor_parallel": 2, "data_parallel": 4, "global_batch": 32, "recompute": 1.0}
+    base = _step(a100, **kw)
+    slow = _step(a100, **kw, compute_efficiency=0.5)
+    assert slow.compute_s == pytest.approx(2 * base.compute_s)
+    assert slow.optimizer_s == pytest.approx(base.optimizer_s)
+    assert slow.flops == pytest.approx(base.flops)
+    rows = {(k.name, k.phase): k for k in base.kernels}
+    for k in slow.kernels:
+        want = rows[(k.name, k.phase)].time_s
+        factor = 1.0 if k.phase in ("communication", "optimizer") else 2.0
+        assert k.time_s == pytest.approx(factor * want), k.name
