@@ -204,19 +204,33 @@ def _matches(
     return got == expected
 
 
-def _graded(got: object, expected: object) -> str:
-    """How far off a numeric answer is, coarse enough not to give the answer away."""
+def _graded(
+    got: object,
+    expected: object,
+    rel_tol: float = 1e-6,
+    synonyms: Mapping[str, Sequence[str]] | None = None,
+) -> str:
+    """How far off a numeric answer is, coarse enough not to give the answer away.
+
+    For a tuple: which parts are wrong (by the check's own tolerance and synonyms), and how far
+    off a wrong numeric part is when it is the only one.
+    """
     g, e = _as_number(got), _as_number(expected)
     if g is None or e is None or not _is_number(expected):
         if isinstance(expected, tuple | list):
             n = len(expected)
             if isinstance(got, tuple | list) and len(got) == n:
                 wrong = [
-                    i + 1
+                    i
                     for i, (a, b) in enumerate(zip(got, expected, strict=True))
-                    if not _matches(a, b, 1e-6, None)
+                    if not _matches(a, b, rel_tol, synonyms)
                 ]
-                return f"part {', '.join(map(str, wrong))} of {n} is not right yet"
+                text = f"part {', '.join(str(i + 1) for i in wrong)} of {n} is not right yet"
+                numeric = [i for i in wrong if _is_number(expected[i])]
+                if len(numeric) == 1 and _as_number(got[numeric[0]]) is not None:
+                    i = numeric[0]
+                    text += f" (part {i + 1}: {_graded(got[i], expected[i])})"
+                return text
             return f"the answer has {n} parts"
         if _is_number(expected):
             return "the answer is a number"
@@ -309,7 +323,10 @@ def compare(
         hints = (
             (first,)
             if attempt == 1
-            else (first, _graded(got, expected) + (f"; {hint2}" if hint2 else ""))
+            else (
+                first,
+                _graded(got, expected, rel_tol, synonyms) + (f"; {hint2}" if hint2 else ""),
+            )
         )
     result = CheckResult(
         name=name,

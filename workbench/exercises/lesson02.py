@@ -27,6 +27,7 @@ __all__ = [
     "check_bottleneck",
     "check_decode_floor",
     "check_ridge_point",
+    "check_side_of_ridge",
     "efficiency_pitfall_claim",
     "engine_table",
     "explorer_claim",
@@ -312,6 +313,53 @@ def check_bottleneck(
             matrix=m.kernel(kernel).kernel.kind in ("gemm", "attention"),
             phase=phase,
         ),
+        synonyms=BOTTLENECK_SYNONYMS,
+        strict=strict,
+    )
+
+
+def check_side_of_ridge(
+    answer: tuple[float, str],
+    *,
+    kernel: str = "layers.0.mlp.up_proj",
+    model: str = "llama2-7b",
+    hardware_name: str = "h100-sxm",
+    batch: int = 512,
+    seq: int = 128,
+    strict: bool | None = None,
+) -> CheckResult:
+    """Check a batched decode GEMM's intensity (within 1 %) and the class the cost model gives it.
+
+    The learner computes the intensity from the Linear's shapes (its input, weight and output
+    each moved once: the graph op's compulsory bytes, not the fused kernel's), sets it against
+    the ridge and names the side; the class is the mapper's for that kernel at ``batch``.
+
+    Args:
+        answer: ``(intensity, class)``: FLOP per byte, and ``"compute"``, ``"bandwidth"`` or
+            ``"overhead"`` (a full class such as ``"bandwidth:hbm"`` is accepted too).
+        kernel: Kernel name.
+        model: Preset name.
+        hardware_name: Profile name.
+        batch: Sequences decoded together (one new token each).
+        seq: Cached context, tokens (the GEMM does not depend on it).
+        strict: Raise on a wrong answer.
+
+    Returns:
+        The check result; expected is the graph op's FLOPs over its input, weight and output
+        bytes, and the mapper's class (without its level unless the answer names one).
+    """
+    m = mapping(model, hardware_name, phase="decode", batch=batch, seq=seq)
+    op = m.graph.op(kernel)
+    intensity = op.flops / (op.bytes_read + op.bytes_written)
+    full = m.kernel(kernel).cost.bottleneck
+    said = answer[1] if isinstance(answer, tuple | list) and len(answer) == 2 else ""
+    named = ":" in normalize_text(said, BOTTLENECK_SYNONYMS)
+    return compare(
+        f"side_of_ridge[{kernel.removeprefix('layers.0.')},decode,b{batch}]",
+        answer,
+        (intensity, full if named else full.split(":")[0]),
+        rel_tol=0.01,
+        **_TEXT.hints("side_of_ridge"),
         synonyms=BOTTLENECK_SYNONYMS,
         strict=strict,
     )
