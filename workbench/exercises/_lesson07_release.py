@@ -117,30 +117,25 @@ def decision_claim(
         decision the panel's built-in criteria give.
     """
     r = release_report(scenario, scale=scale)
-    built_in = release_report(scenario, scale=1.0)
-    beyond = [
-        {
-            "metric": METRIC_LABELS.get(c.metric, c.metric),
-            "regression": amount(c, c.regression or 0.0),
-            "status": c.status,
-            "threshold": amount(c, c.rollback_at if c.status == "rollback" else c.flag_at),
-        }
-        for c in r.checks
-        if c.status in ("flag", "rollback")
-    ]
-    absorbed = [
-        METRIC_LABELS.get(c.metric, c.metric)
-        for c in r.checks
-        if c.status == "ok" and c.regression is not None and c.noise and c.regression > c.flag_at
+    crossed = [c for c in r.checks if c.status in ("flag", "rollback")]
+    within_noise = [
+        c for c in r.checks if c.status == "ok" and c.noise and (c.regression or 0.0) > c.flag_at
     ]
     claim = _TEXT.claim(
         "decision",
         scenario=scenario,
         scale=scale,
-        decision=r.decision,
-        beyond=beyond,
-        absorbed=absorbed,
+        decisions=(r.decision, release_report(scenario, scale=1.0).decision),
+        beyond=[
+            (
+                METRIC_LABELS.get(c.metric, c.metric),
+                amount(c, c.regression or 0.0),
+                c.status == "rollback",
+                amount(c, c.rollback_at if c.status == "rollback" else c.flag_at),
+            )
+            for c in crossed
+        ],
+        absorbed=[METRIC_LABELS.get(c.metric, c.metric) for c in within_noise],
         missing=list(r.missing),
-        built_in=built_in.decision,
     )
     return gated(claim, after=decision_check_name(scenario, scale=scale), label=label)

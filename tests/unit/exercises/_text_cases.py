@@ -105,9 +105,7 @@ def lesson02() -> dict[str, str]:
             lambda a: lesson02.check_ridge_point(a, hardware_name="h100-sxm", dtype="fp8_e4m3")
         ),
         "lesson02.check_side_of_ridge": _hints(
-            lambda a: lesson02.check_side_of_ridge(
-                a, kernel="layers.0.mlp.up_proj", batch=512, seq=128, hardware_name="h100-sxm"
-            )
+            lambda a: lesson02.check_side_of_ridge(a, batch=512, seq=128, hardware_name="h100-sxm")
         ),
         "lesson02.check_decode_floor": _hints(
             lambda a: lesson02.check_decode_floor(
