@@ -110,3 +110,66 @@ def test_search_mutants_search_or_fail_in_one_line(tmp_path, which, line, action
     )
     if outcome.code == 0:
         assert_sane_numbers(read_json(out))
+
+
+DESIGN = DATA.parent / "timeloop_designs"
+MESH_FILES = {
+    "arch": DESIGN / "simple_output_stationary/arch.yaml",
+    "problem": DESIGN / "_include/default_problem.yaml",
+    "ert": DESIGN / "simple_output_stationary/ref_outputs/default_problem/timeloop-mapper.ERT.yaml",
+}
+
+
+@given(
+    which=st.sampled_from(sorted(MESH_FILES)),
+    line=st.integers(min_value=0, max_value=400),
+    action=st.sampled_from(("replace", "delete", "repeat")),
+    value=hostile_values,
+)
+def test_mesh_design_mutants_search_or_fail_in_one_line(
+    tmp_path, which, line, action, value
+) -> None:
+    """A 16 x 16 mesh design (split constraint, !Parallel registers, a problem with keys
+    Timeloop ignores) mutated: ``dataflow search`` exits 0 with finite figures, or one line."""
+    path = fresh(tmp_path, f"{which}.yaml")
+    path.write_text(_mutant(MESH_FILES[which].read_text(), line, action, value))
+    out = fresh(tmp_path, "out.json")
+    argv = ["dataflow", "search", *_argv(MESH_FILES, which, path), "--budget", "30"]
+    outcome = assert_contract(
+        run_cli(*argv, "--format", "json", "--output", str(out)),
+        names=(str(path), "constraints", "ERT", "model", "objective"),
+        outputs=(out,),
+    )
+    if outcome.code == 0:
+        assert_sane_numbers(read_json(out))
+
+
+TLA = DATA.parent / "timeloop_accelergy"
+TLA_FILES = {
+    "arch": TLA / "arch/arch.yaml",
+    "problem": TLA / "prob/prob.yaml",
+    "mapping": TLA / "ref-output/intmac/timeloop-mapper.map.yaml",
+    "ert": TLA / "ref-output/intmac/timeloop-mapper.ERT.yaml",
+}
+TLA_VALUES = ("mac_class=intmac", "input_weight_datawidth=8", "psum_datawidth=16")
+
+
+@given(
+    line=st.integers(min_value=0, max_value=120),
+    action=st.sampled_from(("replace", "replace", "delete", "repeat")),
+    value=hostile_values | st.sampled_from(("{{ x }}", "{% if 1 %}", "WIDE * 0", "max(", "1/0")),
+)
+def test_templated_arch_mutants_model_or_fail_in_one_line(tmp_path, line, action, value) -> None:
+    """The templated arch (variables, {{ }}, arithmetic) mutated: model it, or one line."""
+    path = fresh(tmp_path, "arch.yaml")
+    path.write_text(_mutant(TLA_FILES["arch"].read_text(), line, action, value))
+    out = fresh(tmp_path, "out.json")
+    values = [arg for v in TLA_VALUES for arg in ("--var", v)]
+    argv = ["dataflow", "model", *_argv(TLA_FILES, "arch", path), *values, "--format", "json"]
+    outcome = assert_contract(
+        run_cli(*argv, "--output", str(out)),
+        names=(str(path), "mapping", "ERT", "model"),
+        outputs=(out,),
+    )
+    if outcome.code == 0:
+        assert_sane_numbers(read_json(out))

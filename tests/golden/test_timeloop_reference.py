@@ -1,4 +1,7 @@
-"""``workbench dataflow model`` on Timeloop's own ISPASS-2020 exercise files, against their outputs.
+"""``workbench dataflow model`` on Timeloop's own exercise files, against their outputs.
+
+The ISPASS-2020 exercises, three of the repository's example designs (``design-*`` cases) and
+the timeloop+accelergy exercise in the newer templated format (``accelergy-*`` cases).
 
 Source: github.com/Accelergy-Project/timeloop-accelergy-exercises, commit
 2d5510807128e9bd5f1cad0705cdf2ec4612fd4e, folder
@@ -114,11 +117,38 @@ CASES["06-eyeriss-vgg02-layer5"] = (
     "ref-output",
 )
 
+# The example designs (tests/data/timeloop_designs/, same repository and commit, folder
+# workspace/example_designs/example_designs/): the mapper's answer for the default layer on
+# each design; simple_weight_stationary and simple_output_stationary fan out over a 16 x 16 mesh.
+for _design in ("eyeriss_like", "simple_output_stationary", "simple_weight_stationary"):
+    CASES[f"design-{_design}"] = (
+        f"../timeloop_designs/{_design}",
+        "arch.yaml",
+        "../_include/default_problem.yaml",
+        "ref_outputs/default_problem/timeloop-mapper.map.yaml",
+        "ref_outputs/default_problem",
+    )
+
+# The timeloop+accelergy exercise (tests/data/timeloop_accelergy/, same repository and commit):
+# its arch.yaml is a template whose values come from its run_example.py's jinja_parse_data.
+VALUES = {
+    "accelergy-intmac": {"mac_class": "intmac", "input_weight_datawidth": 8, "psum_datawidth": 16},
+    "accelergy-fpmac": {"mac_class": "fpmac", "input_weight_datawidth": 32, "psum_datawidth": 32},
+}
+for _case in VALUES:
+    CASES[_case] = (
+        "../timeloop_accelergy",
+        "arch/arch.yaml",
+        "prob/prob.yaml",
+        f"ref-output/{_case.split('-')[1]}/timeloop-mapper.map.yaml",
+        f"ref-output/{_case.split('-')[1]}",
+    )
+
 
 def _run(case: str):
     folder, arch_f, prob_f, map_f, ref = CASES[case]
     d = DATA / folder
-    arch, prob = read_arch(d / arch_f), read_problem(d / prob_f)
+    arch, prob = read_arch(d / arch_f, VALUES.get(case)), read_problem(d / prob_f)
     ert = read_ert(next((d / ref).glob("*.ERT.yaml")))
     art = read_art(next((d / ref).glob("*.ART.yaml")))
     result = model(arch, prob, read_mapping(d / map_f, arch, prob), ert, art)

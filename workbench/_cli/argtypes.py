@@ -6,6 +6,8 @@ goes through :func:`count` or :func:`number`, so a bad value is one argparse err
 naming the option, the value and the range. An empty (or blank) value for any option or argument
 is refused before any of these run, by the CLI's parser (``workbench.cli``): ``--on ''`` names no
 profile, and taken as "not given" it would be silently ignored.
+
+Options that several commands take with the same type and default are added here, once.
 """
 
 from __future__ import annotations
@@ -15,7 +17,15 @@ import math
 import re
 from collections.abc import Callable
 
-__all__ = ["DIGITS", "count", "name", "number", "parse_count"]
+__all__ = [
+    "DIGITS",
+    "add_blas_threads",
+    "add_connect_timeout",
+    "count",
+    "name",
+    "number",
+    "parse_count",
+]
 
 #: A plain ASCII decimal integer: digits only, no sign, no underscores, no other scripts.
 DIGITS = re.compile(r"[0-9]{1,19}")
@@ -97,3 +107,19 @@ def name(text: str) -> str:
     if text != text.strip() or any(not ch.isprintable() for ch in text):
         raise argparse.ArgumentTypeError(f"{text!r} has blanks around it or control characters")
     return text
+
+
+def add_blas_threads(p: argparse.ArgumentParser, help: str) -> None:
+    """Add ``--blas-threads`` (0-1024, default 1; 0 = the BLAS library's default)."""
+    p.add_argument("--blas-threads", type=count(0, 1024), default=1, help=help)
+
+
+def add_connect_timeout(p: argparse.ArgumentParser) -> None:
+    """Add ``--connect-timeout``: seconds to wait for a Dask scheduler, (0, 3600], default 5."""
+    p.add_argument(
+        "--connect-timeout",
+        type=number(0, 3600, open_lo=True),
+        default=5.0,
+        metavar="SECONDS",
+        help="how long to wait for the Dask scheduler to answer (default 5 s)",
+    )

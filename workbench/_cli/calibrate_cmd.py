@@ -6,16 +6,15 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from workbench._cli.argtypes import count, name
+from workbench._cli.argtypes import add_blas_threads, name
+from workbench._cli.commands import add_command
 
 __all__ = ["register"]
 
 
 def register(subparsers: Any) -> None:
     """Add the ``calibrate`` command."""
-    parser = subparsers.add_parser(
-        "calibrate", help="measure this machine and write a hardware profile"
-    )
+    parser = add_command(subparsers, "calibrate", _calibrate)
     parser.add_argument(
         "--output",
         type=Path,
@@ -36,13 +35,10 @@ def register(subparsers: Any) -> None:
         default=None,
         help="profile name (default host; gpu with --backend cupy): one printable line",
     )
-    parser.add_argument(
-        "--blas-threads",
-        type=count(0, 1024),
-        default=1,
-        help="BLAS threads while measuring (default 1, as workbench validate; 0 = library default)",
+    add_blas_threads(
+        parser,
+        "BLAS threads while measuring (default 1, as workbench validate; 0 = library default)",
     )
-    parser.set_defaults(func=_calibrate)
 
 
 def _calibrate_gpu(args: argparse.Namespace) -> int:

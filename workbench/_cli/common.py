@@ -7,11 +7,13 @@ import fnmatch
 import math
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 from workbench._cli.argtypes import count
 from workbench._cli.argtypes import name as name_arg
+from workbench._cli.commands import add_command
 from workbench._files import write_text_safely
 from workbench.errors import WorkbenchError
 from workbench.hw.loader import load_hardware
@@ -29,6 +31,7 @@ from workbench.models.footprint import (
 from workbench.options import FUSION_RULES, MapOptions, TileOverride
 
 __all__ = [
+    "add_mapping_command",
     "add_model_args",
     "add_options_args",
     "check_figures",
@@ -52,6 +55,16 @@ DEFAULT_SEQ = 2048
 MAX_ARG = 2**31
 
 
+def _add_repeatable(p: argparse.ArgumentParser, flag: str, metavar: str, help: str) -> None:
+    """Add ``flag``: given any number of times, its values collected in a list (default [])."""
+    p.add_argument(flag, action="append", default=[], metavar=metavar, help=help)
+
+
+def _add_size(p: argparse.ArgumentParser, flag: str, default: int | None, help: str) -> None:
+    """Add ``flag``, a workload size: a plain integer in 1..:data:`MAX_ARG`."""
+    p.add_argument(flag, type=count(1, MAX_ARG), default=default, help=help)
+
+
 def add_model_args(p: argparse.ArgumentParser) -> None:
     """Add --model/--hf-config/--onnx, --hardware and the workload slice flags."""
     src = p.add_mutually_exclusive_group()
@@ -64,47 +77,31 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
         default=DEFAULT_HARDWARE,
         help=f"hardware profile name or YAML file (default {DEFAULT_HARDWARE})",
     )
-    p.add_argument(
-        "--hardware-path",
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="extra folder of hardware YAML files (repeatable)",
-    )
+    _add_repeatable(p, "--hardware-path", "DIR", "extra folder of hardware YAML files (repeatable)")
     p.add_argument("--phase", choices=("prefill", "decode"), default="prefill")
-    p.add_argument(
-        "--batch",
-        type=count(1, MAX_ARG),
-        default=None,
-        help="batch size (default 1; ONNX: sets symbolic dimensions only)",
-    )
+    _add_size(p, "--batch", None, "batch size (default 1; ONNX: sets symbolic dimensions only)")
     p.add_argument(
         "--override-batch",
         action="store_true",
         help="ONNX: replace a fixed leading input dimension with --batch too (reported)",
     )
-    p.add_argument(
+    _add_size(
+        p,
         "--seq",
-        type=count(1, MAX_ARG),
-        default=None,
-        help=f"prompt length, tokens (default {DEFAULT_SEQ}, or the model's context if shorter)",
+        None,
+        f"prompt length, tokens (default {DEFAULT_SEQ}, or the model's context if shorter)",
     )
     p.add_argument(
         "--allow-long-context",
         action="store_true",
         help="map a RoPE model past its trained context (refused otherwise)",
     )
-    p.add_argument(
-        "--context",
-        type=count(1, MAX_ARG),
-        default=None,
-        help="cached tokens for decode (default: --seq)",
-    )
-    p.add_argument(
+    _add_size(p, "--context", None, "cached tokens for decode (default: --seq)")
+    _add_size(
+        p,
         "--chips",
-        type=count(1, MAX_ARG),
-        default=1,
-        help="tensor-parallel chips for decoder presets: 1 up to the model's attention heads "
+        1,
+        "tensor-parallel chips for decoder presets: 1 up to the model's attention heads "
         f"and the largest published system ({MAX_SYSTEM_CHIPS:,}); default 1",
     )
 
@@ -117,19 +114,11 @@ def add_options_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--weight-dtype", type=name_arg, default=None, help="weight-only format: int4, int8, fp8"
     )
-    p.add_argument(
-        "--kernel-dtype",
-        action="append",
-        default=[],
-        metavar="GLOB=DTYPE",
-        help="force the format of matching kernels (repeatable)",
+    _add_repeatable(
+        p, "--kernel-dtype", "GLOB=DTYPE", "force the format of matching kernels (repeatable)"
     )
-    p.add_argument(
-        "--no-fusion",
-        action="append",
-        default=[],
-        metavar="RULE",
-        help="disable a fusion rule (repeatable; see --list-fusion-rules)",
+    _add_repeatable(
+        p, "--no-fusion", "RULE", "disable a fusion rule (repeatable; see --list-fusion-rules)"
     )
     p.add_argument("--layout", choices=("auto", "NCHW", "NHWC"), default="auto")
     p.add_argument(
@@ -151,12 +140,8 @@ def add_options_args(p: argparse.ArgumentParser) -> None:
         default=None,
         help="kernel launches (default: the stack's; graph where it uses CUDA graphs)",
     )
-    p.add_argument(
-        "--tile",
-        action="append",
-        default=[],
-        metavar="KERNEL=MxNxK",
-        help="force a tile for kernels matching a glob (repeatable)",
+    _add_repeatable(
+        p, "--tile", "KERNEL=MxNxK", "force a tile for kernels matching a glob (repeatable)"
     )
     p.add_argument("--search", choices=("full", "heuristic"), default="full")
     p.add_argument(
@@ -164,6 +149,25 @@ def add_options_args(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="add a device-wide barrier after every layer",
     )
+
+
+def add_mapping_command(
+    subs: argparse._SubParsersAction, name: str, func: Callable[[argparse.Namespace], int]
+) -> argparse.ArgumentParser:
+    """Add a command that maps a model: its texts, the model flags and the mapping overrides.
+
+    Args:
+        subs: The top-level parser's ``add_subparsers()`` action.
+        name: The command, a key of :data:`workbench._cli.commands.COMMANDS`.
+        func: Its handler (the parsed arguments -> exit status).
+
+    Returns:
+        The command's parser, for its own arguments.
+    """
+    p = add_command(subs, name, func)
+    add_model_args(p)
+    add_options_args(p)
+    return p
 
 
 def _positive(name: str, value: int | None) -> None:

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from workbench._cli.argtypes import count, number
+from workbench._cli.commands import add_command
 from workbench._cli.common import (
     add_options_args,
     check_figures,
@@ -32,11 +33,7 @@ RANK_RULE = (
 
 def register(subs: argparse._SubParsersAction) -> None:
     """Add the ``compare`` subcommand."""
-    p = subs.add_parser(
-        "compare",
-        help="compare platforms for a workload: fit, time, MFU, throughput at SLA, energy, risk",
-        description="Build the workload fit matrix (models x platforms) and print a shortlist.",
-    )
+    p = add_command(subs, "compare", run)
     p.add_argument("--model", action="append", default=[], help="preset name (repeatable)")
     p.add_argument("--hardware", nargs="+", default=["h100-sxm"], help="profiles to compare")
     p.add_argument("--hardware-path", action="append", default=[], metavar="DIR")
@@ -74,7 +71,6 @@ def register(subs: argparse._SubParsersAction) -> None:
     p.add_argument("--dashboard", metavar="FILE", help="perf-per-watt dashboard (.html/.png/.svg)")
     p.add_argument("--output", metavar="FILE", help="write to FILE instead of stdout")
     add_options_args(p)
-    p.set_defaults(func=run)
 
 
 def plan_from_args(args: argparse.Namespace, model: str) -> ParallelPlan:

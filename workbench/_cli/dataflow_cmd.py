@@ -13,6 +13,7 @@ import argparse
 import json
 from typing import Any
 
+from workbench._cli.commands import add_command
 from workbench._cli.common import write_output
 from workbench.errors import WorkbenchError
 from workbench.scheduling.timeloop import (
@@ -34,13 +35,19 @@ __all__ = ["register", "result_text"]
 
 def register(subparsers: Any) -> None:
     """Add the ``dataflow`` command and its ``model`` / ``search`` actions."""
-    parser = subparsers.add_parser(
-        "dataflow", help="Timeloop arch/problem/mapping files: model one mapping, or search"
-    )
+    parser = add_command(subparsers, "dataflow")
     subs = parser.add_subparsers(dest="dataflow_command", metavar="ACTION")
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--arch", required=True, metavar="FILE", help="Timeloop v0.4 arch YAML")
     common.add_argument("--problem", required=True, metavar="FILE", help="Timeloop problem YAML")
+    common.add_argument(
+        "--var",
+        action="append",
+        type=_var,
+        default=[],
+        metavar="NAME=VALUE",
+        help="value of a {{ NAME }} in the arch file (the newer exercises' Jinja data); repeat",
+    )
     common.add_argument("--ert", metavar="FILE", help="Accelergy's ERT (energy per action)")
     common.add_argument("--art", metavar="FILE", help="Accelergy's ART (area per component)")
     common.add_argument("--format", choices=("table", "json"), default="table")
@@ -58,6 +65,20 @@ def register(subparsers: Any) -> None:
     p_search.add_argument("--write-map", metavar="FILE", help="write the mapping YAML here")
     p_search.set_defaults(func=_search)
     parser.set_defaults(func=lambda args: _usage())
+
+
+def _var(text: str) -> tuple[str, str]:
+    """``NAME=VALUE`` (NAME an identifier); the value is text, as Jinja substitutes it."""
+    name, sep, value = text.partition("=")
+    if not sep or not name.isidentifier() or not value.strip():
+        raise argparse.ArgumentTypeError(
+            f"expected NAME=VALUE with NAME an identifier, got {text!r}"
+        )
+    return name, value
+
+
+def _arch(args: argparse.Namespace) -> Any:
+    return read_arch(args.arch, dict(args.var) if args.var else None)
 
 
 def _usage() -> int:
@@ -98,7 +119,7 @@ def result_text(r: ModelResult) -> str:
 
 
 def _model(args: argparse.Namespace) -> int:
-    arch, prob = read_arch(args.arch), read_problem(args.problem)
+    arch, prob = _arch(args), read_problem(args.problem)
     mapping = read_mapping(args.mapping, arch, prob)
     ert, art = _tables(args)
     try:
@@ -112,7 +133,7 @@ def _model(args: argparse.Namespace) -> int:
 
 
 def _search(args: argparse.Namespace) -> int:
-    arch, prob = read_arch(args.arch), read_problem(args.problem)
+    arch, prob = _arch(args), read_problem(args.problem)
     cons = read_constraints(args.constraints) if args.constraints else ()
     ert, art = _tables(args)
     found = search(arch, prob, cons, args.objective, ert, budget=args.budget, seed=args.seed)

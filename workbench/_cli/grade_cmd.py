@@ -13,20 +13,14 @@ import json
 from typing import Any
 
 from workbench._cli.argtypes import count
+from workbench._cli.commands import add_command
 
 __all__ = ["register"]
 
 
 def register(subparsers: Any) -> None:
     """Add the ``grade`` command."""
-    parser = subparsers.add_parser(
-        "grade",
-        help="grade students' lesson notebooks (exercises attempted, correct, hints used)",
-        description=(
-            "Re-runs each notebook with an attempted exercise in a fresh kernel and records "
-            "what its checks say (it executes the student's code: grade in a sandbox)."
-        ),
-    )
+    parser = add_command(subparsers, "grade", _grade)
     parser.add_argument("notebooks", nargs="+", metavar="NOTEBOOK", help="lesson .ipynb files")
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.add_argument("--output", metavar="FILE", default=None, help="write here, not stdout")
@@ -37,7 +31,6 @@ def register(subparsers: Any) -> None:
         metavar="S",
         help="seconds one cell may run when a notebook is re-run (default 300)",
     )
-    parser.set_defaults(func=_grade)
 
 
 def _text(grades: list[Any]) -> str:

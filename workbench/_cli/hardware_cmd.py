@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from workbench._cli.commands import add_command
 from workbench.errors import WorkbenchError
 from workbench.hw.loader import hardware_dirs, list_hardware, load_hardware
 from workbench.hw.schema import Hardware
@@ -20,7 +21,7 @@ __all__ = ["register"]
 
 def register(subparsers: Any) -> None:
     """Add the ``hardware`` command and its ``list`` / ``show`` subcommands."""
-    parser = subparsers.add_parser("hardware", help="list and show accelerator profiles")
+    parser = add_command(subparsers, "hardware")
     subs = parser.add_subparsers(dest="hardware_command", metavar="ACTION")
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(

@@ -12,6 +12,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from workbench._cli.commands import add_command
 from workbench.errors import WorkbenchError
 
 __all__ = ["lesson_files", "register"]
@@ -19,7 +20,7 @@ __all__ = ["lesson_files", "register"]
 
 def register(subparsers: Any) -> None:
     """Add the ``lessons`` command (``lessons copy DIR``)."""
-    parser = subparsers.add_parser("lessons", help="copy the lessons into a working folder")
+    parser = add_command(subparsers, "lessons")
     subs = parser.add_subparsers(dest="lessons_command", metavar="ACTION", required=True)
     copy = subs.add_parser(
         "copy",

@@ -7,8 +7,7 @@ import json
 from collections import OrderedDict
 
 from workbench._cli.common import (
-    add_model_args,
-    add_options_args,
+    add_mapping_command,
     footprint_of,
     fusion_rules_text,
     layer_pattern,
@@ -27,19 +26,11 @@ __all__ = ["register", "summary_text"]
 
 def register(subs: argparse._SubParsersAction) -> None:
     """Add the ``map`` subcommand."""
-    p = subs.add_parser(
-        "map",
-        help="map a model onto hardware and print the mapping sheet",
-        description="Map a model (default: Llama-2-7B prefill, batch 1, seq 2048, bf16) onto a "
-        "hardware profile (default: H100 SXM) and print the summary and mapping sheet.",
-    )
-    add_model_args(p)
-    add_options_args(p)
+    p = add_mapping_command(subs, "map", run)
     p.add_argument("--format", choices=("table", "json", "csv", "md", "html"), default="table")
     p.add_argument("--output", metavar="FILE", help="write to FILE instead of stdout")
     p.add_argument("--full", action="store_true", help="table: one row per kernel, not per layer")
     p.add_argument("--list-fusion-rules", action="store_true", help="list fusion rules and exit")
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -20,8 +20,7 @@ import argparse
 from pathlib import Path
 
 from workbench._cli.common import (
-    add_model_args,
-    add_options_args,
+    add_mapping_command,
     map_from_args,
 )
 from workbench.errors import WorkbenchError
@@ -34,17 +33,8 @@ _TRACE_MAGIC = (b"SQLite format 3", b"\x1f\x8b")
 
 def register(subs: argparse._SubParsersAction) -> None:
     """Add the ``review`` subcommand."""
-    p = subs.add_parser(
-        "review",
-        help="write a design-review pack (offline HTML + Markdown)",
-        description="With BASELINE and CANDIDATE (run records or profiler traces): the pack "
-        "built around the regression between them. Without: map a model (same flags as "
-        "`workbench map`), or re-map a run record with --record, and write the pack of one "
-        "mapping. One standalone offline page plus a twin in the other format.",
-    )
+    p = add_mapping_command(subs, "review", run)
     p.add_argument("runs", nargs="*", metavar="RUN", help="BASELINE CANDIDATE (records/traces)")
-    add_model_args(p)
-    add_options_args(p)
     p.add_argument("--record", metavar="FILE.json", help="one-run pack: re-map this run record")
     p.add_argument(
         "--changed",
@@ -62,7 +52,6 @@ def register(subs: argparse._SubParsersAction) -> None:
         metavar="pack.html",
         help="file to write: .md for Markdown, else HTML; the twin gets the other suffix",
     )
-    p.set_defaults(func=run)
 
 
 def _is_record(path: str) -> bool:

@@ -8,8 +8,7 @@ import math
 from pathlib import Path
 
 from workbench._cli.common import (
-    add_model_args,
-    add_options_args,
+    add_mapping_command,
     map_from_args,
 )
 from workbench._format import fmt_time
@@ -22,18 +21,7 @@ __all__ = ["register", "run"]
 
 def register(subs: argparse._SubParsersAction) -> None:
     """Add the ``run`` subcommand."""
-    p = subs.add_parser(
-        "run",
-        help="map a model and write a run record with locked tags (for triage)",
-        description="Map a model (same flags as `workbench map`) and write a run record: locked "
-        "compiler/runtime/hardware/workload tags and per-kernel and per-model results. "
-        "--execute also measures the first layer's GEMM kernels, scaled down, on this machine. "
-        "--from-trace reads a measured run (Kineto/PyTorch profiler JSON or .json.gz, Nsight "
-        "Systems SQLite export) instead; with --model/--hf-config/--onnx its kernels are "
-        "matched to that model's mapping sheet on --hardware.",
-    )
-    add_model_args(p)
-    add_options_args(p)
+    p = add_mapping_command(subs, "run", run)
     p.add_argument("--record", required=True, metavar="FILE.json", help="run record to write")
     p.add_argument(
         "--execute",
@@ -65,7 +53,6 @@ def register(subs: argparse._SubParsersAction) -> None:
     from workbench._cli.trace_job import add_job_args
 
     add_job_args(p)
-    p.set_defaults(func=run)
 
 
 def _from_trace(args: argparse.Namespace) -> int:

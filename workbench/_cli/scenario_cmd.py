@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from workbench._cli.commands import add_command
 from workbench.errors import WorkbenchError
 from workbench.review.scenarios.build import SCENARIOS, write_scenario
 
@@ -13,16 +14,10 @@ __all__ = ["register", "run"]
 
 def register(subs: argparse._SubParsersAction) -> None:
     """Add the ``scenario`` subcommand."""
-    p = subs.add_parser(
-        "scenario",
-        help="practice regressions: list them, or write one (baseline.json, candidate.json)",
-        description="`workbench scenario list` shows the injected regressions; `workbench "
-        "scenario NAME --out DIR` writes baseline.json, candidate.json and README.md.",
-    )
+    p = add_command(subs, "scenario", run)
     p.add_argument("name", metavar="NAME|list", help="scenario name, or 'list'")
     p.add_argument("--out", metavar="DIR", help="folder to write the scenario into")
     p.add_argument("--format", choices=("table", "json"), default="table", help="for list")
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -9,6 +9,7 @@ import argparse
 import json
 from typing import Any
 
+from workbench._cli.commands import add_command
 from workbench._format import fmt_time
 from workbench.hw.stack import DEFAULT_STACK, Stack, list_stacks, load_stack
 
@@ -17,15 +18,8 @@ __all__ = ["register", "stacks_text"]
 
 def register(subparsers: Any) -> None:
     """Add the ``stacks`` command."""
-    p = subparsers.add_parser(
-        "stacks",
-        help="list the software stacks (stacks/*.yaml) and their figures",
-        description="One line per software stack: step and request overhead, attention class, "
-        "GQA K/V sharing, CUDA graphs, host time per eager launch; each figure's origin "
-        "(s: source, f: fitted, a: assumption).",
-    )
+    p = add_command(subparsers, "stacks", run)
     p.add_argument("--format", choices=("table", "json"), default="table")
-    p.set_defaults(func=run)
 
 
 def _origin(fig: Any) -> str:

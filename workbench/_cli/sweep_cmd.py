@@ -7,7 +7,8 @@ import dataclasses
 import sys
 from pathlib import Path
 
-from workbench._cli.argtypes import count, number, parse_count
+from workbench._cli.argtypes import add_connect_timeout, count, parse_count
+from workbench._cli.commands import add_command
 from workbench._cli.common import MAX_ARG, note
 from workbench.errors import WorkbenchError
 from workbench.ir.dtypes import dtype_info
@@ -53,13 +54,7 @@ def _words(text: str, name: str, known: tuple[str, ...] | None = None) -> list[s
 
 def register(subs: argparse._SubParsersAction) -> None:
     """Add the ``sweep`` subcommand."""
-    p = subs.add_parser(
-        "sweep",
-        help="design-space sweep (hardware x model x batch x seq x dtype), resumable",
-        description="Map every point of the grid and append one JSON line per finished point to "
-        "--out; a rerun skips the points already there. Runs on a local process pool, or on a "
-        "Dask cluster with --scheduler.",
-    )
+    p = add_command(subs, "sweep", run)
     p.add_argument("--hardware", nargs="+", required=True, help="hardware profiles")
     p.add_argument("--model", nargs="+", required=True, help="preset names")
     p.add_argument("--batch", default="1", help="batch sizes, comma-separated (default 1)")
@@ -72,20 +67,13 @@ def register(subs: argparse._SubParsersAction) -> None:
     p.add_argument("--phase", default="prefill", help="prefill,decode (default prefill)")
     p.add_argument("--out", required=True, metavar="FILE", help="results file (JSON lines)")
     p.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler, e.g. tcp://host:8786")
-    p.add_argument(
-        "--connect-timeout",
-        type=number(0, 3600, open_lo=True),
-        default=5.0,
-        metavar="SECONDS",
-        help="how long to wait for the Dask scheduler to answer (default 5 s)",
-    )
+    add_connect_timeout(p)
     p.add_argument(
         "--workers", type=count(1, 4096), default=None, help="local processes (1: in-process)"
     )
     p.add_argument(
         "--limit", type=count(1, 10_000_000), default=None, help="stop after this many new points"
     )
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

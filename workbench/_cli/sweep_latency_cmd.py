@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from workbench._cli.argtypes import count, number
+from workbench._cli.commands import add_command
 from workbench._cli.common import (
     add_options_args,
     check_figures,
@@ -44,13 +45,7 @@ _FRACTIONS = (0.1, 0.3, 0.5, 0.7, 0.85, 1.0, 1.2)
 
 def register(subs: argparse._SubParsersAction) -> None:
     """Add the ``sweep-latency`` subcommand."""
-    p = subs.add_parser(
-        "sweep-latency",
-        help="simulate serving at several loads: throughput against p50/p95/p99 latency",
-        description="Simulate one serving replica (step times from the mapper, runtime variance "
-        "from the hardware profile) at several offered rates and report throughput, TTFT, TPOT "
-        "and end-to-end latency percentiles, and the knee where p99 breaks the SLA.",
-    )
+    p = add_command(subs, "sweep-latency", run)
     p.add_argument("--model", default="llama2-7b", help="preset name (default llama2-7b)")
     p.add_argument("--hardware", default="h100-sxm", help="hardware profile or YAML file")
     p.add_argument("--hardware-path", action="append", default=[], metavar="DIR")
@@ -81,7 +76,6 @@ def register(subs: argparse._SubParsersAction) -> None:
     p.add_argument("--chart", metavar="FILE", help="write the chart (.html, .png, .svg)")
     p.add_argument("--output", metavar="FILE", help="write to FILE instead of stdout")
     add_options_args(p)
-    p.set_defaults(func=run)
 
 
 def parse_rates(text: str) -> list[float]:

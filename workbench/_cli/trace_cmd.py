@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 from workbench._cli.argtypes import count, name
+from workbench._cli.commands import add_command
 from workbench.errors import WorkbenchError
 from workbench.evidence import read_trace_and_operators
 from workbench.hw.loader import load_hardware
@@ -26,14 +27,7 @@ __all__ = ["register", "run"]
 
 def register(subs: argparse._SubParsersAction) -> None:
     """Add the ``trace`` subcommand."""
-    p = subs.add_parser(
-        "trace",
-        help="summarise a profiler trace, with an expected time for every measured kernel",
-        description="Read a Kineto (PyTorch profiler) or Nsight Systems trace: iterations, "
-        "temporal breakdown, kernel time by category (and the share no rule classified), top "
-        "kernels, memory copies by direction (bytes, bandwidth), and (when shapes were "
-        "recorded) every kernel beside its expected time on the trace's GPU.",
-    )
+    p = add_command(subs, "trace", run)
     p.add_argument(
         "file",
         metavar="FILE",
@@ -63,7 +57,6 @@ def register(subs: argparse._SubParsersAction) -> None:
     from workbench._cli.trace_job import add_job_args
 
     add_job_args(p)
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -34,7 +34,7 @@ __all__ = ["add_job_args", "job_record", "read_job_args", "run_job"]
 
 def add_job_args(p: argparse.ArgumentParser) -> None:
     """Add ``--workers``, ``--scheduler`` and ``--connect-timeout`` (for a folder of ranks)."""
-    from workbench._cli.argtypes import count, number
+    from workbench._cli.argtypes import add_connect_timeout, count
 
     p.add_argument(
         "--workers",
@@ -45,13 +45,7 @@ def add_job_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--scheduler", metavar="ADDRESS", help="a job folder: Dask scheduler, tcp://host:8786"
     )
-    p.add_argument(
-        "--connect-timeout",
-        type=number(0, 3600, open_lo=True),
-        default=5.0,
-        metavar="SECONDS",
-        help="how long to wait for the Dask scheduler to answer (default 5 s)",
-    )
+    add_connect_timeout(p)
 
 
 def read_job_args(folder: str, args: argparse.Namespace) -> JobSummary:

@@ -12,6 +12,7 @@ from typing import Any
 
 from workbench._cli.argtypes import count
 from workbench._cli.argtypes import name as name_arg
+from workbench._cli.commands import add_command
 from workbench._cli.common import write_output
 from workbench.errors import WorkbenchError
 from workbench.hw import load_hardware
@@ -27,13 +28,7 @@ __all__ = ["register", "run"]
 
 def register(subs: Any) -> None:
     """Add the ``train`` subcommand."""
-    p = subs.add_parser(
-        "train",
-        help="cost one training step: forward, backward, optimizer and communication kernels",
-        description="Cost one optimizer step of training a preset under a training recipe on a "
-        "hardware profile, and print every kernel of the busiest chip with its time, the step's "
-        "parts and MFU / HFU with their counting convention.",
-    )
+    p = add_command(subs, "train", run)
     p.add_argument("--model", type=name_arg, default="llama3-8b", help="preset name")
     p.add_argument("--hardware", type=name_arg, default="h100-sxm", help="hardware profile")
     p.add_argument(
@@ -47,7 +42,6 @@ def register(subs: Any) -> None:
     p.add_argument("--dtype", default="bf16", help="activation format (default bf16)")
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("--output", metavar="FILE", help="write to FILE instead of stdout")
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

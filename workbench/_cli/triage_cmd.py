@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from workbench._cli.commands import add_command
 from workbench.report.triage_render import triage_document, triage_text
 from workbench.review.decision.verdict import triage_files
 from workbench.review.records.tags import TAG_GROUPS
@@ -21,14 +22,7 @@ __all__ = ["exit_status", "register", "run"]
 
 def register(subs: argparse._SubParsersAction) -> None:
     """Add the ``triage`` subcommand."""
-    p = subs.add_parser(
-        "triage",
-        help="triage a regression between two run records",
-        description="Compare BASELINE and CANDIDATE run records: refuse mismatched tags, find "
-        "the first failing execution mechanism and its owner, walk the debug branches, check "
-        "the rollback guardrails and decide. Exit 0: ship (or ship behind a flag); 1: refused, "
-        "cannot sign off or roll back; 2: bad input.",
-    )
+    p = add_command(subs, "triage", run)
     p.add_argument("baseline", metavar="BASELINE", help="baseline run record (JSON)")
     p.add_argument("candidate", metavar="CANDIDATE", help="candidate run record (JSON)")
     p.add_argument(
@@ -43,7 +37,6 @@ def register(subs: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=("table", "json"), default="table")
     p.add_argument("--owners", metavar="FILE.yaml", help="ownership table (default built in)")
     p.add_argument("--guardrails", metavar="FILE.yaml", help="rollback guardrails YAML")
-    p.set_defaults(func=run)
 
 
 def _groups(text: str) -> tuple[str, ...]:

@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from workbench._cli.argtypes import count
+from workbench._cli.argtypes import add_blas_threads, count
+from workbench._cli.commands import add_command
 from workbench.errors import WorkbenchError
 
 __all__ = ["register"]
@@ -15,9 +16,7 @@ __all__ = ["register"]
 
 def register(subparsers: Any) -> None:
     """Add the ``validate`` command."""
-    p = subparsers.add_parser(
-        "validate", help="predicted vs measured time of a kernel suite on this machine"
-    )
+    p = add_command(subparsers, "validate", _validate)
     p.add_argument(
         "--hardware",
         default=None,
@@ -69,13 +68,9 @@ def register(subparsers: Any) -> None:
         default=3,
         help="passes over the suite; each kernel's error is the median of its rounds (default 3)",
     )
-    p.add_argument(
-        "--blas-threads",
-        type=count(0, 1024),
-        default=1,
-        help="BLAS threads for calibration and measurement (default 1; 0 = library default)",
+    add_blas_threads(
+        p, "BLAS threads for calibration and measurement (default 1; 0 = library default)"
     )
-    p.set_defaults(func=_validate)
 
 
 def _validate(args: argparse.Namespace) -> int:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from workbench._doc import pick
 from workbench.execution._inputs import make_inputs, output_view
 from workbench.execution._result import ExecutionResult
 from workbench.execution._run_matrix import run_attention, run_conv, run_gemm, tiled_gemm
@@ -104,10 +105,7 @@ def execute(
         kernel=kernel.name,
         kind=kernel.kind,
         backend=bk.name,
-        output=run.output,
         tile=tiling.shape,
-        tiles=run.tiles,
-        method=run.method,
-        notes=run.notes,
         trace=trace,
+        **pick(run, "output", "tiles", "method", "notes"),
     )

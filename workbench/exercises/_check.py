@@ -313,127 +313,158 @@ def compare(
     True
     """
     ok = _matches(got, expected, rel_tol, synonyms)
-    answered = not _blank(got)
-    attempt = 0
-    hints: tuple[str, ...] = ()
-    if not ok and answered:
-        attempt = _ATTEMPTS.get(name, 0) + 1
+    attempt = 0 if ok or _blank(got) else _ATTEMPTS.get(name, 0) + 1
+    if attempt:
         _ATTEMPTS[name] = attempt
-        first = hint or "recheck the definition in the lesson text"
-        hints = (
-            (first,)
-            if attempt == 1
-            else (
-                first,
-                _graded(got, expected, rel_tol, synonyms) + (f"; {hint2}" if hint2 else ""),
-            )
-        )
-    result = CheckResult(
-        name=name,
-        passed=ok,
-        got=got,
-        hints=hints,
-        attempt=attempt,
-        hints_used=_ATTEMPTS.get(name, 0) if ok else attempt,
-        revealed=name in _REVEALED,
-        expected=expected,
+    return _settle(
+        CheckResult(
+            name=name,
+            passed=ok,
+            got=got,
+            hints=_hints(attempt, got, expected, hint, hint2, rel_tol, synonyms),
+            attempt=attempt,
+            hints_used=_ATTEMPTS.get(name, 0) if ok else attempt,
+            revealed=name in _REVEALED,
+            expected=expected,
+        ),
+        strict,
     )
-    _LAST.pop(name, None)
-    _LAST[name] = result
-    if ok:
-        _SETTLED.add(name)
+
+
+def _hints(
+    attempt: int,
+    got: object,
+    expected: object,
+    hint: str,
+    hint2: str,
+    rel_tol: float = 1e-6,
+    synonyms: Mapping[str, Sequence[str]] | None = None,
+) -> tuple[str, ...]:
+    """The hints of wrong try ``attempt`` (none for 0): the first, then also the graded one.
+
+    The graded hint judges a tuple's parts by the check's own tolerance and synonyms.
+    """
+    if not attempt:
+        return ()
+    first = hint or "recheck the definition in the lesson text"
+    if attempt == 1:
+        return (first,)
+    return (first, _graded(got, expected, rel_tol, synonyms) + (f"; {hint2}" if hint2 else ""))
+
+
+def _settle(result: CheckResult, strict: bool | None) -> CheckResult:
+    """Record ``result`` (last of its exercise, settled when passed, the grading log).
+
+    Raises:
+        ExerciseError: When it failed and ``strict`` (default: the environment) asks.
+    """
+    _LAST.pop(result.name, None)
+    _LAST[result.name] = result
+    if result.passed:
+        _SETTLED.add(result.name)
     _log(result)
-    if not ok and (_strict_default() if strict is None else strict):
+    if not result.passed and (_strict_default() if strict is None else strict):
         raise ExerciseError(repr(result).replace("\n", " "))
     return result
 
 
-#: Accepted spellings of the three answers of a "which way does it move?" prediction.
-DIRECTION_SYNONYMS: dict[str, tuple[str, ...]] = {
-    "faster": ("quicker", "shorter", "less time", "down", "lower"),
-    "slower": ("longer", "more time", "up", "higher"),
-    "same": ("unchanged", "no change", "equal", "no effect", "nothing"),
-}
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Scale:
+    """The three answers of a "which way does it move?" prediction, and their spellings.
 
-
-def direction(before_s: float, after_s: float, *, same_within: float = 0.005) -> str:
-    """``faster``, ``slower`` or ``same`` (within ``same_within``, a fraction) for two times."""
-    if before_s <= 0 or abs(after_s / before_s - 1) <= same_within:
-        return "same"
-    return "faster" if after_s < before_s else "slower"
-
-
-def check_direction(
-    name: str,
-    answer: object,
-    before_s: float,
-    after_s: float,
-    *,
-    hint: str,
-    hint2: str = "",
-    strict: bool | None = None,
-) -> CheckResult:
-    """A prediction: does the change make the step ``faster``, ``slower`` or the ``same``?
-
-    Args:
-        name: Exercise name.
-        answer: The learner's prediction (one of the three words or a synonym).
-        before_s: Step time before the change, seconds (computed by the library).
-        after_s: Step time after it, seconds.
-        hint: Shown at the first wrong try (what to reason about, not the answer).
-        hint2: Shown from the second try.
-        strict: Raise on a wrong answer.
+    Attributes:
+        fall: The answer when the figure goes down by more than :data:`SAME_WITHIN`.
+        rise: The answer when it goes up by more than that.
+        same: The answer otherwise.
+        synonyms: Canonical answer -> accepted alternates.
+        hint2: The second hint when a check gives none: the three words.
     """
-    return compare(
-        name,
-        answer,
-        direction(before_s, after_s),
-        hint=hint,
-        hint2=hint2 or "one of faster, slower, same (within 0.5 %)",
-        synonyms=DIRECTION_SYNONYMS,
-        strict=strict,
-    )
+
+    fall: str
+    rise: str
+    same: str
+    synonyms: Mapping[str, tuple[str, ...]]
+    hint2: str
+
+    def word(self, before: float, after: float) -> str:
+        """The answer for a figure going from ``before`` to ``after`` (any unit, both the same).
+
+        >>> STEP_TIME.word(1.0, 0.9), FIGURE.word(1.0, 1.004), FIGURE.word(0.0, 1.0)
+        ('faster', 'same', 'same')
+        """
+        if before <= 0 or abs(after / before - 1) <= SAME_WITHIN:
+            return self.same
+        return self.fall if after < before else self.rise
+
+    def check(
+        self,
+        name: str,
+        answer: object,
+        before: float,
+        after: float,
+        *,
+        hint: str,
+        hint2: str | None = None,
+        strict: bool | None = None,
+    ) -> CheckResult:
+        """A prediction of which way a figure moves, checked against :meth:`word`.
+
+        The expected answer is :meth:`word` of the two figures; a wrong answer gets ``hint``,
+        then also ``hint2`` with how far off it is (:func:`compare`).
+
+        Args:
+            name: Exercise name.
+            answer: The learner's prediction (one of the three words or a synonym).
+            before: The figure before the change (computed by the library; any unit).
+            after: The figure after it, in the same unit.
+            hint: Shown at the first wrong try (what to reason about, not the answer).
+            hint2: Shown from the second try; None: the scale's own (the three words).
+            strict: Raise on a wrong answer.
+
+        >>> FIGURE.check("doc-scale", "rises", 1.0, 2.0, hint="h").passed
+        True
+        """
+        return compare(
+            name,
+            answer,
+            self.word(before, after),
+            hint=hint,
+            hint2=hint2 or self.hint2,
+            synonyms=self.synonyms,
+            strict=strict,
+        )
 
 
-#: Accepted spellings of a "higher, lower or the same?" prediction.
-LEVEL_SYNONYMS: dict[str, tuple[str, ...]] = {
-    "higher": ("up", "more", "larger", "rises", "increases", "grows"),
-    "lower": ("down", "less", "smaller", "falls", "decreases", "drops"),
-    "same": ("unchanged", "no change", "equal"),
-}
+#: Relative change below which a prediction's answer is the scale's ``same`` (a fraction).
+SAME_WITHIN = 0.005
+
+#: Does the change make the step ``faster``, ``slower`` or the ``same``?
+STEP_TIME = Scale(
+    fall="faster",
+    rise="slower",
+    same="same",
+    synonyms={
+        "faster": ("quicker", "shorter", "less time", "down", "lower"),
+        "slower": ("longer", "more time", "up", "higher"),
+        "same": ("unchanged", "no change", "equal", "no effect", "nothing"),
+    },
+    hint2="one of faster, slower, same (within 0.5 %)",
+)
+
+#: Is the figure after the change ``higher``, ``lower`` or the ``same``?
+FIGURE = Scale(
+    fall="lower",
+    rise="higher",
+    same="same",
+    synonyms={
+        "higher": ("up", "more", "larger", "rises", "increases", "grows"),
+        "lower": ("down", "less", "smaller", "falls", "decreases", "drops"),
+        "same": ("unchanged", "no change", "equal"),
+    },
+    hint2="one of higher, lower, same (within 0.5 %)",
+)
 
 
-def check_level(
-    name: str,
-    answer: object,
-    before: float,
-    after: float,
-    *,
-    hint: str,
-    same_within: float = 0.005,
-    strict: bool | None = None,
-) -> CheckResult:
-    """A prediction: is ``after`` ``higher``, ``lower`` or the ``same`` as ``before``?
-
-    Args:
-        name: Exercise name.
-        answer: The learner's prediction.
-        before: The figure before (computed by the library).
-        after: The figure after.
-        hint: Shown at the first wrong try.
-        same_within: Relative change below which the answer is ``same``.
-        strict: Raise on a wrong answer.
-    """
-    if before <= 0 or abs(after / before - 1) <= same_within:
-        expected = "same"
-    else:
-        expected = "higher" if after > before else "lower"
-    return compare(
-        name,
-        answer,
-        expected,
-        hint=hint,
-        hint2="one of higher, lower, same (within 0.5 %)",
-        synonyms=LEVEL_SYNONYMS,
-        strict=strict,
-    )
+def direction(before_s: float, after_s: float) -> str:
+    """``faster``, ``slower`` or ``same`` (within :data:`SAME_WITHIN`) for two step times."""
+    return STEP_TIME.word(before_s, after_s)

@@ -20,6 +20,7 @@ from workbench.evidence import MeasuredRun, read_trace_and_operators
 from workbench.evidence.launches import launch_stats
 from workbench.evidence.operators import RecordedOps
 from workbench.exercises._claims import Claim
+from workbench.exercises._shared import DATA
 from workbench.exercises._text import LessonText
 from workbench.models.from_trace import gemm_format
 from workbench.review import RunRecord, TriageReport, record_from_trace, triage
@@ -41,7 +42,7 @@ __all__ = [
 _TEXT = LessonText("lesson06")
 
 #: Where the lesson's real measured pair lives: Holistic Trace Analysis's public test data.
-HTA_DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "hta"
+HTA_DATA = DATA / "hta"
 A100_TRACE, V100_TRACE = "dlrm_a100.json.gz", "dlrm_v100_rank1.json.gz"
 
 

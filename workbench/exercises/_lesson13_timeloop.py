@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import pandas as pd
 
 from workbench.exercises._check import _LAST, CheckResult, compare
 from workbench.exercises._claims import Claim
+from workbench.exercises._shared import DATA
 from workbench.exercises._text import LessonText
 from workbench.scheduling.timeloop import (
     Arch,
@@ -48,7 +48,7 @@ __all__ = [
 ]
 
 _TEXT = LessonText("lesson13")
-TIMELOOP_DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "timeloop"
+TIMELOOP_DATA = DATA / "timeloop"
 #: key -> (folder, arch, problem, constraints or None, reference output folder).
 EXERCISES = {
     "05": (

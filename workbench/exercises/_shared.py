@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 
 import pandas as pd
 
 from workbench._format import fmt_time
 from workbench.hw import load_hardware
 from workbench.hw.schema import Hardware
-from workbench.mapper import ModelMapping, map_model
+from workbench.mapper import KernelMapping, ModelMapping, map_model
 from workbench.models import build_graph
-from workbench.options import MapOptions
+from workbench.options import MapOptions, TileOverride
 
-__all__ = ["hardware", "mapping", "mapping_summary"]
+__all__ = ["DATA", "forced_tile", "hardware", "mapping", "mapping_summary"]
+
+#: The checkout's public data files the lessons read (traces, Timeloop exercises), each folder
+#: with a README naming its repository, commit and licence.
+DATA = Path(__file__).resolve().parents[2] / "tests" / "data"
 
 
 @lru_cache(maxsize=32)
@@ -22,7 +27,7 @@ def hardware(name: str) -> Hardware:
     return load_hardware(name)
 
 
-@lru_cache(maxsize=128)
+@lru_cache(maxsize=192)
 def mapping(
     model: str,
     hardware_name: str,
@@ -30,9 +35,13 @@ def mapping(
     phase: str = "prefill",
     batch: int = 1,
     seq: int = 2048,
+    dtype: str = "bf16",
     options: MapOptions | None = None,
 ) -> ModelMapping:
     """Map a preset model onto a hardware profile (cached; options must be hashable).
+
+    The one cache of preset mappings: the lesson modules and the explorer's steps
+    (:meth:`~workbench.exercises._widget_steps.ExplorerSetting.mapping`) both read it.
 
     Args:
         model: Preset name (``"llama2-7b"``...).
@@ -40,13 +49,36 @@ def mapping(
         phase: ``"prefill"`` or ``"decode"`` (ignored by CNNs).
         batch: Sequences (or images) per step.
         seq: Prompt length (prefill) or context length (decode), tokens.
+        dtype: The model's format, its tensors' (a weight-only format is an option).
         options: Mapping overrides.
 
     Returns:
         The model mapping.
     """
-    graph = build_graph(model, phase=phase, batch=batch, seq=seq)
+    graph = build_graph(model, phase=phase, batch=batch, seq=seq, dtype=dtype)
     return map_model(graph, hardware(hardware_name), options)
+
+
+def forced_tile(
+    model: str, hardware_name: str, kernel: str, tile: tuple[int, int, int], *, seq: int = 2048
+) -> tuple[KernelMapping, KernelMapping]:
+    """One prefill kernel as the search maps it, and with ``tile`` forced on it (no split-K).
+
+    Args:
+        model: Preset name.
+        hardware_name: Hardware profile name.
+        kernel: The kernel's name (``"layers.0.mlp.up_proj"``).
+        tile: ``(tile_m, tile_n, tile_k)``, elements.
+        seq: Prompt length, tokens.
+
+    Returns:
+        ``(searched, forced)``: the kernel's mapping in each case.
+    """
+    searched = mapping(model, hardware_name, phase="prefill", seq=seq).kernel(kernel)
+    override = TileOverride(pattern=kernel, m=tile[0], n=tile[1], k=tile[2], split_k=1)
+    options = MapOptions(tiles=(override,))
+    forced = mapping(model, hardware_name, phase="prefill", seq=seq, options=options).kernel(kernel)
+    return searched, forced
 
 
 def mapping_summary(m: ModelMapping) -> pd.DataFrame:

@@ -16,6 +16,7 @@ with commas and a last "and" (:func:`workbench.exercises._claims.join_names`).
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any, TypedDict
@@ -26,6 +27,7 @@ import yaml
 
 from workbench._format import fmt_time
 from workbench.errors import WorkbenchError
+from workbench.exercises._check import CheckResult, compare
 from workbench.exercises._claims import Claim, join_names
 from workbench.fidelity._input import StrictLoader
 
@@ -136,6 +138,39 @@ class LessonText:
         ``values`` fill the second (the more specific) hint; the first takes none.
         """
         return Hints(hint=self.render(f"{key}_hint"), hint2=self.render(f"{key}_hint2", **values))
+
+    def check(
+        self,
+        key: str,
+        name: str,
+        answer: object,
+        expected: object,
+        /,
+        *,
+        rel_tol: float = 1e-6,
+        synonyms: Mapping[str, Sequence[str]] | None = None,
+        strict: bool | None = None,
+        **values: Any,
+    ) -> CheckResult:
+        """A check's grading skeleton: :func:`compare` with the hints of ``key`` (:meth:`hints`).
+
+        Each check of a lesson computes ``expected`` and declares the rest here: its name as
+        the result shows it, the tolerance, and the values its second hint names.
+
+        Args:
+            key: The hints' key in the lesson's text file (``<key>_hint``, ``<key>_hint2``).
+            name: The exercise's name (the result shows it; ``reveal`` takes it).
+            answer: The learner's answer.
+            expected: What the library computed.
+            rel_tol: Relative tolerance for numbers.
+            synonyms: Canonical answer -> accepted alternates (text answers).
+            strict: Raise on a wrong answer (default: the environment's).
+            **values: The values the second hint's template names.
+        """
+        hints = self.hints(key, **values)
+        return compare(
+            name, answer, expected, rel_tol=rel_tol, synonyms=synonyms, **hints, strict=strict
+        )
 
     def claim(self, key: str, /, **values: Any) -> Claim:
         """:meth:`render` as a :class:`Claim` (Markdown in the notebook)."""

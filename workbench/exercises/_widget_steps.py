@@ -18,12 +18,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 from workbench.errors import WorkbenchError
 from workbench.exercises._shared import hardware as _profile
-from workbench.mapper import ModelMapping, map_model
-from workbench.models import build_graph
+from workbench.exercises._shared import mapping
+from workbench.mapper import ModelMapping
 from workbench.options import FUSION_RULES, MapOptions
 from workbench.platform.fit import setting_refusal
 
@@ -98,14 +97,11 @@ class ExplorerSetting:
         why = self.refusal()
         if why:
             raise WorkbenchError(f"the explorer refuses {self}: {why}")
-        return _explorer_mapping(self)
-
-
-@lru_cache(maxsize=64)
-def _explorer_mapping(s: ExplorerSetting) -> ModelMapping:
-    # NOTE: the same graph and options as MappingExplorer._map; the unit test compares the two.
-    graph = build_graph(s.model, phase=s.phase, batch=s.batch, seq=s.seq, dtype=s.dtype)
-    return map_model(graph, _profile(s.hardware), s.options)
+        # NOTE: the same graph and options as MappingExplorer._map; the unit test compares the two.
+        return mapping(
+            self.model, self.hardware, phase=self.phase, batch=self.batch, seq=self.seq,
+            dtype=self.dtype, options=self.options,
+        )  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

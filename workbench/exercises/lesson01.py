@@ -10,7 +10,7 @@ import itertools
 
 import pandas as pd
 
-from workbench.exercises._check import CheckResult, compare
+from workbench.exercises._check import CheckResult
 from workbench.exercises._claims import Claim, gated
 from workbench.exercises._shared import hardware, mapping
 from workbench.exercises._text import LessonText
@@ -367,13 +367,7 @@ def check_linear_flops(
         The check result; the expected value is ``Linear(...).flops``.
     """
     expected = _linear(tokens, in_features, out_features, "bf16").flops
-    return compare(
-        "linear_flops",
-        answer,
-        expected,
-        **_TEXT.hints("linear_flops"),
-        strict=strict,
-    )
+    return _TEXT.check("linear_flops", "linear_flops", answer, expected, strict=strict)
 
 
 def check_linear_intensity(
@@ -400,13 +394,8 @@ def check_linear_intensity(
     """
     op = _linear(tokens, in_features, out_features, dtype)
     expected = op.flops / (op.bytes_read + op.bytes_written)
-    return compare(
-        "linear_intensity",
-        answer,
-        expected,
-        rel_tol=0.01,
-        **_TEXT.hints("linear_intensity"),
-        strict=strict,
+    return _TEXT.check(
+        "linear_intensity", "linear_intensity", answer, expected, rel_tol=0.01, strict=strict
     )
 
 
@@ -424,10 +413,4 @@ def check_param_count(
         The check result; expected is ``build_graph(model).params``.
     """
     expected = build_graph(model).params
-    return compare(
-        f"param_count[{model}]",
-        answer,
-        expected,
-        **_TEXT.hints("param_count"),
-        strict=strict,
-    )
+    return _TEXT.check("param_count", f"param_count[{model}]", answer, expected, strict=strict)

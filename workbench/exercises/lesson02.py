@@ -10,14 +10,14 @@ from workbench._format import fmt_capacity
 from workbench.exercises._check import CheckResult, compare, normalize_text
 from workbench.exercises._claims import BOTTLENECK_SYNONYMS, Claim
 from workbench.exercises._decode import decode_floor_s
-from workbench.exercises._shared import hardware, mapping, mapping_summary
+from workbench.exercises._shared import forced_tile, hardware, mapping, mapping_summary
 from workbench.exercises._text import LessonText
 from workbench.exercises._widget_steps import ExplorerSetting, ExplorerStep, explorer_walk
 from workbench.hw import list_hardware
 from workbench.hw.schema import Hardware
 from workbench.mapper import KernelMapping, ModelMapping, map_model
 from workbench.models import build_graph
-from workbench.options import MapOptions, TileOverride
+from workbench.options import MapOptions
 from workbench.report.sheet import sheet_frame
 
 __all__ = [
@@ -180,10 +180,7 @@ def ridge_claim(names: tuple[str, ...] = ("a100-80gb", "h100-sxm", "h200")) -> C
     """
     parts = []
     for a, b in itertools.pairwise(names):
-        ha, hb = hardware(a), hardware(b)
-        ra, rb = ha.ridge_point("bf16"), hb.ridge_point("bf16")
-        fc = hb.peak_flops("bf16") / ha.peak_flops("bf16")
-        fb = hb.offchip.bandwidth_bytes_per_s / ha.offchip.bandwidth_bytes_per_s
+        ra, rb, fc, fb = _ridge_move(hardware(a), hardware(b), "bf16")
         parts.append(
             _TEXT.render(
                 "ridge_step",
@@ -197,6 +194,21 @@ def ridge_claim(names: tuple[str, ...] = ("a100-80gb", "h100-sxm", "h200")) -> C
             )
         )
     return _TEXT.claim("ridge", steps="; ".join(parts))
+
+
+def _ridge_move(a: Hardware, b: Hardware, dtype: str) -> tuple[float, float, float, float]:
+    """What moves the ridge from profile ``a`` to ``b`` in format ``dtype``.
+
+    Returns:
+        ``(ridge_a, ridge_b, compute_ratio, bandwidth_ratio)``: both ridge points (FLOP/byte),
+        and ``b``'s peak compute and off-chip bandwidth over ``a``'s.
+    """
+    return (
+        a.ridge_point(dtype),
+        b.ridge_point(dtype),
+        b.peak_flops(dtype) / a.peak_flops(dtype),
+        b.offchip.bandwidth_bytes_per_s / a.offchip.bandwidth_bytes_per_s,
+    )
 
 
 def phase_claim(
@@ -358,7 +370,8 @@ def check_side_of_ridge(
     m = mapping(model, hardware_name, phase="decode", batch=batch, seq=seq)
     op = m.graph.op(kernel)
     pair = answer if isinstance(answer, tuple | list) and len(answer) == 2 else (None, "")
-    return compare(
+    return _TEXT.check(
+        "side_of_ridge",
         f"side_of_ridge[{kernel.removeprefix('layers.0.')},decode,b{batch}]",
         answer,
         (
@@ -366,7 +379,6 @@ def check_side_of_ridge(
             _class_as_said(m.kernel(kernel).cost.bottleneck, pair[1]),
         ),
         rel_tol=0.01,
-        **_TEXT.hints("side_of_ridge"),
         synonyms=BOTTLENECK_SYNONYMS,
         strict=strict,
     )
@@ -499,9 +511,7 @@ def _phase_sentence(step: ExplorerStep) -> str:
 def _hardware_sentence(step: ExplorerStep) -> str:
     a, b = step.before.mapping(), step.after.mapping()
     dt = step.after.dtype
-    ra, rb = a.hardware.ridge_point(dt), b.hardware.ridge_point(dt)
-    fc = b.hardware.peak_flops(dt) / a.hardware.peak_flops(dt)
-    fb = b.hardware.offchip.bandwidth_bytes_per_s / a.hardware.offchip.bandwidth_bytes_per_s
+    ra, rb, fc, fb = _ridge_move(a.hardware, b.hardware, dt)
     after = {k.kernel.name: k.cost.bottleneck.split(":")[0] for k in b.kernels}
     moved = sum(1 for k in a.kernels if after.get(k.kernel.name) != k.cost.bottleneck.split(":")[0])
     bound = sum(1 for k in a.kernels if k.cost.bottleneck.startswith("bandwidth"))
@@ -655,10 +665,7 @@ def level_pitfall_claim(
         the forced tile's off-chip intensity against the ridge, and how close its point at the
         binding level sits to that level's roof (achieved FLOP/s over intensity x bandwidth).
     """
-    base = mapping(model, hardware_name, phase="prefill", seq=seq).kernel(kernel)
-    forced = TileOverride(pattern=kernel, m=tile[0], n=tile[1], k=tile[2], split_k=1)
-    opts = MapOptions(tiles=(forced,))
-    k = mapping(model, hardware_name, phase="prefill", seq=seq, options=opts).kernel(kernel)
+    base, k = forced_tile(model, hardware_name, kernel, tile, seq=seq)
     h = hardware(hardware_name)
     off = h.offchip.name
     ridge = h.ridge_point("bf16")

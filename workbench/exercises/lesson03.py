@@ -13,7 +13,7 @@ import pandas as pd
 
 from workbench._format import fmt_capacity, fmt_time
 from workbench.cost.model import Cost
-from workbench.exercises._check import CheckResult, compare
+from workbench.exercises._check import CheckResult
 from workbench.exercises._claims import Claim
 from workbench.exercises._shared import hardware
 from workbench.exercises._text import LessonText
@@ -202,18 +202,9 @@ def search_claim(
     f, s = forced.kernels[0].tiling, found.kernels[0].tiling
     return _TEXT.claim(
         "search",
-        split_k=s.split_k,
-        tile_m=s.tile_m,
-        tile_n=s.tile_n,
-        tile_k=s.tile_k,
-        tiles=s.tiles,
-        waves=s.waves,
-        efficiency=s.wave_efficiency,
-        forced_tiles=f.tiles,
-        forced_waves=f.waves,
-        forced_efficiency=f.wave_efficiency,
-        forced_m=tile[0],
-        forced_n=tile[1],
+        searched=s,
+        forced=f,
+        forced_tile=tile,
         time_us=found.time_s * 1e6,
         forced_time_us=forced.time_s * 1e6,
     )
@@ -315,17 +306,8 @@ def wave_rule_claim(table: pd.DataFrame) -> Claim:
 
 def padding_claim(table: pd.DataFrame) -> Claim:
     """Tile quantization from :func:`tile_table`: the padded share of the worst shape."""
-    worst = table["wasted"].idxmax()
-    best = table["wasted"].idxmin()
-    return _TEXT.claim(
-        "padding",
-        best=best,
-        best_tiles=table.loc[best, "tiles"],
-        best_wasted=table.loc[best, "wasted"],
-        worst=worst,
-        worst_tiles=table.loc[worst, "tiles"],
-        worst_wasted=table.loc[worst, "wasted"],
-    )
+    best, worst = table["wasted"].idxmin(), table["wasted"].idxmax()
+    return _TEXT.claim("padding", best=best, worst=worst, rows=table.to_dict("index"))
 
 
 def split_k_claim(
@@ -479,12 +461,8 @@ def check_tiles(
         The check result; expected is the forced-tile mapping's ``tiling.tiles``.
     """
     km = gemm_mapping(m=m, n=n, k=4096, tile=tile, hardware_name=hardware_name).kernels[0]
-    return compare(
-        f"tiles[{m}x{n} / {tile[0]}x{tile[1]}]",
-        answer,
-        km.tiling.tiles,
-        **_TEXT.hints("tiles"),
-        strict=strict,
+    return _TEXT.check(
+        "tiles", f"tiles[{m}x{n} / {tile[0]}x{tile[1]}]", answer, km.tiling.tiles, strict=strict
     )
 
 
@@ -514,11 +492,11 @@ def check_waves(
     """
     km = gemm_mapping(m=m, n=n, k=k, tile=tile, hardware_name=hardware_name).kernels[0]
     expected = km.tiling.tiles / hardware(hardware_name).matrix_engine.cores
-    return compare(
+    return _TEXT.check(
+        "waves",
         f"waves[{m}x{n}x{k} / {tile[0]}x{tile[1]}]",
         answer,
         expected,
         rel_tol=1e-3,
-        **_TEXT.hints("waves"),
         strict=strict,
     )

@@ -7,14 +7,14 @@ import math
 
 import pandas as pd
 
-from workbench.exercises._check import CheckResult, check_direction, compare
+from workbench.exercises._check import STEP_TIME, CheckResult
 from workbench.exercises._claims import Claim
-from workbench.exercises._shared import mapping, mapping_summary
+from workbench.exercises._shared import forced_tile, mapping, mapping_summary
 from workbench.exercises._text import LessonText
 from workbench.exercises._widget_steps import ExplorerSetting, ExplorerStep, explorer_walk
 from workbench.ir import Attention, bytes_for
 from workbench.models import build_graph
-from workbench.options import FUSION_RULES, MapOptions, TileOverride
+from workbench.options import FUSION_RULES, MapOptions
 
 __all__ = [
     "attention_traffic",
@@ -500,11 +500,7 @@ def spill_claim(
         Markdown bullet: SRAM the tile needs against capacity (KiB), spill traffic (MB) and the
         kernel's time against the searched tile's (µs), with the words read from the numbers.
     """
-    base = mapping(model, hardware_name, phase="prefill", seq=seq).kernel(kernel)
-    forced = TileOverride(pattern=kernel, m=tile[0], n=tile[1], k=tile[2], split_k=1)
-    k = mapping(
-        model, hardware_name, phase="prefill", seq=seq, options=MapOptions(tiles=(forced,))
-    ).kernel(kernel)
+    base, k = forced_tile(model, hardware_name, kernel, tile, seq=seq)
     t = k.tiling
     over = t.sram_bytes > t.sram_capacity_bytes
     ratio = k.cost.total_s / base.cost.total_s if base.cost.total_s else 0.0
@@ -550,12 +546,8 @@ def check_score_matrix_bytes(
     op = build_graph(model, seq=seq, batch=batch).op("layers.0.attn.sdpa")
     assert isinstance(op, Attention)
     expected = bytes_for(op.batch * op.heads * op.q_len * op.kv_len, op.dtype)
-    return compare(
-        f"score_matrix_bytes[{model},seq={seq}]",
-        answer,
-        expected,
-        **_TEXT.hints("score_matrix"),
-        strict=strict,
+    return _TEXT.check(
+        "score_matrix", f"score_matrix_bytes[{model},seq={seq}]", answer, expected, strict=strict
     )
 
 
@@ -588,13 +580,8 @@ def check_fusion_savings(
     """
     base, _ = _offchip_bytes(model, hardware_name, phase, seq, batch, ())
     off, _ = _offchip_bytes(model, hardware_name, phase, seq, batch, (rule,))
-    return compare(
-        f"fusion_savings[{rule}]",
-        answer,
-        off - base,
-        rel_tol=1e-3,
-        **_TEXT.hints("fusion_savings"),
-        strict=strict,
+    return _TEXT.check(
+        "fusion_savings", f"fusion_savings[{rule}]", answer, off - base, rel_tol=1e-3, strict=strict
     )
 
 
@@ -619,7 +606,7 @@ def check_fusion_effect(
         model, hardware_name, phase=phase, seq=seq, options=MapOptions(disabled_fusion=(rule,))
     )
     level = on.hardware.offchip.name
-    return check_direction(
+    return STEP_TIME.check(
         f"without {rule} ({model} {phase})",
         answer,
         on.time_s,

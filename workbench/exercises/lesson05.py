@@ -9,7 +9,7 @@ import pandas as pd
 
 from workbench.errors import WorkbenchError
 from workbench.execution.quant import error_metrics, fake_quantize
-from workbench.exercises._check import CheckResult, check_direction, compare
+from workbench.exercises._check import STEP_TIME, CheckResult, compare
 from workbench.exercises._claims import Claim, gated, gated_frame
 from workbench.exercises._shared import hardware, mapping
 from workbench.exercises._text import LessonText
@@ -455,7 +455,7 @@ def check_format_effect(
     quant = mapping(
         model, hardware_name, phase=phase, seq=seq, options=MapOptions(weight_dtype=weight_dtype)
     )
-    return check_direction(
+    return STEP_TIME.check(
         f"{weight_dtype} weights ({model} {phase})",
         answer,
         base.time_s,
@@ -599,13 +599,10 @@ def int4_pitfall_claim(
     return _TEXT.claim(
         "int4_pitfall",
         kernel=kernel,
-        k=g.k,
-        n=g.n,
-        bytes=g.b_bytes,
+        gemm=g,
         quarter=quarter,
         extra=extra,
         ratio=g.b_bytes / bf.b_bytes,
-        dequant_ops=g.b_dequant_ops,
         speed=pre,
     )
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from workbench.exercises._check import CheckResult, check_level, compare
+from workbench.exercises._check import FIGURE, CheckResult
 from workbench.exercises._claims import Claim, gated
 from workbench.exercises._lesson06_measured import (
     A100_TRACE,
@@ -111,12 +111,8 @@ def check_first_failing(
     r = triage_scenario(scenario)
     ff = r.first_failing
     expected = (ff.mechanism if ff else None, r.owner.role if r.owner else None)
-    return compare(
-        first_failing_name(scenario),
-        (mechanism, owner),
-        expected,
-        **_TEXT.hints("first_failing"),
-        strict=strict,
+    return _TEXT.check(
+        "first_failing", first_failing_name(scenario), (mechanism, owner), expected, strict=strict
     )
 
 
@@ -135,7 +131,7 @@ def check_stall_prediction(
     scenario's two mapped runs; nothing is stored.
     """
     base, cand = build_scenario(scenario)
-    return check_level(
+    return FIGURE.check(
         f"{layer_type} stall fraction ({scenario})",
         prediction,
         base.model.stall().get(layer_type, 0.0),
@@ -162,14 +158,7 @@ def measured_pair_text() -> str:
 
 def gpu_lag_claim() -> Claim:
     """What the measured pair says, computed from it: medians, change, the paired shift."""
-    step = measured_pair()["step"]
-    return _TEXT.claim(
-        "gpu_lag",
-        a=step["baseline_median_s"],
-        b=step["candidate_median_s"],
-        relative=step["relative"],
-        shift=step["shift"],
-    )
+    return _TEXT.claim("gpu_lag", step=measured_pair()["step"])
 
 
 def expected_table_text(top: int = 5) -> str:
@@ -202,12 +191,12 @@ def check_step_time(answer: object, *, strict: bool | None = None) -> CheckResul
     stored.
     """
     run = read_pair_trace(V100_TRACE)[0]
-    return compare(
+    return _TEXT.check(
+        "step_time",
         "V100 steady-state step time (ms)",
         answer,
         run.median_iteration_s() * 1e3,
         rel_tol=1e-4,
-        **_TEXT.hints("step_time"),
         strict=strict,
     )
 

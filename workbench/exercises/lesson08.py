@@ -417,11 +417,11 @@ def check_decode_bottleneck(
         raise WorkbenchError(f"check_decode_bottleneck: {why}")
     m = mapping(model, hardware_name, phase="decode", batch=1, seq=context)
     expected = m.kernel("layers.0.attn.sdpa").cost.bottleneck
-    return compare(
+    return _TEXT.check(
+        "decode_bottleneck",
         "decode_bottleneck",
         answer,
         expected,
-        **_TEXT.hints("decode_bottleneck"),
         synonyms=BOTTLENECK_SYNONYMS,
         strict=strict,
     )

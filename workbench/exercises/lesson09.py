@@ -14,7 +14,7 @@ import pandas as pd
 from workbench.cost.model import Cost
 from workbench.cost.search import rank
 from workbench.errors import WorkbenchError
-from workbench.exercises._check import CheckResult, compare
+from workbench.exercises._check import CheckResult
 from workbench.exercises._claims import Claim, gated
 from workbench.exercises._lesson09_host import (
     HostTune,
@@ -172,11 +172,11 @@ def check_distinct_plans(
     answer: int, *, table: pd.DataFrame, strict: bool | None = None
 ) -> CheckResult:
     """Check how many different best tiles a plan table holds."""
-    return compare(
+    return _TEXT.check(
+        "distinct_plans",
         DISTINCT_EXERCISE,
         answer,
         int(table["best_tile"].nunique()),
-        **_TEXT.hints("distinct_plans"),
         strict=strict,
     )
 
@@ -210,7 +210,8 @@ def check_plan_prediction(
         )[0]
         for b, s in (first, second)
     ]
-    return compare(
+    return _TEXT.check(
+        "plan_prediction",
         f"best tile at batch x seq {first[0]}x{first[1]} and {second[0]}x{second[1]}",
         prediction,
         "same" if tiles[0].best_tile == tiles[1].best_tile else "different",
@@ -218,7 +219,6 @@ def check_plan_prediction(
             "same": ("equal", "identical", "unchanged", "yes"),
             "different": ("differs", "changes", "changed", "no"),
         },
-        **_TEXT.hints("plan_prediction"),
         strict=strict,
     )
 
@@ -598,12 +598,8 @@ def check_tile_products(
     counts them for the GPU profile's searched tile.
     """
     km = mapping(model, hardware_name, seq=seq).kernel(kernel)
-    return compare(
-        PRODUCTS_EXERCISE,
-        answer,
-        gemm_products(km.kernel, km.tiling),
-        **_TEXT.hints("products"),
-        strict=strict,
+    return _TEXT.check(
+        "products", PRODUCTS_EXERCISE, answer, gemm_products(km.kernel, km.tiling), strict=strict
     )
 
 
@@ -626,10 +622,10 @@ def check_waves(
     derives them from the GEMM's shape, the tile in the plan table and the core count.
     """
     t = mapping(model, hardware_name, batch=batch, seq=seq).kernel(kernel).tiling
-    return compare(
+    return _TEXT.check(
+        "waves",
         f"tiles_and_waves[{kernel},b{batch},s{seq}]",
         answer,
         (t.tiles, t.waves),
-        **_TEXT.hints("waves"),
         strict=strict,
     )

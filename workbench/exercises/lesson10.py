@@ -7,7 +7,7 @@ from functools import lru_cache
 
 import pandas as pd
 
-from workbench.exercises._check import CheckResult, check_level, compare
+from workbench.exercises._check import FIGURE, CheckResult, compare
 from workbench.exercises._claims import Claim
 from workbench.exercises._moves import ControlMove, phrase_move
 from workbench.exercises._shared import hardware
@@ -350,7 +350,7 @@ def check_tail_prediction(
 ) -> CheckResult:
     """A prediction: is the synthetic fixed-shape trace's p99 higher or lower than production's?"""
     table = trace_table(model, hardware_name, rate)
-    return check_level(
+    return FIGURE.check(
         f"synthetic vs production p99 at {rate:g} requests/s",
         answer,
         float(table.loc["production-chat", "p99_s"]),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 
 from workbench.errors import WorkbenchError
-from workbench.exercises._check import CheckResult, check_level, compare
+from workbench.exercises._check import FIGURE, CheckResult, compare
 from workbench.exercises._claims import Claim
 from workbench.exercises._figures import Figure
 from workbench.exercises._moves import ControlMove, phrase_move
@@ -338,7 +338,7 @@ def check_pressure_prediction(
         variants(model, hardware_name), level, SATURATION, against="sustained"
     )
     p = {r["variant"]: r["pressure"] for r in rows}
-    return check_level(
+    return FIGURE.check(
         f"{level} pressure, {before} -> {after}",
         answer,
         p[before],

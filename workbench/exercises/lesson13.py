@@ -14,7 +14,7 @@ import functools
 import pandas as pd
 
 from workbench.errors import WorkbenchError
-from workbench.exercises._check import CheckResult, compare
+from workbench.exercises._check import CheckResult
 from workbench.exercises._claims import Claim
 from workbench.exercises._figures import Figure
 from workbench.exercises._lesson13_timeloop import (
@@ -310,24 +310,13 @@ def check_pes_used(answer: object, *, layer: str, dataflow: str) -> CheckResult:
     """PEs the spatial loops of the mapped nest occupy (product of ``parallel_for`` bounds)."""
     _shape(layer)
     nest = loop_nest(_shape(layer), dataflow, hardware(HW))
-    return compare(
-        "PEs used",
-        answer,
-        nest.pes_used,
-        **_TEXT.hints("pes_used"),
-    )
+    return _TEXT.check("pes_used", "PEs used", answer, nest.pes_used)
 
 
 def check_best_dataflow(answer: object, *, layer: str) -> CheckResult:
     """The dataflow with the lowest total energy on ``layer``."""
     best = str(energy_table(layer)["total"].idxmin())
-    return compare(
-        "lowest-energy dataflow",
-        answer,
-        best,
-        **_TEXT.hints("best_dataflow"),
-        synonyms=_SYNONYMS,
-    )
+    return _TEXT.check("best_dataflow", "lowest-energy dataflow", answer, best, synonyms=_SYNONYMS)
 
 
 # --- a tiny nest to count by hand -------------------------------------------------------------
@@ -359,12 +348,7 @@ def check_hand_count(answer: object) -> CheckResult:
     """
     st = evaluate(_TINY, _TINY_NEST)
     want = st.fills["buffer", "W"] + st.fills["buffer", "I"]
-    return compare(
-        "words filled from DRAM (W + I)",
-        answer,
-        want,
-        **_TEXT.hints("hand_count"),
-    )
+    return _TEXT.check("hand_count", "words filled from DRAM (W + I)", answer, want)
 
 
 # --- the widget's instructions as data ----------------------------------------------------------

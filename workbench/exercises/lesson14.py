@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.errors import WorkbenchError
-from workbench.exercises._check import CheckResult, compare
+from workbench.exercises._check import CheckResult
 from workbench.exercises._claims import Claim
 from workbench.exercises._text import LessonText
 from workbench.report.charts.sparsity import sparsity_chart
@@ -118,8 +118,9 @@ def energy_table() -> pd.DataFrame:
 # --- 1. the dot product ------------------------------------------------------------------------
 def check_gated_cycles(answer: object) -> CheckResult:
     """Cycles of the 16-element dot product with B and Z gated on A (density 0.25)."""
-    return compare("gated dot-product cycles", answer, _run(DOT, "gating").cycles,
-                   **_TEXT.hints("gated_cycles"))  # fmt: skip
+    return _TEXT.check(
+        "gated_cycles", "gated dot-product cycles", answer, _run(DOT, "gating").cycles
+    )
 
 
 def dot_table() -> pd.DataFrame:
@@ -162,8 +163,7 @@ def dot_claim(table: pd.DataFrame) -> Claim:
 # --- 2. formats --------------------------------------------------------------------------------
 def check_cp_bits(answer: object) -> CheckResult:
     """Bits of a 64-element, 8-bit fiber at density 0.25 in coordinate-payload format."""
-    return compare("coordinate-payload bits", answer, format_bits(64, 0.25, 8, "cp"),
-                   **_TEXT.hints("cp_bits"))  # fmt: skip
+    return _TEXT.check("cp_bits", "coordinate-payload bits", answer, format_bits(64, 0.25, 8, "cp"))
 
 
 def format_table(densities: tuple[float, ...] = (0.1, 0.5, 0.9)) -> pd.DataFrame:
@@ -261,8 +261,7 @@ def break_even(*, structured: bool = False, fmt: Format = "cp") -> float:
 
 def check_break_even(answer: object) -> CheckResult:
     """The break-even density of :func:`break_even` (unstructured, coordinate payload), 2 %."""
-    return compare("break-even density", answer, break_even(), rel_tol=0.02,
-                   **_TEXT.hints("break_even"))  # fmt: skip
+    return _TEXT.check("break_even", "break-even density", answer, break_even(), rel_tol=0.02)
 
 
 def imbalance_claim(density: float = 0.25) -> Claim:

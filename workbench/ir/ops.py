@@ -8,57 +8,16 @@ The conventions every op follows (FLOPs, bytes, one output tensor named after th
 stated once, in :mod:`~workbench.ir.ops_base`.
 """
 
-from workbench.ir.ops_base import (
-    _BINARY,
-    ELEMENTWISE_FLOPS,
-    LAYER_TYPES,
-    LAYERNORM_FLOPS,
-    RMSNORM_FLOPS,
-    SOFTMAX_FLOPS,
-    Op,
-    Tensor,
-    _positive,
-)
-from workbench.ir.ops_collective import AllGather, AllReduce, AllToAll
-from workbench.ir.ops_gemm import Attention, Conv2d, Linear, MatMul
-from workbench.ir.ops_vector import (
-    Dequantize,
-    Elementwise,
-    Embedding,
-    LayerNorm,
-    Pool,
-    Quantize,
-    Reduce,
-    RMSNorm,
-    Softmax,
-    Transpose,
-)
+# NOTE: each module's ``__all__`` names its operators once; this module adds them up.
+from workbench.ir import ops_base, ops_collective, ops_gemm, ops_vector
+from workbench.ir.ops_base import *  # noqa: F403
+from workbench.ir.ops_base import _BINARY, _positive
+from workbench.ir.ops_collective import *  # noqa: F403
+from workbench.ir.ops_gemm import *  # noqa: F403
+from workbench.ir.ops_vector import *  # noqa: F403
 
-__all__ = [
-    "ELEMENTWISE_FLOPS",
-    "LAYERNORM_FLOPS",
-    "LAYER_TYPES",
-    "RMSNORM_FLOPS",
-    "SOFTMAX_FLOPS",
-    "_BINARY",
-    "AllGather",
-    "AllReduce",
-    "AllToAll",
-    "Attention",
-    "Conv2d",
-    "Dequantize",
-    "Elementwise",
-    "Embedding",
-    "LayerNorm",
-    "Linear",
-    "MatMul",
-    "Op",
-    "Pool",
-    "Quantize",
-    "RMSNorm",
-    "Reduce",
-    "Softmax",
-    "Tensor",
-    "Transpose",
-    "_positive",
-]
+__all__ = ["_BINARY", "_positive"]
+__all__ += ops_base.__all__
+__all__ += ops_collective.__all__
+__all__ += ops_gemm.__all__
+__all__ += ops_vector.__all__

@@ -126,6 +126,9 @@ class Op(ABC):
 
     n_inputs: ClassVar[int] = 1
     _sig: ClassVar[tuple[str, ...]] = ()
+    #: Dimensions (fields) that must be positive integers, every entry of a tuple one;
+    #: checked before :meth:`_validate`.
+    _positive_dims: ClassVar[tuple[str, ...]] = ()
 
     def __post_init__(self) -> None:
         if self.dtype not in DTYPES:
@@ -139,6 +142,7 @@ class Op(ABC):
             raise GraphError(
                 f"op {self.name!r}: expects {self.n_inputs} input(s), got {len(self.inputs)}"
             )
+        _positive(self.name, **{d: getattr(self, d) for d in self._positive_dims})
         self._validate()
         self._check_size()
 

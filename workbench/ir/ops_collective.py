@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
-from workbench.ir.ops_base import Op, _positive
+from workbench.ir.ops_base import Op
 
 __all__ = ["AllGather", "AllReduce", "AllToAll"]
 
@@ -15,9 +16,7 @@ class _Collective(Op):
     shape: tuple[int, ...]
     chips: int
     layer_type: str = "collective"
-
-    def _validate(self) -> None:
-        _positive(self.name, shape=self.shape, chips=self.chips)
+    _positive_dims: ClassVar[tuple[str, ...]] = ("shape", "chips")
 
     def input_shapes(self) -> tuple[tuple[int, ...], ...]:
         return (self.shape,)

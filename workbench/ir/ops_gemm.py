@@ -8,7 +8,7 @@ from typing import ClassVar
 
 from workbench.errors import GraphError
 from workbench.ir.dtypes import DTYPES, bytes_for, canonical
-from workbench.ir.ops_base import SOFTMAX_FLOPS, Op, Tensor, _positive
+from workbench.ir.ops_base import SOFTMAX_FLOPS, Op, Tensor
 
 __all__ = ["Attention", "Conv2d", "Linear", "MatMul"]
 
@@ -34,9 +34,7 @@ class MatMul(Op):
     k: int
     layer_type: str = "mlp"
     n_inputs: ClassVar[int] = 2
-
-    def _validate(self) -> None:
-        _positive(self.name, batch=self.batch, m=self.m, n=self.n, k=self.k)
+    _positive_dims: ClassVar[tuple[str, ...]] = ("batch", "m", "n", "k")
 
     def input_shapes(self) -> tuple[tuple[int, ...], ...]:
         return ((self.batch, self.m, self.k), (self.batch, self.k, self.n))
@@ -71,14 +69,9 @@ class Linear(Op):
     weight_dtype: str | None = None
     tied_weight: bool = False
     layer_type: str = "mlp"
+    _positive_dims: ClassVar[tuple[str, ...]] = ("tokens", "in_features", "out_features")
 
     def _validate(self) -> None:
-        _positive(
-            self.name,
-            tokens=self.tokens,
-            in_features=self.in_features,
-            out_features=self.out_features,
-        )
         if self.weight_dtype is not None and self.weight_dtype not in DTYPES:
             object.__setattr__(
                 self, "weight_dtype", canonical(self.weight_dtype, where=f"op {self.name!r}")
@@ -152,21 +145,20 @@ class Conv2d(Op):
     bias: bool = False
     layout: str = "NCHW"
     layer_type: str = "conv"
+    _positive_dims: ClassVar[tuple[str, ...]] = (
+        "batch",
+        "in_channels",
+        "height",
+        "width",
+        "out_channels",
+        "kernel_h",
+        "kernel_w",
+        "stride",
+        "dilation",
+        "groups",
+    )
 
     def _validate(self) -> None:
-        _positive(
-            self.name,
-            batch=self.batch,
-            in_channels=self.in_channels,
-            height=self.height,
-            width=self.width,
-            out_channels=self.out_channels,
-            kernel_h=self.kernel_h,
-            kernel_w=self.kernel_w,
-            stride=self.stride,
-            dilation=self.dilation,
-            groups=self.groups,
-        )
         if self.padding < 0:
             raise GraphError(f"op {self.name!r}: padding must be >= 0, got {self.padding}")
         if self.in_channels % self.groups or self.out_channels % self.groups:
@@ -323,17 +315,16 @@ class Attention(Op):
     kv_dtype: str | None = None
     layer_type: str = "attention"
     n_inputs: ClassVar[int] = 3
+    _positive_dims: ClassVar[tuple[str, ...]] = (
+        "batch",
+        "heads",
+        "kv_heads",
+        "q_len",
+        "kv_len",
+        "head_dim",
+    )
 
     def _validate(self) -> None:
-        _positive(
-            self.name,
-            batch=self.batch,
-            heads=self.heads,
-            kv_heads=self.kv_heads,
-            q_len=self.q_len,
-            kv_len=self.kv_len,
-            head_dim=self.head_dim,
-        )
         if self.heads % self.kv_heads:
             raise GraphError(
                 f"op {self.name!r}: heads={self.heads} must be a multiple of kv_heads="

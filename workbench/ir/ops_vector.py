@@ -42,9 +42,7 @@ class _RowOp(Op):
     """An op over the last dimension of ``shape`` (rows x cols)."""
 
     shape: tuple[int, ...]
-
-    def _validate(self) -> None:
-        _positive(self.name, shape=self.shape)
+    _positive_dims: ClassVar[tuple[str, ...]] = ("shape",)
 
     @property
     def rows(self) -> int:
@@ -201,9 +199,9 @@ class Reduce(Op):
     shape: tuple[int, ...]
     axis: int = -1
     op: str = "sum"
+    _positive_dims: ClassVar[tuple[str, ...]] = ("shape",)
 
     def _validate(self) -> None:
-        _positive(self.name, shape=self.shape)
         if not -len(self.shape) <= self.axis < len(self.shape):
             raise GraphError(f"op {self.name!r}: axis {self.axis} out of range for {self.shape}")
         if self.op not in ("sum", "mean", "max"):
@@ -239,9 +237,7 @@ class Embedding(Op):
     dim: int
     layer_type: str = "embedding"
     n_inputs: ClassVar[int] = 0
-
-    def _validate(self) -> None:
-        _positive(self.name, tokens=self.tokens, vocab=self.vocab, dim=self.dim)
+    _positive_dims: ClassVar[tuple[str, ...]] = ("tokens", "vocab", "dim")
 
     def input_shapes(self) -> tuple[tuple[int, ...], ...]:
         return ()
@@ -280,17 +276,16 @@ class Pool(Op):
     op: str = "max"
     layout: str = "NCHW"
     layer_type: str = "conv"
+    _positive_dims: ClassVar[tuple[str, ...]] = (
+        "batch",
+        "channels",
+        "height",
+        "width",
+        "kernel",
+        "stride",
+    )
 
     def _validate(self) -> None:
-        _positive(
-            self.name,
-            batch=self.batch,
-            channels=self.channels,
-            height=self.height,
-            width=self.width,
-            kernel=self.kernel,
-            stride=self.stride,
-        )
         if self.op not in ("max", "avg", "global_avg"):
             raise GraphError(f"op {self.name!r}: pool op must be max, avg or global_avg")
         if self.layout not in ("NCHW", "NHWC"):
@@ -338,9 +333,9 @@ class Transpose(Op):
     shape: tuple[int, ...]
     perm: tuple[int, ...]
     layer_type: str = "layout"
+    _positive_dims: ClassVar[tuple[str, ...]] = ("shape",)
 
     def _validate(self) -> None:
-        _positive(self.name, shape=self.shape)
         if sorted(self.perm) != list(range(len(self.shape))):
             raise GraphError(
                 f"op {self.name!r}: perm {self.perm} is not a permutation of {len(self.shape)} axes"
@@ -354,26 +349,27 @@ class Transpose(Op):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Quantize(Op):
-    """Convert ``dtype`` activations to a narrower format ``to`` with a scale (2 FLOPs/element)."""
+class _Rescale(Op):
+    """A format conversion with a scale over ``shape`` (2 FLOPs/element), ``dtype`` on one side.
+
+    The other side's format is the field :attr:`_format_field` names, canonicalised as ``dtype``.
+    """
 
     shape: tuple[int, ...]
-    to: str
+    _positive_dims: ClassVar[tuple[str, ...]] = ("shape",)
+    _format_field: ClassVar[str] = ""
 
     def _validate(self) -> None:
-        _positive(self.name, shape=self.shape)
-        if self.to not in DTYPES:
-            object.__setattr__(self, "to", canonical(self.to, where=f"op {self.name!r}"))
+        fmt = getattr(self, self._format_field)
+        if fmt not in DTYPES:
+            where = f"op {self.name!r}"
+            object.__setattr__(self, self._format_field, canonical(fmt, where=where))
 
     def input_shapes(self) -> tuple[tuple[int, ...], ...]:
         return (self.shape,)
 
     def output_shape(self) -> tuple[int, ...]:
         return self.shape
-
-    @property
-    def output_dtype(self) -> str:
-        return self.to
 
     @property
     def vector_flops(self) -> int:
@@ -381,26 +377,23 @@ class Quantize(Op):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Dequantize(Op):
+class Quantize(_Rescale):
+    """Convert ``dtype`` activations to a narrower format ``to`` with a scale (2 FLOPs/element)."""
+
+    to: str
+    _format_field: ClassVar[str] = "to"
+
+    @property
+    def output_dtype(self) -> str:
+        return self.to
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Dequantize(_Rescale):
     """Convert ``source`` values back to ``dtype`` with a scale (2 FLOPs/element)."""
 
-    shape: tuple[int, ...]
     source: str
-
-    def _validate(self) -> None:
-        _positive(self.name, shape=self.shape)
-        if self.source not in DTYPES:
-            object.__setattr__(self, "source", canonical(self.source, where=f"op {self.name!r}"))
-
-    def input_shapes(self) -> tuple[tuple[int, ...], ...]:
-        return (self.shape,)
+    _format_field: ClassVar[str] = "source"
 
     def input_dtypes(self) -> tuple[str, ...]:
         return (self.source,)
-
-    def output_shape(self) -> tuple[int, ...]:
-        return self.shape
-
-    @property
-    def vector_flops(self) -> int:
-        return 2 * math.prod(self.shape)

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 from workbench.errors import GraphError
-from workbench.ir.ops import Op, _positive
+from workbench.ir.ops import Op
 
 __all__ = ["Reshape", "Slice"]
 
@@ -29,9 +30,9 @@ class Reshape(Op):
     shape: tuple[int, ...]
     to: tuple[int, ...]
     layer_type: str = "layout"
+    _positive_dims: ClassVar[tuple[str, ...]] = ("shape", "to")
 
     def _validate(self) -> None:
-        _positive(self.name, shape=self.shape, to=self.to)
         if math.prod(self.shape) != math.prod(self.to):
             raise GraphError(
                 f"op {self.name!r}: cannot reshape {self.shape} to {self.to} "
@@ -72,9 +73,9 @@ class Slice(Op):
     start: int
     stop: int
     layer_type: str = "layout"
+    _positive_dims: ClassVar[tuple[str, ...]] = ("shape",)
 
     def _validate(self) -> None:
-        _positive(self.name, shape=self.shape)
         if not -len(self.shape) <= self.axis < len(self.shape):
             raise GraphError(f"op {self.name!r}: axis {self.axis} out of range for {self.shape}")
         size = self.shape[self.axis]

@@ -37,7 +37,7 @@ from workbench.options import FUSION_RULES
 from workbench.report._cells import cell_text, md_escape
 from workbench.report._comparison import comparison_html, comparison_markdown, write_comparison
 from workbench.report._html import Html, each
-from workbench.report.sheet import sheet_rows
+from workbench.report.sheet import DECISION_COLUMNS, sheet_rows
 from workbench.review.decision.verdict import TriageReport, triage
 from workbench.review.pack._rows import check_rows, metric_unit
 from workbench.review.records.store import RunRecord, record_from_mapping
@@ -59,12 +59,7 @@ __all__ = [
 SHEET_COLUMNS = (
     "kernel",
     "count",
-    "layer_type",
-    "engine",
-    "dtype",
-    "tile",
-    "stages",
-    "sram_use",
+    *DECISION_COLUMNS,
     "tile_source",
     "fusion",
     "time_each",

@@ -20,6 +20,7 @@ from workbench.report._html import Html, each, escape
 
 __all__ = [
     "CSV_MEMORY_COLUMNS",
+    "DECISION_COLUMNS",
     "SHEET_COLUMNS",
     "mapping_document",
     "memory_text",
@@ -230,19 +231,9 @@ def to_csv(mapping: ModelMapping) -> str:
     return buf.getvalue()
 
 
-_MD_COLS = (
-    "kernel",
-    "layer_type",
-    "engine",
-    "dtype",
-    "tile",
-    "stages",
-    "sram_use",
-    "fusion",
-    "time_s",
-    "share",
-    "bottleneck",
-)
+#: A kernel's mapping decisions as the shorter tables (Markdown, the review pack) show them.
+DECISION_COLUMNS = ("layer_type", "engine", "dtype", "tile", "stages", "sram_use")
+_MD_COLS = ("kernel", *DECISION_COLUMNS, "fusion", "time_s", "share", "bottleneck")
 
 
 def to_markdown(mapping: ModelMapping, columns: tuple[str, ...] = _MD_COLS) -> str:

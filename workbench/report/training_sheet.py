@@ -14,6 +14,7 @@ import re
 from collections import defaultdict
 from typing import Any
 
+from workbench._doc import pick
 from workbench._format import fmt_time
 from workbench.platform._training_parts import PHASES
 from workbench.platform.training import StepKernel, TrainingStep, TrainingUtilisation
@@ -79,14 +80,7 @@ def training_sheet_text(step: TrainingStep, util: TrainingUtilisation, title: st
 
 
 def _kernel(k: StepKernel) -> dict[str, Any]:
-    return {
-        "phase": k.phase,
-        "name": k.name,
-        "calls": k.calls,
-        "time_s": k.time_s,
-        "total_s": k.total_s,
-        "flops": k.flops,
-    }
+    return pick(k, "phase", "name", "calls", "time_s", "total_s", "flops")
 
 
 def training_sheet_json(step: TrainingStep, util: TrainingUtilisation, meta: dict[str, Any]) -> str:

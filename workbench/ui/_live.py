@@ -84,9 +84,45 @@ def busy(status: widgets.HTML, controls: Sequence[widgets.DOMWidget], text: str)
 
 
 class ShowsWidget:
-    """Mixin: a panel displays as its ``widget`` property in Jupyter (and in exported HTML)."""
+    """Mixin: a panel displays as its ``widget`` property in Jupyter (and in exported HTML).
 
-    widget: Any
+    A panel names what its box holds (``_children``), the charts its static copy shows
+    (``_static_charts``) and the settings they show (``_caption``); :attr:`widget` makes the
+    box from them on first use.
+    """
+
+    _widget: Panel | None = None
+    #: The controls' names, row by row, at the top of the box.
+    _ROWS: tuple[tuple[str, ...], ...] = ()
+    #: The static copy's caption: a format string of the controls' values by name.
+    _CAPTION = ""
+    controls: dict[str, Any]
+
+    def _control_rows(self) -> list[widgets.HBox]:
+        """The controls laid out as :attr:`_ROWS` says."""
+        return [row(*(self.controls[name] for name in names)) for names in self._ROWS]
+
+    def _children(self) -> list[Any]:
+        raise NotImplementedError
+
+    def _static_charts(self) -> tuple[Any, ...]:
+        raise NotImplementedError
+
+    def _caption(self) -> str:
+        """:attr:`_CAPTION` filled in with the controls' values."""
+        return self._CAPTION.format_map({k: c.value for k, c in self.controls.items()})
+
+    @property
+    def widget(self) -> Panel:
+        """The ipywidgets container (controls, lines, charts), made on first use.
+
+        Displayed, it adds static copies of the charts for an offline export.
+        """
+        if self._widget is None:
+            self._widget = Panel(
+                self._children(), charts=self._static_charts, caption=self._caption
+            )
+        return self._widget
 
     def _ipython_display_(self, **kwargs: Any) -> None:
         self.widget._ipython_display_(**kwargs)
@@ -96,13 +132,39 @@ class ShowsWidget:
 
 
 class ChartPanel(ShowsWidget):
-    """Mixin: a panel whose one live chart (a :class:`LiveChart` in ``_chart``) is ``chart``."""
+    """Mixin: a panel whose one live chart (a :class:`LiveChart` in ``_chart``) is ``chart``.
+
+    A panel that draws its chart with ``_make_chart()`` and its text lines with ``_fill()``
+    starts with :meth:`_start` and redraws with :meth:`update`.
+    """
 
     _chart: LiveChart
 
     @property
     def chart(self) -> Any:
         """The current chart."""
+        return self._chart.chart
+
+    def _static_charts(self) -> tuple[Any, ...]:
+        return (self.chart,)
+
+    def _make_chart(self) -> Any:
+        raise NotImplementedError
+
+    def _fill(self) -> None:
+        """Write the panel's text lines for the current controls (none by default)."""
+
+    def _start(self) -> None:
+        """Draw the first chart and lines; every control's change then redraws."""
+        self._chart = LiveChart(self._make_chart())
+        self._fill()
+        for control in self.controls.values():
+            control.observe(lambda _change: self.update(), names="value")
+
+    def update(self) -> Any:
+        """Redraw the text lines and the chart with the current controls; returns the chart."""
+        self._fill()
+        self._chart.chart = self._make_chart()
         return self._chart.chart
 
 

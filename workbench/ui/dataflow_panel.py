@@ -14,7 +14,7 @@ import ipywidgets as widgets
 from workbench.exercises.lesson13 import LAYERS, energy_chart, energy_table, nest_text
 from workbench.report._html import Html, escape
 from workbench.scheduling.loopnest import DATAFLOWS
-from workbench.ui._live import ChartPanel, LiveChart, Panel, row
+from workbench.ui._live import ChartPanel
 
 __all__ = ["DataflowPanel"]
 
@@ -30,6 +30,9 @@ class DataflowPanel(ChartPanel):
         controls: ``layer`` dropdown and ``dataflow`` toggle; setting a value redraws.
     """
 
+    _ROWS = (("layer", "dataflow"),)
+    _CAPTION = "{layer}, {dataflow}"
+
     def __init__(self, layer: str = "alexnet conv3", dataflow: str = "row_stationary") -> None:
         self.controls: dict[str, Any] = {
             "layer": widgets.Dropdown(options=list(LAYERS), value=layer, description="layer"),
@@ -37,11 +40,7 @@ class DataflowPanel(ChartPanel):
         }
         self._nest = widgets.HTML()
         self._status = widgets.HTML()
-        self._chart = LiveChart(self._make_chart())
-        self._fill()
-        self._widget: Panel | None = None
-        for control in self.controls.values():
-            control.observe(lambda _change: self.update(), names="value")
+        self._start()
 
     def _make_chart(self) -> Any:
         c = self.controls
@@ -62,12 +61,6 @@ class DataflowPanel(ChartPanel):
             f"{row['latency_ms']:g} ms, {row['total']:g} µJ"
         )
 
-    def update(self) -> Any:
-        """Redraw the nest and the chart with the current controls; returns the chart."""
-        self._fill()
-        self._chart.chart = self._make_chart()
-        return self._chart.chart
-
     @property
     def status_text(self) -> str:
         """The PEs, cycles, latency and energy line shown for the chosen dataflow (HTML)."""
@@ -78,15 +71,5 @@ class DataflowPanel(ChartPanel):
         """The loop nest shown (HTML)."""
         return str(self._nest.value)
 
-    @property
-    def widget(self) -> Panel:
-        """The ipywidgets container (controls, loop nest, chart)."""
-        if self._widget is None:
-            c = self.controls
-            self._widget = Panel(
-                [row(c["layer"], c["dataflow"]), self._status,
-                 self._nest, self._chart.widget],
-                charts=lambda: (self._chart.chart,),
-                caption=lambda: f"{c['layer'].value}, {c['dataflow'].value}",
-            )  # fmt: skip
-        return self._widget
+    def _children(self) -> list[Any]:
+        return [*self._control_rows(), self._status, self._nest, self._chart.widget]

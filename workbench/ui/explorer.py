@@ -24,7 +24,7 @@ from workbench.platform.fit import setting_refusal
 from workbench.report._html import Html, each
 from workbench.report.charts import group_name, layer_type_bars, roofline
 from workbench.report.sheet import sheet_rows
-from workbench.ui._live import LiveChart, Panel, ShowsWidget, row
+from workbench.ui._live import LiveChart, ShowsWidget, row
 
 __all__ = [
     "BATCHES",
@@ -152,6 +152,8 @@ class MappingExplorer(ShowsWidget):
         last_update_s: Wall time of the last update (map + charts + sheet), seconds.
     """
 
+    _ROWS = (("model", "hardware", "dtype"), ("phase", "batch", "seq"), tuple(FUSION_RULES))
+
     def __init__(
         self,
         model: str = "llama2-7b",
@@ -192,7 +194,6 @@ class MappingExplorer(ShowsWidget):
         self._roofline = LiveChart(roofline(self.mapping))
         self._layers = LiveChart(layer_type_bars(self.mapping))
         self._fill_text()
-        self._widget: Panel | None = None
         for control in self.controls.values():
             control.observe(self._on_change, names="value")
 
@@ -263,26 +264,13 @@ class MappingExplorer(ShowsWidget):
         self.update()
 
     # --- display ---------------------------------------------------------------------------
-    @property
-    def widget(self) -> Panel:
-        """The ipywidgets container (controls, summary, charts, sheet).
+    def _children(self) -> list[Any]:
+        sheet = widgets.Accordion(children=[self._sheet], titles=("mapping sheet",))
+        charts = row(self._roofline.widget, self._layers.widget)
+        return [*self._control_rows(), self._summary, charts, sheet]
 
-        Displayed, it adds static copies of the charts for an offline export.
-        """
-        if self._widget is None:
-            c = self.controls
-            fusion = [c[r] for r in FUSION_RULES]
-            sheet = widgets.Accordion(children=[self._sheet], titles=("mapping sheet",))
-            self._widget = Panel(
-                [
-                    row(c["model"], c["hardware"], c["dtype"]),
-                    row(c["phase"], c["batch"], c["seq"]),
-                    row(*fusion),
-                    self._summary,
-                    row(self._roofline.widget, self._layers.widget),
-                    sheet,
-                ],
-                charts=lambda: (self.roofline_chart, self.layer_chart),
-                caption=lambda: self.mapping.graph.name,
-            )
-        return self._widget
+    def _static_charts(self) -> tuple[Any, ...]:
+        return (self.roofline_chart, self.layer_chart)
+
+    def _caption(self) -> str:
+        return self.mapping.graph.name

@@ -18,7 +18,7 @@ from workbench.exercises.lesson12 import SETTINGS, lens_chart
 from workbench.hw import list_hardware, load_hardware
 from workbench.platform.trajectory import trajectory_refusal
 from workbench.report._html import Html
-from workbench.ui._live import ChartPanel, LiveChart, Panel, busy, row
+from workbench.ui._live import ChartPanel, LiveChart, busy
 from workbench.ui.platform_panel import PANEL_MODELS
 
 __all__ = ["LensPanel"]
@@ -41,6 +41,9 @@ class LensPanel(ChartPanel):
         controls: ``model, hardware, level`` dropdowns; setting a value redraws.
     """
 
+    _ROWS = (("model", "hardware", "level"),)
+    _CAPTION = "{model} on {hardware}, {level}"
+
     def __init__(
         self, model: str = "llama2-7b", hardware: str = "h100-sxm", level: str | None = None
     ) -> None:
@@ -60,7 +63,6 @@ class LensPanel(ChartPanel):
         if why:
             raise WorkbenchError(f"LensPanel: {why}")
         self._chart = LiveChart(self._make_chart())
-        self._widget: Panel | None = None
         self._relevelling = False
         self.controls["hardware"].observe(self._on_hardware, names="value")
         self.controls["model"].observe(lambda _change: self._on_workload(), names="value")
@@ -124,15 +126,5 @@ class LensPanel(ChartPanel):
         """The refusal line shown under the controls (HTML; '' when the lens is drawn)."""
         return str(self._refusal.value)
 
-    @property
-    def widget(self) -> Panel:
-        """The ipywidgets container (controls, chart)."""
-        if self._widget is None:
-            c = self.controls
-            self._widget = Panel(
-                [row(c["model"], c["hardware"], c["level"]),
-                 self._status, self._refusal, self._chart.widget],
-                charts=lambda: (self._chart.chart,),
-                caption=lambda: f"{c['model'].value} on {c['hardware'].value}, {c['level'].value}",
-            )  # fmt: skip
-        return self._widget
+    def _children(self) -> list[Any]:
+        return [*self._control_rows(), self._status, self._refusal, self._chart.widget]

@@ -24,7 +24,7 @@ from workbench.platform.compare import serving_refusal
 from workbench.report._html import Html
 from workbench.report.sla_charts import latency_throughput_chart
 from workbench.serving import LoadPoint, find_knee
-from workbench.ui._live import ChartPanel, LiveChart, Panel, busy, row
+from workbench.ui._live import ChartPanel, LiveChart, busy
 
 __all__ = ["PANEL_MODELS", "SLA_STEPS_MS", "LatencyPanel", "sla_options"]
 
@@ -62,6 +62,9 @@ class LatencyPanel(ChartPanel):
         controls: ``model, hardware, trace, max_batch, sla_ms`` widgets; setting a value reruns.
         points: The current sweep's load points.
     """
+
+    _ROWS = (("model", "hardware", "trace"), ("max_batch", "sla_ms"))
+    _CAPTION = "{model} on {hardware}"
 
     def __init__(
         self,
@@ -106,7 +109,6 @@ class LatencyPanel(ChartPanel):
         self.points: tuple[LoadPoint, ...] = self._sweep()
         self._chart = LiveChart(self._make_chart())
         self._fill()
-        self._widget: Panel | None = None
         if prepare:
             self.prepare_batches()
         for name in ("model", "hardware", "trace"):
@@ -213,21 +215,6 @@ class LatencyPanel(ChartPanel):
         """The summary line (HTML)."""
         return str(self._summary.value)
 
-    @property
-    def widget(self) -> Panel:
-        """The ipywidgets container (controls, knee line, chart)."""
-        if self._widget is None:
-            c = self.controls
-            self._widget = Panel(
-                [
-                    row(c["model"], c["hardware"], c["trace"]),
-                    row(c["max_batch"], c["sla_ms"]),
-                    self._summary,
-                    self._status,
-                    self._refusal,
-                    self._chart.widget,
-                ],
-                charts=lambda: (self._chart.chart,),
-                caption=lambda: f"{c['model'].value} on {c['hardware'].value}",
-            )
-        return self._widget
+    def _children(self) -> list[Any]:
+        lines = [self._summary, self._status, self._refusal]
+        return [*self._control_rows(), *lines, self._chart.widget]

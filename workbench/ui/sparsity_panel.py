@@ -13,7 +13,7 @@ import ipywidgets as widgets
 
 from workbench.exercises.lesson14 import DENSITIES, PANEL_FORMATS, status_line, sweep_chart
 from workbench.report._html import escape
-from workbench.ui._live import ChartPanel, LiveChart, Panel, row
+from workbench.ui._live import ChartPanel
 
 __all__ = ["SparsityPanel"]
 
@@ -32,6 +32,9 @@ class SparsityPanel(ChartPanel):
         controls: ``density`` slider, ``zeros`` toggle, ``format`` dropdown; a change redraws.
     """
 
+    _ROWS = (("density", "format"),)
+    _CAPTION = "density {density:.2f}, {zeros}, {format}"
+
     def __init__(self, density: float = 0.5, zeros: str = "unstructured", fmt: str = "cp") -> None:
         self.controls: dict[str, Any] = {
             "density": widgets.FloatSlider(
@@ -44,11 +47,7 @@ class SparsityPanel(ChartPanel):
             ),
         }  # fmt: skip
         self._status = widgets.HTML()
-        self._chart = LiveChart(self._make_chart())
-        self._fill()
-        self._widget: Panel | None = None
-        for control in self.controls.values():
-            control.observe(lambda _change: self.update(), names="value")
+        self._start()
 
     def _settings(self) -> tuple[float, bool, Any]:
         c = self.controls
@@ -65,27 +64,10 @@ class SparsityPanel(ChartPanel):
     def _fill(self) -> None:
         self._status.value = escape(status_line(*self._settings()))
 
-    def update(self) -> Any:
-        """Redraw the status line and the chart with the current controls; returns the chart."""
-        self._fill()
-        self._chart.chart = self._make_chart()
-        return self._chart.chart
-
     @property
     def status_text(self) -> str:
         """The cycles and energy line for the chosen density (HTML)."""
         return str(self._status.value)
 
-    @property
-    def widget(self) -> Panel:
-        """The ipywidgets container (controls, status line, chart)."""
-        if self._widget is None:
-            c = self.controls
-            self._widget = Panel(
-                [row(c["density"], c["format"]), c["zeros"], self._status, self._chart.widget],
-                charts=lambda: (self._chart.chart,),
-                caption=lambda: (
-                    f"density {c['density'].value:.2f}, {c['zeros'].value}, {c['format'].value}"
-                ),
-            )
-        return self._widget
+    def _children(self) -> list[Any]:
+        return [*self._control_rows(), self.controls["zeros"], self._status, self._chart.widget]

@@ -33,7 +33,7 @@ from workbench.report._html import Html, escape
 from workbench.report.charts.tiles import forced_tile, storage_rows, tile_fits
 from workbench.scheduling.tiling import Tiling
 from workbench.tuning.autotune import host_clock
-from workbench.ui._live import ChartPanel, LiveChart, Panel, row
+from workbench.ui._live import ChartPanel, LiveChart, row
 from workbench.ui.explorer import _hardware
 
 __all__ = [
@@ -130,6 +130,8 @@ class TilingLab(ChartPanel):
             it compares with the previous tile measured.
     """
 
+    _ROWS = (("tile_m", "tile_n", "tile_k"), ("stages", "split_k"))
+
     def __init__(
         self,
         model: str = "llama2-7b",
@@ -180,7 +182,6 @@ class TilingLab(ChartPanel):
         self.prediction: tuple[Tiling, Cost] = self._predict()
         self._chart = LiveChart(tile_chart(*self.prediction, self.hw))
         self._show()
-        self._widget: Panel | None = None
         self._hold = False
         for control in self.controls.values():
             control.observe(self._on_change, names="value")
@@ -328,23 +329,12 @@ class TilingLab(ChartPanel):
         self._measured.value = escape(self.measure_note)
         return self.measured_s
 
-    @property
-    def widget(self) -> Panel:
-        """The ipywidgets container (sliders, summary, chart, Measure button)."""
-        if self._widget is None:
-            c = self.controls
-            self._widget = Panel(
-                [
-                    row(c["tile_m"], c["tile_n"], c["tile_k"]),
-                    row(c["stages"], c["split_k"]),
-                    self._summary,
-                    self._chart.widget,
-                    row(self._button, self._measured),
-                ],
-                charts=lambda: (self.chart,),
-                caption=lambda: f"{self.kernel.name} tile {self.prediction[0].shape}",
-            )
-        return self._widget
+    def _children(self) -> list[Any]:
+        measure = row(self._button, self._measured)
+        return [*self._control_rows(), self._summary, self._chart.widget, measure]
+
+    def _caption(self) -> str:
+        return f"{self.kernel.name} tile {self.prediction[0].shape}"
 
 
 def _attention_run(kernel: Any, t: Tiling, bk: Any) -> tuple[Any, str, bool]:

@@ -117,3 +117,57 @@ def test_search_energy_without_ert_exits_2(capsys) -> None:
     )  # fmt: skip
     assert code == 2
     assert "--ert" in err
+
+
+TLA = Path(__file__).parents[2] / "data" / "timeloop_accelergy"
+TLA_MODEL = (
+    "dataflow", "model",
+    "--arch", str(TLA / "arch/arch.yaml"),
+    "--problem", str(TLA / "prob/prob.yaml"),
+    "--mapping", str(TLA / "ref-output/fpmac/timeloop-mapper.map.yaml"),
+    "--ert", str(TLA / "ref-output/fpmac/timeloop-mapper.ERT.yaml"),
+)  # fmt: skip
+FPMAC = ("--var", "mac_class=fpmac", "--var", "input_weight_datawidth=32")
+
+
+def test_templated_arch_modelled_with_var_values(capsys) -> None:
+    """--var fills the arch's {{ }}: the fpmac variant reproduces Timeloop's cycles and EDP."""
+    code, out, _ = run(capsys, *TLA_MODEL, *FPMAC, "--var", "psum_datawidth=32", "--format", "json")
+    assert code == 0
+    doc = json.loads(out)
+    ref = read_stats(TLA / "ref-output/fpmac/timeloop-mapper.stats.txt")
+    assert doc["cycles"] == ref.cycles
+    assert doc["edp_j_cycles"] == pytest.approx(ref.edp_j_cycles, rel=0.01)
+
+
+@pytest.mark.parametrize(
+    ("extra", "says"),
+    [
+        ((), "arch.yaml:3: Jinja 'psum_datawidth' is undefined"),
+        (("--var", "3x=1"), "argument --var"),
+        (("--var", "psum_datawidth="), "argument --var"),
+    ],
+)
+def test_templated_arch_without_a_value_is_one_line(capsys, extra, says) -> None:
+    """A placeholder left without a value, or a bad --var, exits 2 naming it (and file:line)."""
+    code, _, err = run(capsys, *TLA_MODEL, *FPMAC, *extra)
+    assert code == 2
+    assert says in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_templated_arch_search_map_read_back_with_the_same_values(capsys, tmp_path) -> None:
+    """search --var writes a mapping that model --var reads back to the same figures."""
+    values = ("--var", "mac_class=intmac", "--var", "input_weight_datawidth=8")
+    values += ("--var", "psum_datawidth=16")
+    spec = ("--arch", str(TLA / "arch/arch.yaml"), "--problem", str(TLA / "prob/prob.yaml"))
+    spec += ("--ert", str(TLA / "ref-output/intmac/timeloop-mapper.ERT.yaml"))
+    path = tmp_path / "best.map.yaml"
+    argv = ("dataflow", "search", *spec, *values, "--budget", "200", "--write-map", str(path))
+    code, _, _ = run(capsys, *argv, "--format", "json", "--output", str(tmp_path / "s.json"))
+    assert code == 0
+    found = json.loads((tmp_path / "s.json").read_text())
+    code, out, _ = run(capsys, "dataflow", "model", *spec, *values, "--mapping", str(path),
+                       "--format", "json")  # fmt: skip
+    assert code == 0
+    assert json.loads(out)["edp_j_cycles"] == pytest.approx(found["edp_j_cycles"], rel=1e-12)

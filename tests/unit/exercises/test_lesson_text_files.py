@@ -37,14 +37,15 @@ def _keys_used(lesson: str) -> set[str]:
             if (
                 isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Attribute)
-                and node.func.attr in {"render", "claim", "hints"}
+                and node.func.attr in {"render", "claim", "hints", "check"}
                 and getattr(node.func.value, "id", "") in texts
                 and node.args
                 and isinstance(node.args[0], ast.Constant)
             ):
                 key = node.args[0].value
-                # NOTE: hints("x") renders x_hint and x_hint2
-                used |= {f"{key}_hint", f"{key}_hint2"} if node.func.attr == "hints" else {key}
+                # NOTE: hints("x") and check("x", ...) render x_hint and x_hint2
+                hinted = node.func.attr in {"hints", "check"}
+                used |= {f"{key}_hint", f"{key}_hint2"} if hinted else {key}
     return used
 
 

@@ -43,12 +43,12 @@ def test_format_prediction_follows_the_mapper(phase):
 
 
 def test_level_words():
-    from workbench.exercises._check import check_level
+    from workbench.exercises._check import FIGURE
 
-    assert check_level("x", "higher", 1.0, 2.0, hint="h", strict=False)
-    assert check_level("x", "down", 2.0, 1.0, hint="h", strict=False)
-    assert check_level("x", "same", 1.0, 1.001, hint="h", strict=False)
-    assert not check_level("x", "higher", 2.0, 1.0, hint="h", strict=False)
+    assert FIGURE.check("x", "higher", 1.0, 2.0, hint="h", strict=False)
+    assert FIGURE.check("x", "down", 2.0, 1.0, hint="h", strict=False)
+    assert FIGURE.check("x", "same", 1.0, 1.001, hint="h", strict=False)
+    assert not FIGURE.check("x", "higher", 2.0, 1.0, hint="h", strict=False)
 
 
 def test_tail_and_pressure_predictions_follow_the_tables():

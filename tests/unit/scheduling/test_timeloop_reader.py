@@ -145,3 +145,91 @@ def test_factors_read_in_both_timeloop_spellings(tmp_path: Path) -> None:
     )
     assert a == b
     assert a.loops_at("MainMemory") == (("P", 16), ("R", 3), ("K", 32))
+
+
+def test_parallel_branches_keep_only_what_they_keep() -> None:
+    """Each !Parallel scratchpad keeps its one tensor; the buffers above are not branches."""
+    arch = read_arch(EYERISS / "arch/eyeriss_like.yaml")
+    assert dict(arch.branch_keeps) == {
+        "ifmap_spad": {"Inputs"},
+        "weights_spad": {"Weights"},
+        "psum_spad": {"Outputs"},
+    }
+
+
+def test_comma_separated_factors_and_ignored_instance_keys(tmp_path: Path) -> None:
+    """``R=1,S=1`` reads as two factors; an instance key Timeloop ignores (H, Hpad) is ignored,
+    but must still be a number."""
+    path = tmp_path / "c.yaml"
+    path.write_text(
+        "mapspace_constraints:\n- {target: GlobalBuffer, type: temporal, factors: 'R=1,P=2 K=4'}\n"
+    )
+    (c,) = read_constraints(path)
+    assert c.factors == {"R": ("=", 1), "P": ("=", 2), "K": ("=", 4)}
+    design = Path(__file__).parents[2] / "data" / "timeloop_designs"
+    prob = read_problem(design / "_include/default_problem.yaml")
+    assert dict(prob.bounds) == {"C": 3, "M": 32, "R": 3, "S": 3, "N": 1, "P": 112, "Q": 112}
+    text = (design / "_include/default_problem.yaml").read_text()
+    bad = tmp_path / "p.yaml"
+    bad.write_text(text.replace("Hpad: 1", "Hpad: one"))
+    with pytest.raises(TimeloopSpecError, match=r"instance\.Hpad"):
+        read_problem(bad)
+
+
+VARIABLE_ARCH = """variables:
+  version: 0.4
+  WORD: 8
+  WIDE: WORD * 8
+  global_cycle_seconds: 2e-09
+architecture:
+  version: 0.4
+  nodes:
+  - !Component
+    name: DRAM
+    class: DRAM
+    attributes: {type: LPDDR4, width: WIDE, datawidth: WORD}
+  - !Component
+    name: Buffer
+    class: SRAM
+    attributes:
+      depth: 1024 // 2
+      width: max(WORD, 16)
+      datawidth: WORD
+  - !Component
+    name: mac
+    class: {{ mac }}
+"""
+
+
+def test_variables_and_values_fill_the_arch(tmp_path: Path) -> None:
+    """``variables`` feed attribute arithmetic; ``{{ mac }}`` takes the value given."""
+    arch = read_arch(_write(tmp_path, "a.yaml", VARIABLE_ARCH), {"mac": "intmac"})
+    dram, buf = arch.storages
+    assert dram.block_words == 8  # width WIDE = 64 bits of 8-bit words
+    assert (buf.block_words, buf.capacity_words) == (2, 1024)  # width max(8, 16) = 16
+    assert arch.cycle_s == 2e-9
+    assert arch.compute == "mac"
+
+
+BAD_TEMPLATES = {
+    "no value": ("class: {{ mac }}", "a.yaml:22: Jinja 'mac' is undefined"),
+    "statement": ("class: intmac\n{% include 'x.yaml' %}", "a.yaml:23: Jinja construct not read"),
+    "include call": ("class: {{ include('x.yaml') }}", "a.yaml:22: Jinja 'include' is undefined"),
+    "sandbox": ("class: {{ ''.__class__.__mro__ }}", "a.yaml:22: Jinja"),
+    "attribute": ("class: intmac\n    attributes: {width: WORD.real}", "a.yaml:23: width: exp"),
+    "zero": ("class: intmac\n    attributes: {width: WORD // 0}", "does not evaluate"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_TEMPLATES))
+def test_template_beyond_the_subset_is_one_line_with_file_and_line(
+    tmp_path: Path, case: str
+) -> None:
+    """Anything past ``{{ name }}`` and variable arithmetic: one line naming it and FILE:LINE."""
+    old, says = "class: {{ mac }}", BAD_TEMPLATES[case][1]
+    text = VARIABLE_ARCH.replace(old, BAD_TEMPLATES[case][0])
+    path = _write(tmp_path, "a.yaml", text)
+    with pytest.raises(TimeloopSpecError) as err:
+        read_arch(path)
+    assert says in str(err.value)
+    assert "\n" not in str(err.value)

@@ -14,6 +14,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
+from workbench._doc import pick
 from workbench._format import fmt_time
 from workbench.evidence.compare import Shift, compare_steps
 from workbench.evidence.stragglers import STRAGGLER_SHARE, JobSummary, RankFigures, Straggler
@@ -131,8 +132,7 @@ def _rank_row(r: RankFigures) -> dict[str, Any]:
 
 def _straggler(s: Straggler) -> dict[str, Any]:
     return {
-        "rank": s.rank,
-        "category": s.category,
+        **pick(s, "rank", "category"),
         "lost_s_per_step": s.lost_s,
         "category_lost_s_per_step": s.category_lost_s,
     }
@@ -163,16 +163,8 @@ def job_document(job: JobSummary) -> dict[str, Any]:
 
 
 def _shift(s: Shift) -> dict[str, Any]:
-    return {
-        "estimate_s": s.estimate_s,
-        "low_s": s.low_s,
-        "high_s": s.high_s,
-        "coverage": s.coverage,
-        "method": s.method,
-        "pairs": s.pairs,
-        "beyond_noise": s.beyond_noise,
-        "baseline_median_s": s.baseline_median_s,
-    }
+    names = ("estimate_s", "low_s", "high_s", "coverage", "method", "pairs", "beyond_noise")
+    return pick(s, *names, "baseline_median_s")
 
 
 def _paired(base: list[float], cand: list[float]) -> dict[str, Any] | None:

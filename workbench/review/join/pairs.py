@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from workbench._doc import pick
 from workbench.errors import WorkbenchError, printable
 from workbench.evidence.compare import Shift, compare_runs
 from workbench.evidence.operators import RecordedOps
@@ -180,14 +181,5 @@ def pair_document(
 
 def shift_doc(s: Shift) -> dict[str, Any]:
     """A step-time shift as JSON (seconds; ``trace --against`` and triage print the same)."""
-    return {
-        "method": s.method,
-        "estimate_s": s.estimate_s,
-        "low_s": s.low_s,
-        "high_s": s.high_s,
-        "coverage": s.coverage,
-        "beyond_noise": s.beyond_noise,
-        "pairs": s.pairs,
-        "positive": s.positive,
-        "sign_p": s.sign_p,
-    }
+    names = ("method", "estimate_s", "low_s", "high_s", "coverage", "beyond_noise", "pairs")
+    return pick(s, *names, "positive", "sign_p")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from workbench._doc import pick
 from workbench._format import fmt_cut
 from workbench.errors import GraphError, WorkbenchError, printable
 from workbench.evidence.breakdown import temporal_breakdown
@@ -201,20 +202,15 @@ def _iterations_doc(run: MeasuredRun) -> dict[str, Any]:
     }
 
 
+#: A rank's breakdown fields in its JSON block: seconds per step, then percentages of the span.
+_RANK_FIELDS = (
+    *("rank", "span_s", "idle_s", "compute_s", "non_compute_s", "comm_s", "memory_s"),
+    *("idle_pct", "compute_pct", "non_compute_pct", "comm_overlap_pct"),
+)
+
+
 def _rank_doc(b: Any) -> dict[str, Any]:
-    return {
-        "rank": b.rank,
-        "span_s": b.span_s,
-        "idle_s": b.idle_s,
-        "compute_s": b.compute_s,
-        "non_compute_s": b.non_compute_s,
-        "comm_s": b.comm_s,
-        "memory_s": b.memory_s,
-        "idle_pct": b.idle_pct,
-        "compute_pct": b.compute_pct,
-        "non_compute_pct": b.non_compute_pct,
-        "comm_overlap_pct": b.comm_overlap_pct,
-    }
+    return pick(b, *_RANK_FIELDS)
 
 
 def _classification_doc(run: MeasuredRun, top: int = 5) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from workbench._doc import pick
 from workbench.errors import WorkbenchError, printable
 from workbench.mapper import ModelMapping
 from workbench.review.records._consistency import consistency_problems
@@ -228,14 +229,7 @@ class RunRecord:
 def _kernel_result(k: Any, measured: dict[str, float]) -> KernelResult:
     kern, t, c = k.kernel, k.tiling, k.cost
     return KernelResult(
-        name=kern.name,
-        ops=kern.ops,
-        kind=kern.kind,
-        layer_type=kern.layer_type,
-        engine=kern.engine,
-        dtype=kern.dtype,
-        layout=kern.layout,
-        fusion=kern.fusion,
+        **pick(kern, "name", "ops", "kind", "layer_type", "engine", "dtype", "layout", "fusion"),
         tile=t.shape if kern.kind != "collective" else "",
         stages=t.stages,
         sram_bytes=int(t.sram_bytes),

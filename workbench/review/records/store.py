@@ -44,6 +44,7 @@ from workbench._files import read_text_bounded, write_text_safely
 from workbench.errors import WorkbenchError
 from workbench.hw.loader import hardware_hash
 from workbench.hw.schema import Hardware
+from workbench.review.records import _types
 from workbench.review.records._consistency import consistency_problems
 from workbench.review.records._sanity import physical_problems, tag_problems
 from workbench.review.records._types import (
@@ -54,7 +55,7 @@ from workbench.review.records._types import (
     ModelResult,
     RecordError,
     RunRecord,
-    record_from_mapping,
+    record_from_mapping,  # noqa: F401 (re-exported: __all__ adds _types.__all__)
 )
 from workbench.review.records.tags import (
     TAG_GROUPS,
@@ -67,21 +68,14 @@ from workbench.review.records.tags import (
 )
 
 __all__ = [
-    "RECORD_KIND",
-    "SCHEMA_VERSION",
-    "KernelResult",
-    "Measurement",
-    "ModelResult",
-    "RecordError",
-    "RunRecord",
     "check_embedded_profile",
     "embedded_hardware",
     "load_record",
     "record_from_dict",
-    "record_from_mapping",
     "record_to_dict",
     "save_record",
 ]
+__all__ += _types.__all__  # NOTE: the record types are re-exported from here
 
 #: Largest run record read, bytes (a Llama-2-70B record is ~1 MiB).
 MAX_RECORD_BYTES = 64 * 2**20

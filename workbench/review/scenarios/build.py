@@ -15,6 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from workbench._doc import pick
 from workbench._files import write_text_safely
 from workbench.errors import WorkbenchError
 from workbench.hw.loader import load_hardware
@@ -143,19 +144,11 @@ class ScenarioFile(BaseModel):
 
     def scenario(self) -> Scenario:
         """The :class:`Scenario` this file describes."""
+        workload = ("model", "phase", "batch", "seq", "context", "hardware", "changed")
         return Scenario(
-            name=self.name,
-            title=self.title,
-            story=self.story,
-            model=self.model,
-            phase=self.phase,
-            batch=self.batch,
-            seq=self.seq,
-            context=self.context,
-            hardware=self.hardware,
+            **pick(self, "name", "title", "story", *workload),
             baseline=self.baseline.options(),
             candidate=self.candidate.options(),
-            changed=self.changed,
             expected_mechanism=self.expected_mechanism or "",
             expected_owner=self.expected_owner or "",
         )

@@ -88,11 +88,15 @@ _FACTOR = re.compile(r"([A-Za-z_][A-Za-z0-9_]*?)\s*(<=|>=|=)?\s*([0-9]+)")
 
 
 def factors(value: Any, where: str) -> dict[str, tuple[str, int]]:
-    """Timeloop factors: ``"R=3 P=16"``, ``"C1 M8"`` or a list of ``"N=1"``; ``{dim: (op, n)}``.
+    """Timeloop factors: ``"R=3 P=16"``, ``"R=1,S=1"``, ``"C1 M8"`` or a list; ``{dim: (op, n)}``.
 
-    ``op`` is ``=`` (exact), ``<=`` or ``>=`` (bounds, in constraints only).
+    ``op`` is ``=`` (exact), ``<=`` or ``>=`` (bounds, in constraints only). Commas separate
+    factors as spaces do (Timeloop's front end writes them so in ``parsed-processed-input``).
     """
-    items = value.split() if isinstance(value, str) else as_list(value, where)
+    if isinstance(value, str):
+        items: list[Any] = [x for x in re.split(r"[,\s]+", value) if x]
+    else:
+        items = as_list(value, where)
     out: dict[str, tuple[str, int]] = {}
     for i, item in enumerate(items):
         m = _FACTOR.fullmatch(str(item).strip()) if isinstance(item, str) else None

@@ -4,12 +4,15 @@ Timeloop v0.4 architecture files tag their nodes (``!Container``, ``!Component``
 ``!Parallel``, ``!Hierarchical``, ``!Pipelined``, ``!Nothing``). Those tags become a ``"!"`` key
 in the node's mapping (``{"!": "Container", "name": ...}``); everything else is the
 project's strict rules (duplicate keys, aliases, base-60 refused).
-Jinja templating (``{{ ... }}``) is refused: plain data only. Reuses
+Of the newer format's templating, ``{{ name }}`` of a value given to the reader and a top-level
+``variables:`` block that attribute values use are read (:mod:`._template`); any other Jinja
+construct is refused in one line naming it and ``FILE:LINE``. Reuses
 :class:`workbench.hw._yaml.StrictLoader`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +21,10 @@ import yaml
 from workbench.errors import WorkbenchError
 from workbench.hw._yaml import StrictLoader, StrictYamlError
 
-__all__ = ["TAGS", "TimeloopSpecError", "load_file", "load_text"]
+__all__ = ["TAGS", "TimeloopSpecError", "Value", "load_file", "load_spec", "load_text"]
+
+#: A value a ``{{ name }}`` placeholder or a ``variables`` entry takes.
+Value = int | float | str | bool
 
 #: Node tags of Timeloop's v0.4 architecture format.
 TAGS = ("Container", "Component", "Parallel", "Hierarchical", "Pipelined", "Nothing")
@@ -70,16 +76,25 @@ def _load(text: str) -> Any:
         raise StrictYamlError("YAML nested too deeply") from None
 
 
-def load_file(path: str | Path, top: str) -> Any:
+def load_file(path: str | Path, top: str, values: Mapping[str, Value] | None = None) -> Any:
     """The value under ``top`` in a Timeloop YAML file, read strictly.
 
     Args:
         path: The file.
         top: The key the file must have at its top (``architecture``, ``problem``, ...).
+        values: Values of the file's ``{{ name }}`` placeholders, if it has any.
 
     Raises:
-        TimeloopSpecError: Unreadable, too large, not strict YAML, templated, or no ``top`` key.
+        TimeloopSpecError: Unreadable, too large, not strict YAML, templated beyond
+            ``{{ name }}``, or no ``top`` key.
     """
+    return load_spec(path, top, values)[0]
+
+
+def load_spec(
+    path: str | Path, top: str, values: Mapping[str, Value] | None = None
+) -> tuple[Any, dict[str, Value]]:
+    """:func:`load_file`, with the file's ``variables`` (resolved; empty if it has none)."""
     p = Path(path)
     try:
         if p.stat().st_size > MAX_BYTES:
@@ -87,21 +102,30 @@ def load_file(path: str | Path, top: str) -> Any:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise TimeloopSpecError(f"{p}: cannot read ({type(exc).__name__})") from None
-    return load_text(text, top, str(p))
+    return _parse(text, top, str(p), values)
 
 
 def load_text(text: str, top: str, where: str) -> Any:
     """The value under ``top`` in Timeloop YAML ``text``; errors name ``where``.
 
     Raises:
-        TimeloopSpecError: Not strict YAML, templated, or no ``top`` key.
+        TimeloopSpecError: Not strict YAML, templated beyond ``{{ name }}``, or no ``top`` key.
     """
-    if "{{" in text or "{%" in text:
-        raise TimeloopSpecError(f"{where}: Jinja templating is not read (plain data only)")
+    return _parse(text, top, where, None)[0]
+
+
+def _parse(
+    text: str, top: str, where: str, values: Mapping[str, Value] | None
+) -> tuple[Any, dict[str, Value]]:
+    # NOTE: imported here: _template reports through _fields, which imports this module.
+    from workbench.scheduling.timeloop._template import render, resolve
+
+    text = render(text, where, values)
     try:
         doc = _load(text)
     except StrictYamlError as exc:
         raise TimeloopSpecError(f"{where}: {exc}") from None
     if not isinstance(doc, dict) or top not in doc:
         raise TimeloopSpecError(f"{where}: expected a top-level '{top}:' key")
-    return doc[top]
+    variables = resolve(doc, top, where, text)
+    return doc[top], variables

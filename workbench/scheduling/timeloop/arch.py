@@ -19,12 +19,13 @@ Sizes: a storage level's block is ``width / datawidth`` words (or ``block_size``
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from workbench.scheduling.timeloop._fields import as_int, as_list, as_map, as_name, as_number, fail
-from workbench.scheduling.timeloop._yaml import load_file
+from workbench.scheduling.timeloop._yaml import Value, load_spec
 from workbench.scheduling.timeloop.constraints import Constraint, node_constraints
 
 __all__ = ["Arch", "Fanout", "Storage", "read_arch"]
@@ -84,6 +85,10 @@ class Arch:
         compute: The compute component's name; ``compute_instances`` its copies.
         cycle_s: ``global_cycle_seconds`` (1 ns if unset, Timeloop's default).
         constraints: Constraints written on the arch's nodes (architecture constraints).
+        branch_keeps: ``(storage, tensors)`` for each storage that is a branch of a
+            ``!Parallel`` node: it keeps only the tensors its ``dataspace`` constraint keeps and
+            bypasses the rest (timeloopfe's ``Dataspace2BranchProcessor``, which Timeloop's
+            v0.4 front end runs on every spec: each data space lives in one branch).
     """
 
     storages: tuple[Storage, ...]
@@ -92,6 +97,7 @@ class Arch:
     compute_instances: int
     cycle_s: float
     constraints: tuple[Constraint, ...]
+    branch_keeps: tuple[tuple[str, frozenset[str]], ...] = ()
 
     def storage(self, name: str) -> Storage:
         """The storage level called ``name``."""
@@ -106,16 +112,20 @@ class Arch:
         return tuple(f for f in self.fanouts if f.above == storage)
 
 
-def _flatten(nodes: list[Any], where: str) -> list[tuple[dict[str, Any], str]]:
-    out: list[tuple[dict[str, Any], str]] = []
+def _flatten(
+    nodes: list[Any], where: str, parallel: bool = False
+) -> list[tuple[dict[str, Any], str, bool]]:
+    """Nodes in order, each with whether it is a branch of a ``!Parallel`` node."""
+    out: list[tuple[dict[str, Any], str, bool]] = []
     for i, raw in enumerate(nodes):
         at = f"{where}[{i}]"
         node = as_map(raw, at, _NODE_KEYS)
         tag = node.get("!")
         if tag in ("Parallel", "Hierarchical", "Pipelined"):
-            out += _flatten(as_list(node.get("nodes"), f"{at}.nodes"), f"{at}.nodes")
+            inner = as_list(node.get("nodes"), f"{at}.nodes")
+            out += _flatten(inner, f"{at}.nodes", tag == "Parallel")
         elif tag in ("Container", "Component"):
-            out.append((node, at))
+            out.append((node, at, parallel))
         elif tag != "Nothing":
             raise fail(at, "expected a !Container, !Component or !Parallel node")
     return out
@@ -164,24 +174,37 @@ def _spatial(node: dict[str, Any], at: str) -> tuple[int, int]:
     )
 
 
-def read_arch(path: str | Path) -> Arch:
+def read_arch(path: str | Path, values: Mapping[str, Value] | None = None) -> Arch:
     """Read a Timeloop v0.4 architecture file.
+
+    Args:
+        path: The file.
+        values: Values of its ``{{ name }}`` placeholders (the newer exercises' Jinja data),
+            if it has any; its ``variables`` block is read either way.
 
     Raises:
         TimeloopSpecError: A malformed file (one line naming the file and the field).
     """
     p = str(path)
-    body = as_map(load_file(path, "architecture"), f"{p}: architecture")
+    raw, variables = load_spec(path, "architecture", values)
+    body = as_map(raw, f"{p}: architecture")
     nodes = _flatten(as_list(body.get("nodes"), f"{p}: nodes"), f"{p}: nodes")
     storages: list[Storage] = []
     fanouts: list[Fanout] = []
     constraints: list[Constraint] = []
+    branch_keeps: list[tuple[str, frozenset[str]]] = []
     compute: str | None = None
     cycle_s = 1e-9
+    if "global_cycle_seconds" in variables:
+        cycle_s = as_number(variables["global_cycle_seconds"], f"{p}: variables") or cycle_s
     at_prev_container = 0
-    for node, at in nodes:
+    for node, at, in_parallel in nodes:
         name = as_name(node.get("name"), f"{at}.name")
-        constraints += node_constraints(node.get("constraints"), name, f"{at}.constraints")
+        own = node_constraints(node.get("constraints"), name, f"{at}.constraints")
+        constraints += own
+        if in_parallel and node["!"] == "Component":
+            kept = (k for c in own if c.kind == "dataspace" for k in c.keep or ())
+            branch_keeps.append((name, frozenset(kept)))
         if node["!"] == "Container":
             attrs = as_map(node.get("attributes") or {}, f"{at}.attributes")
             if "global_cycle_seconds" in attrs:
@@ -218,7 +241,9 @@ def read_arch(path: str | Path) -> Arch:
     names = [s.name for s in storages]
     if len(set(names)) != len(names):
         raise fail(p, "two storage components share a name")
-    return _with_instances(storages, fanouts, compute, cycle_s, tuple(constraints))
+    arch = _with_instances(storages, fanouts, compute, cycle_s, tuple(constraints))
+    keeps = tuple((n, k) for n, k in branch_keeps if n in names)
+    return replace(arch, branch_keeps=keeps)
 
 
 def _with_instances(

@@ -3,11 +3,15 @@
 A state gives every *slot* (a storage level's temporal loops, a fan-out's spatial loops) a factor
 per problem dimension, every storage level an order of its loops and the tensors it keeps. The
 constraints (the arch's own and a constraints file's) fix factors (``K=16``), bound them
-(``K<=16``), fix the innermost loops of a permutation, pin dims to mesh X or Y (``split``) and
-force tensors kept or bypassed; what they leave open is searched. The outermost level keeps
-every tensor. Moves (:meth:`Space.neighbours`): move one prime factor of a dimension from one
-slot to another, move one loop to another place in its level's order, keep or bypass one
-tensor at one level.
+(``K<=16``), fix the innermost loops of a permutation, pin dims to mesh X or Y (``split``, read
+as Timeloop's front end reads it: :meth:`Space._pin_axes`) and force tensors kept or bypassed
+(a ``!Parallel`` branch bypasses what it does not keep); what they leave open is searched. Which
+mesh axis an unpinned dim takes is searched too: a fan-out's factors are valid when some
+assignment of its dims to X and Y fits ``meshX`` x ``meshY`` (:meth:`Space._mesh_split` tries
+them all; Timeloop puts each dim of a fan-out wholly on one axis, and its model's counts do not
+depend on which). The outermost level keeps every tensor. Moves (:meth:`Space.neighbours`):
+move one prime factor of a dimension from one slot to another, move one loop to another place
+in its level's order, keep or bypass one tensor at one level.
 """
 
 from __future__ import annotations
@@ -72,6 +76,9 @@ class Space:
         self.keep_forced[0] = set(self.tensors)
         for c in (*arch.constraints, *constraints):
             self._apply(c)
+        for name, kept in arch.branch_keeps:
+            i = self.storages.index(name)
+            self.bypass_forced[i] |= set(self.tensors) - kept - self.keep_forced[i]
 
     def _slot(self, c: Constraint) -> int:
         fan = self.arch.fanout(c.target)
@@ -97,8 +104,7 @@ class Space:
             table = {"=": self.fixed, "<=": self.upper, ">=": self.lower}[op]
             table[i, d] = n
         if c.kind == "spatial" and c.split is not None:
-            for j, d in enumerate(c.permutation):
-                self.axis[i, d] = "X" if j < c.split else "Y"
+            self._pin_axes(i, c)
         elif c.kind == "temporal" and not spatial_slot:
             self.inner[i] = c.permutation
         elif c.kind == "dataspace" and not spatial_slot:
@@ -109,6 +115,29 @@ class Space:
             self.bypass_forced[i] |= set(c.bypass or ())
         if self.keep_forced[0] & self.bypass_forced[0]:
             raise fail(f"constraint on {c.target!r}", "the outermost level must keep every tensor")
+
+    def _pin_axes(self, i: int, c: Constraint) -> None:
+        """Pin dims of fan-out slot ``i`` to mesh X or Y as Timeloop reads ``split``.
+
+        Timeloop's v0.4 front end (timeloopfe's ``PermutationOptimizerProcessor``) first puts
+        in front of (inside) a partial permutation every dim it does not list whose factor
+        names 1 (``R=1``) or whose bound is 1; the first ``split`` dims of that permutation go on X,
+        the rest on Y. A dim still unlisted follows the listed ones, so it lands on Y unless
+        ``split`` reaches past the list (then it is free). Example (the example designs'
+        simple_weight_stationary): ``permutation: [C, M]``, ``split: 1``, ``R=1 S=1 P=1 Q=1``
+        and ``N`` of bound 1 read as ``N Q P S R C M``: only N (bound 1) on X, C and M on Y.
+        """
+        listed = list(c.permutation)
+        unit = [d for d, (_, n) in c.factors.items() if n == 1]  # as timeloopfe: any op
+        unit += [d for d in self.dims if self.bounds[d] == 1]
+        inserted = [d for d in dict.fromkeys(unit) if d not in listed]
+        full = [*reversed(inserted), *listed]  # each was inserted at the front in turn
+        assert c.split is not None
+        for j, d in enumerate(full):
+            self.axis[i, d] = "X" if j < c.split else "Y"
+        if c.split <= len(full):
+            for d in self.dims:
+                self.axis.setdefault((i, d), "Y")
 
     # --- states ---------------------------------------------------------------------------
 

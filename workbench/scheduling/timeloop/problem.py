@@ -3,7 +3,8 @@
 ``problem: shape: {dimensions, data_spaces, coefficients}, instance: {dim: bound, ...}``. Each
 data space's ``projection`` lists its axes; an axis is a list of terms, a term ``[dim]`` or
 ``[dim, coefficient]`` (the coefficient a name from ``coefficients`` / ``instance`` or a number):
-Inputs of a conv is ``[[C]], [[R, Wdilation], [P, Wstride]], ...``.
+Inputs of a conv is ``[[C]], [[R, Wdilation], [P, Wstride]], ...``. An ``instance`` key that
+names neither a dimension nor a coefficient (``H``, ``Hpad``) is ignored, as Timeloop ignores it.
 """
 
 from __future__ import annotations
@@ -85,9 +86,11 @@ def read_problem(path: str | Path) -> Problem:
     for name in coefs:
         if name in inst:
             coefs[name] = as_int(inst[name], f"{p}: instance.{name}")
-    for key in inst:
+    for key, value in inst.items():
         if key not in dims and key not in coefs and key != "densities":
-            raise fail(f"{p}: instance", f"{key!r} is neither a dimension nor a coefficient")
+            # NOTE: Timeloop ignores such keys (the example designs' H, W, Hpad, Wpad: padding
+            # is not modelled); they must still be numbers.
+            as_number(value, f"{p}: instance.{key}")
     if "densities" in inst:
         for k, v in as_map(inst["densities"], f"{p}: instance.densities").items():
             as_number(

@@ -10,10 +10,11 @@ How the mapspace is pruned, so the search ends in seconds on 2 cores:
 * No enumeration: an iterated local search. From the mapping with every open factor at the
   outermost level, it takes the first move (one prime factor to another slot, one loop to another
   place in its level, one tensor kept or bypassed) that lowers the objective, until none does;
-  then it perturbs the best mapping with a few random moves and climbs again, until
-  ``budget`` mappings have been evaluated (or :data:`STALE_KICKS` perturbations in a row found
-  nothing new). Mappings that overfill a level are refused by the
-  evaluator and skipped. The seed is fixed: the same files give the same answer.
+  then it perturbs the best mapping with a few random moves and climbs again, until its share
+  of ``budget`` mappings has been evaluated (or :data:`STALE_KICKS` perturbations in a row found
+  nothing new). :data:`RESTARTS` such climbs share the budget; the best answer wins. Mappings
+  that overfill a level are refused by the evaluator and skipped. The seed is fixed: the same
+  files give the same answer.
 
 Not Timeloop's mapper (its random-pruned and linear-pruned searches walk an indexed mapspace);
 the tests check that the answer is at least as good as the mapper's reference outputs.
@@ -39,6 +40,15 @@ OBJECTIVES = ("edp", "energy", "delay")
 #: Mappings evaluated by default (about 0.3 ms each on one core for the Eyeriss layer; the
 #: Eyeriss search of ISPASS exercise 06 settles well within it).
 BUDGET = 3_000
+#: Independent iterated climbs from the starting mapping, each with its own random stream and an
+#: equal share of the budget (mappings one has evaluated cost the next nothing); the best wins.
+#: One climb can settle in a poor basin: with one climb of 3,000 and seed 0 the search ended
+#: above Timeloop's mapper on simple_weight_stationary (1.0017x its EDP) and the fp32 variant of
+#: the timeloop+accelergy exercise (1.61x); three climbs of 1,000 beat the mapper on all seven
+#: mapper cases the tests run (tests/unit/scheduling/test_timeloop_search.py), and on 41 of the
+#: 42 case-seed pairs of seeds 0-5 (simple_output_stationary at seed 2 ends at 1.42x: all three
+#: climbs settle with C=3 on the mesh, which leaves M only 4 of its 16 PEs).
+RESTARTS = 3
 #: Random moves in one perturbation of the best mapping.
 KICK_MOVES = 4
 #: Perturbations in a row that find no new mapping before the search stops (a small space is
@@ -93,6 +103,12 @@ class _Search:
         self.refused += out is None
         self.seen[s] = out
         return out
+
+    def scored(self, s: State) -> tuple[tuple[float, ...], ModelResult]:
+        """The score of a state known to be valid."""
+        got = self.score(s)
+        assert got is not None
+        return got
 
     def climb(self, s: State, rng: random.Random) -> State:
         best = self.score(s)
@@ -152,21 +168,17 @@ def search(
         raise fail("budget", f"must be >= 1, got {budget}")
     space = Space(arch, problem, constraints)
     run = _Search(space, ert, objective, budget)
-    rng = random.Random(seed)
     start = space.initial()
     if run.score(start) is None:
         raise fail("constraints", "the starting mapping (every open factor outermost) does not fit")
-    best = run.climb(start, rng)
-    stale = 0
-    while len(run.seen) < budget and stale < STALE_KICKS:
-        before = len(run.seen)
-        trial = run.climb(run.kick(best, rng), rng)
-        got, now = run.score(trial), run.score(best)
-        if got is not None and now is not None and got[0] < now[0]:
-            best = trial
-        stale = stale + 1 if len(run.seen) == before else 0
-    final = run.score(best)
-    assert final is not None
+    best = start
+    for k in range(RESTARTS):
+        run.budget = max(1, budget * (k + 1) // RESTARTS)
+        found = _iterated_climb(run, start, random.Random(seed * RESTARTS + k))
+        if run.scored(found)[0] < run.scored(best)[0]:
+            best = found
+    run.budget = budget
+    final = run.scored(best)
     return SearchResult(
         mapping=space.mapping(best),
         result=final[1],
@@ -174,6 +186,20 @@ def search(
         evaluated=len(run.seen),
         refused=run.refused,
     )
+
+
+def _iterated_climb(run: _Search, start: State, rng: random.Random) -> State:
+    """Climb from ``start``, then perturb the best and climb again until the budget is spent."""
+    best = run.climb(start, rng)
+    stale = 0
+    while len(run.seen) < run.budget and stale < STALE_KICKS:
+        before = len(run.seen)
+        trial = run.climb(run.kick(best, rng), rng)
+        got = run.score(trial)
+        if got is not None and got[0] < run.scored(best)[0]:
+            best = trial
+        stale = stale + 1 if len(run.seen) == before else 0
+    return best
 
 
 def greedy(
