@@ -13,7 +13,7 @@ import json
 import math
 import numbers
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from workbench.errors import WorkbenchError
@@ -321,7 +321,7 @@ def compare(
             name=name,
             passed=ok,
             got=got,
-            hints=_hints(attempt, got, expected, hint, hint2, rel_tol, synonyms),
+            hints=_hints(attempt, hint, hint2, lambda: _graded(got, expected, rel_tol, synonyms)),
             attempt=attempt,
             hints_used=_ATTEMPTS.get(name, 0) if ok else attempt,
             revealed=name in _REVEALED,
@@ -331,25 +331,17 @@ def compare(
     )
 
 
-def _hints(
-    attempt: int,
-    got: object,
-    expected: object,
-    hint: str,
-    hint2: str,
-    rel_tol: float = 1e-6,
-    synonyms: Mapping[str, Sequence[str]] | None = None,
-) -> tuple[str, ...]:
+def _hints(attempt: int, hint: str, hint2: str, graded: Callable[[], str]) -> tuple[str, ...]:
     """The hints of wrong try ``attempt`` (none for 0): the first, then also the graded one.
 
-    The graded hint judges a tuple's parts by the check's own tolerance and synonyms.
+    ``graded`` says how far off the answer is (by the check's own tolerance and synonyms).
     """
     if not attempt:
         return ()
     first = hint or "recheck the definition in the lesson text"
     if attempt == 1:
         return (first,)
-    return (first, _graded(got, expected, rel_tol, synonyms) + (f"; {hint2}" if hint2 else ""))
+    return (first, graded() + (f"; {hint2}" if hint2 else ""))
 
 
 def _settle(result: CheckResult, strict: bool | None) -> CheckResult:
