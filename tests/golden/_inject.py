@@ -1,12 +1,24 @@
 """Inject a regression into a real Kineto trace: one kernel family slower, later events shifted.
 
-Each GPU kernel whose category (:func:`workbench.evidence.categories.classify`) is ``family``
-runs ``factor`` times as long; every event that starts after such a kernel ends (on any stream,
-CPU or GPU) moves later by the extra time of all stretched kernels that ended before it, and a
-host range's end (a ``ProfilerStep``, an operator) likewise, so the step grows by the whole
-injected time, as a real slowdown of that family would make it. (Until issue 26's last round
-only starts moved: a host step then ended before its own last launches on a trace whose host
-waits for the GPU, and their kernels fell out of it.)
+Each GPU kernel whose category is ``family`` runs ``factor`` times as long. The category is the
+one the trace reader gives it (:func:`workbench.evidence.categories.classify` with the kernel's
+launch shape: a kernel no name rule matches whose 1-D grid of 1-D blocks uses no shared memory
+is ``elementwise``), so the regression injected is the one the reader measures. (Until issue
+26's golden round the injector classified by name alone: on HTA's 16-rank A100 trace 45 of its
+76 ms of elementwise kernel time are classified by shape, so "elementwise x1.3" stretched only
+40% of the family, +1.6 ms per step instead of +3.9 ms.)
+
+Timeline rule. Every event that starts after a stretched kernel ends (on any stream, CPU or GPU)
+moves later by the extra time of all stretched kernels that ended before it. A host range (a
+``ProfilerStep`` annotation, an operator, a runtime call such as ``cudaStreamSynchronize``)
+moves its start by that rule and its end likewise: its end moves later by the extra time of all
+stretched kernels that ended before its original end. A real slower run behaves so: the host
+blocks on the GPU (at a synchronising call, at the latest at the step's end), so the step
+annotation stretches to cover the shifted work, and every kernel the step launched stays
+inside it. A GPU activity keeps its own start rule and duration (only the family's kernels
+lengthen). (Until issue 26's last round only starts moved: a host step then ended before its
+own last launches on a trace whose host waits for the GPU, and their kernels fell out of it.)
+
 ``jitter`` (a relative standard deviation) instead perturbs every kernel's duration by seeded
 zero-mean noise: a control that must ship.
 """
@@ -28,11 +40,25 @@ def _kernels(events: list[dict], activities: tuple[str, ...] = ("kernel",)) -> l
     return [e for e in events if e.get("ph") == "X" and e.get("cat") in activities]
 
 
+def _dim3(value: object) -> tuple[int, int, int] | None:
+    """A launch dimension ``[x, y, z]`` as the reader takes it, else None."""
+    if isinstance(value, list) and len(value) == 3 and all(isinstance(v, int) for v in value):
+        return (value[0], value[1], value[2])
+    return None
+
+
 def _family(event: dict) -> str:
-    """The kernel category of an activity (a memcpy or memset is a copy)."""
+    """The kernel category the trace reader gives an activity (a memcpy or memset is a copy)."""
     if event.get("cat") in ("gpu_memcpy", "gpu_memset"):
         return "copy"
-    return classify(event.get("name", ""))[0]
+    args = event.get("args") or {}
+    smem = args.get("shared memory")
+    return classify(
+        event.get("name", ""),
+        grid=_dim3(args.get("grid")),
+        block=_dim3(args.get("block")),
+        shared_memory_bytes=smem if isinstance(smem, int) else None,
+    )[0]
 
 
 def inject(

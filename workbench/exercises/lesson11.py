@@ -22,7 +22,7 @@ from workbench.ir import Graph, Linear
 from workbench.mapper import map_model
 from workbench.models import build_graph
 from workbench.platform.compare import RATE_FRACTIONS, PlatformRow, compare_platforms, shortlist
-from workbench.platform.fit import fit_check
+from workbench.platform.fit import FitReport, fit_check, memory_reserve
 from workbench.serving import find_knee
 
 __all__ = [
@@ -30,17 +30,20 @@ __all__ = [
     "SERVING_STACK",
     "bound_claim",
     "check_decode_expected",
-    "check_fits",
+    "check_fit_headroom",
     "check_gemm_prediction",
-    "check_winner",
+    "check_scores",
     "decode_inputs_table",
     "expected_claim",
     "fit_claim",
+    "fit_compare_claim",
     "fit_table",
     "gemm_table",
     "matrix",
     "matrix_table",
+    "memory_table",
     "risk_inputs_table",
+    "shortlist_claim",
     "trace_gap_claim",
     "trace_gap_table",
     "trap_claim",
@@ -102,8 +105,10 @@ def matrix(
 
 
 def matrix_table(rows: Sequence[PlatformRow]) -> pd.DataFrame:
-    """The matrix as a frame (rounded), plus each row's shortlist rank (0: not shortlisted)."""
-    best = {(r.model, r.hardware): i + 1 for i, r in enumerate(shortlist(rows, k=len(rows)))}
+    """The matrix as a frame (rounded): the inputs of the shortlist's score, not its ranks.
+
+    The ranks answer Exercise 2: :func:`shortlist_claim` shows them after its check.
+    """
     out = []
     for r in rows:
         out.append(
@@ -118,7 +123,6 @@ def matrix_table(rows: Sequence[PlatformRow]) -> pd.DataFrame:
                 "j_per_item": round(r.energy_per_item_j, 3),
                 "items_per_j": round(r.perf_per_watt, 2),
                 "risk": round(r.risk, 2),
-                "rank": best.get((r.model, r.hardware), 0),
             }
         )
     return pd.DataFrame(out).set_index(["model", "platform"])
@@ -351,56 +355,163 @@ def check_gemm_prediction(
     )
 
 
-def check_fits(
-    answer: int,
+def memory_table(platforms: Sequence[str], stack: str = SERVING_STACK) -> pd.DataFrame:
+    """What each platform's chip holds, and the share the serving stack keeps back of it.
+
+    Returns:
+        One row per platform: ``capacity_gib`` (the profile's off-chip memory, GiB = 2**30 bytes)
+        and ``reserve_share`` (the fraction of it ``stack`` reserves).
+    """
+    share = memory_reserve(stack).fraction
+    return pd.DataFrame(
+        [
+            {
+                "platform": p,
+                "capacity_gib": round(hardware(p).offchip.capacity_bytes / 2**30, 1),
+                "reserve_share": share,
+            }
+            for p in platforms
+        ]
+    ).set_index("platform")
+
+
+def _served_fit(model: str, platform: str, chips: int, *, batch: int, context: int) -> FitReport:
+    """:func:`fit_check` of ``model`` on ``chips`` chips of ``platform`` under the serving stack."""
+    hw = hardware(platform)
+    return fit_check(
+        model, hw, batch=batch, context=context, tensor_parallel=chips, stack=SERVING_STACK
+    )
+
+
+def _headroom_name(model: str, platform: str, chips: int) -> str:
+    """The name :func:`check_fit_headroom` reports (its gated claim uses it)."""
+    return f"fit headroom of {model} on {chips} x {platform} (GiB per chip)"
+
+
+def check_fit_headroom(
+    answer: object,
     *,
     model: str,
     platform: str,
+    chips: int,
     batch: int = 16,
     context: int = 4096,
     strict: bool | None = None,
 ) -> CheckResult:
-    """Check the fewest tensor-parallel chips (1, 2, 4 or 8) on which ``model`` fits.
+    """Check the per-chip headroom (GiB) of ``model`` on ``chips`` chips of ``platform`` (1 %).
 
-    Fits: weights, KV cache and activations within what the serving stack
-    (:data:`SERVING_STACK`) leaves of each chip's memory after its reserve.
+    From the quantities the fit uses: the need per chip (weights, KV cache and activations of
+    one tensor-parallel slice, the same on any platform) against what the serving stack
+    (:data:`SERVING_STACK`) leaves of the chip's capacity after its reserve. Negative: short.
     """
-    expected = next(
-        (
-            n
-            for n in (1, 2, 4, 8)
-            if fit_check(
-                model,
-                hardware(platform),
-                batch=batch,
-                context=context,
-                tensor_parallel=n,
-                stack=SERVING_STACK,
-            ).fits
-        ),
-        0,
-    )
+    f = _served_fit(model, platform, chips, batch=batch, context=context)
     return compare(
-        "fewest_chips",
+        _headroom_name(model, platform, chips),
         answer,
-        expected,
-        **_TEXT.hints("fits"),
+        f.headroom_bytes / 2**30,
+        rel_tol=0.01,
+        **_TEXT.hints("fit_headroom"),
         strict=strict,
     )
 
 
-def check_winner(
-    answer: str, *, rows: Sequence[PlatformRow], strict: bool | None = None
+def fit_compare_claim(
+    model: str,
+    platforms: Sequence[str],
+    chips: Sequence[int],
+    *,
+    exercise: tuple[str, int],
+    batch: int = 16,
+    context: int = 4096,
+) -> Claim:
+    """The fewest chips that fit on each platform, and Exercise 1's headroom (gated behind it).
+
+    Args:
+        model: Decoder preset.
+        platforms: Profile names.
+        chips: Tensor-parallel chip counts tried.
+        exercise: Exercise 1's ``(platform, chips)``.
+        batch: Sequences.
+        context: Tokens per sequence.
+
+    Returns:
+        Markdown: the need per chip at the exercise's split, its headroom, and per platform the
+        fewest chips that fit after the stack's reserve.
+    """
+    platform, n = exercise
+    fits = {p: [_served_fit(model, p, c, batch=batch, context=context) for c in chips]
+            for p in platforms}  # fmt: skip
+    f = _served_fit(model, platform, n, batch=batch, context=context)
+    claim = _TEXT.claim(
+        "fit_compare",
+        model=model,
+        platform=platform,
+        chips=n,
+        need=f.total_bytes / 2**30,
+        headroom=f.headroom_bytes / 2**30,
+        fewest=[
+            {"platform": p, "chips": next((x.tensor_parallel for x in fs if x.fits), None)}
+            for p, fs in fits.items()
+        ],
+        largest=max(chips),
+    )
+    return gated(claim, after=_headroom_name(model, platform, n), label="Exercise 1")
+
+
+#: The name :func:`check_scores` reports (:func:`shortlist_claim` is gated behind it).
+SCORES_EXERCISE = "shortlist scores"
+
+
+def check_scores(
+    answer: object,
+    *,
+    rows: Sequence[PlatformRow],
+    platforms: tuple[str, str],
+    strict: bool | None = None,
 ) -> CheckResult:
-    """Check the first platform of the shortlist."""
-    best = shortlist(rows)
+    """Check the shortlist scores of two platforms, as a pair in the order given (1 % each).
+
+    The shortlist's rule (:func:`workbench.platform.compare.shortlist`): requests/s at the SLA
+    per chip x (1 - risk), from the fit matrix's own columns.
+    """
+    by_name = {r.hardware: r for r in rows}
     return compare(
-        "shortlist_winner",
+        SCORES_EXERCISE,
         answer,
-        best[0].hardware if best else "",
-        **_TEXT.hints("winner"),
+        tuple(by_name[p].score for p in platforms),
+        rel_tol=0.01,
+        **_TEXT.hints("scores"),
         strict=strict,
     )
+
+
+def shortlist_claim(rows: Sequence[PlatformRow], platforms: tuple[str, str]) -> Claim:
+    """The ranked shortlist, and whether its score reorders Exercise 2's two platforms (gated).
+
+    Args:
+        rows: The fit matrix.
+        platforms: Exercise 2's two platforms.
+
+    Returns:
+        Markdown: each shortlisted platform with its score in rank order, and the two
+        platforms' order by throughput at the SLA against their order by score.
+    """
+    ranked = shortlist(rows, k=len(rows))
+    by_name = {r.hardware: r for r in rows}
+    a, b = (by_name[p] for p in platforms)
+    hi_score, lo_score = (a, b) if a.score >= b.score else (b, a)
+    claim = _TEXT.claim(
+        "shortlist",
+        ranked=[{"platform": r.hardware, "score": r.score} for r in ranked],
+        left_out=[r.hardware for r in rows if r not in ranked],
+        first=hi_score.hardware,
+        second=lo_score.hardware,
+        first_rate=hi_score.throughput_at_sla,
+        second_rate=lo_score.throughput_at_sla,
+        first_risk=hi_score.risk,
+        second_risk=lo_score.risk,
+    )
+    return gated(claim, after=SCORES_EXERCISE, label="Exercise 2")
 
 
 def widget_moves() -> tuple[ControlMove, ...]:

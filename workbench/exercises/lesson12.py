@@ -12,7 +12,7 @@ import pandas as pd
 
 from workbench.errors import WorkbenchError
 from workbench.exercises._check import FIGURE, CheckResult, compare
-from workbench.exercises._claims import Claim
+from workbench.exercises._claims import Claim, gated
 from workbench.exercises._figures import Figure
 from workbench.exercises._moves import ControlMove, phrase_move
 from workbench.exercises._text import LessonText
@@ -29,10 +29,10 @@ __all__ = [
     "PANEL",
     "SATURATION",
     "SETTINGS",
-    "check_first_saturated",
     "check_headroom",
     "check_pressure_prediction",
     "check_speedup",
+    "check_zone_step_ms",
     "headroom_claim",
     "lens_chart",
     "lens_figure",
@@ -45,6 +45,8 @@ __all__ = [
     "variants",
     "widget_claim",
     "widget_moves",
+    "zone_claim",
+    "zone_step_s",
 ]
 
 _TEXT = LessonText("lesson12")
@@ -205,25 +207,60 @@ def check_speedup(
     )
 
 
-def check_first_saturated(
-    answer: object, *, model: str, hardware_name: str, level: str
+def _zone_name(step: str, level: str) -> str:
+    """The name :func:`check_zone_step_ms` reports (:func:`zone_claim` is gated behind it)."""
+    return f"step time at which {step} enters the {level} saturation zone (ms)"
+
+
+def zone_step_s(model: str, hardware_name: str, level: str, step: str) -> float:
+    """The longest step time at which ``step``'s bytes put ``level`` in the saturation zone, s.
+
+    Pressure is bytes / (step time x sustained rate); keeping the bytes, it reaches
+    :data:`SATURATION` when the step takes ``bytes / (SATURATION x sustained rate)``.
+
+    Raises:
+        WorkbenchError: When the step moves no bytes at ``level`` (no time saturates it).
+    """
+    mapping = dict(variants(model, hardware_name))[step]
+    moved = mapping.total.bytes_at(level)
+    if moved <= 0:
+        raise WorkbenchError(f"zone_step_s: {step} moves no bytes at {level}: no zone to enter")
+    return moved / (SATURATION * mapping.hardware.level(level).sustained_bytes_per_s)
+
+
+def check_zone_step_ms(
+    answer: object, *, model: str, hardware_name: str, level: str, step: str = "fusion"
 ) -> CheckResult:
-    """The first step whose pressure at ``level`` is in the saturation zone (or ``"none"``)."""
-    rows = bandwidth_lens_points(
-        variants(model, hardware_name),
-        level,
-        SATURATION,
-        against="sustained",
+    """The step time (ms) at which ``step``'s bytes would enter the saturation zone (1 %).
+
+    Computed from the pressure model (:func:`zone_step_s`), for a step time no row shows.
+    """
+    zone_ms = zone_step_s(model, hardware_name, level, step) * 1e3
+    hints = _TEXT.hints("zone_step")
+    return compare(_zone_name(step, level), answer, zone_ms, rel_tol=0.01, **hints)
+
+
+def zone_claim(table: pd.DataFrame, model: str, hardware_name: str, level: str, step: str) -> Claim:
+    """Exercise 2's step time against the trajectory's first saturated step (gated behind it).
+
+    Args:
+        table: :func:`trajectory_table` at ``level``.
+        model: Decoder preset.
+        hardware_name: Hardware profile name.
+        level: Memory level.
+        step: Exercise 2's step.
+
+    Returns:
+        Markdown: the step time at which ``step``'s bytes enter the zone, its speedup over the
+        step's own time, and the first step of the trajectory inside the zone.
+    """
+    zone_ms = zone_step_s(model, hardware_name, level, step) * 1e3
+    first = next((s for s in table.index if table.loc[s, "saturated"]), None)
+    rows = {"own": table.loc[step], "row": table.loc[first] if first is not None else None}
+    claim = _TEXT.claim(
+        "zone", step=step, level=level, zone_ms=zone_ms, threshold=SATURATION, first=first, **rows
     )
-    first = next((r["variant"] for r in rows if r["saturated"]), "none")
-    return compare(
-        "first saturated step",
-        answer,
-        first,
-        hint=_TEXT.render("first_saturated_hint", threshold=SATURATION),
-        hint2=_TEXT.render("first_saturated_hint2"),
-        synonyms={"none": ("no step", "never")},
-    )
+    return gated(claim, after=_zone_name(step, level), label="Exercise 2")
 
 
 def check_headroom(

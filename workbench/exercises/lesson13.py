@@ -435,6 +435,7 @@ def after(check: CheckResult | str, claim: Claim, exercise: int) -> Claim:
 
     A claim that answers an exercise stays hidden on Run All until the student's check passes.
 
+    >>> from workbench.exercises._check import compare
     >>> after(compare("x", None, 1), Claim("the answer is 1"), 2).text.startswith("*This answers")
     True
     """

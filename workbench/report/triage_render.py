@@ -13,6 +13,7 @@ import math
 from typing import Any
 
 from workbench._format import fmt_time, shift_line
+from workbench.errors import printable
 from workbench.review.decision.closure import METRIC_LABELS, amount
 from workbench.review.decision.verdict import TriageReport
 from workbench.review.diagnosis.attribution import DRIFT_LIMIT, attribution_rows
@@ -22,6 +23,7 @@ from workbench.review.diagnosis.table import MECHANISMS
 from workbench.review.join.job_summary import job_record_line
 from workbench.review.join.pairs import shift_doc
 from workbench.review.join.trace_summary import short_name
+from workbench.review.join.windows import windows_doc, windows_lines
 from workbench.review.records.mbu import BANDWIDTH_BOUND_SHARE, bandwidth_bound, record_mbu
 
 __all__ = ["triage_document", "triage_text"]
@@ -78,7 +80,8 @@ def triage_document(report: TriageReport) -> dict[str, Any]:
     doc = {
         "comparable": report.comparable,
         "mismatched_tags": list(report.mismatched_tags),
-        "headline": report.headline(),
+        # NOTE: for records read from traces, the steps the step time rests on (else None)
+        "headline": report.headline() | {"steps": windows_doc(report.baseline, report.candidate)},
         "step_shift": None if report.shift is None else shift_doc(report.shift),
         "declared_change": [dataclasses.asdict(c) for c in report.declared],
         "first_failing": _first(report),
@@ -171,12 +174,9 @@ def _headline_lines(report: TriageReport) -> list[str]:
         ]
         if report.shift is not None:  # NOTE: the same comparison as `workbench trace --against`
             lines.append(f"  step time {shift_line(shift_doc(report.shift))}")
-            if report.shift.method != "paired":
-                lines.append(
-                    "  fewer than 3 steady steps on a side: not paired per step, so the interval "
-                    "is the unpaired Hodges-Lehmann one (wider; with 2 steps a side it spans "
-                    "every difference)"
-                )
+        windows = windows_doc(b, c)
+        if windows is not None:  # NOTE: the steps that comparison pairs, and how they were drawn
+            lines += [f"  {printable(line)}" for line in windows_lines(windows)]
     job = job_record_line(b.measurement, c.measurement)
     if job is not None:
         lines.append(job)

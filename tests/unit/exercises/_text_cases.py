@@ -426,8 +426,11 @@ def lesson10() -> dict[str, str]:
             lambda a: _call(lesson10.check_littles_law, a, model="llama2-7b", rate=5.0)
         ),
         "lesson10.check_knee_rate": _hints(
-            lambda a: lesson10.check_knee_rate(a, points=points, sla_s=11.0)
+            lambda a: lesson10.check_knee_rate(a, points=points, sla_s=13.5)
         ),
+        "lesson10.estimate_claim": _call(  # gated: its full text
+            lesson10.estimate_claim, points, 13.5, model="llama2-7b"
+        ).text,
         "lesson10.takeaway_claim": str(
             _call(lesson10.takeaway_claim, points, 15.0, model="llama2-7b")
         ),
@@ -456,12 +459,18 @@ def lesson11() -> dict[str, str]:
         "lesson11.bound_claim": str(lesson11.bound_claim(platforms, trap)),
         "lesson11.widget_claim": str(lesson11.widget_claim(n=1000)),
         "lesson11.trace_gap_claim": str(lesson11.trace_gap_claim(gaps, "gaudi3", "h200")),
-        "lesson11.check_fits": _hints(
-            lambda a: lesson11.check_fits(
-                a, model="llama2-70b", platform="h100-sxm", batch=16, context=4096
+        "lesson11.check_fit_headroom": _hints(
+            lambda a: lesson11.check_fit_headroom(
+                a, model="llama2-70b", platform="h200", chips=2, batch=16, context=4096
             )
         ),
-        "lesson11.check_winner": _hints(lambda a: lesson11.check_winner(a, rows=rows)),
+        "lesson11.fit_compare_claim": lesson11.fit_compare_claim(  # gated: its full text
+            "llama2-70b", ["h100-sxm", "h200"], (1, 2, 4, 8), exercise=("h200", 2)
+        ).text,
+        "lesson11.check_scores": _hints(
+            lambda a: lesson11.check_scores(a, rows=rows, platforms=("h100-sxm", "mi300x"))
+        ),
+        "lesson11.shortlist_claim": lesson11.shortlist_claim(rows, ("h100-sxm", "mi300x")).text,
         "lesson11.fit_claim": str(
             lesson11.fit_claim("llama2-70b", "h100-sxm", (1, 2, 4, 8), batch=16, context=4096)
         ),
@@ -489,9 +498,12 @@ def lesson12() -> dict[str, str]:
         "lesson12.check_speedup": _hints(
             lambda a: _call(lesson12.check_speedup, a, model="llama2-7b")
         ),
-        "lesson12.check_first_saturated": _hints(
-            lambda a: _call(lesson12.check_first_saturated, a, model="llama2-7b", level="hbm")
+        "lesson12.check_zone_step_ms": _hints(
+            lambda a: _call(lesson12.check_zone_step_ms, a, model="llama2-7b", level="hbm")
         ),
+        "lesson12.zone_claim": lesson12.zone_claim(  # gated: its full text
+            table, "llama2-7b", "h100-sxm", "hbm", "fusion"
+        ).text,
         "lesson12.check_headroom": _hints(
             lambda a: _call(lesson12.check_headroom, a, model="llama2-7b", level="hbm")
         ),

@@ -137,7 +137,8 @@ def test_binder_opens_the_working_copy():
 @pytest.mark.parametrize(
     ("lesson", "gated"),
     [("01", ["Exercise 2"]), ("05", ["Exercise 2"]), ("06", ["Exercise 1", "Exercise 2"]),
-     ("07", ["Exercise 1", "Exercise 2"]), ("09", ["Exercise 1"]), ("11", ["Exercise 3"])],
+     ("07", ["Exercise 1", "Exercise 2"]), ("09", ["Exercise 1"]), ("10", ["Exercise 2"]),
+     ("11", ["Exercise 1", "Exercise 2", "Exercise 3"]), ("12", ["Exercise 2"])],
 )  # fmt: skip
 def test_run_all_from_the_stubs_stores_the_gate_not_the_answer(lesson, gated):
     # nbval compares these stored outputs with a Run All from the unanswered stubs

@@ -34,10 +34,15 @@ def test_checks_pass_right_and_fail_wrong_without_leaking():
     wrong = lesson12.check_speedup(ratio * 2, model=M, hardware_name=HW)
     assert not wrong.passed
     assert f"{ratio:.3f}" not in repr(wrong)
-    first = next(s for s in table.index if table.loc[s, "saturated"])
-    kw = {"model": M, "hardware_name": HW, "level": "hbm"}
-    assert lesson12.check_first_saturated(first.upper(), **kw).passed
-    assert not lesson12.check_first_saturated("layout", **kw).passed
+    kw = {"model": M, "hardware_name": HW, "level": "hbm", "step": "fusion"}
+    # from the table alone: keeping the bytes, pressure scales as 1 / step time
+    row = table.loc["fusion"]
+    zone_ms = row["step_ms"] * row["pressure_pct"] / 100 / lesson12.SATURATION
+    assert not row["saturated"]  # the exercise asks for a time no row shows
+    assert lesson12.check_zone_step_ms(zone_ms, **kw).passed
+    wrong = lesson12.check_zone_step_ms(row["step_ms"], **kw)
+    assert not wrong.passed
+    assert f"{zone_ms:.2f}" not in repr(wrong)
 
 
 def test_lens_chart_marks_unstable_steps_from_the_simulation():

@@ -1,5 +1,6 @@
 import pytest
 
+from workbench.errors import WorkbenchError
 from workbench.exercises import lesson08, lesson09, lesson10, lesson11
 from workbench.platform.fit import kv_bytes_per_token
 
@@ -30,8 +31,9 @@ def test_lesson10_checks():
     table = lesson10.latency_table(pts)
     assert (table["p99_s"] >= table["p50_s"]).all()
     sla = float(table["p99_s"].iloc[0]) + 0.01
-    assert lesson10.check_knee_rate(5.0, points=pts, sla_s=sla)
-    assert not lesson10.check_knee_rate(500.0, points=pts, sla_s=sla, strict=False)
+    # the first load that breaks this SLA is unstable: no steady p99 to draw a line to
+    with pytest.raises(WorkbenchError, match="straddle"):
+        lesson10.check_knee_rate(5.0, points=pts, sla_s=sla)
 
 
 def test_lesson11_trap_and_fit():
@@ -42,7 +44,9 @@ def test_lesson11_trap_and_fit():
     assert fit.loc[4, "fits"]
     # 79.49 GiB per chip on 2 chips is within 79.65 GiB, but not within vLLM's 90% of it
     assert not fit.loc[2, "fits"]
-    assert lesson11.check_fits(4, model="llama2-70b", platform="h100-sxm")
+    assert lesson11.check_fit_headroom(
+        fit.loc[4, "headroom_gib"], model="llama2-70b", platform="h100-sxm", chips=4
+    )
 
 
 def test_claims_are_markdown_rendered_from_the_tables():

@@ -44,8 +44,10 @@ def test_lesson11_fit_table_and_check_use_the_serving_stack_s_reserve():
     assert table.loc[2, "need_gib"] <= table.loc[2, "capacity_gib"]  # only the reserve breaks it
     assert table.loc[2, "headroom_gib"] < 0 < table.loc[4, "headroom_gib"]
     assert table.loc[4, "reserve_gib"] == round(0.1 * H100.offchip.capacity_bytes / 2**30, 2)
-    assert lesson11.check_fits(4, model="llama2-70b", platform="h100-sxm").passed
-    assert not lesson11.check_fits(2, model="llama2-70b", platform="h100-sxm", strict=False)
+    kw = {"model": "llama2-70b", "platform": "h100-sxm", "chips": 4}
+    assert lesson11.check_fit_headroom(table.loc[4, "headroom_gib"], **kw).passed
+    bare = table.loc[4, "capacity_gib"] - table.loc[4, "need_gib"]  # the reserve left out
+    assert not lesson11.check_fit_headroom(bare, **kw, strict=False).passed
     claim = lesson11.fit_claim("llama2-70b", "h100-sxm", (1, 2, 4, 8)).text
     assert "**4**" in claim
     assert "On 2 chips the need" in claim

@@ -22,6 +22,14 @@ the policy, one row per rule, so every rule is visible, testable and changed in 
   production request mix, prefill and decode weighted by its prompt and output lengths) are the
   guardrails that weigh it.
 
+What does not judge a release: a kernel category's own time. Two traces' per-category kernel time
+per step (summed over streams) names the headline's family, with its paired interval, whenever the
+step moved beyond the noise, even by less than the guardrail (the release ships); it is no guardrail
+of its own, because growth that the step time does not show is ambiguous: a collective kernel's
+duration includes its wait for the peers, and overlapped kernels lengthen under contention when a
+change makes them overlap more (the step unchanged or faster). The step time is what the release is
+judged on; the named category tells the owner where the slack went.
+
 Kinds of change (:func:`change_kinds`): ``hardware``, ``tensor_parallel``, ``workload``,
 ``workload_only``, ``faster`` (time per item better on every slice), ``format_changed`` (a
 kernel's format), ``model_format_changed`` (the run's own format: MFU's denominator),

@@ -223,6 +223,8 @@ def _measurement(run: MeasuredRun, unmatched: int) -> Measurement:
         repeats=n,
         wall_s=sum(it.wall_s for it in run.iterations),
         category_steps_s=category_steps(run) if run.steps_annotated else (),
+        window_rule=run.window_rule,
+        warnings=run.warnings,
     )
 
 

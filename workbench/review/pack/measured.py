@@ -29,6 +29,7 @@ from workbench.evidence import MeasuredRun
 from workbench.review.decision.verdict import TriageReport
 from workbench.review.join.pairs import shift_doc
 from workbench.review.join.trace_summary import short_name
+from workbench.review.join.windows import windows_doc, windows_lines
 from workbench.review.records.store import RunRecord
 
 __all__ = ["is_measured_pair", "measured_tables"]
@@ -50,7 +51,7 @@ def measured_tables(
     """The measured pair's first-page tables (none unless :func:`is_measured_pair`)."""
     if not is_measured_pair(r):
         return []
-    tables = [_step_table(r, traces)]
+    tables = [_step_table(r)]
     runs = [(side, run) for side, run in zip(("baseline", "candidate"), traces, strict=True)]
     if all(run is not None for _, run in runs):
         tables.append(
@@ -103,7 +104,7 @@ _BREAKDOWN_COLS = (
 )
 
 
-def _step_table(r: TriageReport, traces: tuple[MeasuredRun | None, ...]) -> _Table:
+def _step_table(r: TriageReport) -> _Table:
     b, c = r.baseline.model.step_times_s, r.candidate.model.step_times_s
     row: dict[str, Any] = {
         "metric": "step time",
@@ -112,9 +113,8 @@ def _step_table(r: TriageReport, traces: tuple[MeasuredRun | None, ...]) -> _Tab
         "steps": f"{len(b)} / {len(c)} steady",
         "evidence": shift_line(shift_doc(r.shift)) if r.shift is not None else "-",
     }
-    notes = [run.interval_note() for run in traces if run is not None]
-    rule = next((run.window_rule for run in traces if run is not None), None)
-    row["window"] = "; ".join(n for n in (rule, *notes) if n) or "-"
+    windows = windows_doc(r.baseline, r.candidate)
+    row["window"] = "; ".join(windows_lines(windows)) if windows is not None else "-"
     return (
         "Measured: step time, paired per step",
         [row],

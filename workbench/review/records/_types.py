@@ -171,6 +171,12 @@ class Measurement:
             wait s, own work s)`` per rank, medians over the job's steady steps; else empty.
         stragglers: For a job folder, ``(rank, category, seconds lost per step)`` of each rank
             that drives the job's step (:mod:`workbench.evidence.stragglers`); else empty.
+        window_rule: For a trace, how each step's window was drawn on the GPU timeline
+            (:attr:`workbench.evidence.MeasuredRun.window_rule`); empty for kernels timed on
+            this host and in records written before the field.
+        warnings: For a trace, the reader's warnings about it (a last step left out of the
+            steps, GPU activities outside every step...), one line each, as ``workbench trace``
+            prints them.
     """
 
     method: str
@@ -182,6 +188,8 @@ class Measurement:
     category_steps_s: tuple[tuple[str, tuple[float, ...]], ...] = ()
     rank_steps_s: tuple[tuple[int, float, float, float], ...] = ()
     stragglers: tuple[tuple[int, str, float], ...] = ()
+    window_rule: str = ""
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
