@@ -13,7 +13,7 @@ import json
 import math
 import numbers
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from workbench.errors import WorkbenchError
@@ -204,19 +204,33 @@ def _matches(
     return got == expected
 
 
-def _graded(got: object, expected: object) -> str:
-    """How far off a numeric answer is, coarse enough not to give the answer away."""
+def _graded(
+    got: object,
+    expected: object,
+    rel_tol: float = 1e-6,
+    synonyms: Mapping[str, Sequence[str]] | None = None,
+) -> str:
+    """How far off a numeric answer is, coarse enough not to give the answer away.
+
+    For a tuple: which parts are wrong (by the check's own tolerance and synonyms), and how far
+    off a wrong numeric part is when it is the only one.
+    """
     g, e = _as_number(got), _as_number(expected)
     if g is None or e is None or not _is_number(expected):
         if isinstance(expected, tuple | list):
             n = len(expected)
             if isinstance(got, tuple | list) and len(got) == n:
                 wrong = [
-                    i + 1
+                    i
                     for i, (a, b) in enumerate(zip(got, expected, strict=True))
-                    if not _matches(a, b, 1e-6, None)
+                    if not _matches(a, b, rel_tol, synonyms)
                 ]
-                return f"part {', '.join(map(str, wrong))} of {n} is not right yet"
+                text = f"part {', '.join(str(i + 1) for i in wrong)} of {n} is not right yet"
+                numeric = [i for i in wrong if _is_number(expected[i])]
+                if len(numeric) == 1 and _as_number(got[numeric[0]]) is not None:
+                    i = numeric[0]
+                    text += f" (part {i + 1}: {_graded(got[i], expected[i])})"
+                return text
             return f"the answer has {n} parts"
         if _is_number(expected):
             return "the answer is a number"
@@ -307,7 +321,7 @@ def compare(
             name=name,
             passed=ok,
             got=got,
-            hints=_hints(attempt, got, expected, hint, hint2),
+            hints=_hints(attempt, hint, hint2, lambda: _graded(got, expected, rel_tol, synonyms)),
             attempt=attempt,
             hints_used=_ATTEMPTS.get(name, 0) if ok else attempt,
             revealed=name in _REVEALED,
@@ -317,14 +331,17 @@ def compare(
     )
 
 
-def _hints(attempt: int, got: object, expected: object, hint: str, hint2: str) -> tuple[str, ...]:
-    """The hints of wrong try ``attempt`` (none for 0): the first, then also the graded one."""
+def _hints(attempt: int, hint: str, hint2: str, graded: Callable[[], str]) -> tuple[str, ...]:
+    """The hints of wrong try ``attempt`` (none for 0): the first, then also the graded one.
+
+    ``graded`` says how far off the answer is (by the check's own tolerance and synonyms).
+    """
     if not attempt:
         return ()
     first = hint or "recheck the definition in the lesson text"
     if attempt == 1:
         return (first,)
-    return (first, _graded(got, expected) + (f"; {hint2}" if hint2 else ""))
+    return (first, graded() + (f"; {hint2}" if hint2 else ""))
 
 
 def _settle(result: CheckResult, strict: bool | None) -> CheckResult:

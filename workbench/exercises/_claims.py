@@ -15,10 +15,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from workbench.exercises._check import settled
 
-__all__ = ["BOTTLENECK_SYNONYMS", "Claim", "gated", "join_names", "phrase_classes"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "BOTTLENECK_SYNONYMS",
+    "Claim",
+    "gated",
+    "gated_frame",
+    "join_names",
+    "phrase_classes",
+]
 
 #: Accepted spellings of the bottleneck classes a check may ask for.
 BOTTLENECK_SYNONYMS: dict[str, tuple[str, ...]] = {
@@ -76,6 +87,26 @@ def gated(claim: Claim, *, after: str, label: str) -> Claim:
     (True, True)
     """
     return replace(claim, after=after, label=label)
+
+
+def gated_frame(
+    frame: pd.DataFrame, columns: Iterable[str], *, after: str, label: str
+) -> pd.DataFrame:
+    """``frame`` with ``columns`` reading ``(label)`` until exercise ``after`` is settled.
+
+    A table column that answers an exercise is gated as a :func:`gated` claim is: the cell shows
+    the placeholder on Run All from the stubs, and the figures once re-run after the check.
+
+    >>> import pandas as pd
+    >>> gated_frame(pd.DataFrame({"n": [3]}), ["n"], after="doc-example", label="Ex 9")["n"][0]
+    '(Ex 9)'
+    """
+    if settled(after):
+        return frame
+    out = frame.copy()
+    for column in columns:
+        out[column] = f"({label})"
+    return out
 
 
 def join_names(names: Iterable[str]) -> str:

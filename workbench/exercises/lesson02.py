@@ -23,10 +23,12 @@ from workbench.report.sheet import sheet_frame
 __all__ = [
     "EXPLORER",
     "PROFILES",
+    "SIDE_OF_RIDGE_KERNEL",
     "bound_table",
     "check_bottleneck",
     "check_decode_floor",
     "check_ridge_point",
+    "check_side_of_ridge",
     "efficiency_pitfall_claim",
     "engine_table",
     "explorer_claim",
@@ -311,9 +313,7 @@ def check_bottleneck(
         The check result (expected: the class without its level when the answer has none).
     """
     m = mapping(model, hardware_name, phase=phase, batch=batch, seq=seq)
-    full = m.kernel(kernel).cost.bottleneck
-    said = normalize_text(answer, BOTTLENECK_SYNONYMS)  # "HBM bandwidth" names a level too
-    expected = full if ":" in said else full.split(":")[0]
+    expected = _class_as_said(m.kernel(kernel).cost.bottleneck, answer)
     return compare(
         f"bottleneck[{kernel},{phase}]" if batch == 1 else f"bottleneck[{kernel},{phase},b{batch}]",
         answer,
@@ -324,6 +324,61 @@ def check_bottleneck(
             matrix=m.kernel(kernel).kernel.kind in ("gemm", "attention"),
             phase=phase,
         ),
+        synonyms=BOTTLENECK_SYNONYMS,
+        strict=strict,
+    )
+
+
+def _class_as_said(full: str, answer: object) -> str:
+    """The mapper's class ``full``, with its level only when the answer names a level."""
+    said = normalize_text(answer, BOTTLENECK_SYNONYMS)  # "HBM bandwidth" names a level too
+    return full if ":" in said else full.split(":")[0]
+
+
+#: Exercise 2's GEMM: Llama-2-7B's layer-0 up projection (4,096 x 11,008 bf16 weight).
+SIDE_OF_RIDGE_KERNEL = ("llama2-7b", "layers.0.mlp.up_proj")
+
+
+def check_side_of_ridge(
+    answer: tuple[float, str],
+    *,
+    batch: int = 512,
+    seq: int = 128,
+    hardware_name: str = "h100-sxm",
+    strict: bool | None = None,
+) -> CheckResult:
+    """Check a batched decode GEMM's intensity (within 1 %) and the class the cost model gives it.
+
+    The learner computes the intensity of Llama-2-7B's ``layers.0.mlp.up_proj`` from the
+    Linear's shapes (its input, weight and output each moved once: the graph op's compulsory
+    bytes, not the fused kernel's), sets it against the ridge and names the side; the class is
+    the mapper's for that kernel at ``batch``.
+
+    Args:
+        answer: ``(intensity, class)``: FLOP per byte, and ``"compute"``, ``"bandwidth"`` or
+            ``"overhead"`` (a full class such as ``"bandwidth:hbm"`` is accepted too).
+        batch: Sequences decoded together (one new token each).
+        seq: Cached context, tokens (the GEMM does not depend on it).
+        hardware_name: Profile name.
+        strict: Raise on a wrong answer.
+
+    Returns:
+        The check result; expected is the graph op's FLOPs over its input, weight and output
+        bytes, and the mapper's class (without its level unless the answer names one).
+    """
+    model, kernel = SIDE_OF_RIDGE_KERNEL
+    m = mapping(model, hardware_name, phase="decode", batch=batch, seq=seq)
+    op = m.graph.op(kernel)
+    pair = answer if isinstance(answer, tuple | list) and len(answer) == 2 else (None, "")
+    return _TEXT.check(
+        "side_of_ridge",
+        f"side_of_ridge[{kernel.removeprefix('layers.0.')},decode,b{batch}]",
+        answer,
+        (
+            op.flops / (op.bytes_read + op.bytes_written),
+            _class_as_said(m.kernel(kernel).cost.bottleneck, pair[1]),
+        ),
+        rel_tol=0.01,
         synonyms=BOTTLENECK_SYNONYMS,
         strict=strict,
     )

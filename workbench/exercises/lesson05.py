@@ -10,7 +10,7 @@ import pandas as pd
 from workbench.errors import WorkbenchError
 from workbench.execution.quant import error_metrics, fake_quantize
 from workbench.exercises._check import STEP_TIME, CheckResult, compare
-from workbench.exercises._claims import Claim
+from workbench.exercises._claims import Claim, gated, gated_frame
 from workbench.exercises._shared import hardware, mapping
 from workbench.exercises._text import LessonText
 from workbench.exercises._widget_steps import ExplorerSetting, ExplorerStep, explorer_walk
@@ -21,6 +21,7 @@ from workbench.platform.fit import setting_refusal
 
 __all__ = [
     "FORMATS",
+    "LAYOUT_EXERCISE",
     "batch_pitfall_claim",
     "check_format_effect",
     "check_int8_bytes",
@@ -34,6 +35,7 @@ __all__ = [
     "layout_claim",
     "layout_table",
     "layout_takeaway_claim",
+    "layout_view",
     "nchw_pitfall_claim",
     "outlier_pitfall_claim",
     "pitfall_claim",
@@ -43,6 +45,20 @@ __all__ = [
 ]
 
 _TEXT = LessonText("lesson05")
+
+#: Exercise 2's setting: (layout, layout propagation) whose transform count the learner computes.
+LAYOUT_EXERCISE: tuple[str, bool] = ("NHWC", False)
+
+
+def _layout_check_name(layout: str, propagation: bool) -> str:
+    """The name :func:`check_layout_transforms` gives its exercise (what gating waits for)."""
+    return f"layout_transforms[{layout},propagation={propagation}]"
+
+
+def _gate(claim: Claim) -> Claim:
+    """``claim``, hidden until Exercise 2 (the transform count) is solved or revealed."""
+    return gated(claim, after=_layout_check_name(*LAYOUT_EXERCISE), label="Exercise 2")
+
 
 #: (label, dtype, weight_dtype) of the formats the lesson compares.
 FORMATS: tuple[tuple[str, str | None, str | None], ...] = (
@@ -186,6 +202,18 @@ def layout_table(
                 }
             )
     return pd.DataFrame(rows).set_index(["layout", "propagation"])
+
+
+def layout_view(table: pd.DataFrame) -> pd.DataFrame:
+    """:func:`layout_table` as the lesson shows it: the counts wait for Exercise 2.
+
+    Every row's ``transforms`` reads ``(Exercise 2)`` until that check passes or its answer is
+    revealed (NCHW's rows count the same transforms as NHWC without propagation, so no row
+    shows before); the times stay.
+    """
+    return gated_frame(
+        table, ["transforms"], after=_layout_check_name(*LAYOUT_EXERCISE), label="Exercise 2"
+    )
 
 
 def format_claim(decode: pd.DataFrame, prefill: pd.DataFrame) -> Claim:
@@ -404,7 +432,7 @@ def check_layout_transforms(
     mp = mapping(model, hardware_name, batch=batch, options=options)
     expected = sum(1 for km in mp.kernels if km.kernel.kind == "layout")
     return compare(
-        f"layout_transforms[{layout},propagation={propagation}]",
+        _layout_check_name(layout, propagation),
         answer,
         expected,
         **_TEXT.hints("layout_transforms"),
@@ -516,7 +544,8 @@ def layout_takeaway_claim(
 
     Returns:
         Markdown bullet: the transforms' FLOPs (none: pure traffic), their count and time
-        without and with propagation (NHWC), against the convolutions' time (ms).
+        without and with propagation (NHWC), against the convolutions' time (ms); gated
+        behind Exercise 2, whose answer the count without propagation is.
     """
     off = MapOptions(layout="NHWC", layout_propagation=False)
     mp = mapping(model, hardware_name, batch=batch, options=off)
@@ -528,16 +557,18 @@ def layout_takeaway_claim(
     n_off = table.loc[("NHWC", False), "transforms"]
     n_on = table.loc[("NHWC", True), "transforms"]
     r = t_off / convs if convs else 0.0
-    return _TEXT.claim(
-        "layout_takeaway",
-        flops=flops,
-        count_off=n_off,
-        ms_off=t_off,
-        size="same" if 0.8 <= r <= 1.25 else ("more" if r > 1 else "less"),
-        conv_ms=convs,
-        ratio=r,
-        count_on=n_on,
-        ms_on=t_on,
+    return _gate(
+        _TEXT.claim(
+            "layout_takeaway",
+            flops=flops,
+            count_off=n_off,
+            ms_off=t_off,
+            size="same" if 0.8 <= r <= 1.25 else ("more" if r > 1 else "less"),
+            conv_ms=convs,
+            ratio=r,
+            count_on=n_on,
+            ms_on=t_on,
+        )
     )
 
 
@@ -653,8 +684,9 @@ def nchw_pitfall_claim(table: pd.DataFrame) -> Claim:
     """Whether NCHW is free in this model, read from a :func:`layout_table` frame.
 
     Returns:
-        Markdown bullet: NCHW's transforms and time against NHWC with propagation, and the
-        presentation advice that follows from them.
+        Markdown bullet: NCHW's transform time and step time against NHWC with propagation,
+        and the presentation advice that follows from them (not the count: it equals Exercise
+        2's answer).
     """
     nchw = table.loc[("NCHW", True)]
     nhwc = table.loc[("NHWC", True)]
@@ -662,7 +694,6 @@ def nchw_pitfall_claim(table: pd.DataFrame) -> Claim:
         return _TEXT.claim("nchw_free")
     return _TEXT.claim(
         "nchw_pitfall",
-        transforms=int(nchw["transforms"]),
         transform_ms=nchw["transform_ms"],
         nchw_ms=nchw["total_ms"],
         nhwc_ms=nhwc["total_ms"],

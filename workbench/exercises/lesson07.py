@@ -6,17 +6,26 @@ from dataclasses import dataclass
 
 from workbench.errors import WorkbenchError
 from workbench.exercises._check import CheckResult, compare
-from workbench.exercises._claims import Claim
+from workbench.exercises._claims import Claim, gated
+from workbench.exercises._lesson07_release import (
+    CANARY_SCALE,
+    criteria_table,
+    decision_check_name,
+    decision_claim,
+    release_report,
+)
 from workbench.exercises._shared import mapping
 from workbench.exercises._text import LessonText
 from workbench.hw import load_hardware
 from workbench.mapper import KernelMapping, ModelMapping, map_model
 from workbench.models import build_graph
 from workbench.options import MapOptions
-from workbench.review import SCENARIOS, build_scenario, load_guardrails, triage
+from workbench.review import SCENARIOS, load_guardrails
 from workbench.review.decision.verdict import TriageReport
 
 __all__ = [
+    "CANARY_SCALE",
+    "DOMINANT_EXERCISE",
     "PANEL_MOVES",
     "PANEL_START",
     "PanelStep",
@@ -24,6 +33,8 @@ __all__ = [
     "check_barrier_cost",
     "check_dominant_bottleneck",
     "check_release_decision",
+    "criteria_table",
+    "decision_claim",
     "dominant_bottleneck",
     "dominant_claim",
     "panel_claim",
@@ -40,6 +51,8 @@ _TEXT = LessonText("lesson07")
 PANEL_START = "unchanged"
 #: The scenarios the lesson tells the student to switch the panel to, in order.
 PANEL_MOVES = ("barrier-per-layer",)
+#: Exercise 1's check name (its explanation is gated behind it).
+DOMINANT_EXERCISE = "dominant bottleneck class"
 
 
 def review_mapping(
@@ -101,7 +114,7 @@ def dominant_claim(mapping: ModelMapping, *, contrast: str = "llama2-7b", seq: i
     big = mapping_of(contrast, mapping.hardware.name, seq)
     small = largest(mapping, cls)
     same = [k for k in big.kernels if k.kernel.name == small.kernel.name]
-    return _TEXT.claim(
+    claim = _TEXT.claim(
         "dominant",
         cls=cls,
         share=held / mapping.time_s,
@@ -112,6 +125,8 @@ def dominant_claim(mapping: ModelMapping, *, contrast: str = "llama2-7b", seq: i
         seq=seq,
         big=facts(same[0] if same else largest(big, None)),
     )
+    # NOTE: it names the class Exercise 1 asks for: shown once that check passes.
+    return gated(claim, after=DOMINANT_EXERCISE, label="Exercise 1")
 
 
 def mapping_of(model: str, hardware_name: str, seq: int) -> ModelMapping:
@@ -124,7 +139,7 @@ def check_dominant_bottleneck(
 ) -> CheckResult:
     """Check which bottleneck class holds the most time in ``mapping`` (read from the pack)."""
     return compare(
-        "dominant bottleneck class",
+        DOMINANT_EXERCISE,
         answer,
         dominant_bottleneck(mapping),
         **_TEXT.hints("dominant"),
@@ -133,7 +148,12 @@ def check_dominant_bottleneck(
 
 
 def check_release_decision(
-    scenario: str, answer: str, *, simulate: bool = True, strict: bool | None = None
+    scenario: str,
+    answer: str,
+    *,
+    simulate: bool = True,
+    scale: float = 1.0,
+    strict: bool | None = None,
 ) -> CheckResult:
     """Check the release decision (ship / ship behind a flag / cannot sign off / roll back).
 
@@ -142,13 +162,13 @@ def check_release_decision(
         answer: The learner's decision.
         simulate: Triage with the serving simulation (as the CLI does); ``False`` as the
             triage panel does by default.
+        scale: Every built-in threshold times this (Exercise 2's team policy,
+            :data:`CANARY_SCALE`); 1 for the built-in criteria the panel applies.
         strict: Raise on a wrong answer.
     """
-    base, cand = build_scenario(scenario)
-    r = triage(base, cand, changed=SCENARIOS[scenario].changed, simulate=simulate)
-    where = "" if simulate else ", no serving simulation"
+    r = release_report(scenario, scale=scale, simulate=simulate)
     return compare(
-        f"release decision ({scenario}{where})",
+        decision_check_name(scenario, scale=scale, simulate=simulate),
         answer,
         r.decision,
         synonyms={
@@ -156,8 +176,8 @@ def check_release_decision(
             "ship behind a flag": ("flag", "ship with a flag", "behind a flag"),
             "cannot sign off": ("can't sign off", "cannot sign-off", "no sign off"),
         },
-        hint=_TEXT.render("release_hint", simulate=simulate),
-        hint2=_TEXT.render("release_hint2"),
+        hint=_TEXT.render("release_hint", simulate=simulate, scaled=scale != 1),
+        hint2=_TEXT.render("release_hint2", scaled=scale != 1),
         strict=strict,
     )
 
@@ -193,8 +213,7 @@ def panel_steps(
 
 def panel_report(scenario: str, *, simulate: bool = False) -> TriageReport:
     """The triage the panel shows for ``scenario`` (its declared change; no simulation)."""
-    base, cand = build_scenario(scenario)
-    return triage(base, cand, changed=SCENARIOS[scenario].changed, simulate=simulate)
+    return release_report(scenario, simulate=simulate)
 
 
 def _headline(r: TriageReport) -> str:

@@ -104,10 +104,8 @@ def lesson02() -> dict[str, str]:
         "lesson02.check_ridge_point": _hints(
             lambda a: lesson02.check_ridge_point(a, hardware_name="h100-sxm", dtype="fp8_e4m3")
         ),
-        "lesson02.check_bottleneck2": _hints(
-            lambda a: lesson02.check_bottleneck(
-                a, kernel="layers.0.mlp.up_proj", phase="decode", hardware_name="h100-sxm"
-            )
+        "lesson02.check_side_of_ridge": _hints(
+            lambda a: lesson02.check_side_of_ridge(a, batch=512, seq=128, hardware_name="h100-sxm")
         ),
         "lesson02.check_decode_floor": _hints(
             lambda a: lesson02.check_decode_floor(
@@ -249,9 +247,10 @@ def lesson05() -> dict[str, str]:
             )
         ),
         "lesson05.takeaway_claim": str(lesson05.takeaway_claim(dec, pre)),
-        "lesson05.layout_takeaway_claim": str(
-            lesson05.layout_takeaway_claim(layouts, "resnet50", "h100-sxm", batch=32)
-        ),
+        # gated behind Exercise 2: its full text
+        "lesson05.layout_takeaway_claim": lesson05.layout_takeaway_claim(
+            layouts, "resnet50", "h100-sxm", batch=32
+        ).text,
         "lesson05.pitfall_claim": str(lesson05.pitfall_claim(layouts, "llama2-7b", "h100-sxm")),
     }
     _defaults(lesson05, out, "lesson05")
@@ -310,10 +309,11 @@ def lesson07() -> dict[str, str]:
         "lesson07.check_dominant_bottleneck": _hints(
             lambda a: lesson07.check_dominant_bottleneck(mapping, a)
         ),
-        "lesson07.dominant_claim": str(lesson07.dominant_claim(mapping)),
+        "lesson07.dominant_claim": lesson07.dominant_claim(mapping).text,  # gated: full text
         "lesson07.check_release_decision.barrier": _hints(
-            lambda a: lesson07.check_release_decision("barrier-per-layer", a)
+            lambda a: lesson07.check_release_decision("barrier-per-layer", a, scale=4)
         ),
+        "lesson07.decision_claim": lesson07.decision_claim("barrier-per-layer", scale=4).text,
         "lesson07.check_barrier_cost": _hints(
             lambda a: _call(lesson07.check_barrier_cost, a, model="llama2-7b", seq=2048)
         ),

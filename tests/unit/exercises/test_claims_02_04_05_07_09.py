@@ -169,7 +169,7 @@ def test_quality_claim_orders_snr_against_speed():
 
 def test_layout_claims_read_the_table():
     t = lesson05.layout_table()
-    text = str(lesson05.layout_takeaway_claim(t))
+    text = lesson05.layout_takeaway_claim(t).text  # gated behind Exercise 2: its full text
     assert f"runs {t.loc[('NHWC', False), 'transforms']} of them" in text
     assert "the convolutions themselves" in text
     assert "pure traffic (no FLOPs)" in text

@@ -1,5 +1,6 @@
 """`workbench grade`: attempted from the stubs, correct from a re-run's own checks, bad input."""
 
+import ast
 import json
 import shutil
 from pathlib import Path
@@ -8,7 +9,7 @@ import nbformat
 import pytest
 
 from workbench.cli import main
-from workbench.exercises import lesson02
+from workbench.exercises import lesson02, lesson05, lesson07
 from workbench.exercises.grading import attempted, grade_notebook
 
 LESSONS = Path(__file__).resolve().parents[3] / "lessons"
@@ -135,9 +136,9 @@ def test_binder_opens_the_working_copy():
 
 @pytest.mark.parametrize(
     ("lesson", "gated"),
-    [("01", ["Exercise 2"]), ("06", ["Exercise 1", "Exercise 2"]), ("09", ["Exercise 1"]),
-     ("10", ["Exercise 2"]), ("11", ["Exercise 1", "Exercise 2", "Exercise 3"]),
-     ("12", ["Exercise 2"])],
+    [("01", ["Exercise 2"]), ("05", ["Exercise 2"]), ("06", ["Exercise 1", "Exercise 2"]),
+     ("07", ["Exercise 1", "Exercise 2"]), ("09", ["Exercise 1"]), ("10", ["Exercise 2"]),
+     ("11", ["Exercise 1", "Exercise 2", "Exercise 3"]), ("12", ["Exercise 2"])],
 )  # fmt: skip
 def test_run_all_from_the_stubs_stores_the_gate_not_the_answer(lesson, gated):
     # nbval compares these stored outputs with a Run All from the unanswered stubs
@@ -152,3 +153,100 @@ def test_run_all_from_the_stubs_stores_the_gate_not_the_answer(lesson, gated):
     ]
     found = [t.split("answers ")[1].split(":")[0] for t in shown if "This sentence answers" in t]
     assert found == gated
+
+
+def _names(source: str, kind: type) -> set[str]:
+    tree = ast.parse(source)
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, kind)}
+    if kind is ast.Store:
+        names |= {
+            (a.asname or a.name).split(".")[0]
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Import | ast.ImportFrom)
+            for a in n.names
+        }
+    return names
+
+
+def _exercises_only(nb):
+    """The notebook with its exercise cells and the code cells they need (a faster re-run)."""
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    keep = {
+        id(c)
+        for i, c in enumerate(code)
+        if "exercise" in c.metadata.get("tags", [])
+        or (i and "exercise" in code[i - 1].metadata.get("tags", []))
+    }
+    wanted: set[str] = set()
+    for c in reversed(code):
+        if id(c) in keep or _names(c.source, ast.Store) & wanted:
+            keep.add(id(c))
+            wanted |= _names(c.source, ast.Load)
+    nb.cells = [c for c in nb.cells if c.cell_type == "markdown" or id(c) in keep]
+    return nb
+
+
+#: Answers a student computes for lessons 02, 05 and 07's exercises after the prediction
+#: (issue 28: each computed from the shapes, the graph or the table, none read off the page).
+FILLED = {
+    "02": (
+        'answer = h100.peak_flops("fp8_e4m3") / h100.offchip.bandwidth_bytes_per_s',
+        "b, k, n = 512, 4096, 11008\nanswer = (2 * b * k * n / (2 * (b * k + k * n + b * n)), "
+        '"compute")',
+        "from workbench.models import build_graph\n\n"
+        'answer = build_graph("llama2-7b").params * 2 / h100.offchip.bandwidth_bytes_per_s',
+    ),
+    "05": (
+        "answer = 4096 * 11008",
+        "from workbench.models import build_graph\n\n"
+        'ops = build_graph("resnet50", batch=32).ops\n'
+        'answer = 2 * sum(op.kind == "Conv2d" for op in ops)',
+    ),
+    "07": (
+        "answer = lesson07.dominant_bottleneck(mapping)",
+        'answer = "ship behind a flag"  # step time and MFU past the x4 flag, none past roll back',
+        'answer = lesson07.barrier_cost_us("llama2-7b", "h100-sxm", seq=2048)',
+    ),
+}
+PREDICTED = {
+    "02": lambda: lesson02.check_bottleneck(
+        None, kernel="layers.0.attn_norm", phase="prefill", hardware_name="h100-sxm"
+    ),
+    "05": lambda: lesson05.check_format_effect(None, weight_dtype="int8", phase="prefill"),
+    "07": lambda: lesson07.check_release_decision("unchanged", None, simulate=False),
+}
+
+
+@pytest.mark.parametrize("lesson", sorted(FILLED))
+def test_computed_answers_filled_in_grade_correct(tmp_path, capsys, lesson):
+    (path,) = LESSONS.glob(f"{lesson}-*.ipynb")
+    nb = nbformat.read(path, as_version=4)
+    predict, *stubs = _stubs(nb)
+    predict.source = f"prediction = {PREDICTED[lesson]().expected!r}"
+    for stub, answer in zip(stubs, FILLED[lesson], strict=True):
+        stub.source = answer
+    student = tmp_path / path.name
+    nbformat.write(_exercises_only(nb), student)
+    assert main(["grade", str(student), "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [t["status"] for t in out["tests"]] == ["passed"] * (1 + len(stubs)), out["tests"]
+    assert out["score"] == len(out["tests"])
+
+
+@pytest.mark.parametrize("lesson", sorted(FILLED))
+def test_shipped_outputs_state_no_computed_answer(lesson):
+    # Run All from the stubs (the stored outputs) shows none of lessons 02/05/07's answers
+    (path,) = LESSONS.glob(f"{lesson}-*.ipynb")
+    nb = nbformat.read(path, as_version=4)
+    shown = json.dumps([c.outputs for c in nb.cells if c.cell_type == "code"])
+    answers = {
+        "02": [f"{lesson02.check_side_of_ridge(None).expected[0]:.4g}"],
+        "05": [f" {lesson05.check_layout_transforms(None).expected} "],
+        "07": [
+            lesson07.check_release_decision("barrier-per-layer", None, scale=4).expected,
+            lesson07.dominant_bottleneck(lesson07.review_mapping()) + "** holds",
+        ],
+    }[lesson]
+    assert answers
+    for answer in answers:
+        assert answer not in shown
