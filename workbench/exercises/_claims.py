@@ -49,11 +49,13 @@ class Claim:
         text: The Markdown text.
         after: The exercise (its check's name) this sentence answers; empty when none.
         label: How the lesson names that exercise ("Exercise 2").
+        bullets: For a list made by :func:`bullet_list`, its items, each gated on its own.
     """
 
     text: str
     after: str = ""
     label: str = ""
+    bullets: tuple[Claim, ...] = ()
 
     @property
     def hidden(self) -> bool:
@@ -61,6 +63,10 @@ class Claim:
         return bool(self.after) and not settled(self.after)
 
     def _shown(self) -> str:
+        if self.bullets:
+            return "\n".join(
+                b._shown() if not b.hidden else f"- {b._shown()}" for b in self.bullets
+            )
         if not self.hidden:
             return self.text
         # NOTE: evaluated at display time, so a re-run after the check shows the text.
@@ -77,6 +83,20 @@ class Claim:
 
     def __str__(self) -> str:
         return self._shown()
+
+
+def bullet_list(items: Iterable[Claim]) -> Claim:
+    """Markdown bullets (each item's text starts with ``- ``), each item gated on its own.
+
+    ``text`` holds every item's full text; the rendering, evaluated at display time, hides an
+    item whose exercise is not settled and shows the others.
+
+    >>> c = bullet_list([Claim("- a"), gated(Claim("- b"), after="doc-example", label="Ex 9")])
+    >>> c.text.splitlines(), str(c).splitlines()[0], str(c).splitlines()[1].startswith("- *(This")
+    (['- a', '- b'], '- a', True)
+    """
+    parts = tuple(items)
+    return Claim("\n".join(p.text for p in parts), bullets=parts)
 
 
 def gated(claim: Claim, *, after: str, label: str) -> Claim:

@@ -8,7 +8,7 @@ import pandas as pd
 
 from workbench._format import fmt_capacity
 from workbench.exercises._check import CheckResult, compare, normalize_text
-from workbench.exercises._claims import BOTTLENECK_SYNONYMS, Claim
+from workbench.exercises._claims import BOTTLENECK_SYNONYMS, Claim, bullet_list, gated
 from workbench.exercises._decode import decode_floor_s
 from workbench.exercises._shared import forced_tile, hardware, mapping, mapping_summary
 from workbench.exercises._text import LessonText
@@ -637,7 +637,7 @@ def peak_pitfall_claim(
     misread = [
         k for k in t.index if t.loc[k, "bottleneck"] == "compute" and t.loc[k, "intensity"] < ridge
     ]
-    return _TEXT.claim(
+    claim = _TEXT.claim(
         "peak_pitfall",
         format_name=fmt,
         peak_tflops=other / 1e12,
@@ -648,6 +648,8 @@ def peak_pitfall_claim(
         ridge_ratio=other / bf,
         misread=misread,
     )
+    # NOTE: the ridge's move from bf16 to the fastest format answers Exercise 1 (that ridge).
+    return gated(claim, after=f"ridge[{hardware_name},{fmt}]", label="Exercise 1")
 
 
 def level_pitfall_claim(
@@ -790,4 +792,4 @@ def pitfall_claim(
         launch_pitfall_claim(model, hardware_name, seq=seq),
         efficiency_pitfall_claim(model, hardware_name, seq=seq),
     )
-    return Claim("\n".join(p.text for p in parts))
+    return bullet_list(parts)

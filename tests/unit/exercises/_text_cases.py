@@ -114,7 +114,7 @@ def lesson02() -> dict[str, str]:
         ),
         "lesson02.takeaway_claim": str(lesson02.takeaway_claim("llama2-7b", "h100-sxm", seq=2048)),
         "lesson02.peak_claim": str(lesson02.peak_claim("llama2-7b", "h100-sxm")),
-        "lesson02.pitfall_claim": str(lesson02.pitfall_claim("llama2-7b", "h100-sxm", seq=2048)),
+        "lesson02.pitfall_claim": lesson02.pitfall_claim("llama2-7b", "h100-sxm", seq=2048).text,
     }
     _defaults(lesson02, out, "lesson02")
     return out

@@ -65,7 +65,19 @@ def test_takeaway_claim_words_follow_the_shares():
     assert "GEMMs are bound" in small
 
 
-def test_peak_pitfall_deflates_mfu_and_names_the_misread_kernels():
+def test_peak_pitfall_is_gated_by_exercise_1(monkeypatch):
+    """The ridge's x2 move from bf16 to fp8 answers Exercise 1: hidden until its check passes."""
+    monkeypatch.setattr(_check, "_SETTLED", set())
+    assert lesson02.peak_pitfall_claim().hidden
+    assert "Quoting the fp8_e4m3 peak" not in str(lesson02.pitfall_claim())
+    assert "The ridge is per memory level" in str(lesson02.pitfall_claim())
+    assert lesson02.check_ridge_point(590, dtype="fp8_e4m3").passed
+    assert "x2," in str(lesson02.pitfall_claim())
+    assert "Quoting the fp8_e4m3 peak" in lesson02.pitfall_claim().text  # the snapshot's text
+
+
+def test_peak_pitfall_deflates_mfu_and_names_the_misread_kernels(monkeypatch):
+    monkeypatch.setattr(_check, "_SETTLED", _check._SETTLED | {"ridge[h100-sxm,fp8_e4m3]"})
     text = str(lesson02.peak_pitfall_claim())
     m = mapping("llama2-7b", "h100-sxm", phase="prefill", seq=2048)
     assert f"deflates its MFU from {m.mfu:.1%} to {m.mfu / 2:.1%}" in text
