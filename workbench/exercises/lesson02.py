@@ -7,6 +7,7 @@ import itertools
 import pandas as pd
 
 from workbench._format import fmt_capacity
+from workbench.cost.model import Bottleneck
 from workbench.exercises._check import CheckResult, compare, normalize_text
 from workbench.exercises._claims import BOTTLENECK_SYNONYMS, Claim, bullet_list, gated
 from workbench.exercises._decode import decode_floor_s
@@ -683,7 +684,8 @@ def level_pitfall_claim(
         forced_class=cls,
         time_ratio=k.cost.total_s / base.cost.total_s,
     )
-    level = cls.split(":")[1] if cls.startswith("bandwidth:") else ""
+    b = Bottleneck.parse(cls)
+    level = b.level if b.is_bandwidth else ""
     if not level or level == off:
         return _TEXT.claim("level_pitfall_outer", head=head, offchip=bool(level))
     lvl = next(m for m in h.memory if m.name == level)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from workbench.cost.model import Cost
+from workbench.cost.model import Bottleneck, Cost
 from workbench.cost.search import rank
 from workbench.errors import WorkbenchError
 from workbench.exercises._check import CheckResult
@@ -286,7 +286,8 @@ def lab_steps(
 
 
 def _binding_bytes(t: Tiling, c: Cost) -> tuple[str, float]:
-    level = c.bottleneck.split(":")[1] if c.bottleneck.startswith("bandwidth:") else ""
+    b = Bottleneck.parse(c.bottleneck)
+    level = b.level if b.is_bandwidth else ""
     return level, dict(t.traffic).get(level, 0.0)
 
 
