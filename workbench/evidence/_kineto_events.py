@@ -21,6 +21,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+import msgspec
+
 from workbench.evidence._assemble import (
     LAUNCH_CALLS,
     UNNUMBERED,
@@ -29,6 +31,7 @@ from workbench.evidence._assemble import (
     step_index,
 )
 from workbench.evidence._bounds import MAX_CLOCK_US, MAX_INT, MAX_SPAN_US, TraceBounds
+from workbench.evidence._jsonstream import TraceEvent, decode_value
 from workbench.evidence.operators import OperatorCollector
 from workbench.evidence.run import TraceError
 
@@ -91,61 +94,68 @@ class EventReader:
         self._steps: dict[str, int | None] = {}
         self._shapes: dict[tuple[int, int, int], tuple[int, int, int]] = {}
 
-    def take(self, index: int, ev: Any) -> None:
-        """Read event ``index``: the common shapes in one pass, the rest by :meth:`take_checked`.
+    def take(self, index: int, ev: TraceEvent) -> None:
+        """Read event ``index``: the common shapes in one pass, the rest by :meth:`take_any`.
 
         NOTE: hot (once per event, millions of times): lookups are local and calls few, and the
         event is handed over before anything is changed (an extend that fails fails either way).
         """
-        if type(ev) is dict:
-            raw = ev.get("name")
-            name = self._names.get(raw) if type(raw) is str else None
-            if name is not None:
-                ph = ev.get("ph")
-                if ph == "X":
-                    ts: Any = ev.get("ts")
-                    dur: Any = ev.get("dur")
-                    cat = ev.get("cat")
-                    t_ts, t_dur = type(ts), type(dur)
-                    # NOTE: within these bounds a time is finite, fits 64 bits and needs no check
-                    # of TraceBounds.event or of _times; anything else is read the checked way.
-                    if (
-                        (t_ts is float or t_ts is int)
-                        and (t_dur is float or t_dur is int)
-                        and -MAX_CLOCK_US < ts < MAX_CLOCK_US
-                        and 0 <= dur <= MAX_SPAN_US
-                        and type(cat) is str
-                    ):
-                        if t_ts is int or t_dur is int:
-                            ts, dur = float(ts), float(dur)
-                        role = _ROLE.get(cat)
-                        if role is _CPU_STEP or role is None:
-                            self._extend(index, name, ts, dur)
-                            if role is not None:
-                                step = self._steps.get(name, _UNSEEN)
-                                if step is not None:
-                                    self._step(name, step, ts, dur, self.cpu_steps)
-                                if self._timed_op is not None:
-                                    self._timed_op(ev, cat, name, ts, dur)
+        raw = ev.name
+        name = self._names.get(raw) if type(raw) is str else None
+        if name is not None:
+            ph = ev.ph
+            if ph == "X":
+                ts: Any = ev.ts
+                dur: Any = ev.dur
+                cat = ev.cat
+                t_ts, t_dur = type(ts), type(dur)
+                # NOTE: within these bounds a time is finite, fits 64 bits and needs no check
+                # of TraceBounds.event or of _times; anything else is read the checked way.
+                if (
+                    (t_ts is float or t_ts is int)
+                    and (t_dur is float or t_dur is int)
+                    and -MAX_CLOCK_US < ts < MAX_CLOCK_US
+                    and 0 <= dur <= MAX_SPAN_US
+                    and type(cat) is str
+                ):
+                    if t_ts is int or t_dur is int:
+                        ts, dur = float(ts), float(dur)
+                    role = _ROLE.get(cat)
+                    if role is _CPU_STEP or role is None:
+                        self._extend(index, name, ts, dur)
+                        if role is not None:
+                            step = self._steps.get(name, _UNSEEN)
+                            if step is not None:
+                                self._step(name, step, ts, dur, self.cpu_steps)
+                            if self._timed_op is not None:
+                                self._timed_op(ev, cat, name, ts, dur, None)
+                        return
+                    if role is _LAUNCH:
+                        args = _decoded(ev.args)
+                        if self._launch(index, ev, args, name, ts, dur):
+                            if self._timed_op is not None:
+                                self._timed_op(ev, cat, name, ts, dur, args)
                             return
-                        if role is _LAUNCH:
-                            if self._launch(index, ev, name, ts, dur):
-                                if self._timed_op is not None:
-                                    self._timed_op(ev, cat, name, ts, dur)
-                                return
-                        elif role is _GPU_STEP or role is _SPAN:
-                            self._extend(index, name, ts, dur)
-                            if role is _SPAN:
-                                self.bounds.window += [ts, ts + dur]
-                            else:
-                                self._step(
-                                    name, self._steps.get(name, _UNSEEN), ts, dur, self.gpu_steps
-                                )
-                            return
-                        elif self._gpu(index, ev, name, role, ts, dur):
-                            return
-                elif ph != "i":
-                    return  # NOTE: only an instant event can be the window's end marker
+                    elif role is _GPU_STEP or role is _SPAN:
+                        self._extend(index, name, ts, dur)
+                        if role is _SPAN:
+                            self.bounds.window += [ts, ts + dur]
+                        else:
+                            self._step(
+                                name, self._steps.get(name, _UNSEEN), ts, dur, self.gpu_steps
+                            )
+                        return
+                    elif self._gpu(index, ev, name, role, ts, dur):
+                        return
+            elif ph != "i":
+                return  # NOTE: only an instant event can be the window's end marker
+        self.take_any(index, as_dict(ev))
+
+    def take_any(self, index: int, ev: Any) -> None:
+        """Read event ``index`` as plain values (a ``traceEvents`` element as ``json`` reads it).
+
+        Every check on its own (:meth:`take_checked`); the operators get it too.
+        """
         self.take_checked(index, ev)
         if self.operators is not None:
             self.operators.take(ev)
@@ -158,11 +168,10 @@ class EventReader:
             start = (ts - self._base(ts)) * 1e-6
             windows.append((name, step, start, start + dur * 1e-6))  # type: ignore[arg-type]
 
-    def _launch(self, index: int, ev: dict[str, Any], name: str, ts: float, dur: float) -> bool:
-        args = ev.get("args")
-        if not (
-            type(args) is dict and _fit_64_bits(ev.get("pid"), ev.get("tid"), args, None, None)
-        ):
+    def _launch(
+        self, index: int, ev: TraceEvent, args: object, name: str, ts: float, dur: float
+    ) -> bool:
+        if not (type(args) is dict and _fit_64_bits(ev.pid, ev.tid, args, None, None)):
             return False
         self._extend(index, name, ts, dur)
         corr = args.get("correlation")
@@ -172,13 +181,13 @@ class EventReader:
                 self.launch_dur_s[corr] = dur * 1e-6
         return True
 
-    def _gpu(self, index: int, ev: dict[str, Any], name: str, kind: str,
+    def _gpu(self, index: int, ev: TraceEvent, name: str, kind: str,
              ts: float, dur: float) -> bool:  # fmt: skip
-        args = ev.get("args")
+        args = _decoded(ev.args)
         if type(args) is not dict:
             return False
         get = args.get
-        pid, tid = ev.get("pid"), ev.get("tid")
+        pid, tid = ev.pid, ev.tid
         raw_grid, raw_block = get("grid"), get("block")
         grid, block = self._shape(raw_grid), self._shape(raw_block)
         if (
@@ -346,6 +355,29 @@ class EventReader:
                 bytes=nbytes,
             )
         )
+
+
+_FIELDS = TraceEvent.__struct_fields__
+_UNSET = msgspec.UNSET
+
+
+def _decoded(raw: object) -> Any:
+    """A struct's raw ``args`` decoded as ``json`` would (None when the event has none)."""
+    return None if raw is _UNSET else decode_value(raw)  # type: ignore[arg-type]
+
+
+def as_dict(ev: TraceEvent) -> dict[str, Any]:
+    """``ev`` as the plain values of its fields, ``args`` decoded (the keys it had, in order).
+
+    The checked path reads an event as ``json`` reads it; the keys a :class:`TraceEvent` skips
+    are ones no reader looks at.
+    """
+    out = {}
+    for key in _FIELDS:
+        v = getattr(ev, key)
+        if v is not _UNSET:
+            out[key] = decode_value(v) if key == "args" else v
+    return out
 
 
 def _fit_64_bits(pid: object, tid: object, args: dict[str, Any], *shapes: object) -> bool:

@@ -46,7 +46,7 @@ from workbench.evidence._assemble import (
     assemble,
     choose_steps,
 )
-from workbench.evidence._jsonstream import ChromeTraceStream
+from workbench.evidence._jsonstream import ChromeTraceStream, TraceEvent
 from workbench.evidence._kineto_events import EventReader
 from workbench.evidence._source import (
     DEFAULT_MAX_BYTES,
@@ -124,9 +124,10 @@ def _read(p: Path, max_bytes: int, collector: OperatorCollector | None) -> Measu
         stream = ChromeTraceStream(
             read_chunks(f, str(p), max_bytes, 1 << 19), str(p), bounds.meta(meta.__setitem__)
         )
-        take, start = reader.take, 0
+        start = 0
         # NOTE: hot (once per event): a batch's loop resumes no generator per event
-        for batch in stream.batches():
+        for batch in stream.batches(typed=True):
+            take = reader.take if batch and type(batch[0]) is TraceEvent else reader.take_any
             for index, event in enumerate(batch, start):
                 take(index, event)
             start += len(batch)
