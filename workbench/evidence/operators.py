@@ -252,15 +252,14 @@ class OperatorCollector:
         """:meth:`take` for an ``X`` event the trace reader's fast path has read.
 
         ``cat``, ``name`` (cleaned), ``ts`` and ``dur`` (finite, us) are read already, and for a
-        runtime launch ``args`` too (decoded); an operator's ``args`` are read here, its payload
-        kept as raw text (:class:`_OpArgs`).
+        runtime launch its ``args`` too (with ``correlation`` and ``ext``, its External id); an
+        operator's ``args`` are read here, its payload kept as raw text (:class:`_OpArgs`).
         """
         role = _ROLE.get(cat)
         if role is None:
             return
         if role is _RUNTIME:
-            if type(args) is dict:
-                self._keep(role, ev.pid, ev.tid, name, ts, dur, args)
+            self._launch(self._thread_of(ev.pid, ev.tid), ts, args.correlation, args.ext)  # type: ignore[attr-defined]
             return
         if (role is _ANNOTATION and not _is_collective(name)) or ev.args is _UNSET:
             return
@@ -287,13 +286,15 @@ class OperatorCollector:
             return
         thread = self._thread_of(pid, tid)
         if role is _RUNTIME:
-            corr = args.get("correlation")
-            if type(corr) is int and _INT_LO < corr < _INT_HI:
-                self.launches.append((float(ts), thread, corr, _int(args.get("External id"))))
+            self._launch(thread, ts, args.get("correlation"), args.get("External id"))
             return
         if role is _ANNOTATION and not _is_collective(name):
             return
         self._op(thread, ts, dur, args.get("External id"), self._payload_of(name, args))
+
+    def _launch(self, thread: int, ts: float, corr: object, ext: object) -> None:
+        if type(corr) is int and _INT_LO < corr < _INT_HI:
+            self.launches.append((float(ts), thread, corr, _int(ext)))
 
     def _op(self, thread: int, ts: float, dur: float, ext: object, payload: int) -> None:
         self._ts.append(ts)
