@@ -268,14 +268,16 @@ class OperatorCollector:
         except msgspec.MsgspecError:  # NOTE: args that are no object, or a number past a double
             self._keep(role, ev.pid, ev.tid, name, ts, dur, decode_value(ev.args))  # type: ignore[arg-type]
             return
-        ext = op.ext
         key = _ENCODE((name, op.dims, op.types, op.module, op.coll, op.inn, op.outn, op.dtype,
                        op.gsize, op.concrete))  # fmt: skip
         found = self._raw_payloads.get(key)
         if found is None:
             found = self._raw_payloads[key] = len(self._payload_values)
             self._payload_values.append(key)
-        self._op(self._thread_of(ev.pid, ev.tid), ts, dur, ext, found)
+        pid, tid = ev.pid, ev.tid
+        # NOTE: hot (once per operator): the thread seen before is looked up inline
+        thread = self._threads.get((pid, tid)) if type(pid) is int and type(tid) is int else None
+        self._op(self._thread_of(pid, tid) if thread is None else thread, ts, dur, op.ext, found)
 
     def _keep(
         self, role: str, pid: object, tid: object, name: object, ts: float, dur: float,
