@@ -127,9 +127,11 @@ def _read(p: Path, max_bytes: int, collector: OperatorCollector | None) -> Measu
         start = 0
         # NOTE: hot (once per event): a batch's loop resumes no generator per event
         for batch in stream.batches(typed=True):
-            take = reader.take if batch and type(batch[0]) is TraceEvent else reader.take_any
-            for index, event in enumerate(batch, start):
-                take(index, event)
+            if batch and type(batch[0]) is TraceEvent:
+                reader.take_batch(start, batch)
+            else:
+                for index, event in enumerate(batch, start):
+                    reader.take_any(index, event)
             start += len(batch)
     bounds.finish()
     return assemble(
