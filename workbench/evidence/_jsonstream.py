@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -55,6 +56,10 @@ class TraceEvent(msgspec.Struct, gc=False):
 
 _TYPED = msgspec.json.Decoder(list[TraceEvent])
 _CHUNK = 1 << 19
+#: Consecutive digits the sample of :func:`_may_hold_huge_int` holds where a huge integer is.
+_SAMPLES = 6
+_SAMPLED_RUN = re.compile(f"[0-9]{{{_SAMPLES}}}")
+_DIGITS = re.compile(r"[0-9]+")
 #: Between an object element's closing ``}`` and the next one's ``{``.
 _NEXT_OBJECT = re.compile(r"[ \t\n\r]*,[ \t\n\r]*\{")
 #: Batch decodes tried per buffer before reading its elements one by one.
@@ -290,12 +295,33 @@ class ChromeTraceStream:
 
 def _decode_batch(text: str, typed: bool) -> Any:
     """:func:`decode_value` of ``text``, or, ``typed``, :class:`TraceEvent` structs where it can."""
-    if typed:
+    if typed and not _may_hold_huge_int(text):
         try:
             return _TYPED.decode(text)
         except (msgspec.MsgspecError, RecursionError):
             pass
     return decode_value(text)
+
+
+def _may_hold_huge_int(text: str) -> bool:
+    """Whether ``text`` holds a run of digits longer than Python reads as an integer.
+
+    ``json`` (and msgspec) refuse an integer of more than ``sys.get_int_max_str_digits()``
+    digits (4,300) wherever it stands, so such a batch is read the plain way, which names it;
+    the typed decode would skip one in a key it does not read. A run of ``n`` digits holds
+    ``n // stride`` or more positions a multiple of ``stride`` apart, so the sample of every
+    ``stride``-th character finds every candidate in about ``len(text) / stride`` steps.
+    """
+    limit = sys.get_int_max_str_digits()
+    if limit <= 0:
+        return False
+    stride = limit // _SAMPLES
+    for m in _SAMPLED_RUN.finditer(text[::stride]):
+        start = m.start() * stride
+        for run in _DIGITS.finditer(text, max(start - stride, 0), start + limit + 1):
+            if run.end() - run.start() > limit:
+                return True
+    return False
 
 
 def decode_value(text: str | bytes | msgspec.Raw) -> Any:
