@@ -258,8 +258,13 @@ class OperatorCollector:
         role = _ROLE.get(cat)
         if role is None:
             return
+        pid, tid = ev.pid, ev.tid
+        # NOTE: hot (once per operator and launch): the thread seen before is looked up inline
+        thread = self._threads.get((pid, tid)) if type(pid) is int and type(tid) is int else None
+        if thread is None:
+            thread = self._thread_of(pid, tid)
         if role is _RUNTIME:
-            self._launch(self._thread_of(ev.pid, ev.tid), ts, args.correlation, args.ext)  # type: ignore[attr-defined]
+            self._launch(thread, ts, args.correlation, args.ext)  # type: ignore[attr-defined]
             return
         if (role is _ANNOTATION and not _is_collective(name)) or ev.args is _UNSET:
             return
@@ -274,10 +279,7 @@ class OperatorCollector:
         if found is None:
             found = self._raw_payloads[key] = len(self._payload_values)
             self._payload_values.append(key)
-        pid, tid = ev.pid, ev.tid
-        # NOTE: hot (once per operator): the thread seen before is looked up inline
-        thread = self._threads.get((pid, tid)) if type(pid) is int and type(tid) is int else None
-        self._op(self._thread_of(pid, tid) if thread is None else thread, ts, dur, op.ext, found)
+        self._op(thread, ts, dur, op.ext, found)
 
     def _keep(
         self, role: str, pid: object, tid: object, name: object, ts: float, dur: float,
