@@ -414,7 +414,7 @@ def _typed_args(ev: TraceEvent, decoder: msgspec.json.Decoder[_T]) -> _T | None:
     ):
         return None
     try:
-        return decoder.decode(raw)  # type: ignore[arg-type]
+        return decoder.decode(raw)
     except msgspec.MsgspecError:
         return None
 

@@ -269,9 +269,9 @@ class OperatorCollector:
         if (role is _ANNOTATION and not _is_collective(name)) or ev.args is _UNSET:
             return
         try:
-            op = _OP_ARGS.decode(ev.args)  # type: ignore[arg-type]
+            op = _OP_ARGS.decode(ev.args)
         except msgspec.MsgspecError:  # NOTE: args that are no object, or a number past a double
-            self._keep(role, ev.pid, ev.tid, name, ts, dur, decode_value(ev.args))  # type: ignore[arg-type]
+            self._keep(role, ev.pid, ev.tid, name, ts, dur, decode_value(ev.args))
             return
         key = _ENCODE((name, op.dims, op.types, op.module, op.coll, op.inn, op.outn, op.dtype,
                        op.gsize, op.concrete))  # fmt: skip
