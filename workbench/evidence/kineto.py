@@ -46,7 +46,7 @@ from workbench.evidence._assemble import (
     assemble,
     choose_steps,
 )
-from workbench.evidence._jsonstream import ChromeTraceStream
+from workbench.evidence._jsonstream import ChromeTraceStream, TraceEvent
 from workbench.evidence._kineto_events import EventReader
 from workbench.evidence._source import (
     DEFAULT_MAX_BYTES,
@@ -124,11 +124,14 @@ def _read(p: Path, max_bytes: int, collector: OperatorCollector | None) -> Measu
         stream = ChromeTraceStream(
             read_chunks(f, str(p), max_bytes, 1 << 19), str(p), bounds.meta(meta.__setitem__)
         )
-        take, start = reader.take, 0
+        start = 0
         # NOTE: hot (once per event): a batch's loop resumes no generator per event
-        for batch in stream.batches():
-            for index, event in enumerate(batch, start):
-                take(index, event)
+        for batch in stream.batches(typed=True):
+            if batch and type(batch[0]) is TraceEvent:
+                reader.take_batch(start, batch)
+            else:
+                for index, event in enumerate(batch, start):
+                    reader.take_any(index, event)
             start += len(batch)
     bounds.finish()
     return assemble(

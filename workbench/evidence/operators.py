@@ -30,7 +30,7 @@ from typing import Any
 
 import msgspec
 
-from workbench.evidence._jsonstream import ChromeTraceStream
+from workbench.evidence._jsonstream import ChromeTraceStream, TraceEvent, decode_value
 from workbench.evidence._source import (
     DEFAULT_MAX_BYTES,
     check_trace_file,
@@ -63,6 +63,36 @@ _PAYLOAD_KEYS = ("Input Dims", "Input type", "Module Hierarchy", *_KEPT_ARGS)
 #: A 64-bit integer's exclusive bounds.
 _INT_LO, _INT_HI = -(2**63), 2**63
 _ENCODE = msgspec.json.Encoder().encode
+_UNSET = msgspec.UNSET
+_NULL = msgspec.Raw(b"null")
+
+
+class _OpArgs(
+    msgspec.Struct,
+    gc=False,
+    rename={"ext": "External id", "dims": "Input Dims", "types": "Input type",
+            "module": "Module Hierarchy", "coll": "Collective name", "inn": "In msg nelems",
+            "outn": "Out msg nelems", "gsize": "Group size", "concrete": "Concrete Inputs"},
+):  # fmt: skip
+    """An operator's ``args`` as :meth:`OperatorCollector.timed` reads them.
+
+    Its ``External id``, and the payload (:data:`_PAYLOAD_KEYS`) as raw JSON text, ``null`` when
+    absent as ``dict.get`` reads it; every other key (a call stack, an event index) is skipped.
+    """
+
+    ext: Any = None
+    dims: msgspec.Raw = _NULL
+    types: msgspec.Raw = _NULL
+    module: msgspec.Raw = _NULL
+    coll: msgspec.Raw = _NULL
+    inn: msgspec.Raw = _NULL
+    outn: msgspec.Raw = _NULL
+    dtype: msgspec.Raw = _NULL
+    gsize: msgspec.Raw = _NULL
+    concrete: msgspec.Raw = _NULL
+
+
+_OP_ARGS = msgspec.json.Decoder(_OpArgs)
 #: Longest operator name kept, characters (longer ones are cut; names are shown, not parsed).
 _MAX_NAME = 4096
 
@@ -185,7 +215,10 @@ class OperatorCollector:
         self._payload = array("q")
         self._threads: dict[tuple[int, int], int] = {}
         self._payloads: dict[object, int] = {}
-        self._payload_values: list[tuple[Any, ...]] = []
+        #: The payloads of :meth:`timed`, keyed by their JSON text (decoded by :meth:`link`).
+        self._raw_payloads: dict[bytes, int] = {}
+        #: Each payload's values, or (:meth:`timed`'s) its JSON text.
+        self._payload_values: list[tuple[Any, ...] | bytes] = []
         self.launches: list[tuple[float, int, int, int | None]] = []
 
     def take(self, ev: object) -> None:
@@ -210,39 +243,76 @@ class OperatorCollector:
             and -1e18 < ts < 1e18
             and -1e18 < dur < 1e18
         ):
-            self.timed(ev, cat, ev.get("name"), ts, dur)
+            self._keep(_ROLE[cat], ev.get("pid"), ev.get("tid"), ev.get("name"), ts, dur,
+                       ev.get("args"))  # fmt: skip
 
-    def timed(self, ev: dict[str, Any], cat: str, name: object, ts: float, dur: float) -> None:
-        """:meth:`take` for an ``X`` event whose category and finite times are already read.
+    def timed(
+        self, ev: TraceEvent, cat: str, name: str, ts: float, dur: float, args: object
+    ) -> None:
+        """:meth:`take` for an ``X`` event the trace reader's fast path has read.
 
-        The trace reader's fast path calls this for the events it has read (times in us).
+        ``cat``, ``name`` (cleaned), ``ts`` and ``dur`` (finite, us) are read already, and for a
+        runtime launch its ``args`` too (with ``correlation`` and ``ext``, its External id); an
+        operator's ``args`` are read here, its payload kept as raw text (:class:`_OpArgs`).
         """
         role = _ROLE.get(cat)
         if role is None:
             return
-        args = ev.get("args")
-        if type(args) is not dict:
-            return
-        pid, tid = ev.get("pid"), ev.get("tid")
+        pid, tid = ev.pid, ev.tid
+        # NOTE: hot (once per operator and launch): the thread seen before is looked up inline
         thread = self._threads.get((pid, tid)) if type(pid) is int and type(tid) is int else None
         if thread is None:
             thread = self._thread_of(pid, tid)
         if role is _RUNTIME:
-            corr = args.get("correlation")
-            if type(corr) is int and _INT_LO < corr < _INT_HI:
-                self.launches.append((float(ts), thread, corr, _int(args.get("External id"))))
+            self._launch(thread, ts, args.correlation, args.ext)  # type: ignore[attr-defined]
+            return
+        if (role is _ANNOTATION and not _is_collective(name)) or ev.args is _UNSET:
+            return
+        try:
+            op = _OP_ARGS.decode(ev.args)
+        except msgspec.MsgspecError:  # NOTE: args that are no object, or a number past a double
+            self._keep(role, ev.pid, ev.tid, name, ts, dur, decode_value(ev.args))
+            return
+        key = _ENCODE((name, op.dims, op.types, op.module, op.coll, op.inn, op.outn, op.dtype,
+                       op.gsize, op.concrete))  # fmt: skip
+        found = self._raw_payloads.get(key)
+        if found is None:
+            found = self._raw_payloads[key] = len(self._payload_values)
+            self._payload_values.append(key)
+        self._op(thread, ts, dur, op.ext, found)
+
+    def _keep(
+        self, role: str, pid: object, tid: object, name: object, ts: float, dur: float,
+        args: object,
+    ) -> None:  # fmt: skip
+        """Keep an ``X`` event of ``role`` with finite times (us) and plain ``args``."""
+        if type(args) is not dict:
+            return
+        thread = self._thread_of(pid, tid)
+        if role is _RUNTIME:
+            self._launch(thread, ts, args.get("correlation"), args.get("External id"))
             return
         if role is _ANNOTATION and not _is_collective(name):
             return
+        self._op(thread, ts, dur, args.get("External id"), self._payload_of(name, args))
+
+    def _launch(self, thread: int, ts: float, corr: object, ext: object) -> None:
+        if type(corr) is int and _INT_LO < corr < _INT_HI:
+            self.launches.append((float(ts), thread, corr, _int(ext)))
+
+    def _op(self, thread: int, ts: float, dur: float, ext: object, payload: int) -> None:
         self._ts.append(ts)
         self._dur.append(dur)
         self._thread.append(thread)
-        ext = args.get("External id")
         self._ext.append(ext if type(ext) is int and _INT_LO < ext < _INT_HI else None)
-        self._payload.append(self._payload_of(name, args))
+        self._payload.append(payload)
 
     def _thread_of(self, pid: object, tid: object) -> int:
         """The index of thread ``(pid, tid)`` (a non-integer id reads as 0), remembered."""
+        if type(pid) is int and type(tid) is int:
+            found = self._threads.get((pid, tid))
+            if found is not None:
+                return found
         thread = (_int(pid) or 0, _int(tid) or 0)
         found = self._threads.get(thread)
         if found is None:
@@ -289,7 +359,10 @@ class OperatorCollector:
             key = (self._payload[i], self._thread[i])
             op = made.get(key)
             if op is None:
-                op = made[key] = _recorded(self._payload_values[key[0]], threads[key[1]])
+                values = self._payload_values[key[0]]
+                if isinstance(values, bytes):
+                    values = tuple(decode_value(values))
+                op = made[key] = _recorded(values, threads[key[1]])
             ops.append(op)
         shapes = any(op.input_dims is not None for op in ops)
         return RecordedOps(

@@ -177,3 +177,18 @@ def test_nsys_rows_are_bounded_and_escaped(tmp_path):
     refused(_nsys(tmp_path, late_s=5 * 86_400.0), r"KERNEL row 2 lies 5 days from .*row 1")
     run = read_trace(_nsys(tmp_path, name="k\x1b[2J\n"))
     assert run.kernels[0].name == "k\\x1b[2J\\n"
+
+
+@pytest.mark.parametrize("key", ["args", "top"])
+def test_a_huge_integer_in_a_key_no_reader_reads_is_still_refused(tmp_path, key):
+    """The typed decode skips keys no reader reads; a 5,000-digit integer there is named as
+    before (``json`` refuses it wherever it stands)."""
+    from workbench.evidence import read_trace_and_operators
+
+    huge = "1" + "0" * 4999
+    where = f'"args": {{"Call stack": {huge}}}' if key == "args" else f'"Ev Idx": {huge}'
+    op = f'{{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 94, "dur": 3, {where}}}'
+    path = write(tmp_path, [op, *events()])
+    refused(path, r"traceEvents\[0\] 'aten::mm' holds an integer of thousands of digits")
+    with pytest.raises(TraceError, match="thousands of digits"):
+        read_trace_and_operators(path)
