@@ -99,10 +99,22 @@ def test_model_mutants_model_or_fail_in_one_line(tmp_path, which, line, action, 
 )
 def test_search_mutants_search_or_fail_in_one_line(tmp_path, which, line, action, value) -> None:
     """``dataflow search`` on a mutated file: exit 0 with finite figures, or one line."""
+    _search_mutant(
+        tmp_path, SEARCH_FILES, which, _mutant_text(SEARCH_FILES, which, line, action, value), 40
+    )
+
+
+def _mutant_text(files: dict, which: str, line: int, action: str, value: str) -> str:
+    """``files[which]``'s text with one line replaced, deleted or repeated."""
+    return _mutant(files[which].read_text(), line, action, value)
+
+
+def _search_mutant(tmp_path, files: dict, which: str, text: str, budget: int) -> None:
+    """``dataflow search`` with ``files[which]`` replaced by ``text``: the bad-input contract."""
     path = fresh(tmp_path, f"{which}.yaml")
-    path.write_text(_mutant(SEARCH_FILES[which].read_text(), line, action, value))
+    path.write_text(text)
     out = fresh(tmp_path, "out.json")
-    argv = ["dataflow", "search", *_argv(SEARCH_FILES, which, path), "--budget", "40"]
+    argv = ["dataflow", "search", *_argv(files, which, path), "--budget", str(budget)]
     outcome = assert_contract(
         run_cli(*argv, "--format", "json", "--output", str(out)),
         names=(str(path), "constraints", "ERT", "model", "objective"),
@@ -131,17 +143,9 @@ def test_mesh_design_mutants_search_or_fail_in_one_line(
 ) -> None:
     """A 16 x 16 mesh design (split constraint, !Parallel registers, a problem with keys
     Timeloop ignores) mutated: ``dataflow search`` exits 0 with finite figures, or one line."""
-    path = fresh(tmp_path, f"{which}.yaml")
-    path.write_text(_mutant(MESH_FILES[which].read_text(), line, action, value))
-    out = fresh(tmp_path, "out.json")
-    argv = ["dataflow", "search", *_argv(MESH_FILES, which, path), "--budget", "30"]
-    outcome = assert_contract(
-        run_cli(*argv, "--format", "json", "--output", str(out)),
-        names=(str(path), "constraints", "ERT", "model", "objective"),
-        outputs=(out,),
+    _search_mutant(
+        tmp_path, MESH_FILES, which, _mutant_text(MESH_FILES, which, line, action, value), 30
     )
-    if outcome.code == 0:
-        assert_sane_numbers(read_json(out))
 
 
 TLA = DATA.parent / "timeloop_accelergy"
