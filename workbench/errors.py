@@ -8,12 +8,18 @@ for these.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
 __all__ = [
     "GraphError",
     "HardwareError",
     "IngestError",
     "OptionsError",
     "WorkbenchError",
+    "first_invalid",
     "printable",
 ]
 
@@ -76,3 +82,19 @@ def printable(text: str) -> str:
     if text.isprintable():
         return text
     return "".join(ch if ch.isprintable() else _escape(ch) for ch in text)
+
+
+def first_invalid(exc: ValidationError) -> str:
+    """A pydantic error's first problem as ``field.path: message`` (for a one-line error).
+
+    >>> from pydantic import BaseModel
+    >>> class M(BaseModel):
+    ...     n: int
+    >>> try:
+    ...     M.model_validate({"n": "x"})
+    ... except Exception as e:
+    ...     first_invalid(e).split(":")[0]
+    'n'
+    """
+    err = exc.errors()[0]
+    return ".".join(str(p) for p in err["loc"]) + f": {err['msg']}"

@@ -72,6 +72,7 @@ from typing import Literal
 from pydantic import Field, ValidationError, model_validator
 
 from workbench.cost import attention_class as ac
+from workbench.errors import first_invalid
 from workbench.fidelity._input import CorpusError, StrictModel, check_data
 from workbench.fidelity.reproduce import fit_request_overhead, fit_step_overhead, reproduce
 from workbench.fidelity.schema import GemmSetup, PublishedRow
@@ -229,9 +230,7 @@ def load_fits(path: Path = FITS_PATH) -> tuple[Fit, ...]:
     except (CorpusError, StrictYamlError) as exc:
         raise CorpusError(f"{path}: {exc}") from None
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"])
-        raise CorpusError(f"{path}: {where}: {err['msg']}".replace("\n", " ")) from None
+        raise CorpusError(f"{path}: {first_invalid(exc)}".replace("\n", " ")) from None
     names = [e.name for e in entries]
     if len(set(names)) != len(names):
         raise CorpusError(f"{path}: a fit name is repeated")

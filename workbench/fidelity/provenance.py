@@ -30,7 +30,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError
 
 from workbench._files import read_text_bounded, write_text_safely
-from workbench.errors import WorkbenchError
+from workbench.errors import WorkbenchError, first_invalid
 from workbench.fidelity._input import CorpusError, StrictModel, check_data
 from workbench.fidelity.runner import RowResult
 from workbench.fidelity.schema import CATEGORIES, PublishedRow
@@ -109,9 +109,7 @@ def load_publications(path: Path = PUBLICATIONS_PATH) -> dict[str, PublicationEn
     except (CorpusError, StrictYamlError) as exc:
         raise CorpusError(f"{path}: {exc}") from None
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"])
-        raise CorpusError(f"{path}: {where}: {err['msg']}".replace("\n", " ")) from None
+        raise CorpusError(f"{path}: {first_invalid(exc)}".replace("\n", " ")) from None
     except WorkbenchError as exc:
         raise CorpusError(str(exc)) from None
 

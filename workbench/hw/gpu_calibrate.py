@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from workbench.errors import HardwareError
+from workbench.errors import HardwareError, first_invalid
 from workbench.hw.schema import SCHEMA_VERSION, Hardware
 
 __all__ = ["GPU_SOURCE", "NO_INTERCONNECT", "gpu_profile"]
@@ -178,6 +178,4 @@ def gpu_profile(figures: dict[str, Any], *, name: str = "gpu") -> Hardware:
     try:
         return Hardware.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"])
-        raise HardwareError(f"gpu_profile: {where}: {err['msg']}") from None
+        raise HardwareError(f"gpu_profile: {first_invalid(exc)}") from None

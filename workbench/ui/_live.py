@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import warnings
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -83,7 +84,7 @@ def busy(status: widgets.HTML, controls: Sequence[widgets.DOMWidget], text: str)
         status.value = ""
 
 
-class ShowsWidget:
+class ShowsWidget(ABC):
     """Mixin: a panel displays as its ``widget`` property in Jupyter (and in exported HTML).
 
     A panel names what its box holds (``_children``), the charts its static copy shows
@@ -102,11 +103,13 @@ class ShowsWidget:
         """The controls laid out as :attr:`_ROWS` says."""
         return [row(*(self.controls[name] for name in names)) for names in self._ROWS]
 
+    @abstractmethod
     def _children(self) -> list[Any]:
-        raise NotImplementedError
+        """What the box holds, top to bottom (controls, lines, charts)."""
 
+    @abstractmethod
     def _static_charts(self) -> tuple[Any, ...]:
-        raise NotImplementedError
+        """The charts the static (exported) copy shows."""
 
     def _caption(self) -> str:
         """:attr:`_CAPTION` filled in with the controls' values."""
@@ -148,8 +151,9 @@ class ChartPanel(ShowsWidget):
     def _static_charts(self) -> tuple[Any, ...]:
         return (self.chart,)
 
+    @abstractmethod
     def _make_chart(self) -> Any:
-        raise NotImplementedError
+        """The chart for the current controls."""
 
     def _fill(self) -> None:
         """Write the panel's text lines for the current controls (none by default)."""

@@ -180,7 +180,7 @@ class TilingLab(ChartPanel):
         self._button = widgets.Button(description="Measure", icon="play")
         self._button.on_click(lambda _: self.measure())
         self.prediction: tuple[Tiling, Cost] = self._predict()
-        self._chart = LiveChart(tile_chart(*self.prediction, self.hw))
+        self._chart = LiveChart(self._make_chart())
         self._show()
         self._hold = False
         for control in self.controls.values():
@@ -252,9 +252,13 @@ class TilingLab(ChartPanel):
     def update(self) -> tuple[Tiling, Cost]:
         """Predict the forced tile of the controls and redraw; returns ``(Tiling, Cost)``."""
         self.prediction = self._predict()
-        self._chart.chart = tile_chart(*self.prediction, self.hw)
+        self._chart.chart = self._make_chart()
         self._show()
         return self.prediction
+
+    def _make_chart(self) -> alt.HConcatChart:
+        """The tile chart of the current prediction."""
+        return tile_chart(*self.prediction, self.hw)
 
     def _on_change(self, change: dict[str, Any]) -> None:
         if not self._hold:

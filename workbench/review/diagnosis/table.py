@@ -29,7 +29,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError
 
-from workbench.errors import HardwareError, WorkbenchError
+from workbench.errors import HardwareError, WorkbenchError, first_invalid
 from workbench.hw._yaml import load_strict
 from workbench.review.diagnosis import detectors as d
 from workbench.review.diagnosis.detectors import Detected, GroupView
@@ -110,9 +110,7 @@ def load_table(path: Path = TABLE_FILE) -> tuple[Mechanism, ...]:
     try:
         data = _TableFile.model_validate(load_strict(path.read_text(encoding="utf-8")))
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(x) for x in err["loc"])
-        raise WorkbenchError(f"{path}: {where}: {err['msg']}") from None
+        raise WorkbenchError(f"{path}: {first_invalid(exc)}") from None
     except (OSError, HardwareError) as exc:
         raise WorkbenchError(f"{path}: {exc}") from None
     out: list[Mechanism] = []
