@@ -33,7 +33,8 @@ request_overhead_s (stacks/*.yaml)       true``; today gen.nemo.h100.llama2-7b.b
                                          paddle-tensorrt)
 a stack's training_efficiency             the row its stack file names (today          unfitted
 (stacks/*.yaml)                          train.fms-fsdp.a100.llama2-7b.hsdp for
-                                         pytorch-eager and torchtitan), by bisection
+                                         pytorch-eager, torchtitan and
+                                         flash-attention-trainer), by bisection
 =====================================  ===========================================  =========
 
 A chip's GEMM efficiency is solved, where the corpus holds one in its GEMM format, from a library

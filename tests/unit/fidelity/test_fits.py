@@ -174,7 +174,7 @@ def test_a_fit_with_no_rows_must_pool(tmp_path):
         load_fits(bad)
 
 
-TRAIN_EFF = "training_efficiency (pytorch-eager, torchtitan)"
+TRAIN_EFF = "training_efficiency (flash-attention-trainer, pytorch-eager, torchtitan)"
 FMS_7B = "train.fms-fsdp.a100.llama2-7b.hsdp"
 
 

@@ -228,3 +228,25 @@ def test_a_stack_s_step_efficiency_slows_the_compute_kernels_only(a100):
         want = rows[(k.name, k.phase)].time_s
         factor = 1.0 if k.phase in ("communication", "optimizer") else 2.0
         assert k.time_s == pytest.approx(factor * want), k.name
+
+
+def test_eager_pytorch_runs_each_operator_as_its_own_kernel_and_fa_s_trainer_fuses_them():
+    """Issue 27: an eager PyTorch step (MPT, IBM's LLaMA) prices the activation and residual adds
+    as kernels of their own, forward and backward; FlashAttention's trainer, with its fused
+    GEMM + GELU and dropout-add-LayerNorm, runs the same layer without them."""
+    from workbench.fidelity import load_corpus
+    from workbench.fidelity._reproduce_training import training_run
+    from workbench.hw.stack import load_stack
+
+    row = next(r for r in load_corpus().rows if r.id == "train.flashattn-readme.a100.gpt3-1.3b")
+    hw = load_hardware(row.hardware)
+    steps = {
+        name: training_run(row.setup, hw, load_stack(name))[1]
+        for name in ("pytorch-eager", "flash-attention-trainer")
+    }
+    names = {n: {k.name.split(".", 2)[-1] for k in s.kernels} for n, s in steps.items()}
+    extra = names["pytorch-eager"] - names["flash-attention-trainer"]
+    assert any("act" in n for n in extra), extra
+    assert any("residual" in n for n in extra), extra
+    assert not names["flash-attention-trainer"] - names["pytorch-eager"]
+    assert steps["pytorch-eager"].step_s > steps["flash-attention-trainer"].step_s
