@@ -490,3 +490,11 @@ def test_the_independence_figures_are_the_rows(cv):
     lines = "\n".join(cv.summary_lines())
     assert f"{len(moved)} of {len(cv.loso.rows)}" in lines
     assert "first contact" in cv.markdown()
+
+
+def test_the_headline_says_how_the_folds_chose_their_rows(cv):
+    line = next(x for x in cv.summary_lines() if x.startswith("a fit's row re-decided per fold"))
+    c = cv.row_choices()
+    assert f"{c['judged']} judged by the fold's own rows" in line
+    assert 0 < c["judged"] <= c["choices"]
+    assert cv.as_dict()["fit_row_choices"] == c

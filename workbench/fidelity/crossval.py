@@ -82,6 +82,7 @@ class CrossValidation:
             "category_median_abs_error": self.loso.category_medians("all"),
             "in_sample_heldout_median_abs_error": self.in_sample.median("heldout"),
             "independence": self.independence.as_dict(),
+            "fit_row_choices": self.row_choices(),
             "rows": {
                 r.id: {"error": r.error, "abs_error": r.abs_error, "predicted": r.predicted}
                 for r in self.loso.rows
@@ -174,6 +175,7 @@ class CrossValidation:
                 if f.refitted.origin[name] != (_fit_rows(name) or ("pooled",))[0]
             ]
             out.append(f"  without {f.publication}: " + ("; ".join(moved) or "no figure moves"))
+        out.append(self._choice_line())
         out.extend(self.independence.summary_lines())
         worst = max(cats.values()) if cats else 0.0
         ok = loso <= GOAL_MEDIAN_LOSO and worst <= GOAL_CATEGORY_LOSO
@@ -183,6 +185,31 @@ class CrossValidation:
             f"worst category {worst:.1%})"
         )
         return out
+
+    def row_choices(self) -> dict[str, int]:
+        """How the re-fitted folds chose among a fit's candidate rows (fits.py ``_choose_row``).
+
+        ``choices``: fits with two or more candidate rows, over the re-fitted folds; ``judged``:
+        of those, chosen by the fold's own rows; ``other_than_listed``: judged choices that
+        picked another row than the one listed first.
+        """
+        picks = [j for f in self.folds if f.refitted for j in f.refitted.judged.values()]
+        by_data = [j for j in picks if j[0] > 0]
+        return {
+            "choices": len(picks),
+            "judged": len(by_data),
+            "other_than_listed": sum(1 for j in by_data if not j[1]),
+        }
+
+    def _choice_line(self) -> str:
+        c = self.row_choices()
+        return (
+            f"a fit's row re-decided per fold: {c['choices']} choice(s) between two or more "
+            f"candidate rows in the re-fitted folds, {c['judged']} judged by the fold's own rows "
+            f"(median |error| over at least 3 rows of the same chips, category and format width; "
+            f"{c['other_than_listed']} picked another row than the listed first), "
+            f"{c['choices'] - c['judged']} left to the listed order (too few rows to judge)"
+        )
 
 
 #: How the README names each category.

@@ -48,7 +48,11 @@ TFLOP/s, while MAMF's 267.9 at its best shape made the model put 8192^3 at 275.5
 
 A second row is from another publication than the first (its own ``source_key``), so that a
 figure fitted to one publication is, with that publication left out, solved from another rather
-than falling back; in-sample the first row still wins, so the shipped figure is unchanged.
+than falling back. Where a fold holds two or more of a fit's rows, which one it is solved from
+is re-decided in that fold (issue 27): each is solved in turn and the one giving the lowest
+median |error| on the fold's other rows of the same chips, category, setup and format width
+wins (at least ``MIN_JUDGE_ROWS`` of them; with fewer, the listed order stands). In-sample the
+listed first row wins that contest for every fit judged so, so the shipped figures are unchanged.
 
 ``pool``: the median of the same kind of figure solved for the other targets in the same fold
 (e.g. another chip's sustained fraction), filled in once the last fit of that kind is solved
@@ -66,7 +70,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -88,6 +92,7 @@ from workbench.hw.stack import (
     patched_stacks,
     stacks_dir,
 )
+from workbench.ir.dtypes import dtype_info
 from workbench.mapper import clear_cache
 
 __all__ = [
@@ -168,7 +173,8 @@ class Fit:
             take the median over the fits of the same kind.
         targets: Hardware profiles (or the attention class, or the stacks, stacks/*.yaml) the
             value is written to.
-        rows: Corpus row ids the figure may be solved from, preferred first.
+        rows: Corpus row ids the figure may be solved from: chosen per fold by the fold's own
+            rows where enough judge them (``_choose_row``), else the first listed.
         pool: Whether a fit with none of its rows left takes the median of its kind.
     """
 
@@ -195,7 +201,8 @@ class _FitEntry(StrictModel):
         min_length=1, description="Hardware profiles or attention classes written to."
     )
     rows: tuple[str, ...] = Field(
-        description="Corpus row ids it may be solved from, preferred first (none: always "
+        description="Corpus row ids it may be solved from, chosen per fold by the fold's other "
+        "rows where at least 3 judge them, else the first listed (none: always "
         "pooled, e.g. an INT8 efficiency as FP8's ratio)."
     )
     pool: bool = Field(
@@ -255,11 +262,15 @@ class FitState:
         values: Fit name -> fitted value (fraction, or seconds for a step overhead), or None.
         shapes: Fit name -> GEMM shape (m, n, k) the efficiency was measured at, if any.
         origin: Fit name -> the row id it was solved from, ``pooled`` or ``unfitted``.
+        judged: Fit name -> (judging rows, whether the listed order won) for each fit that had
+            two or more candidate rows in the fold (:func:`_choose_row`); 0 judging rows: too
+            few to judge, the listed order stood.
     """
 
     values: Mapping[str, float | None]
     shapes: Mapping[str, tuple[int, int, int]]
     origin: Mapping[str, str]
+    judged: Mapping[str, tuple[int, bool]] = field(default_factory=dict)
 
 
 def _bisect(rate: Callable[[float], float], target: float, lo: float, hi: float) -> float:
@@ -342,10 +353,14 @@ def solve_fits(
     values: dict[str, float | None] = {}
     shapes: dict[str, tuple[int, int, int]] = {}
     origin: dict[str, str] = {}
+    judged: dict[str, tuple[int, bool]] = {}
     last = {f.kind: f.name for f in fits}
     for fit in fits:
         state = FitState(values=values, shapes=shapes, origin=origin)
-        row = next((by_id[i] for i in fit.rows if i in by_id), None)
+        cands = [by_id[i] for i in fit.rows if i in by_id]
+        row, n_judges = _choose_row(fit, cands, rows, state, profiles)
+        if len(cands) > 1:
+            judged[fit.name] = (n_judges, row is cands[0])
         if row is not None:
             with applied(state, profiles) as fitted:
                 values[fit.name] = _solve_one(fit, row, fitted)
@@ -356,7 +371,79 @@ def solve_fits(
             values[fit.name], origin[fit.name] = None, "unfitted"
         if last[fit.kind] == fit.name:
             _pool(fits, fit.kind, values, shapes, origin, profiles)
-    return FitState(values=values, shapes=shapes, origin=origin)
+    return FitState(values=values, shapes=shapes, origin=origin, judged=judged)
+
+
+#: Rows a fold must hold, besides a fit's own candidate rows, to choose among the candidates by
+#: their error on those rows; with fewer, the order the fit lists them in stands.
+MIN_JUDGE_ROWS = 3
+
+
+def _judges(fit: Fit, row: PublishedRow, rows: tuple[PublishedRow, ...]) -> list[PublishedRow]:
+    """The fold's rows that judge ``fit``'s candidate ``row``.
+
+    Its chips, its category, its kind of setup and format width, and none of the fit's own
+    candidates (so that every candidate faces the same rows).
+    """
+    width = _width(row)
+    return [
+        r
+        for r in rows
+        if r.hardware in fit.targets
+        and r.category == row.category
+        and r.setup.kind == row.setup.kind
+        and _width(r) == width
+        and r.id not in fit.rows
+    ]
+
+
+def _width(row: PublishedRow) -> float | None:
+    """Bytes per element of a row's format (fp16 and bf16 run alike on a tensor engine)."""
+    dtype = getattr(row.setup, "dtype", None)
+    return None if dtype is None else dtype_info(dtype).bytes
+
+
+def _trial(
+    fit: Fit, row: PublishedRow, state: FitState, profiles: Mapping[str, Hardware]
+) -> FitState:
+    """``state`` with ``fit`` solved on ``row`` (the earlier fits in force)."""
+    with applied(state, profiles) as fitted:
+        value = _solve_one(fit, row, fitted)
+    shapes = dict(state.shapes)
+    if isinstance(row.setup, GemmSetup):
+        shapes[fit.name] = (row.setup.m, row.setup.n, row.setup.k)
+    return FitState(values={**state.values, fit.name: value}, shapes=shapes, origin=state.origin)
+
+
+def _choose_row(
+    fit: Fit,
+    cands: list[PublishedRow],
+    rows: tuple[PublishedRow, ...],
+    state: FitState,
+    profiles: Mapping[str, Hardware],
+) -> tuple[PublishedRow | None, int]:
+    """The candidate row ``fit`` is solved from in this fold, and how many rows judged it.
+
+    Issue 27: which row a fit prefers is re-decided per fold, not fixed by hand.
+
+    With two or more candidates left in the fold, each is solved in turn and judged by the
+    median |error| it gives the fold's other rows of the same chips, category, setup and format
+    (:func:`_judges`); the lowest wins. With one candidate, or fewer than
+    :data:`MIN_JUDGE_ROWS` judging rows, or candidates of different kinds, the listed order
+    stands. The held-out publication's rows are not in ``rows``, so they never judge.
+    """
+    if len(cands) < 2:
+        return (cands[0] if cands else None), 0
+    judges = _judges(fit, cands[0], rows)
+    if len(judges) < MIN_JUDGE_ROWS or any(_judges(fit, c, rows) != judges for c in cands[1:]):
+        return cands[0], 0
+    scored = []
+    for i, row in enumerate(cands):
+        with applied(_trial(fit, row, state, profiles), profiles) as fitted:
+            errs = [abs(reproduce(r, fitted[r.hardware]).predicted / r.measured_si - 1.0)
+                    for r in judges]  # fmt: skip
+        scored.append((statistics.median(errs), i, row))
+    return min(scored, key=lambda t: (t[0], t[1]))[2], len(judges)
 
 
 def _pool(

@@ -11,7 +11,15 @@ import statistics
 import pytest
 
 from workbench.fidelity import CorpusError, load_corpus
-from workbench.fidelity.fits import FITS, FITS_PATH, STACK_KINDS, applied, load_fits, solve_fits
+from workbench.fidelity.fits import (
+    FITS,
+    FITS_PATH,
+    STACK_KINDS,
+    Fit,
+    applied,
+    load_fits,
+    solve_fits,
+)
 from workbench.fidelity.reproduce import reproduce
 from workbench.hw import load_hardware
 
@@ -198,3 +206,27 @@ def test_the_eager_training_efficiency_is_a_stack_fit_a_fold_re_solves(corpus, p
     # NOTE: unfitted, the eager stack's kernels run as mapped: the row comes out faster
     with applied(left, profiles) as fitted:
         assert reproduce(row, fitted[row.hardware]).predicted > 1.2 * 3760
+
+
+A100_EFF = ("gemm.azure.a100-80gb.8192x8192x8192", "gemm.mamf.a100")
+
+
+def test_a_fits_row_is_chosen_by_the_folds_own_rows_not_by_its_listed_order(corpus, profiles):
+    """Issue 27: listed the other way round, the A100 efficiency is still solved from Azure's
+    fixed-shape row, because it prices the fold's other A100 16-bit GEMMs better than MAMF's
+    best shape; with too few rows to judge, the listed order stands."""
+    fit = Fit(name="a100-80gb efficiency", kind="efficiency", targets=("a100-80gb",),
+              rows=A100_EFF[::-1])  # fmt: skip
+    state = solve_fits(corpus.rows, profiles, fits=(fit,))
+    assert state.origin[fit.name] == A100_EFF[0]
+    assert state.judged[fit.name] == (3, False)
+    listed = Fit(name=fit.name, kind=fit.kind, targets=fit.targets, rows=A100_EFF)
+    assert solve_fits(corpus.rows, profiles, fits=(listed,)).judged[fit.name] == (3, True)
+    # NOTE: without the three other A100 GEMM rows nothing judges: MAMF, listed first, stands
+    few = tuple(
+        r for r in corpus.rows
+        if r.id in A100_EFF or not (r.hardware == "a100-80gb" and r.category == "gemm")
+    )  # fmt: skip
+    alone = solve_fits(few, profiles, fits=(fit,))
+    assert alone.origin[fit.name] == A100_EFF[1]
+    assert alone.judged[fit.name] == (0, True)
